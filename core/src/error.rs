@@ -1,0 +1,52 @@
+//! Validation errors for caller input.
+
+/// The result of validating caller input.
+pub type Result<T> = std::result::Result<T, InvalidInput>;
+
+/// Input that Amber refuses, with the field and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidInput {
+    /// The content is empty or only whitespace.
+    #[error("content is empty: a memory needs some non-whitespace text")]
+    EmptyContent,
+    /// The content is larger than [`crate::MAX_CONTENT_BYTES`].
+    #[error("content is {len} bytes, over the limit of {max} bytes: split it into several memories")]
+    ContentTooLarge {
+        /// Size of the content in bytes.
+        len: usize,
+        /// The limit in bytes.
+        max: usize,
+    },
+    /// A memory type that Amber does not know.
+    #[error("unknown memory type {given:?}: expected one of {expected}")]
+    UnknownType {
+        /// What the caller sent.
+        given: String,
+        /// The known types, comma-separated.
+        expected: &'static str,
+    },
+    /// A scope that is not a `/`-separated path of allowed characters.
+    #[error("bad scope {given:?}: {reason}")]
+    BadScope {
+        /// What the caller sent.
+        given: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// A memory id that is not 32 lowercase hex digits.
+    #[error("bad memory id {given:?}: expected 32 lowercase hex digits")]
+    BadId {
+        /// What the caller sent.
+        given: String,
+    },
+    /// Metadata that is not a JSON object.
+    #[error("metadata must be a JSON object")]
+    BadMetadata,
+    /// A query that cannot be run.
+    #[error("bad query: {reason}")]
+    BadQuery {
+        /// Why it is refused.
+        reason: String,
+    },
+}

@@ -1,0 +1,39 @@
+//! Shared types of Amber: what a memory is, how it is addressed, what a query asks
+//! and what a hit reports.
+//!
+//! # Brief overview
+//! - [`NewMemory`] is what a caller files; [`Memory`] is what the store holds.
+//! - [`MemoryId`] is derived from the scope and the content, so filing the same
+//!   content twice into the same scope yields the same id.
+//! - [`Scope`] is a `/`-separated path such as `amber/retrieval` (project, then topic).
+//! - [`Query`] and [`Hit`] carry the per-signal evidence of hybrid retrieval.
+//!
+//! ```
+//! use amber_core::{MemoryId, Scope};
+//! let scope: Scope = "amber/retrieval".parse().unwrap();
+//! let a = MemoryId::derive(&scope, "tantivy needs order_by_score");
+//! let b = MemoryId::derive(&scope, "tantivy needs order_by_score");
+//! assert_eq!(a, b);
+//! assert!(scope.is_within(&"amber".parse().unwrap()));
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod error;
+mod memory;
+mod query;
+mod scope;
+
+pub use error::{InvalidInput, Result};
+pub use memory::{MAX_CONTENT_BYTES, Memory, MemoryId, MemoryType, NewMemory};
+pub use query::{Evidence, Hit, MAX_K, Query, SearchMode};
+pub use scope::{MAX_SCOPE_BYTES, Scope};
+
+/// Milliseconds since the Unix epoch, UTC: the one time unit of Amber.
+pub type Millis = i64;
+
+/// The current wall-clock time in [`Millis`].
+pub fn now_millis() -> Millis {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    d.as_millis() as Millis
+}

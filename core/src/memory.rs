@@ -1,0 +1,287 @@
+//! Memories: what a caller files and what the store keeps.
+
+use std::fmt;
+use std::str::FromStr;
+
+use sha2::{Digest, Sha256};
+
+use crate::{InvalidInput, Millis, Scope};
+
+/// The largest content accepted for one memory, in bytes (1 MiB).
+pub const MAX_CONTENT_BYTES: usize = 1 << 20;
+
+/// What kind of thing a memory records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryType {
+    /// Something an agent or a person means to do.
+    Intent,
+    /// A statement about the world or the project (the default).
+    #[default]
+    Fact,
+    /// A way of doing things that worked, or a recurring shape.
+    Pattern,
+    /// A statement that an earlier memory no longer holds.
+    Invalidation,
+    /// Something found out while working.
+    Discovery,
+    /// Something that happened at a time.
+    Event,
+    /// A durable fact about a person's life.
+    Lifefact,
+}
+
+impl MemoryType {
+    /// Every type, in a stable order.
+    pub const ALL: [MemoryType; 7] = [
+        MemoryType::Intent,
+        MemoryType::Fact,
+        MemoryType::Pattern,
+        MemoryType::Invalidation,
+        MemoryType::Discovery,
+        MemoryType::Event,
+        MemoryType::Lifefact,
+    ];
+    const NAMES: &'static str = "intent, fact, pattern, invalidation, discovery, event, lifefact";
+
+    /// The lowercase name used on the wire and in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryType::Intent => "intent",
+            MemoryType::Fact => "fact",
+            MemoryType::Pattern => "pattern",
+            MemoryType::Invalidation => "invalidation",
+            MemoryType::Discovery => "discovery",
+            MemoryType::Event => "event",
+            MemoryType::Lifefact => "lifefact",
+        }
+    }
+}
+
+impl FromStr for MemoryType {
+    type Err = InvalidInput;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        MemoryType::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| InvalidInput::UnknownType { given: s.to_string(), expected: Self::NAMES })
+    }
+}
+
+impl fmt::Display for MemoryType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A memory's stable id: the first 128 bits of SHA-256 over its scope and content,
+/// as 32 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct MemoryId(String);
+
+impl MemoryId {
+    /// The id of `content` filed under `scope`.
+    pub fn derive(scope: &Scope, content: &str) -> MemoryId {
+        let mut h = Sha256::new();
+        h.update(scope.as_str().as_bytes());
+        h.update([0u8]);
+        h.update(content.as_bytes());
+        MemoryId(hex::encode(&h.finalize()[..16]))
+    }
+
+    /// The id as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for MemoryId {
+    type Err = InvalidInput;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            Ok(MemoryId(s.to_string()))
+        } else {
+            Err(InvalidInput::BadId { given: s.chars().take(64).collect() })
+        }
+    }
+}
+
+impl TryFrom<String> for MemoryId {
+    type Error = InvalidInput;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<MemoryId> for String {
+    fn from(id: MemoryId) -> String {
+        id.0
+    }
+}
+
+impl fmt::Display for MemoryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A memory as a caller files it. Content is kept verbatim.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NewMemory {
+    /// The text, stored exactly as given.
+    pub content: String,
+    /// Where it lives.
+    #[serde(default)]
+    pub scope: Scope,
+    /// What kind of memory it is.
+    #[serde(default, rename = "type")]
+    pub kind: MemoryType,
+    /// Where it came from (a file, a tool, a transcript), free text.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The agent that filed it.
+    #[serde(default)]
+    pub author: Option<String>,
+    /// The session it was filed in.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// When the thing it records happened, if known.
+    #[serde(default)]
+    pub event_time: Option<Millis>,
+    /// Free metadata: a JSON object.
+    #[serde(default = "empty_object")]
+    pub metadata: serde_json::Value,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(Default::default())
+}
+
+impl NewMemory {
+    /// A fact in the default scope with no metadata.
+    pub fn new(content: impl Into<String>) -> NewMemory {
+        NewMemory {
+            content: content.into(),
+            scope: Scope::default(),
+            kind: MemoryType::default(),
+            source: None,
+            author: None,
+            session_id: None,
+            event_time: None,
+            metadata: empty_object(),
+        }
+    }
+
+    /// The same memory in another scope.
+    pub fn in_scope(mut self, scope: Scope) -> NewMemory {
+        self.scope = scope;
+        self
+    }
+
+    /// The same memory with another type.
+    pub fn of_type(mut self, kind: MemoryType) -> NewMemory {
+        self.kind = kind;
+        self
+    }
+
+    /// Checks what cannot be expressed in the types: non-empty content within the size
+    /// limit, and metadata that is an object.
+    pub fn validate(&self) -> crate::Result<()> {
+        if self.content.trim().is_empty() {
+            return Err(InvalidInput::EmptyContent);
+        }
+        if self.content.len() > MAX_CONTENT_BYTES {
+            return Err(InvalidInput::ContentTooLarge { len: self.content.len(), max: MAX_CONTENT_BYTES });
+        }
+        if !self.metadata.is_object() {
+            return Err(InvalidInput::BadMetadata);
+        }
+        Ok(())
+    }
+
+    /// The id this memory gets.
+    pub fn id(&self) -> MemoryId {
+        MemoryId::derive(&self.scope, &self.content)
+    }
+}
+
+/// A memory as the store keeps it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Memory {
+    /// Stable id derived from scope and content.
+    pub id: MemoryId,
+    /// The store's insertion sequence number; the key of the derived indexes.
+    pub seq: u64,
+    /// The text, verbatim.
+    pub content: String,
+    /// Where it lives.
+    pub scope: Scope,
+    /// What kind of memory it is.
+    #[serde(rename = "type")]
+    pub kind: MemoryType,
+    /// Where it came from.
+    pub source: Option<String>,
+    /// The agent that filed it.
+    pub author: Option<String>,
+    /// The session it was filed in.
+    pub session_id: Option<String>,
+    /// When it was filed.
+    pub created_at: Millis,
+    /// When the thing it records happened, if known.
+    pub event_time: Option<Millis>,
+    /// Free metadata (a JSON object).
+    pub metadata: serde_json::Value,
+}
+
+impl Memory {
+    /// The time used for time filters and recency: the event time when known,
+    /// else the filing time.
+    pub fn time(&self) -> Millis {
+        self.event_time.unwrap_or(self.created_at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_round_trip_and_unknown_is_typed() {
+        for t in MemoryType::ALL {
+            assert_eq!(t.as_str().parse::<MemoryType>().unwrap(), t);
+        }
+        assert!(matches!("note".parse::<MemoryType>(), Err(InvalidInput::UnknownType { .. })));
+    }
+
+    #[test]
+    fn id_depends_on_scope_and_content() {
+        let a: Scope = "a".parse().unwrap();
+        let b: Scope = "b".parse().unwrap();
+        assert_eq!(MemoryId::derive(&a, "x"), MemoryId::derive(&a, "x"));
+        assert_ne!(MemoryId::derive(&a, "x"), MemoryId::derive(&b, "x"));
+        assert_ne!(MemoryId::derive(&a, "x"), MemoryId::derive(&a, "y"));
+        // the separator keeps "a"+"bx" apart from "ab"+"x"
+        let ab: Scope = "ab".parse().unwrap();
+        assert_ne!(MemoryId::derive(&a, "bx"), MemoryId::derive(&ab, "x"));
+        assert_eq!(MemoryId::derive(&a, "x").as_str().len(), 32);
+    }
+
+    #[test]
+    fn validation_refuses_empty_huge_and_non_object_metadata() {
+        assert_eq!(NewMemory::new(" \n\t").validate(), Err(InvalidInput::EmptyContent));
+        let huge = NewMemory::new("x".repeat(MAX_CONTENT_BYTES + 1));
+        assert!(matches!(huge.validate(), Err(InvalidInput::ContentTooLarge { .. })));
+        let mut m = NewMemory::new("ok");
+        m.metadata = serde_json::json!([1, 2]);
+        assert_eq!(m.validate(), Err(InvalidInput::BadMetadata));
+        assert!(NewMemory::new("ok").validate().is_ok());
+    }
+
+    #[test]
+    fn bad_ids_are_refused() {
+        assert!("0123456789abcdef0123456789abcdef".parse::<MemoryId>().is_ok());
+        assert!("0123456789ABCDEF0123456789abcdef".parse::<MemoryId>().is_err());
+        assert!("xyz".parse::<MemoryId>().is_err());
+    }
+}

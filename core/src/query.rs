@@ -1,0 +1,146 @@
+//! Queries and hits.
+
+use crate::{InvalidInput, Memory, Millis, Scope};
+
+/// The most results one query may ask for.
+pub const MAX_K: usize = 1000;
+
+/// Which signals a query uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// BM25 and embeddings fused by reciprocal rank (the default).
+    #[default]
+    Hybrid,
+    /// BM25 only.
+    Bm25,
+    /// Embeddings only.
+    Vector,
+}
+
+impl std::str::FromStr for SearchMode {
+    type Err = InvalidInput;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "hybrid" => Ok(SearchMode::Hybrid),
+            "bm25" => Ok(SearchMode::Bm25),
+            "vector" => Ok(SearchMode::Vector),
+            _ => Err(InvalidInput::BadQuery {
+                reason: format!("unknown mode {s:?}: expected hybrid, bm25 or vector"),
+            }),
+        }
+    }
+}
+
+impl SearchMode {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Hybrid => "hybrid",
+            SearchMode::Bm25 => "bm25",
+            SearchMode::Vector => "vector",
+        }
+    }
+}
+
+/// What a caller asks for.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Query {
+    /// The query text.
+    pub text: String,
+    /// Only memories within this scope (itself or below it).
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// How many hits to return.
+    #[serde(default = "default_k")]
+    pub k: usize,
+    /// Only memories whose time (event time, else filing time) is at or after this.
+    #[serde(default)]
+    pub since: Option<Millis>,
+    /// Only memories whose time is at or before this.
+    #[serde(default)]
+    pub until: Option<Millis>,
+    /// Which signals to use.
+    #[serde(default)]
+    pub mode: SearchMode,
+}
+
+fn default_k() -> usize {
+    10
+}
+
+impl Query {
+    /// A hybrid query over every scope for the top 10.
+    pub fn new(text: impl Into<String>) -> Query {
+        Query {
+            text: text.into(),
+            scope: None,
+            k: default_k(),
+            since: None,
+            until: None,
+            mode: SearchMode::Hybrid,
+        }
+    }
+
+    /// The same query restricted to a scope.
+    pub fn in_scope(mut self, scope: Scope) -> Query {
+        self.scope = Some(scope);
+        self
+    }
+
+    /// The same query for the top `k`.
+    pub fn top(mut self, k: usize) -> Query {
+        self.k = k;
+        self
+    }
+
+    /// The same query with another mode.
+    pub fn mode(mut self, mode: SearchMode) -> Query {
+        self.mode = mode;
+        self
+    }
+
+    /// Checks the query can run.
+    pub fn validate(&self) -> crate::Result<()> {
+        if self.text.trim().is_empty() {
+            return Err(InvalidInput::BadQuery { reason: "the query text is empty".into() });
+        }
+        if self.k == 0 || self.k > MAX_K {
+            return Err(InvalidInput::BadQuery {
+                reason: format!("k must be between 1 and {MAX_K}, got {}", self.k),
+            });
+        }
+        if let (Some(a), Some(b)) = (self.since, self.until) {
+            if a > b {
+                return Err(InvalidInput::BadQuery { reason: "since is after until".into() });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a memory was returned: each signal's view of it.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Evidence {
+    /// 1-based rank in the BM25 list, if BM25 found it.
+    pub bm25_rank: Option<usize>,
+    /// Its BM25 score, if BM25 found it.
+    pub bm25_score: Option<f32>,
+    /// 1-based rank in the vector list, if the vector search found it.
+    pub vector_rank: Option<usize>,
+    /// Cosine similarity of its best-matching chunk to the query.
+    pub best_chunk_cosine: Option<f32>,
+    /// Index of that chunk within the memory.
+    pub best_chunk: Option<usize>,
+    /// The reciprocal-rank-fused score that ordered the results.
+    pub fused: f32,
+}
+
+/// One result of a query.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Hit {
+    /// The memory, verbatim.
+    pub memory: Memory,
+    /// The per-signal evidence.
+    pub evidence: Evidence,
+}

@@ -1,0 +1,49 @@
+//! Engine errors: the store's and retrieval's, plus input validation.
+
+/// An engine result.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What can go wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Caller input was refused.
+    #[error(transparent)]
+    Invalid(#[from] amber_core::InvalidInput),
+    /// The store failed.
+    #[error(transparent)]
+    Store(amber_store::Error),
+    /// Retrieval failed.
+    #[error(transparent)]
+    Retrieval(#[from] amber_retrieval::Error),
+    /// The data directory could not be prepared.
+    #[error("data directory {path}: {source}")]
+    DataDir {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<amber_store::Error> for Error {
+    fn from(e: amber_store::Error) -> Self {
+        match e {
+            amber_store::Error::Invalid(i) => Error::Invalid(i),
+            other => Error::Store(other),
+        }
+    }
+}
+
+impl Error {
+    /// True when the embedding model or runtime is missing or broken.
+    pub fn is_model_unavailable(&self) -> bool {
+        matches!(
+            self,
+            Error::Retrieval(
+                amber_retrieval::Error::ModelUnavailable { .. } | amber_retrieval::Error::Model(_)
+            )
+        )
+    }
+}

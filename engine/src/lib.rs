@@ -1,0 +1,34 @@
+//! Amber's engine: the store and the derived indexes behind one API.
+//!
+//! # Brief overview
+//! The CLI, the daemon, the tiers and the eval harness all remember and recall through
+//! [`Engine`], so there is one code path for everything Amber serves.
+//!
+//! - A write commits to SQLite first (the source of truth), then indexes: BM25 (tantivy)
+//!   and chunk vectors (usearch), with vectors taken from the embedding cache in the
+//!   store when the same chunk was embedded before.
+//! - A recall runs BM25 and the vector search with the same filters and fuses the two
+//!   rankings by reciprocal rank; each hit carries its per-signal evidence.
+//! - On open, an index that is missing, corrupt or stale (another format, model or
+//!   chunking, or counts that disagree with the store) is rebuilt from the store, with a
+//!   log line saying why; an index that is merely behind is caught up.
+//!
+//! ```no_run
+//! use amber_core::{NewMemory, Query};
+//! use amber_engine::{Engine, EngineOptions};
+//! let mut engine = Engine::open(EngineOptions::new("/tmp/amber-data")).unwrap();
+//! engine.remember(NewMemory::new("the CI cache lives in target/")).unwrap();
+//! let hits = engine.recall(&Query::new("where is the build cache?")).unwrap();
+//! println!("{}", hits[0].memory.content);
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod engine;
+mod error;
+mod layout;
+
+pub use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
+pub use engine::{Engine, EngineOptions, EngineStats, Remembered, Status};
+pub use error::{Error, Result};
+pub use layout::{default_amber_home, default_data_dir};

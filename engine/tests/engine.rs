@@ -1,0 +1,301 @@
+//! End-to-end tests of the engine with the real model and real indexes on disk.
+//! They need `scripts/setup.sh` to have run (CI runs it first).
+
+use std::path::Path;
+
+use amber_core::{InvalidInput, MemoryType, NewMemory, Query, Scope, SearchMode};
+use amber_engine::{Embedder, Engine, EngineOptions, Error, FastEmbedder, ModelPaths};
+
+fn open(dir: &Path) -> Engine {
+    Engine::open(EngineOptions::new(dir)).expect("the model is installed: run scripts/setup.sh")
+}
+
+fn scope(s: &str) -> Scope {
+    s.parse().unwrap()
+}
+
+fn fill(engine: &mut Engine, texts: &[&str]) -> Vec<String> {
+    texts.iter().map(|t| engine.remember(NewMemory::new(*t)).unwrap().memory.id.to_string()).collect()
+}
+
+fn ids(hits: &[amber_core::Hit]) -> Vec<String> {
+    hits.iter().map(|h| h.memory.id.to_string()).collect()
+}
+
+const FILLER: &[&str] = &[
+    "The weekly team meeting moved to Thursday afternoon.",
+    "Our cat likes to sleep on the warm laptop keyboard.",
+    "The quarterly budget review is due at the end of March.",
+    "Bananas ripen faster when stored next to apples.",
+    "The office coffee machine was replaced with an espresso maker.",
+    "She is training for a half marathon in the autumn.",
+];
+
+#[test]
+fn paraphrase_ranks_above_unrelated_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open(dir.path());
+    let mut texts = FILLER.to_vec();
+    texts.push("The deployment failed because the database migration timed out.");
+    let ids_ = fill(&mut e, &texts);
+    let target = ids_.last().unwrap().clone();
+    let q = Query::new("why did the release break? the schema upgrade took too long").mode(SearchMode::Vector);
+    let hits = e.recall(&q).unwrap();
+    assert_eq!(hits[0].memory.id.to_string(), target);
+    let top = hits[0].evidence.best_chunk_cosine.unwrap();
+    let next = hits[1].evidence.best_chunk_cosine.unwrap();
+    assert!(top > next + 0.1, "paraphrase {top} vs best unrelated {next}");
+}
+
+#[test]
+fn rare_exact_term_is_found_by_bm25_when_embeddings_miss_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open(dir.path());
+    let target = "Saw XK-4471 again in the nightly run, no idea yet.";
+    let mut texts = vec![
+        "The nightly run failed with a timeout in the integration suite.",
+        "Nightly runs are slow again; the integration tests take an hour.",
+        "No idea yet why the nightly build is flaky.",
+    ];
+    texts.extend_from_slice(FILLER);
+    texts.push(target);
+    let all = fill(&mut e, &texts);
+    let target_id = all.last().unwrap().clone();
+    let q = Query::new("what do we know about XK-4471").top(3);
+    let vector = e.recall(&q.clone().mode(SearchMode::Vector)).unwrap();
+    assert_ne!(ids(&vector)[0], target_id, "embeddings alone do not put the code first");
+    let bm25 = e.recall(&q.clone().mode(SearchMode::Bm25)).unwrap();
+    assert_eq!(ids(&bm25)[0], target_id);
+    let hybrid = e.recall(&q).unwrap();
+    assert_eq!(ids(&hybrid)[0], target_id);
+    let ev = &hybrid[0].evidence;
+    assert_eq!(ev.bm25_rank, Some(1));
+    assert!(ev.vector_rank.unwrap() > 1);
+}
+
+#[test]
+fn fusion_beats_each_signal_alone_on_a_constructed_fixture() {
+    // The answer shares words with the query AND means the same thing. One distractor
+    // repeats the query's words with another meaning (BM25 prefers it); another means
+    // nearly the same with none of the words (the embedding prefers it). Neither signal
+    // alone puts the answer first; fused, it is first.
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open(dir.path());
+    let answer = "Rotate the staging API keys every month; the keys live in the vault.";
+    let bm25_bait = "Rotate rotate keys keys API API staging staging month month piano keys rotate.";
+    let vector_bait = "Credentials for the pre-production environment must be renewed on a monthly schedule.";
+    let mut texts = FILLER.to_vec();
+    texts.extend_from_slice(&[answer, bm25_bait, vector_bait]);
+    fill(&mut e, &texts);
+    let q = Query::new("how often should we rotate the staging API keys").top(3);
+    let first = |mode| e.recall(&q.clone().mode(mode)).unwrap()[0].memory.content.clone();
+    let (b, v, h) = (first(SearchMode::Bm25), first(SearchMode::Vector), first(SearchMode::Hybrid));
+    assert_ne!(b, answer, "bm25 alone prefers the keyword bait");
+    assert_ne!(v, answer, "vectors alone prefer the paraphrase bait");
+    assert_eq!(h, answer, "fusion puts the answer first");
+}
+
+#[test]
+fn long_content_is_chunked_and_the_late_part_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open(dir.path());
+    // ~600 words of filler, then the fact: far beyond the model's 256-token window.
+    let mut long = String::new();
+    for i in 0..60 {
+        long.push_str(&format!("Paragraph {i} is about the weather, the garden and the neighbours' dog. "));
+    }
+    long.push_str("Finally: the production database password rotation happens on the first Monday of each quarter.");
+    let id = e.remember(NewMemory::new(long.clone())).unwrap().memory.id;
+    fill(&mut e, FILLER);
+    let hits = e
+        .recall(&Query::new("when is the prod db credential rotated?").mode(SearchMode::Vector).top(1))
+        .unwrap();
+    assert_eq!(hits[0].memory.id, id);
+    assert!(hits[0].evidence.best_chunk.unwrap() > 0, "the match is in a later chunk");
+    assert_eq!(hits[0].memory.content, long, "content is stored whole and verbatim");
+    let st = e.status().unwrap();
+    assert!(st.vectors > st.memories as usize, "the long memory has several chunks");
+}
+
+#[test]
+fn indexes_deleted_or_corrupted_are_rebuilt_without_reembedding() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = ["schema migration timeout", "cat on the keyboard", "espresso"];
+    let before: Vec<Vec<String>> = {
+        let mut e = open(dir.path());
+        let mut texts = FILLER.to_vec();
+        texts.push("The deployment failed because the database migration timed out.");
+        fill(&mut e, &texts);
+        queries.iter().map(|q| ids(&e.recall(&Query::new(*q)).unwrap())).collect()
+    };
+    let index = dir.path().join("index");
+    let damage: [&dyn Fn(); 3] = [
+        &|| std::fs::remove_dir_all(&index).unwrap(),
+        &|| {
+            std::fs::write(index.join("vectors.usearch"), b"not an index").unwrap();
+            std::fs::write(index.join("bm25").join("meta.json"), b"{ truncated").unwrap();
+        },
+        &|| std::fs::write(index.join("vectors.json"), b"[]").unwrap(),
+    ];
+    for (i, d) in damage.iter().enumerate() {
+        d();
+        let mut e = open(dir.path());
+        let st = e.status().unwrap();
+        assert!(!st.index_events.is_empty() || i == 0, "a rebuild is reported: {st:?}");
+        assert!(st.indexes_complete);
+        let after: Vec<Vec<String>> = queries.iter().map(|q| ids(&e.recall(&Query::new(*q)).unwrap())).collect();
+        assert_eq!(after, before, "damage #{i}: same results after the rebuild");
+        assert_eq!(e.stats().chunks_embedded, 0, "damage #{i}: vectors came from the cache");
+        assert!(e.stats().chunks_from_cache > 0);
+    }
+}
+
+#[test]
+fn a_crash_before_the_vector_index_is_saved_is_caught_up() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut e = open(dir.path());
+        fill(&mut e, &FILLER[..3]);
+        e.flush().unwrap();
+        fill(&mut e, &FILLER[3..]);
+        // simulate kill -9: the vector index on disk is from the flush above
+        std::mem::forget(e);
+    }
+    let mut e = open(dir.path());
+    let st = e.status().unwrap();
+    assert_eq!(st.memories, FILLER.len() as u64);
+    assert!(st.indexes_complete, "{st:?}");
+    assert_eq!(e.stats().chunks_embedded, 0);
+    let hits = e.recall(&Query::new("espresso maker").mode(SearchMode::Vector).top(1)).unwrap();
+    assert!(hits[0].memory.content.contains("espresso"));
+}
+
+#[test]
+fn writes_are_idempotent_and_content_is_verbatim() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open(dir.path());
+    let tricky = "quote \" backslash \\ nul \u{0} bell \u{7} line-sep \u{2028} emoji 🧠 rtl \u{202e}abc \
+                  combining e\u{301} CJK 記憶 tab\tnewline\n\r end   ";
+    let a = e.remember(NewMemory::new(tricky).in_scope(scope("t"))).unwrap();
+    let b = e.remember(NewMemory::new(tricky).in_scope(scope("t"))).unwrap();
+    assert!(a.created && !b.created);
+    assert_eq!(a.memory.id, b.memory.id);
+    assert_eq!(e.status().unwrap().memories, 1);
+    assert_eq!(e.status().unwrap().bm25_docs, 1);
+    let got = e.get(&a.memory.id).unwrap().unwrap();
+    assert_eq!(got.content, tricky);
+    let json = serde_json::to_string(&got).unwrap();
+    let back: amber_core::Memory = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.content, tricky);
+    let hits = e.recall(&Query::new("記憶 emoji").in_scope(scope("t"))).unwrap();
+    assert_eq!(hits[0].memory.content, tricky);
+}
+
+#[test]
+fn invalid_input_gets_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open(dir.path());
+    assert!(matches!(e.remember(NewMemory::new("  \n")), Err(Error::Invalid(InvalidInput::EmptyContent))));
+    assert!(matches!("memo".parse::<MemoryType>(), Err(InvalidInput::UnknownType { .. })));
+    assert!(matches!("bad scope".parse::<Scope>(), Err(InvalidInput::BadScope { .. })));
+    let mut m = NewMemory::new("x");
+    m.metadata = serde_json::json!("not an object");
+    assert!(matches!(e.remember(m), Err(Error::Invalid(InvalidInput::BadMetadata))));
+    assert!(matches!(e.recall(&Query::new("")), Err(Error::Invalid(InvalidInput::BadQuery { .. }))));
+    assert!(matches!(e.recall(&Query::new("x").top(0)), Err(Error::Invalid(InvalidInput::BadQuery { .. }))));
+    // a JSON memory with an unknown type is refused when decoded
+    let r: Result<NewMemory, _> = serde_json::from_str(r#"{"content":"x","type":"memo"}"#);
+    assert!(r.is_err());
+    assert_eq!(e.status().unwrap().memories, 0, "nothing was written");
+}
+
+#[test]
+fn scope_and_time_filters_apply_to_both_signals() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open(dir.path());
+    let mk = |text: &str, s: &str, t: i64| {
+        let mut m = NewMemory::new(text).in_scope(scope(s));
+        m.event_time = Some(t);
+        m
+    };
+    e.remember_batch(vec![
+        mk("kafka consumer lag alert fired", "proj-a/ops", 100),
+        mk("kafka consumer lag alert fired twice", "proj-b", 200),
+        mk("kafka consumer lag alert fired at night", "proj-a", 300),
+        mk("kafka consumer lag alert", "proj-ab", 400),
+    ])
+    .unwrap();
+    for mode in [SearchMode::Bm25, SearchMode::Vector, SearchMode::Hybrid] {
+        let q = Query::new("kafka lag alert").mode(mode).in_scope(scope("proj-a"));
+        let hits = e.recall(&q).unwrap();
+        assert_eq!(hits.len(), 2, "{mode:?}");
+        assert!(hits.iter().all(|h| h.memory.scope.is_within(&scope("proj-a"))));
+        let mut q = Query::new("kafka lag alert").mode(mode);
+        q.since = Some(150);
+        q.until = Some(300);
+        let mut times: Vec<i64> = e.recall(&q).unwrap().iter().map(|h| h.memory.time()).collect();
+        times.sort();
+        assert_eq!(times, vec![200, 300], "{mode:?}");
+    }
+    assert!(e.recall(&Query::new("kafka").in_scope(scope("nowhere"))).unwrap().is_empty());
+}
+
+/// The real model under another id: what a model upgrade looks like to the engine.
+struct Renamed(FastEmbedder);
+
+impl Embedder for Renamed {
+    fn model_id(&self) -> &str {
+        "renamed-model"
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn chunk_config(&self) -> amber_engine::ChunkConfig {
+        self.0.chunk_config()
+    }
+    fn chunk(&self, text: &str) -> Vec<std::ops::Range<usize>> {
+        self.0.chunk(text)
+    }
+    fn embed(&mut self, texts: &[&str]) -> amber_retrieval::Result<Vec<Vec<f32>>> {
+        self.0.embed(texts)
+    }
+}
+
+#[test]
+fn a_different_model_triggers_a_reembed() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut e = open(dir.path());
+        fill(&mut e, FILLER);
+    }
+    let opts = EngineOptions::new(dir.path());
+    let inner = FastEmbedder::load(&ModelPaths::under(&opts.amber_home), opts.chunking).unwrap();
+    let mut e = Engine::open_with(opts, Box::new(Renamed(inner))).unwrap();
+    let st = e.status().unwrap();
+    assert!(st.index_events.iter().any(|m| m.contains("model changed")), "{:?}", st.index_events);
+    assert_eq!(e.stats().chunks_embedded, FILLER.len() as u64, "every chunk re-embedded with the new model");
+    assert!(st.indexes_complete);
+    let hits = e.recall(&Query::new("espresso").top(1)).unwrap();
+    assert!(hits[0].memory.content.contains("espresso"));
+}
+
+#[test]
+fn a_missing_model_is_a_clear_error_naming_the_setup_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = EngineOptions::new(dir.path().join("data"));
+    opts.amber_home = dir.path().join("no-model-here");
+    let err = Engine::open(opts).err().expect("must fail");
+    assert!(err.is_model_unavailable());
+    let msg = err.to_string();
+    assert!(msg.contains("scripts/setup.sh"), "{msg}");
+}
+
+#[test]
+fn the_data_dir_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    drop(open(&data));
+    let mode = std::fs::metadata(&data).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+}

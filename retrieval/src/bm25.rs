@@ -1,0 +1,344 @@
+//! BM25 over memory content with tantivy.
+
+use std::collections::HashSet;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+
+use amber_core::{Millis, Scope};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RegexTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
+    TextAnalyzer,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::{Error, Result};
+
+/// Bumped when the schema or the analyzers change, so an old index is rebuilt.
+const FORMAT: u32 = 1;
+/// The indexing memory budget; tantivy's floor is 15 MB per thread.
+const WRITER_BUDGET_BYTES: usize = 50_000_000;
+/// Code identifiers, paths and codes kept whole: `a.b/c-d`, `snake_case`, `E0502`, `v2`.
+const CODE_PATTERN: &str = r"\w+(?:[./:\-]+\w+)+|\w*[_\d]\w*";
+
+/// One memory as the BM25 index sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Bm25Doc<'a> {
+    /// The memory's sequence number.
+    pub seq: u64,
+    /// Its scope.
+    pub scope: &'a Scope,
+    /// Its time (event time, else filing time).
+    pub time: Millis,
+    /// Its content.
+    pub content: &'a str,
+}
+
+/// Restrictions on a BM25 search.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bm25Filter<'a> {
+    /// Only memories within this scope.
+    pub scope: Option<&'a Scope>,
+    /// Only memories at or after this time.
+    pub since: Option<Millis>,
+    /// Only memories at or before this time.
+    pub until: Option<Millis>,
+}
+
+/// A tantivy index of memory content.
+pub struct Bm25Index {
+    index: Index,
+    writer: IndexWriter,
+    reader: IndexReader,
+    path: PathBuf,
+    seq: Field,
+    scope: Field,
+    time: Field,
+    content: Field,
+    code: Field,
+    watermark: Option<u64>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Payload {
+    format: u32,
+    watermark: u64,
+}
+
+fn schema() -> Schema {
+    let mut b = Schema::builder();
+    b.add_u64_field("seq", INDEXED | FAST);
+    b.add_text_field("scope", STRING);
+    b.add_i64_field("time", INDEXED | FAST);
+    let text = |tokenizer: &str| {
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        )
+    };
+    b.add_text_field("content", text("amber_en"));
+    b.add_text_field("code", text("amber_code"));
+    b.build()
+}
+
+fn register_analyzers(index: &Index) -> tantivy::Result<()> {
+    let en = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::new(Language::English).ok_or_else(|| {
+            tantivy::TantivyError::InvalidArgument("no English stop words in this tantivy build".into())
+        })?)
+        .filter(Stemmer::new(Language::English))
+        .build();
+    let code = TextAnalyzer::builder(RegexTokenizer::new(CODE_PATTERN)?)
+        .filter(RemoveLongFilter::limit(100))
+        .filter(LowerCaser)
+        .build();
+    index.tokenizers().register("amber_en", en);
+    index.tokenizers().register("amber_code", code);
+    Ok(())
+}
+
+impl Bm25Index {
+    /// Opens the index in `dir`, creating it when the folder is empty or absent.
+    /// An index of another format, or one that does not open, is an error: the caller
+    /// rebuilds it from the store.
+    pub fn open_or_create(dir: &Path) -> Result<Bm25Index> {
+        let err = |source| Error::Bm25 { path: dir.to_path_buf(), source };
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+        let exists = dir.join("meta.json").exists();
+        let index = if exists {
+            Index::open_in_dir(dir).map_err(err)?
+        } else {
+            Index::create_in_dir(dir, schema()).map_err(err)?
+        };
+        Self::init(index, dir.to_path_buf())
+    }
+
+    /// An index held in RAM.
+    pub fn create_in_ram() -> Result<Bm25Index> {
+        Self::init(Index::create_in_ram(schema()), PathBuf::new())
+    }
+
+    fn init(index: Index, path: PathBuf) -> Result<Bm25Index> {
+        let err = |source| Error::Bm25 { path: path.clone(), source };
+        if index.schema() != schema() {
+            return Err(err(tantivy::TantivyError::SchemaError("the index has another schema".into())));
+        }
+        register_analyzers(&index).map_err(err)?;
+        let payload = index.load_metas().map_err(err)?.payload;
+        let watermark = match payload.as_deref().map(serde_json::from_str::<Payload>) {
+            None => None,
+            Some(Ok(p)) if p.format == FORMAT => Some(p.watermark),
+            Some(_) => {
+                return Err(err(tantivy::TantivyError::SchemaError("the index has another format".into())));
+            }
+        };
+        let writer = index.writer_with_num_threads(1, WRITER_BUDGET_BYTES).map_err(err)?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
+        let field = |name| index.schema().get_field(name).map_err(err);
+        Ok(Bm25Index {
+            seq: field("seq")?,
+            scope: field("scope")?,
+            time: field("time")?,
+            content: field("content")?,
+            code: field("code")?,
+            index,
+            writer,
+            reader,
+            path: path.clone(),
+            watermark,
+        })
+    }
+
+    fn err(&self) -> impl Fn(tantivy::TantivyError) -> Error + '_ {
+        move |source| Error::Bm25 { path: self.path.clone(), source }
+    }
+
+    /// Adds (or replaces) a memory. Visible to searches after [`Bm25Index::commit`].
+    pub fn add(&mut self, doc: &Bm25Doc<'_>) -> Result<()> {
+        self.writer.delete_term(Term::from_field_u64(self.seq, doc.seq));
+        let mut d = TantivyDocument::new();
+        d.add_u64(self.seq, doc.seq);
+        for p in doc.scope.prefixes() {
+            d.add_text(self.scope, p);
+        }
+        d.add_i64(self.time, doc.time);
+        d.add_text(self.content, doc.content);
+        d.add_text(self.code, doc.content);
+        self.writer.add_document(d).map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Removes every document.
+    pub fn clear(&mut self) -> Result<()> {
+        self.writer.delete_all_documents().map_err(self.err())?;
+        Ok(())
+    }
+
+    /// Commits what was added, recording `watermark` (the highest seq indexed) with the
+    /// commit, and makes it visible to searches.
+    pub fn commit(&mut self, watermark: u64) -> Result<()> {
+        let payload = serde_json::to_string(&Payload { format: FORMAT, watermark }).unwrap_or_default();
+        let path = self.path.clone();
+        let err = |source| Error::Bm25 { path: path.clone(), source };
+        let mut prepared = self.writer.prepare_commit().map_err(err)?;
+        prepared.set_payload(&payload);
+        prepared.commit().map_err(err)?;
+        self.reader.reload().map_err(err)?;
+        self.watermark = Some(watermark);
+        Ok(())
+    }
+
+    /// The highest seq recorded by the last commit (None for a new index).
+    pub fn watermark(&self) -> Option<u64> {
+        self.watermark
+    }
+
+    /// Documents visible to searches.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    fn terms(&self, field: Field, text: &str) -> Result<Vec<Term>> {
+        let mut analyzer = self.index.tokenizer_for_field(field).map_err(self.err())?;
+        let mut stream = analyzer.token_stream(text);
+        let mut seen = HashSet::new();
+        let mut terms = Vec::new();
+        while stream.advance() {
+            let t = &stream.token().text;
+            if seen.insert(t.clone()) {
+                terms.push(Term::from_field_text(field, t));
+            }
+        }
+        Ok(terms)
+    }
+
+    /// The best `limit` memories for `text` by BM25, as (seq, score), best first.
+    /// Query text is never parsed as syntax: any string is a bag of words.
+    pub fn search(&self, text: &str, filter: &Bm25Filter<'_>, limit: usize) -> Result<Vec<(u64, f32)>> {
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for field in [self.content, self.code] {
+            for term in self.terms(field, text)? {
+                should.push((Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))));
+            }
+        }
+        if should.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut must: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        // Filters must not change the BM25 score: boost them to zero.
+        let zero = |q: Box<dyn Query>| -> Box<dyn Query> { Box::new(BoostQuery::new(q, 0.0)) };
+        if let Some(scope) = filter.scope {
+            let t = Term::from_field_text(self.scope, scope.as_str());
+            must.push((Occur::Must, zero(Box::new(TermQuery::new(t, IndexRecordOption::Basic)))));
+        }
+        if filter.since.is_some() || filter.until.is_some() {
+            let bound = |v: Option<Millis>| match v {
+                Some(v) => Bound::Included(Term::from_field_i64(self.time, v)),
+                None => Bound::Unbounded,
+            };
+            must.push((
+                Occur::Must,
+                zero(Box::new(RangeQuery::new(bound(filter.since), bound(filter.until)))),
+            ));
+        }
+        let query = BooleanQuery::new(must);
+        let searcher = self.reader.searcher();
+        let top =
+            searcher.search(&query, &TopDocs::with_limit(limit).order_by_score()).map_err(self.err())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let col =
+                searcher.segment_reader(addr.segment_ord).fast_fields().u64("seq").map_err(self.err())?;
+            if let Some(seq) = col.first(addr.doc_id) {
+                out.push((seq, score));
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(docs: &[(&str, &str, i64)]) -> Bm25Index {
+        let mut ix = Bm25Index::create_in_ram().unwrap();
+        for (i, (scope, content, time)) in docs.iter().enumerate() {
+            let scope: Scope = scope.parse().unwrap();
+            ix.add(&Bm25Doc { seq: i as u64 + 1, scope: &scope, time: *time, content }).unwrap();
+        }
+        ix.commit(docs.len() as u64).unwrap();
+        ix
+    }
+
+    fn seqs(hits: Vec<(u64, f32)>) -> Vec<u64> {
+        hits.into_iter().map(|(s, _)| s).collect()
+    }
+
+    #[test]
+    fn stems_and_keeps_identifiers_whole() {
+        let ix = index(&[
+            ("p", "The parser was running slowly on big inputs", 0),
+            ("p", "call parse_frame_header in src/frame.rs to fix E0502", 0),
+            ("p", "nothing relevant here at all", 0),
+        ]);
+        let none = Bm25Filter::default();
+        assert_eq!(seqs(ix.search("runs", &none, 10).unwrap()), vec![1]);
+        assert_eq!(seqs(ix.search("parse_frame_header", &none, 10).unwrap()), vec![2]);
+        assert_eq!(seqs(ix.search("where is src/frame.rs", &none, 10).unwrap()), vec![2]);
+        assert_eq!(seqs(ix.search("e0502", &none, 10).unwrap()), vec![2]);
+        // the parts of an identifier are searchable too
+        assert_eq!(seqs(ix.search("frame header", &none, 10).unwrap()), vec![2]);
+        // syntax characters are just text
+        assert!(ix.search("\"unbalanced (quote AND OR:", &none, 10).is_ok());
+        assert!(ix.search("the of and", &none, 10).unwrap().is_empty(), "stop words alone match nothing");
+    }
+
+    #[test]
+    fn filters_by_scope_prefix_and_time_without_changing_scores() {
+        let ix = index(&[
+            ("a/x", "kafka consumer lag", 10),
+            ("a/y", "kafka consumer lag again kafka", 20),
+            ("b", "kafka consumer lag", 30),
+            ("ab", "kafka", 40),
+        ]);
+        let a: Scope = "a".parse().unwrap();
+        let f = Bm25Filter { scope: Some(&a), ..Default::default() };
+        let mut got = seqs(ix.search("kafka", &f, 10).unwrap());
+        got.sort();
+        assert_eq!(got, vec![1, 2]);
+        let f = Bm25Filter { since: Some(15), until: Some(30), ..Default::default() };
+        let mut got = seqs(ix.search("kafka", &f, 10).unwrap());
+        got.sort();
+        assert_eq!(got, vec![2, 3]);
+        let all = ix.search("kafka consumer", &Bm25Filter::default(), 10).unwrap();
+        let scoped =
+            ix.search("kafka consumer", &Bm25Filter { scope: Some(&a), ..Default::default() }, 10).unwrap();
+        let score = |v: &[(u64, f32)], s| v.iter().find(|(q, _)| *q == s).unwrap().1;
+        assert_eq!(score(&all, 1), score(&scoped, 1));
+    }
+
+    #[test]
+    fn replace_and_reopen_with_watermark() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut ix = Bm25Index::open_or_create(dir.path()).unwrap();
+            assert_eq!(ix.watermark(), None);
+            let s: Scope = "s".parse().unwrap();
+            ix.add(&Bm25Doc { seq: 7, scope: &s, time: 0, content: "alpha" }).unwrap();
+            ix.add(&Bm25Doc { seq: 7, scope: &s, time: 0, content: "alpha beta" }).unwrap();
+            ix.commit(7).unwrap();
+            assert_eq!(ix.num_docs(), 1);
+        }
+        let ix = Bm25Index::open_or_create(dir.path()).unwrap();
+        assert_eq!(ix.watermark(), Some(7));
+        assert_eq!(seqs(ix.search("beta", &Bm25Filter::default(), 5).unwrap()), vec![7]);
+    }
+}

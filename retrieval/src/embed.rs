@@ -1,0 +1,146 @@
+//! Embedding text locally with fastembed and ONNX Runtime.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+use tokenizers::Tokenizer;
+
+use crate::{ChunkConfig, Error, Result, chunk_spans};
+
+/// The model Amber uses by default: all-MiniLM-L6-v2, int8-quantized ONNX weights.
+pub const DEFAULT_MODEL_ID: &str = "all-MiniLM-L6-v2-int8";
+
+/// The command that installs the model and the runtime.
+pub const SETUP_HINT: &str = "run `scripts/setup.sh` from the amber repository to install them";
+
+/// ONNX Runtime's file name inside the runtime folder.
+const ORT_FILE: &str = "libonnxruntime.so.1.32.0";
+
+/// Texts per call to the model: about the fastest batch on two cores.
+const BATCH: usize = 32;
+
+/// Something that turns text into unit vectors and cuts long text to fit its window.
+pub trait Embedder: Send {
+    /// A stable id of the model; vectors from different ids are never mixed.
+    fn model_id(&self) -> &str;
+    /// The vector dimension.
+    fn dim(&self) -> usize;
+    /// The chunking in force, recorded with the index.
+    fn chunk_config(&self) -> ChunkConfig;
+    /// The byte spans of `text` to embed separately.
+    fn chunk(&self, text: &str) -> Vec<Range<usize>>;
+    /// One L2-normalised vector per text, in order.
+    fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// Where the model files and ONNX Runtime live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelPaths {
+    /// The ONNX Runtime shared library.
+    pub runtime: PathBuf,
+    /// The folder with `model.onnx`, `tokenizer.json`, `config.json`,
+    /// `special_tokens_map.json` and `tokenizer_config.json`.
+    pub model_dir: PathBuf,
+}
+
+impl ModelPaths {
+    /// The layout that `scripts/setup.sh` installs under `amber_home`. `ORT_DYLIB_PATH`,
+    /// when set, names the runtime instead.
+    pub fn under(amber_home: &Path) -> ModelPaths {
+        let runtime = std::env::var_os("ORT_DYLIB_PATH")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| amber_home.join("runtime").join(ORT_FILE));
+        ModelPaths { runtime, model_dir: amber_home.join("models").join(DEFAULT_MODEL_ID) }
+    }
+}
+
+/// all-MiniLM-L6-v2 running through fastembed on ONNX Runtime, on this machine.
+pub struct FastEmbedder {
+    model: TextEmbedding,
+    tokenizer: Tokenizer,
+    chunking: ChunkConfig,
+    dim: usize,
+}
+
+fn read(path: PathBuf, what: &'static str) -> Result<Vec<u8>> {
+    std::fs::read(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::ModelUnavailable { what, path, hint: SETUP_HINT }
+        } else {
+            Error::Io { path, source: e }
+        }
+    })
+}
+
+impl FastEmbedder {
+    /// Loads ONNX Runtime and the model. A missing file is
+    /// [`Error::ModelUnavailable`] naming the setup command, never a panic.
+    pub fn load(paths: &ModelPaths, chunking: ChunkConfig) -> Result<FastEmbedder> {
+        if !paths.runtime.is_file() {
+            return Err(Error::ModelUnavailable {
+                what: "ONNX Runtime",
+                path: paths.runtime.clone(),
+                hint: SETUP_HINT,
+            });
+        }
+        let dir = &paths.model_dir;
+        let onnx = read(dir.join("model.onnx"), "embedding model")?;
+        let files = TokenizerFiles {
+            tokenizer_file: read(dir.join("tokenizer.json"), "tokenizer")?,
+            config_file: read(dir.join("config.json"), "model config")?,
+            special_tokens_map_file: read(dir.join("special_tokens_map.json"), "tokenizer special tokens")?,
+            tokenizer_config_file: read(dir.join("tokenizer_config.json"), "tokenizer config")?,
+        };
+        // Loading the runtime explicitly turns a bad library into an error; `ort` would
+        // otherwise panic on first use. Later calls in the same process are no-ops.
+        ort::init_from(&paths.runtime).map_err(|e| {
+            Error::Model(format!("loading ONNX Runtime from {}: {e}", paths.runtime.display()))
+        })?;
+
+        // The tokenizer for chunking: the same vocabulary, with the file's built-in
+        // truncation and fixed padding (128) turned off so offsets cover the whole text.
+        let mut tokenizer = Tokenizer::from_bytes(&files.tokenizer_file)
+            .map_err(|e| Error::Model(format!("tokenizer.json: {e}")))?;
+        tokenizer.with_truncation(None).map_err(|e| Error::Model(format!("tokenizer.json: {e}")))?;
+        tokenizer.with_padding(None);
+
+        let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
+        // fastembed sets the truncation to this window and pads each batch to its longest text.
+        let options = InitOptionsUserDefined::new().with_max_length(chunking.max_tokens);
+        let model = TextEmbedding::try_new_from_user_defined(model, options)
+            .map_err(|e| Error::Model(e.to_string()))?;
+        let mut me = FastEmbedder { model, tokenizer, chunking, dim: 0 };
+        me.dim = me.embed(&["dimension probe"])?[0].len();
+        Ok(me)
+    }
+}
+
+impl Embedder for FastEmbedder {
+    fn model_id(&self) -> &str {
+        DEFAULT_MODEL_ID
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn chunk_config(&self) -> ChunkConfig {
+        self.chunking
+    }
+
+    fn chunk(&self, text: &str) -> Vec<Range<usize>> {
+        chunk_spans(&self.tokenizer, text, &self.chunking)
+    }
+
+    fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut out = self.model.embed(texts, Some(BATCH)).map_err(|e| Error::Model(e.to_string()))?;
+        for v in &mut out {
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if n > 0.0 {
+                v.iter_mut().for_each(|x| *x /= n);
+            }
+        }
+        Ok(out)
+    }
+}

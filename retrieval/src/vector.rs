@@ -1,0 +1,201 @@
+//! Chunk vectors in a usearch HNSW index.
+
+use std::path::{Path, PathBuf};
+
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use crate::{Error, Result};
+
+/// Chunks one memory may have in the vector index (the low 16 bits of a key).
+pub const MAX_CHUNKS_PER_MEMORY: usize = 1 << 16;
+/// HNSW graph degree.
+const CONNECTIVITY: usize = 16;
+/// Candidate list size while building.
+const EXPANSION_ADD: usize = 128;
+/// Candidate list size while searching.
+const EXPANSION_SEARCH: usize = 128;
+
+/// The vector-index key of chunk `chunk` of memory `seq`.
+pub fn chunk_key(seq: u64, chunk: usize) -> u64 {
+    (seq << 16) | (chunk as u64 & 0xffff)
+}
+
+/// The (seq, chunk) of a vector-index key.
+pub fn split_key(key: u64) -> (u64, usize) {
+    (key >> 16, (key & 0xffff) as usize)
+}
+
+/// A cosine HNSW index of chunk vectors, stored as f16.
+pub struct VectorIndex {
+    index: Index,
+    dim: usize,
+    path: PathBuf,
+}
+
+fn options(dim: usize) -> IndexOptions {
+    IndexOptions {
+        dimensions: dim,
+        metric: MetricKind::Cos,
+        quantization: ScalarKind::F16,
+        connectivity: CONNECTIVITY,
+        expansion_add: EXPANSION_ADD,
+        expansion_search: EXPANSION_SEARCH,
+        multi: false,
+    }
+}
+
+impl VectorIndex {
+    /// An empty index of `dim` dimensions.
+    pub fn new(dim: usize) -> Result<VectorIndex> {
+        let index = Index::new(&options(dim))
+            .map_err(|e| Error::Vector { path: PathBuf::new(), message: e.to_string() })?;
+        Ok(VectorIndex { index, dim, path: PathBuf::new() })
+    }
+
+    /// Loads an index saved by [`VectorIndex::save`]; an index of another dimension or
+    /// kind, or a file that does not load, is an error (the caller rebuilds).
+    pub fn load(path: &Path, dim: usize) -> Result<VectorIndex> {
+        let err = |message: String| Error::Vector { path: path.to_path_buf(), message };
+        let meta = Index::metadata(&path.to_string_lossy()).map_err(|e| err(e.to_string()))?;
+        if meta.dimensions as usize != dim || meta.multi || meta.quantization != ScalarKind::F16 {
+            return Err(err(format!("index holds {}-dimensional vectors, expected {dim}", meta.dimensions)));
+        }
+        let index = Index::new(&options(dim)).map_err(|e| err(e.to_string()))?;
+        index.load(&path.to_string_lossy()).map_err(|e| err(e.to_string()))?;
+        index.change_expansion_search(EXPANSION_SEARCH);
+        Ok(VectorIndex { index, dim, path: path.to_path_buf() })
+    }
+
+    /// Writes the index to `path` atomically (a temporary file, then a rename).
+    pub fn save(&mut self, path: &Path) -> Result<()> {
+        let tmp = path.with_extension("tmp");
+        self.index
+            .save(&tmp.to_string_lossy())
+            .map_err(|e| Error::Vector { path: tmp.clone(), message: e.to_string() })?;
+        std::fs::rename(&tmp, path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        self.path = path.to_path_buf();
+        Ok(())
+    }
+
+    fn err(&self, e: impl ToString) -> Error {
+        Error::Vector { path: self.path.clone(), message: e.to_string() }
+    }
+
+    /// The dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Vectors held.
+    pub fn len(&self) -> usize {
+        self.index.size()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds (or replaces) the vector under `key`.
+    pub fn add(&mut self, key: u64, vector: &[f32]) -> Result<()> {
+        if vector.len() != self.dim {
+            return Err(Error::Dimension { got: vector.len(), want: self.dim });
+        }
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(|e| self.err(e))?;
+        }
+        if self.index.size() + 1 > self.index.capacity() {
+            let want = (self.index.capacity() * 2).max(1024);
+            self.index.reserve(want).map_err(|e| self.err(e))?;
+        }
+        self.index.add(key, vector).map_err(|e| self.err(e))
+    }
+
+    /// True when a vector is stored under `key`.
+    pub fn contains(&self, key: u64) -> bool {
+        self.index.contains(key)
+    }
+
+    /// The vector stored under `key` (as stored: f16 precision).
+    pub fn get(&self, key: u64) -> Option<Vec<f32>> {
+        let mut v = vec![0f32; self.dim];
+        match self.index.get(key, &mut v) {
+            Ok(n) if n > 0 => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The `count` nearest keys to `query` as (key, cosine similarity), best first,
+    /// among the keys `filter` accepts.
+    pub fn search(
+        &self,
+        query: &[f32],
+        count: usize,
+        filter: Option<&dyn Fn(u64) -> bool>,
+    ) -> Result<Vec<(u64, f32)>> {
+        if query.len() != self.dim {
+            return Err(Error::Dimension { got: query.len(), want: self.dim });
+        }
+        if self.is_empty() || count == 0 {
+            return Ok(Vec::new());
+        }
+        let m = match filter {
+            Some(f) => self.index.filtered_search(query, count, f),
+            None => self.index.search(query, count),
+        }
+        .map_err(|e| self.err(e))?;
+        Ok(m.keys.into_iter().zip(m.distances).map(|(k, d)| (k, 1.0 - d)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(seed: u64, dim: usize) -> Vec<f32> {
+        // a deterministic pseudo-random unit vector
+        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut v: Vec<f32> = (0..dim)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((x >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+            })
+            .collect();
+        let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+        v.iter_mut().for_each(|a| *a /= n);
+        v
+    }
+
+    #[test]
+    fn keys_round_trip() {
+        assert_eq!(split_key(chunk_key(123456, 7)), (123456, 7));
+        assert_eq!(split_key(chunk_key(1, MAX_CHUNKS_PER_MEMORY - 1)), (1, MAX_CHUNKS_PER_MEMORY - 1));
+    }
+
+    #[test]
+    fn finds_itself_filters_and_survives_save_load() {
+        let dim = 32;
+        let mut ix = VectorIndex::new(dim).unwrap();
+        for i in 0..500u64 {
+            ix.add(chunk_key(i, 0), &unit(i, dim)).unwrap();
+        }
+        ix.add(chunk_key(3, 0), &unit(3, dim)).unwrap(); // replace keeps one copy
+        assert_eq!(ix.len(), 500);
+        let hit = ix.search(&unit(42, dim), 1, None).unwrap();
+        assert_eq!(hit[0].0, chunk_key(42, 0));
+        assert!(hit[0].1 > 0.99);
+        let odd = |k: u64| split_key(k).0 % 2 == 1;
+        let hits = ix.search(&unit(42, dim), 5, Some(&odd)).unwrap();
+        assert!(!hits.is_empty() && hits.iter().all(|(k, _)| odd(*k)));
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.usearch");
+        ix.save(&path).unwrap();
+        let back = VectorIndex::load(&path, dim).unwrap();
+        assert_eq!(back.len(), 500);
+        assert_eq!(back.search(&unit(7, dim), 1, None).unwrap()[0].0, chunk_key(7, 0));
+        assert!(VectorIndex::load(&path, dim + 1).is_err());
+        std::fs::write(&path, b"garbage").unwrap();
+        assert!(VectorIndex::load(&path, dim).is_err());
+    }
+}

@@ -1,0 +1,65 @@
+//! Store errors.
+
+use std::path::PathBuf;
+
+/// A store result.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// SQLite failed.
+    #[error("sqlite error on {path}: {source}")]
+    Sqlite {
+        /// The database file (or `:memory:`).
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The database was written by a newer Amber.
+    #[error(
+        "the store at {path} has schema version {found}, newer than this amber knows ({known}): \
+         upgrade amber; the store was left untouched"
+    )]
+    SchemaTooNew {
+        /// The database file.
+        path: PathBuf,
+        /// The version on disk.
+        found: i64,
+        /// The newest version this binary knows.
+        known: i64,
+    },
+    /// Input that fails validation.
+    #[error(transparent)]
+    Invalid(#[from] amber_core::InvalidInput),
+    /// A row that does not decode (a bug or a hand-edited database).
+    #[error("corrupt row in {path}: {detail}")]
+    Corrupt {
+        /// The database file.
+        path: PathBuf,
+        /// What did not decode.
+        detail: String,
+    },
+}
+
+impl Error {
+    /// True when retrying the same call may succeed (the database was busy or locked).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Error::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. }
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+
+    /// True when the disk (or its quota) is full.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(
+            self,
+            Error::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. }
+                if e.code == rusqlite::ErrorCode::DiskFull
+        )
+    }
+}

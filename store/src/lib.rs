@@ -1,0 +1,28 @@
+//! Amber's store: SQLite is the source of truth.
+//!
+//! # Brief overview
+//! - Memories are kept verbatim, keyed by a stable id (scope + content hash) and by an
+//!   insertion sequence number `seq` that the derived indexes use as their key.
+//! - Writing the same content into the same scope again returns the existing memory.
+//! - The embedding cache maps (model id, chunk hash) to a vector, so rebuilding an index
+//!   never re-embeds.
+//! - The schema is versioned (`PRAGMA user_version`) and migrated forward on open; a
+//!   database written by a newer Amber is refused, never rewritten.
+//!
+//! ```
+//! use amber_core::NewMemory;
+//! let mut store = amber_store::Store::open_in_memory().unwrap();
+//! let (a, created) = store.insert(&NewMemory::new("hello"), 1).unwrap();
+//! let (b, again) = store.insert(&NewMemory::new("hello"), 2).unwrap();
+//! assert!(created && !again && a.id == b.id);
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod error;
+mod schema;
+mod store;
+
+pub use error::{Error, Result};
+pub use schema::SCHEMA_VERSION;
+pub use store::{Store, Vector};

@@ -1,0 +1,36 @@
+//! Schema and migrations. Each migration moves the schema one version forward and runs
+//! in the same transaction as the `user_version` bump.
+
+/// The newest schema version this binary knows.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 0 -> 1: memories, the embedding cache, key/value metadata.
+    r#"
+    CREATE TABLE memories (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        id           TEXT NOT NULL UNIQUE,
+        scope        TEXT NOT NULL,
+        content      TEXT NOT NULL,
+        kind         TEXT NOT NULL,
+        source       TEXT,
+        author       TEXT,
+        session_id   TEXT,
+        created_at   INTEGER NOT NULL,
+        event_time   INTEGER,
+        metadata     TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX memories_scope ON memories(scope);
+    CREATE TABLE embeddings (
+        model       TEXT NOT NULL,
+        chunk_hash  BLOB NOT NULL,
+        vector      BLOB NOT NULL,
+        PRIMARY KEY (model, chunk_hash)
+    ) WITHOUT ROWID;
+    CREATE TABLE meta (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL
+    ) WITHOUT ROWID;
+    "#,
+];
