@@ -126,6 +126,9 @@ pub struct Evidence {
     pub bm25_rank: Option<usize>,
     /// Its BM25 score, if BM25 found it.
     pub bm25_score: Option<f32>,
+    /// 1-based rank among memories holding the query's identifiers exactly (codes,
+    /// paths, snake_case names), if the query has any and this memory holds one.
+    pub exact_rank: Option<usize>,
     /// 1-based rank in the vector list, if the vector search found it.
     pub vector_rank: Option<usize>,
     /// Cosine similarity of its best-matching chunk to the query.

@@ -44,6 +44,9 @@ pub struct EngineOptions {
     pub bm25_weight: f32,
     /// Weight of the vector ranking in fusion (default 1).
     pub vector_weight: f32,
+    /// Weight of the exact-identifier ranking in fusion (default 1): memories that hold
+    /// a code, path or identifier named in the query.
+    pub exact_weight: f32,
     /// How deep each signal's ranking goes before fusion (default 100; at least 3k).
     pub candidates: usize,
 }
@@ -58,6 +61,7 @@ impl EngineOptions {
             rrf_k: DEFAULT_K,
             bm25_weight: 1.0,
             vector_weight: 1.0,
+            exact_weight: 1.0,
             candidates: 100,
         }
     }
@@ -123,7 +127,6 @@ struct VectorState {
     watermark: u64,
     count: usize,
 }
-
 
 /// The store plus its derived indexes.
 pub struct Engine {
@@ -463,11 +466,11 @@ impl Engine {
         if allowed.as_ref().is_some_and(|a| a.is_empty()) {
             return Ok(Vec::new());
         }
-        let bm25: Vec<(u64, f32)> = if q.mode != SearchMode::Vector {
-            let filter = Bm25Filter { scope: q.scope.as_ref(), since: q.since, until: q.until };
-            self.bm25.search(&q.text, &filter, want)?
+        let filter = Bm25Filter { scope: q.scope.as_ref(), since: q.since, until: q.until };
+        let (bm25, exact) = if q.mode != SearchMode::Vector {
+            (self.bm25.search(&q.text, &filter, want)?, self.bm25.search_identifiers(&q.text, &filter, want)?)
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         let vector: Vec<(u64, f32, usize)> = if q.mode != SearchMode::Bm25 {
             let qv = self.embed_query(&q.text)?;
@@ -477,8 +480,13 @@ impl Engine {
         };
         let bm25_keys: Vec<u64> = bm25.iter().map(|x| x.0).collect();
         let vector_keys: Vec<u64> = vector.iter().map(|x| x.0).collect();
+        let exact_keys: Vec<u64> = exact.iter().map(|x| x.0).collect();
         let fused = reciprocal_rank_fusion(
-            &[(&bm25_keys[..], self.opts.bm25_weight), (&vector_keys[..], self.opts.vector_weight)],
+            &[
+                (&bm25_keys[..], self.opts.bm25_weight),
+                (&vector_keys[..], self.opts.vector_weight),
+                (&exact_keys[..], self.opts.exact_weight),
+            ],
             self.opts.rrf_k,
         );
         let top: Vec<_> = fused.into_iter().take(q.k).collect();
@@ -496,6 +504,7 @@ impl Engine {
                     bm25_rank: f.ranks[0],
                     bm25_score: b.map(|x| x.1),
                     vector_rank: f.ranks[1],
+                    exact_rank: f.ranks[2],
                     best_chunk_cosine: v.map(|x| x.1),
                     best_chunk: v.map(|x| x.2),
                     fused: f.score,

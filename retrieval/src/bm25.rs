@@ -19,9 +19,130 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 use crate::{Error, Result};
 
 /// Bumped when the schema or the analyzers change, so an old index is rebuilt.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 /// The indexing memory budget; tantivy's floor is 15 MB per thread.
 const WRITER_BUDGET_BYTES: usize = 50_000_000;
+/// English function words dropped from the stemmed field: the question and pronoun
+/// words of natural-language queries ("when did I ...") match everything and nothing.
+/// Lucene's list plus common interrogatives, pronouns and auxiliaries.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "after",
+    "again",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "before",
+    "being",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "during",
+    "each",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "me",
+    "might",
+    "more",
+    "most",
+    "must",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "of",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "own",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
 /// Code identifiers, paths and codes kept whole: `a.b/c-d`, `snake_case`, `E0502`, `v2`.
 const CODE_PATTERN: &str = r"\w+(?:[./:\-]+\w+)+|\w*[_\d]\w*";
 
@@ -90,9 +211,7 @@ fn register_analyzers(index: &Index) -> tantivy::Result<()> {
     let en = TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
-        .filter(StopWordFilter::new(Language::English).ok_or_else(|| {
-            tantivy::TantivyError::InvalidArgument("no English stop words in this tantivy build".into())
-        })?)
+        .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string())))
         .filter(Stemmer::new(Language::English))
         .build();
     let code = TextAnalyzer::builder(RegexTokenizer::new(CODE_PATTERN)?)
@@ -219,18 +338,43 @@ impl Bm25Index {
         Ok(terms)
     }
 
-    /// The best `limit` memories for `text` by BM25, as (seq, score), best first.
-    /// Query text is never parsed as syntax: any string is a bag of words.
+    /// The best `limit` memories for `text` by BM25 over the stemmed words and the
+    /// whole identifiers, as (seq, score), best first. Query text is never parsed as
+    /// syntax: any string is a bag of words.
     pub fn search(&self, text: &str, filter: &Bm25Filter<'_>, limit: usize) -> Result<Vec<(u64, f32)>> {
-        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for field in [self.content, self.code] {
-            for term in self.terms(field, text)? {
-                should.push((Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))));
-            }
-        }
-        if should.is_empty() || limit == 0 {
+        let mut terms = self.terms(self.content, text)?;
+        terms.extend(self.terms(self.code, text)?);
+        self.run(terms, filter, limit)
+    }
+
+    /// The best `limit` memories that contain the query's identifiers exactly (tokens
+    /// with a letter and a digit, `_`, `.`, `/` or `:`, such as `XK-4471`,
+    /// `parse_frame_header` or `src/main.rs`), by BM25 over those tokens alone. Empty
+    /// when the query has none: plain words and numbers are not identifiers.
+    pub fn search_identifiers(
+        &self,
+        text: &str,
+        filter: &Bm25Filter<'_>,
+        limit: usize,
+    ) -> Result<Vec<(u64, f32)>> {
+        let terms = self
+            .terms(self.code, text)?
+            .into_iter()
+            .filter(|t| t.value().as_str().is_some_and(is_identifier))
+            .collect();
+        self.run(terms, filter, limit)
+    }
+
+    fn run(&self, terms: Vec<Term>, filter: &Bm25Filter<'_>, limit: usize) -> Result<Vec<(u64, f32)>> {
+        if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
+        let should: Vec<(Occur, Box<dyn Query>)> = terms
+            .into_iter()
+            .map(|t| {
+                (Occur::Should, Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)) as Box<dyn Query>)
+            })
+            .collect();
         let mut must: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
         // Filters must not change the BM25 score: boost them to zero.
         let zero = |q: Box<dyn Query>| -> Box<dyn Query> { Box::new(BoostQuery::new(q, 0.0)) };
@@ -262,6 +406,13 @@ impl Bm25Index {
         }
         Ok(out)
     }
+}
+
+/// A token that names something exactly: a letter plus a digit, `_`, `.`, `/` or `:`.
+/// Hyphenated words (`follow-up`) and plain numbers (`2023`) are not identifiers.
+fn is_identifier(token: &str) -> bool {
+    token.chars().any(char::is_alphabetic)
+        && token.chars().any(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | ':'))
 }
 
 #[cfg(test)]
@@ -296,6 +447,8 @@ mod tests {
         assert_eq!(seqs(ix.search("e0502", &none, 10).unwrap()), vec![2]);
         // the parts of an identifier are searchable too
         assert_eq!(seqs(ix.search("frame header", &none, 10).unwrap()), vec![2]);
+        assert_eq!(seqs(ix.search_identifiers("who wrote parse_frame_header?", &none, 10).unwrap()), vec![2]);
+        assert!(ix.search_identifiers("parser running 2023 follow-up", &none, 10).unwrap().is_empty());
         // syntax characters are just text
         assert!(ix.search("\"unbalanced (quote AND OR:", &none, 10).is_ok());
         assert!(ix.search("the of and", &none, 10).unwrap().is_empty(), "stop words alone match nothing");
