@@ -49,6 +49,8 @@ pub struct EngineOptions {
     pub exact_weight: f32,
     /// How deep each signal's ranking goes before fusion (default 100; at least 3k).
     pub candidates: usize,
+    /// Threads for the embedding model (default: one per core).
+    pub threads: Option<usize>,
 }
 
 impl EngineOptions {
@@ -63,6 +65,7 @@ impl EngineOptions {
             vector_weight: 1.0,
             exact_weight: 1.0,
             candidates: 100,
+            threads: None,
         }
     }
 }
@@ -152,7 +155,7 @@ impl Engine {
     /// Opens the engine with the local all-MiniLM-L6-v2 model installed by
     /// `scripts/setup.sh` under `opts.amber_home`.
     pub fn open(opts: EngineOptions) -> Result<Engine> {
-        let embedder = FastEmbedder::load(&ModelPaths::under(&opts.amber_home), opts.chunking)?;
+        let embedder = FastEmbedder::load(&ModelPaths::under(&opts.amber_home), opts.chunking, opts.threads)?;
         Self::open_with(opts, Box::new(embedder))
     }
 
@@ -301,6 +304,9 @@ impl Engine {
             }
         }
         self.stats.chunks_from_cache += (chunks.len() - missing.len()) as u64;
+        // The model pads each batch to its longest text: batching texts of similar length
+        // wastes less work on padding.
+        missing.sort_by_key(|(t, _)| t.len());
         for group in missing.chunks(EMBED_BATCH) {
             let texts: Vec<&str> = group.iter().map(|(t, _)| *t).collect();
             let t0 = Instant::now();

@@ -285,7 +285,7 @@ fn a_different_model_triggers_a_reembed() {
         fill(&mut e, FILLER);
     }
     let opts = EngineOptions::new(dir.path());
-    let inner = FastEmbedder::load(&ModelPaths::under(&opts.amber_home), opts.chunking).unwrap();
+    let inner = FastEmbedder::load(&ModelPaths::under(&opts.amber_home), opts.chunking, None).unwrap();
     let mut e = Engine::open_with(opts, Box::new(Renamed(inner))).unwrap();
     let st = e.status().unwrap();
     assert!(st.index_events.iter().any(|m| m.contains("model changed")), "{:?}", st.index_events);

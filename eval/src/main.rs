@@ -1,1 +1,455 @@
-fn main() {}
+//! `amber-eval`: Amber's retrieval measured on LongMemEval and LoCoMo with the official
+//! metrics, through the same engine the CLI and daemon use.
+#![forbid(unsafe_code)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use amber_core::{MemoryId, NewMemory, Query, Scope, SearchMode};
+use amber_engine::{ChunkConfig, Engine, EngineOptions, default_amber_home};
+use amber_eval::{locomo, longmemeval, metrics};
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "amber-eval",
+    version,
+    about = "Amber's retrieval on LongMemEval and LoCoMo, official metrics"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// LongMemEval retrieval: recall_any/recall_all/ndcg_any at k in {1,3,5,10,30,50}.
+    Longmemeval(LmeArgs),
+    /// LoCoMo retrieval: recall@k of the evidence turns (or their sessions).
+    Locomo(LocomoArgs),
+}
+
+/// Settings shared by every run: where the store lives and how the engine ranks.
+#[derive(Args, Debug, Clone)]
+struct EngineArgs {
+    /// hybrid, bm25 or vector.
+    #[arg(long, default_value = "hybrid")]
+    mode: String,
+    /// The eval store; its embedding cache makes a second run cheap
+    /// [default: $AMBER_HOME/eval-store].
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Reciprocal-rank-fusion constant.
+    #[arg(long, default_value_t = 60.0)]
+    rrf_k: f32,
+    /// Fusion weight of BM25.
+    #[arg(long, default_value_t = 1.0)]
+    bm25_weight: f32,
+    /// Fusion weight of the vector ranking.
+    #[arg(long, default_value_t = 1.0)]
+    vector_weight: f32,
+    /// Fusion weight of the exact-identifier ranking.
+    #[arg(long, default_value_t = 1.0)]
+    exact_weight: f32,
+    /// Chunk window in word pieces (the model's window: 256 for MiniLM).
+    #[arg(long, default_value_t = 256)]
+    chunk_tokens: usize,
+    /// Word pieces shared by consecutive chunks.
+    #[arg(long, default_value_t = 32)]
+    chunk_overlap: usize,
+    /// Threads for the embedding model (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Write the per-question rankings (JSON lines) here.
+    #[arg(long, value_name = "FILE")]
+    rankings: Option<PathBuf>,
+    /// Write the report (JSON) here; it is also printed.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Only the first N questions (LongMemEval) or conversations (LoCoMo).
+    #[arg(long)]
+    limit: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+struct LmeArgs {
+    /// A LongMemEval file (.json or .json.xz, the official format).
+    #[arg(long)]
+    data: PathBuf,
+    /// session or turn.
+    #[arg(long, default_value = "session")]
+    granularity: String,
+    /// Index assistant turns too (the official corpus has user turns only).
+    #[arg(long)]
+    include_assistant: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+#[derive(Args, Debug)]
+struct LocomoArgs {
+    /// The LoCoMo file (locomo10.json format).
+    #[arg(long)]
+    data: PathBuf,
+    /// session or turn.
+    #[arg(long, default_value = "session")]
+    granularity: String,
+    /// Cut-offs, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,3,5,10,20")]
+    k: Vec<usize>,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AMBER_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Command::Longmemeval(a) => run_longmemeval(a),
+        Command::Locomo(a) => run_locomo(a),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("amber-eval: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn open_engine(a: &EngineArgs) -> anyhow::Result<Engine> {
+    let dir = a.store.clone().unwrap_or_else(|| default_amber_home().join("eval-store"));
+    let mut opts = EngineOptions::new(&dir);
+    opts.rrf_k = a.rrf_k;
+    opts.bm25_weight = a.bm25_weight;
+    opts.vector_weight = a.vector_weight;
+    opts.exact_weight = a.exact_weight;
+    opts.chunking = ChunkConfig { max_tokens: a.chunk_tokens, overlap_tokens: a.chunk_overlap };
+    opts.threads = a.threads;
+    Engine::open(opts).with_context(|| format!("opening the eval store in {}", dir.display()))
+}
+
+fn engine_config(engine: &Engine, a: &EngineArgs) -> Value {
+    let o = engine.options();
+    json!({
+        "model": engine.model_id(),
+        "chunk_tokens": o.chunking.max_tokens,
+        "chunk_overlap": o.chunking.overlap_tokens,
+        "chunk_aggregation": "max over chunks (best chunk cosine)",
+        "rrf_k": o.rrf_k,
+        "bm25_weight": o.bm25_weight,
+        "vector_weight": o.vector_weight,
+        "exact_weight": o.exact_weight,
+        "candidates": o.candidates,
+        "mode": a.mode,
+        "query": "the question text, verbatim",
+        "now": "not used by the ranking",
+        "store": o.data_dir,
+    })
+}
+
+fn sha256_file(path: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(hex::encode(Sha256::digest(&bytes)))
+}
+
+fn progress(len: usize, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len as u64);
+    pb.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    pb.set_prefix(what.to_string());
+    pb
+}
+
+/// A scope segment from an arbitrary id: characters a scope does not allow become `_`.
+fn scope_segment(id: &str) -> String {
+    id.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' })
+        .collect()
+}
+
+/// Files the docs of one haystack into `scope` and returns, per memory id, the doc ids it
+/// stands for (identical texts share one memory) and how many docs were empty.
+fn ingest(
+    engine: &mut Engine,
+    scope: &Scope,
+    docs: impl Iterator<Item = (String, String, Option<i64>)>,
+) -> anyhow::Result<(HashMap<MemoryId, Vec<String>>, usize)> {
+    let mut batch = Vec::new();
+    let mut ids = Vec::new();
+    let mut empty = 0;
+    for (id, text, time) in docs {
+        if text.trim().is_empty() {
+            empty += 1;
+            continue;
+        }
+        let mut m = NewMemory::new(text).in_scope(scope.clone());
+        m.event_time = time;
+        ids.push(id);
+        batch.push(m);
+    }
+    let stored = engine.remember_batch(batch)?;
+    let mut map: HashMap<MemoryId, Vec<String>> = HashMap::new();
+    for (r, id) in stored.into_iter().zip(ids) {
+        map.entry(r.memory.id).or_default().push(id);
+    }
+    Ok((map, empty))
+}
+
+/// The ranked doc ids for a query within a scope.
+fn ranked_ids(
+    engine: &mut Engine,
+    text: &str,
+    scope: &Scope,
+    k: usize,
+    mode: SearchMode,
+    docs: &HashMap<MemoryId, Vec<String>>,
+) -> anyhow::Result<Vec<String>> {
+    let q = Query { text: text.to_string(), scope: Some(scope.clone()), k, since: None, until: None, mode };
+    let hits = engine.recall(&q)?;
+    Ok(hits.iter().flat_map(|h| docs.get(&h.memory.id).cloned().unwrap_or_default()).collect())
+}
+
+fn write_report(report: &Value, out: Option<&Path>) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(report)?;
+    if let Some(path) = out {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!("{text}");
+    Ok(())
+}
+
+fn open_rankings(path: Option<&Path>) -> anyhow::Result<Option<std::io::BufWriter<std::fs::File>>> {
+    path.map(|p| {
+        std::fs::File::create(p)
+            .map(std::io::BufWriter::new)
+            .with_context(|| format!("creating {}", p.display()))
+    })
+    .transpose()
+}
+
+fn run_longmemeval(a: LmeArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let granularity: longmemeval::Granularity =
+        a.granularity.parse().map_err(|e| anyhow::anyhow!("--granularity: {e}"))?;
+    let mode: SearchMode = a.engine.mode.parse()?;
+    let sha = sha256_file(&a.data)?;
+    let mut questions = longmemeval::load(&a.data)?;
+    let n_questions = questions.len();
+    if let Some(n) = a.engine.limit {
+        questions.truncate(n);
+    }
+    let mut engine = open_engine(&a.engine)?;
+    let embed_before = engine.stats().embed_seconds;
+    let mut rankings = open_rankings(a.engine.rankings.as_deref())?;
+    let roles = if a.include_assistant { "all" } else { "user" };
+    let turn_level = granularity == longmemeval::Granularity::Turn;
+
+    let pb = progress(questions.len(), "longmemeval");
+    let mut official: Vec<BTreeMap<String, f64>> = Vec::new();
+    let mut strict: Vec<BTreeMap<String, f64>> = Vec::new();
+    let mut by_type: BTreeMap<String, Vec<BTreeMap<String, f64>>> = BTreeMap::new();
+    let mut empty_docs = 0;
+    let mut skipped_abstention = 0;
+    let mut no_gold = 0;
+    for q in &questions {
+        let docs = longmemeval::corpus_with_roles(q, granularity, a.include_assistant);
+        let scope: Scope =
+            format!("lme/{}-{roles}/{}", granularity.as_str(), scope_segment(&q.question_id)).parse()?;
+        let dates: HashMap<&str, Option<i64>> =
+            q.sessions.iter().map(|s| (s.id.as_str(), longmemeval::parse_date(&s.date))).collect();
+        let (memories, empty) = ingest(
+            &mut engine,
+            &scope,
+            docs.iter()
+                .map(|d| (d.id.clone(), d.text.clone(), dates.get(d.session_id.as_str()).copied().flatten())),
+        )?;
+        empty_docs += empty;
+        // Enough turns to cover 50 sessions at turn level; 50 sessions otherwise.
+        let k = if turn_level { docs.len().clamp(1, amber_core::MAX_K) } else { 50 };
+        let ranked = ranked_ids(&mut engine, &q.question, &scope, k, mode, &memories)?;
+        if let Some(w) = rankings.as_mut() {
+            let top: Vec<&String> = if turn_level {
+                let (_, eff) = metrics::turns_to_sessions(&ranked, 50);
+                ranked.iter().take(eff).collect()
+            } else {
+                ranked.iter().take(50).collect()
+            };
+            writeln!(w, "{}", json!({"question_id": q.question_id, "ranked": top}))?;
+        }
+        pb.inc(1);
+        if longmemeval::is_abstention(q) {
+            skipped_abstention += 1;
+            continue;
+        }
+        let gold = longmemeval::gold_ids(q, granularity);
+        let corpus_ids: Vec<String> = docs.iter().map(|d| d.id.clone()).collect();
+        let scores = metrics::score_question(&ranked, &gold, &corpus_ids, turn_level);
+        if gold.is_empty() {
+            no_gold += 1;
+        } else {
+            strict.push(scores.clone());
+        }
+        by_type.entry(q.question_type.clone()).or_default().push(scores.clone());
+        official.push(scores);
+    }
+    pb.finish_and_clear();
+    if let Some(mut w) = rankings {
+        w.flush()?;
+    }
+    engine.flush()?;
+    let mut config = engine_config(&engine, &a.engine);
+    config["corpus_roles"] = json!(roles);
+    config["empty_docs_skipped"] = json!(empty_docs);
+    config["abstention_questions_skipped"] = json!(skipped_abstention);
+    config["no_gold_questions"] = json!(no_gold);
+    config["questions_run"] = json!(questions.len());
+    let report = json!({
+        "dataset": "longmemeval",
+        "data_file": a.data,
+        "data_sha256": sha,
+        "n_questions": n_questions,
+        "n_scored": official.len(),
+        "granularity": granularity.as_str(),
+        "mode": mode.as_str(),
+        "config": config,
+        "metrics": metrics::mean(&official),
+        "metrics_strict": metrics::mean(&strict),
+        "per_type": by_type.iter().map(|(t, v)| (t.clone(), metrics::mean(v))).collect::<BTreeMap<_, _>>(),
+        "wall_seconds": started.elapsed().as_secs_f64(),
+        "embed_seconds": engine.stats().embed_seconds - embed_before,
+    });
+    write_report(&report, a.engine.out.as_deref())
+}
+
+fn category_name(c: u8) -> String {
+    match c {
+        1 => "1-multi-hop".into(),
+        2 => "2-temporal".into(),
+        3 => "3-open-domain".into(),
+        4 => "4-single-hop".into(),
+        5 => "5-adversarial".into(),
+        other => format!("{other}-unknown"),
+    }
+}
+
+fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let granularity: longmemeval::Granularity =
+        a.granularity.parse().map_err(|e| anyhow::anyhow!("--granularity: {e}"))?;
+    let turn_level = granularity == longmemeval::Granularity::Turn;
+    let mode: SearchMode = a.engine.mode.parse()?;
+    if a.k.is_empty() || a.k.contains(&0) {
+        bail!("--k needs positive cut-offs");
+    }
+    let sha = sha256_file(&a.data)?;
+    let (mut convs, quirks) = locomo::load(&a.data)?;
+    let n_questions: usize = convs.iter().map(|c| c.qa.len()).sum();
+    if let Some(n) = a.engine.limit {
+        convs.truncate(n);
+    }
+    let mut engine = open_engine(&a.engine)?;
+    let embed_before = engine.stats().embed_seconds;
+    let mut rankings = open_rankings(a.engine.rankings.as_deref())?;
+    let kmax = *a.k.iter().max().unwrap_or(&10);
+    let pb = progress(convs.iter().map(|c| c.qa.len()).sum(), "locomo");
+    let mut all: Vec<BTreeMap<String, f64>> = Vec::new();
+    let mut by_cat: BTreeMap<String, Vec<BTreeMap<String, f64>>> = BTreeMap::new();
+    let mut no_evidence = 0;
+    for c in &convs {
+        let scope: Scope =
+            format!("locomo/{}/{}", granularity.as_str(), scope_segment(&c.sample_id)).parse()?;
+        let docs: Vec<(String, String, Option<i64>)> = if turn_level {
+            c.sessions
+                .iter()
+                .flat_map(|s| {
+                    s.turns
+                        .iter()
+                        .map(move |t| (t.dia_id.clone(), format!("{}: {}", t.speaker, t.text), s.time))
+                })
+                .collect()
+        } else {
+            c.sessions
+                .iter()
+                .map(|s| {
+                    let text: Vec<String> =
+                        s.turns.iter().map(|t| format!("{}: {}", t.speaker, t.text)).collect();
+                    (s.id.clone(), text.join("\n"), s.time)
+                })
+                .collect()
+        };
+        let (memories, _) = ingest(&mut engine, &scope, docs.into_iter())?;
+        for qa in &c.qa {
+            pb.inc(1);
+            let ranked = ranked_ids(&mut engine, &qa.question, &scope, kmax, mode, &memories)?;
+            if let Some(w) = rankings.as_mut() {
+                writeln!(
+                    w,
+                    "{}",
+                    json!({"sample_id": c.sample_id, "question": qa.question, "ranked": ranked})
+                )?;
+            }
+            let evidence = if turn_level { qa.evidence.clone() } else { c.evidence_session_ids(qa) };
+            let mut scores = BTreeMap::new();
+            for &k in &a.k {
+                match locomo::recall_at_k(&ranked, &evidence, k) {
+                    Some(r) => {
+                        scores.insert(format!("recall@{k}"), r);
+                    }
+                    None => break,
+                }
+            }
+            if scores.is_empty() {
+                no_evidence += 1;
+                continue;
+            }
+            by_cat.entry(category_name(qa.category)).or_default().push(scores.clone());
+            all.push(scores);
+        }
+    }
+    pb.finish_and_clear();
+    if let Some(mut w) = rankings {
+        w.flush()?;
+    }
+    engine.flush()?;
+    let mut config = engine_config(&engine, &a.engine);
+    config["k"] = json!(a.k);
+    config["doc_text"] = json!("\"speaker: text\" per turn; a session joins its turns with newlines");
+    config["questions_without_usable_evidence"] = json!(no_evidence);
+    config["conversations_run"] = json!(convs.len());
+    let report = json!({
+        "dataset": "locomo",
+        "data_file": a.data,
+        "data_sha256": sha,
+        "n_questions": n_questions,
+        "n_scored": all.len(),
+        "granularity": granularity.as_str(),
+        "mode": mode.as_str(),
+        "config": config,
+        "quirks": quirks,
+        "metrics": metrics::mean(&all),
+        "per_type": by_cat.iter().map(|(t, v)| (t.clone(), metrics::mean(v))).collect::<BTreeMap<_, _>>(),
+        "wall_seconds": started.elapsed().as_secs_f64(),
+        "embed_seconds": engine.stats().embed_seconds - embed_before,
+    });
+    write_report(&report, a.engine.out.as_deref())
+}

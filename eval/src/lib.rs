@@ -1,0 +1,5 @@
+//! Amber's eval harness: LongMemEval and LoCoMo retrieval with the official metrics.
+#![forbid(unsafe_code)]
+pub mod locomo;
+pub mod longmemeval;
+pub mod metrics;
