@@ -110,10 +110,10 @@ impl Query {
                 reason: format!("k must be between 1 and {MAX_K}, got {}", self.k),
             });
         }
-        if let (Some(a), Some(b)) = (self.since, self.until) {
-            if a > b {
-                return Err(InvalidInput::BadQuery { reason: "since is after until".into() });
-            }
+        if let (Some(a), Some(b)) = (self.since, self.until)
+            && a > b
+        {
+            return Err(InvalidInput::BadQuery { reason: "since is after until".into() });
         }
         Ok(())
     }

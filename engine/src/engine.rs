@@ -51,6 +51,9 @@ pub struct EngineOptions {
     pub candidates: usize,
     /// Threads for the embedding model (default: one per core).
     pub threads: Option<usize>,
+    /// Keep the embedding cache in this SQLite file instead of the store, so several
+    /// stores (fresh eval runs, benchmarks) share one cache (default: in the store).
+    pub embedding_cache: Option<PathBuf>,
 }
 
 impl EngineOptions {
@@ -66,6 +69,7 @@ impl EngineOptions {
             exact_weight: 1.0,
             candidates: 100,
             threads: None,
+            embedding_cache: None,
         }
     }
 }
@@ -135,6 +139,8 @@ struct VectorState {
 pub struct Engine {
     opts: EngineOptions,
     store: Store,
+    /// A separate embedding cache, when configured; else the store holds it.
+    cache: Option<Store>,
     bm25: Bm25Index,
     vectors: VectorIndex,
     embedder: Box<dyn Embedder>,
@@ -166,6 +172,15 @@ impl Engine {
         create_private_dir(&dir).map_err(io)?;
         create_private_dir(&index_dir(&dir)).map_err(io)?;
         let mut store = Store::open(&db_path(&dir))?;
+        let cache = match &opts.embedding_cache {
+            Some(path) => {
+                if let Some(parent) = path.parent() {
+                    create_private_dir(parent).map_err(io)?;
+                }
+                Some(Store::open(path)?)
+            }
+            None => None,
+        };
 
         let mut events = Vec::new();
         let recorded = store.meta("embedding_model")?;
@@ -185,6 +200,7 @@ impl Engine {
         let mut engine = Engine {
             opts,
             store,
+            cache,
             bm25,
             vectors,
             embedder,
@@ -295,7 +311,7 @@ impl Engine {
             }
         }
         let hashes: Vec<[u8; 32]> = chunks.iter().map(|c| c.3).collect();
-        let mut cached = self.store.cached_vectors(&model, &hashes)?;
+        let mut cached = self.cache.as_ref().unwrap_or(&self.store).cached_vectors(&model, &hashes)?;
         let mut missing: Vec<(&str, [u8; 32])> = Vec::new();
         let mut seen = HashSet::new();
         for c in &chunks {
@@ -315,7 +331,7 @@ impl Engine {
             self.stats.chunks_embedded += texts.len() as u64;
             let rows: Vec<([u8; 32], &[f32])> =
                 group.iter().zip(&vecs).map(|((_, h), v)| (*h, v.as_slice())).collect();
-            self.store.put_vectors(&model, &rows)?;
+            self.cache.as_mut().unwrap_or(&mut self.store).put_vectors(&model, &rows)?;
             for ((_, h), v) in group.iter().zip(vecs) {
                 cached.insert(*h, v);
             }
@@ -570,7 +586,11 @@ impl Engine {
             chunking: self.embedder.chunk_config().label(),
             bm25_docs: self.bm25.num_docs(),
             vectors: self.vectors.len(),
-            cached_vectors: self.store.cached_vector_count(self.embedder.model_id())?,
+            cached_vectors: self
+                .cache
+                .as_ref()
+                .unwrap_or(&self.store)
+                .cached_vector_count(self.embedder.model_id())?,
             indexes_complete: self.bm25.watermark().unwrap_or(0) >= max
                 && self.vector_watermark >= max
                 && self.bm25.num_docs() == memories,

@@ -34,6 +34,46 @@ enum Command {
     Longmemeval(LmeArgs),
     /// LoCoMo retrieval: recall@k of the evidence turns (or their sessions).
     Locomo(LocomoArgs),
+    /// Performance: ingest throughput with embedding, recall latency at growing sizes,
+    /// index rebuild time and resident memory, on memories made from real text.
+    Bench(BenchArgs),
+    /// Draws recall@k curves (PNG) from LongMemEval reports.
+    Plot(PlotArgs),
+}
+
+#[derive(Args, Debug)]
+struct PlotArgs {
+    /// Report files written by `amber-eval longmemeval --out`.
+    #[arg(required = true)]
+    reports: Vec<PathBuf>,
+    /// The metric to draw at each k: recall_all, recall_any or ndcg_any.
+    #[arg(long, default_value = "recall_all")]
+    metric: String,
+    /// Which averaging: metrics (official) or metrics_strict.
+    #[arg(long, default_value = "metrics")]
+    averaging: String,
+    /// The PNG to write.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct BenchArgs {
+    /// A LongMemEval file: its turns' paragraphs become the memories, its questions the queries.
+    #[arg(long)]
+    data: PathBuf,
+    /// Sizes at which recall latency is measured, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    sizes: Vec<usize>,
+    /// Recall queries per size.
+    #[arg(long, default_value_t = 300)]
+    queries: usize,
+    /// The bench store (kept, so a rerun reuses its embeddings) [default: $AMBER_HOME/bench-store].
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Write the results (JSON) here; they are also printed.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
 }
 
 /// Settings shared by every run: where the store lives and how the engine ranks.
@@ -42,10 +82,14 @@ struct EngineArgs {
     /// hybrid, bm25 or vector.
     #[arg(long, default_value = "hybrid")]
     mode: String,
-    /// The eval store; its embedding cache makes a second run cheap
-    /// [default: $AMBER_HOME/eval-store].
+    /// Keep the eval store here (reused by later runs) [default: a fresh temporary
+    /// store per run, so results do not depend on earlier runs].
     #[arg(long, value_name = "DIR")]
     store: Option<PathBuf>,
+    /// The embedding cache shared by runs, which makes a second run cheap
+    /// [default: $AMBER_HOME/eval-cache.db].
+    #[arg(long, value_name = "FILE")]
+    cache: Option<PathBuf>,
     /// Reciprocal-rank-fusion constant.
     #[arg(long, default_value_t = 60.0)]
     rrf_k: f32,
@@ -120,6 +164,8 @@ fn main() -> ExitCode {
     let r = match cli.command {
         Command::Longmemeval(a) => run_longmemeval(a),
         Command::Locomo(a) => run_locomo(a),
+        Command::Bench(a) => run_bench(a),
+        Command::Plot(a) => run_plot(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -130,16 +176,28 @@ fn main() -> ExitCode {
     }
 }
 
-fn open_engine(a: &EngineArgs) -> anyhow::Result<Engine> {
-    let dir = a.store.clone().unwrap_or_else(|| default_amber_home().join("eval-store"));
+/// The engine of a run, and the temporary directory holding its store when no `--store`
+/// was given (removed when dropped, after the engine).
+fn open_engine(a: &EngineArgs) -> anyhow::Result<(Engine, Option<tempfile::TempDir>)> {
+    let (dir, tmp) = match &a.store {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let tmp = tempfile::Builder::new().prefix("amber-eval-").tempdir()?;
+            (tmp.path().join("store"), Some(tmp))
+        }
+    };
     let mut opts = EngineOptions::new(&dir);
+    opts.embedding_cache =
+        Some(a.cache.clone().unwrap_or_else(|| default_amber_home().join("eval-cache.db")));
     opts.rrf_k = a.rrf_k;
     opts.bm25_weight = a.bm25_weight;
     opts.vector_weight = a.vector_weight;
     opts.exact_weight = a.exact_weight;
     opts.chunking = ChunkConfig { max_tokens: a.chunk_tokens, overlap_tokens: a.chunk_overlap };
     opts.threads = a.threads;
-    Engine::open(opts).with_context(|| format!("opening the eval store in {}", dir.display()))
+    let engine =
+        Engine::open(opts).with_context(|| format!("opening the eval store in {}", dir.display()))?;
+    Ok((engine, tmp))
 }
 
 fn engine_config(engine: &Engine, a: &EngineArgs) -> Value {
@@ -157,7 +215,10 @@ fn engine_config(engine: &Engine, a: &EngineArgs) -> Value {
         "mode": a.mode,
         "query": "the question text, verbatim",
         "now": "not used by the ranking",
-        "store": o.data_dir,
+        "store": if a.store.is_some() { json!(o.data_dir) } else { json!("fresh temporary store") },
+        "embedding_cache": o.embedding_cache,
+        "chunks_embedded": engine.stats().chunks_embedded,
+        "chunks_from_cache": engine.stats().chunks_from_cache,
     })
 }
 
@@ -258,7 +319,7 @@ fn run_longmemeval(a: LmeArgs) -> anyhow::Result<()> {
     if let Some(n) = a.engine.limit {
         questions.truncate(n);
     }
-    let mut engine = open_engine(&a.engine)?;
+    let (mut engine, _tmp) = open_engine(&a.engine)?;
     let embed_before = engine.stats().embed_seconds;
     let mut rankings = open_rankings(a.engine.rankings.as_deref())?;
     let roles = if a.include_assistant { "all" } else { "user" };
@@ -367,7 +428,7 @@ fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
     if let Some(n) = a.engine.limit {
         convs.truncate(n);
     }
-    let mut engine = open_engine(&a.engine)?;
+    let (mut engine, _tmp) = open_engine(&a.engine)?;
     let embed_before = engine.stats().embed_seconds;
     let mut rankings = open_rankings(a.engine.rankings.as_deref())?;
     let kmax = *a.k.iter().max().unwrap_or(&10);
@@ -452,4 +513,205 @@ fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
         "embed_seconds": engine.stats().embed_seconds - embed_before,
     });
     write_report(&report, a.engine.out.as_deref())
+}
+
+/// Resident memory now and at peak, in MiB, from /proc (Linux).
+fn rss_mib() -> (Option<f64>, Option<f64>) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map(|kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// Paragraphs of real conversation text, 40 to 600 characters, deduplicated, in file order.
+fn bench_corpus(questions: &[longmemeval::Question], want: usize) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for q in questions {
+        for s in &q.sessions {
+            for t in &s.turns {
+                for para in t.content.split("\n\n") {
+                    let p = para.trim();
+                    if (40..=600).contains(&p.len()) && seen.insert(p.to_string()) {
+                        out.push(p.to_string());
+                        if out.len() == want {
+                            return out;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
+    let mut sizes = a.sizes.clone();
+    sizes.sort_unstable();
+    let Some(&max) = sizes.last() else { bail!("--sizes needs at least one size") };
+    let questions = longmemeval::load(&a.data)?;
+    let corpus = bench_corpus(&questions, max);
+    if corpus.len() < max {
+        bail!("{} holds only {} usable paragraphs, fewer than {max}", a.data.display(), corpus.len());
+    }
+    let queries: Vec<&str> = questions.iter().map(|q| q.question.as_str()).cycle().take(a.queries).collect();
+    let dir = a.store.clone().unwrap_or_else(|| default_amber_home().join("bench-store"));
+    let mut engine = Engine::open(EngineOptions::new(&dir))?;
+    let scope: Scope = "bench".parse()?;
+    let mut results = Vec::new();
+    let mut ingested = engine.status()?.memories as usize;
+    let pb = progress(max, "bench ingest");
+    pb.set_position(ingested.min(max) as u64);
+    for &size in &sizes {
+        let t0 = Instant::now();
+        let before = engine.stats();
+        let mut new = 0usize;
+        while ingested < size {
+            let end = (ingested + 256).min(size);
+            let batch: Vec<NewMemory> = corpus[ingested..end]
+                .iter()
+                .map(|t| NewMemory::new(t.clone()).in_scope(scope.clone()))
+                .collect();
+            new += engine.remember_batch(batch)?.iter().filter(|r| r.created).count();
+            pb.set_position(end as u64);
+            ingested = end;
+        }
+        engine.flush()?;
+        let ingest_secs = t0.elapsed().as_secs_f64();
+        let after = engine.stats();
+        // warm-up, then timed queries (each includes embedding the query)
+        for q in queries.iter().take(10) {
+            engine.recall(&Query::new(*q).top(10))?;
+        }
+        let mut lat = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let t = Instant::now();
+            engine.recall(&Query::new(*q).top(10))?;
+            lat.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        lat.sort_by(f64::total_cmp);
+        let (rss, peak) = rss_mib();
+        results.push(json!({
+            "memories": size,
+            "vectors": engine.status()?.vectors,
+            "ingested_now": new,
+            "ingest_seconds": ingest_secs,
+            "ingest_per_second": if ingest_secs > 0.0 { new as f64 / ingest_secs } else { 0.0 },
+            "chunks_embedded": after.chunks_embedded - before.chunks_embedded,
+            "chunks_from_cache": after.chunks_from_cache - before.chunks_from_cache,
+            "recall_queries": lat.len(),
+            "recall_ms_p50": percentile(&lat, 0.50),
+            "recall_ms_p90": percentile(&lat, 0.90),
+            "recall_ms_p99": percentile(&lat, 0.99),
+            "rss_mib": rss,
+            "peak_rss_mib": peak,
+        }));
+    }
+    pb.finish_and_clear();
+    let t0 = Instant::now();
+    let before = engine.stats();
+    engine.reindex()?;
+    let rebuild = json!({
+        "memories": max,
+        "seconds": t0.elapsed().as_secs_f64(),
+        "chunks_embedded": engine.stats().chunks_embedded - before.chunks_embedded,
+    });
+    let (rss, peak) = rss_mib();
+    let report = json!({
+        "benchmark": "amber engine, in process",
+        "data_file": a.data,
+        "model": engine.model_id(),
+        "threads": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "corpus": "LongMemEval turn paragraphs of 40-600 characters, deduplicated",
+        "queries": "LongMemEval questions, top 10, hybrid, no filter",
+        "sizes": results,
+        "rebuild_from_cache": rebuild,
+        "final_rss_mib": rss,
+        "peak_rss_mib": peak,
+    });
+    write_report(&report, a.out.as_deref())
+}
+
+fn run_plot(a: PlotArgs) -> anyhow::Result<()> {
+    use plotters::prelude::*;
+    let mut series = Vec::new();
+    for path in &a.reports {
+        let r: Value = serde_json::from_slice(
+            &std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+        )
+        .with_context(|| format!("{} is not a report", path.display()))?;
+        let label = format!(
+            "{} {} {}",
+            r["mode"].as_str().unwrap_or("?"),
+            r["granularity"].as_str().unwrap_or("?"),
+            r["config"]["corpus_roles"].as_str().unwrap_or("")
+        );
+        let points: Vec<(f64, f64)> = metrics::KS
+            .iter()
+            .filter_map(|k| {
+                r[&a.averaging][format!("{}@{k}", a.metric)].as_f64().map(|v| ((*k as f64).log10(), v))
+            })
+            .collect();
+        if points.is_empty() {
+            bail!("{} has no {} {}@k", path.display(), a.averaging, a.metric);
+        }
+        series.push((label, points));
+    }
+    let lo = series.iter().flat_map(|(_, p)| p.iter().map(|x| x.1)).fold(1.0f64, f64::min);
+    let y0 = ((lo - 0.05) * 10.0).floor() / 10.0;
+    let root = BitMapBackend::new(&a.out, (900, 560)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("drawing {}: {e}", a.out.display());
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let caption = format!("LongMemEval dev: {}@k ({})", a.metric, a.averaging);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(caption, ("sans-serif", 24))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(-0.05f64..1.75f64, y0.max(0.0)..1.0f64)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("k (log scale)")
+        .y_desc(a.metric.as_str())
+        .x_labels(12)
+        .x_label_formatter(&|x| {
+            let k = 10f64.powf(*x).round() as usize;
+            if metrics::KS.contains(&k) { k.to_string() } else { String::new() }
+        })
+        .draw()
+        .map_err(|e| err(&e))?;
+    for (i, (label, points)) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(|e| err(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    eprintln!("wrote {}", a.out.display());
+    Ok(())
 }

@@ -76,7 +76,8 @@ fn read(path: PathBuf, what: &'static str) -> Result<Vec<u8>> {
 impl FastEmbedder {
     /// Loads ONNX Runtime and the model. A missing file is
     /// [`Error::ModelUnavailable`] naming the setup command, never a panic.
-    pub fn load(paths: &ModelPaths, chunking: ChunkConfig) -> Result<FastEmbedder> {
+    /// `threads` caps ONNX Runtime's intra-op threads (None: one per core).
+    pub fn load(paths: &ModelPaths, chunking: ChunkConfig, threads: Option<usize>) -> Result<FastEmbedder> {
         if !paths.runtime.is_file() {
             return Err(Error::ModelUnavailable {
                 what: "ONNX Runtime",
@@ -107,7 +108,10 @@ impl FastEmbedder {
 
         let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
         // fastembed sets the truncation to this window and pads each batch to its longest text.
-        let options = InitOptionsUserDefined::new().with_max_length(chunking.max_tokens);
+        let mut options = InitOptionsUserDefined::new().with_max_length(chunking.max_tokens);
+        if let Some(n) = threads {
+            options = options.with_intra_threads(n.max(1));
+        }
         let model = TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| Error::Model(e.to_string()))?;
         let mut me = FastEmbedder { model, tokenizer, chunking, dim: 0 };

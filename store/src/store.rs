@@ -364,7 +364,7 @@ fn decode(row: RawRow, path: &Path) -> Result<Memory> {
 }
 
 fn bytes_to_vector(blob: &[u8], path: &Path) -> Result<Vector> {
-    if blob.len() % 4 != 0 {
+    if !blob.len().is_multiple_of(4) {
         return Err(Error::Corrupt {
             path: path.into(),
             detail: format!("vector blob of {} bytes", blob.len()),

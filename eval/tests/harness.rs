@@ -1,0 +1,146 @@
+//! The harness end to end on tiny fixtures, through the real binary, engine and model.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn run(args: &[&str]) -> (bool, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_amber-eval")).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.success(), report, stderr)
+}
+
+#[test]
+fn longmemeval_end_to_end_with_report_rankings_and_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let cache = dir.path().join("cache.db");
+    let out = dir.path().join("r.json");
+    let rankings = dir.path().join("rankings.jsonl");
+    let data = fixture("longmemeval_tiny.json");
+    let (ok, r, err) = run(&[
+        "longmemeval",
+        "--data",
+        data.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--cache",
+        cache.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--rankings",
+        rankings.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    for key in [
+        "dataset",
+        "data_file",
+        "data_sha256",
+        "n_questions",
+        "n_scored",
+        "granularity",
+        "mode",
+        "config",
+        "metrics",
+        "per_type",
+        "wall_seconds",
+        "embed_seconds",
+    ] {
+        assert!(r.get(key).is_some(), "report lacks {key}");
+    }
+    let written: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(written, r);
+    assert_eq!(r["n_questions"], 3);
+    assert_eq!(r["n_scored"], 2, "the abstention question is skipped");
+    assert_eq!(r["config"]["model"], "all-MiniLM-L6-v2-int8");
+    // q1 has one obvious gold session; q2 two marathon sessions among four.
+    assert_eq!(r["metrics"]["recall_any@1"], 1.0, "{r:#}");
+    assert_eq!(r["metrics"]["recall_all@3"], 1.0, "{r:#}");
+    assert_eq!(r["metrics"]["recall_all@1"], 0.5, "q2 cannot have both gold sessions at rank 1");
+    assert_eq!(r["per_type"]["multi-session"]["recall_all@3"], 1.0);
+    let lines: Vec<Value> = std::fs::read_to_string(&rankings)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["question_id"], "tiny_q1");
+    assert_eq!(lines[0]["ranked"][0], "answer_tq1_1");
+    assert!(r["config"]["chunks_embedded"].as_u64().unwrap() > 0);
+
+    // A second run, in a fresh store, with another fusion setting embeds nothing new:
+    // the vectors come from the shared cache.
+    let (ok, r2, err) = run(&[
+        "longmemeval",
+        "--data",
+        data.to_str().unwrap(),
+        "--cache",
+        cache.to_str().unwrap(),
+        "--rrf-k",
+        "10",
+        "--mode",
+        "bm25",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(r2["config"]["chunks_embedded"], 0);
+    assert_eq!(r2["mode"], "bm25");
+
+    // Turn level: turns are scored at session level.
+    let (ok, r3, err) = run(&[
+        "longmemeval",
+        "--data",
+        data.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--cache",
+        cache.to_str().unwrap(),
+        "--granularity",
+        "turn",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(r3["granularity"], "turn");
+    assert_eq!(r3["metrics"]["recall_any@1"], 1.0, "{r3:#}");
+}
+
+#[test]
+fn locomo_end_to_end_counts_quirks() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.db");
+    let data = fixture("locomo_tiny.json");
+    let (ok, r, err) = run(&[
+        "locomo",
+        "--data",
+        data.to_str().unwrap(),
+        "--cache",
+        cache.to_str().unwrap(),
+        "--granularity",
+        "turn",
+        "--k",
+        "1,2",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(r["n_questions"], 5);
+    assert_eq!(r["quirks"]["empty_evidence"], 1);
+    assert_eq!(r["quirks"]["malformed_evidence"], 1);
+    assert_eq!(r["quirks"]["missing_turns"], 1);
+    assert_eq!(r["quirks"]["integer_answers"], 1);
+    // scored: cello, parrot, kitchen (two evidence turns); empty and dangling ones skipped
+    assert_eq!(r["n_scored"], 3, "{r:#}");
+    let r1 = r["metrics"]["recall@1"].as_f64().unwrap();
+    let r2 = r["metrics"]["recall@2"].as_f64().unwrap();
+    assert!(r1 >= 2.0 / 3.0 - 1e-9 && r2 >= r1, "{r:#}");
+    assert!(r["per_type"]["4-single-hop"].is_object());
+}
+
+#[test]
+fn a_missing_file_is_a_clear_error() {
+    let (ok, _, err) = run(&["longmemeval", "--data", "/nonexistent/lme.json"]);
+    assert!(!ok);
+    assert!(err.contains("/nonexistent/lme.json"), "{err}");
+}
