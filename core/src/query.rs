@@ -63,6 +63,10 @@ pub struct Query {
     /// Which signals to use.
     #[serde(default)]
     pub mode: SearchMode,
+    /// The moment the query is asked, for time expressions in its text ("last
+    /// Saturday"); default: the wall clock.
+    #[serde(default)]
+    pub now: Option<Millis>,
 }
 
 fn default_k() -> usize {
@@ -79,6 +83,7 @@ impl Query {
             since: None,
             until: None,
             mode: SearchMode::Hybrid,
+            now: None,
         }
     }
 
@@ -131,6 +136,9 @@ pub struct Evidence {
     pub exact_rank: Option<usize>,
     /// 1-based rank in the vector list, if the vector search found it.
     pub vector_rank: Option<usize>,
+    /// 1-based rank among the candidates that fall inside the time window the query
+    /// names ("last Saturday", "in April"), if it names one.
+    pub time_rank: Option<usize>,
     /// Cosine similarity of its best-matching chunk to the query.
     pub best_chunk_cosine: Option<f32>,
     /// Index of that chunk within the memory.

@@ -8,7 +8,7 @@ use amber_core::{Evidence, Hit, Memory, MemoryId, Millis, NewMemory, Query, Scop
 use amber_retrieval::fusion::{DEFAULT_K, reciprocal_rank_fusion};
 use amber_retrieval::{
     Bm25Doc, Bm25Filter, Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths, VectorIndex, chunk_key,
-    split_key,
+    split_key, time_window,
 };
 use amber_store::Store;
 use sha2::{Digest, Sha256};
@@ -47,6 +47,11 @@ pub struct EngineOptions {
     /// Weight of the exact-identifier ranking in fusion (default 1): memories that hold
     /// a code, path or identifier named in the query.
     pub exact_weight: f32,
+    /// Weight of the time ranking in fusion (default 1): when the query names a time
+    /// ("last Saturday", "in April", "two weeks ago") and sets no explicit time filter,
+    /// the candidates inside that window, in fused order, form one more ranking. 0 turns
+    /// it off.
+    pub time_weight: f32,
     /// How deep each signal's ranking goes before fusion (default 100; at least 3k).
     pub candidates: usize,
     /// Threads for the embedding model (default: one per core).
@@ -67,6 +72,7 @@ impl EngineOptions {
             bm25_weight: 1.0,
             vector_weight: 1.0,
             exact_weight: 1.0,
+            time_weight: 1.0,
             candidates: 100,
             threads: None,
             embedding_cache: None,
@@ -267,18 +273,19 @@ impl Engine {
             let batch = self.store.scan(cursor, SCAN_BATCH)?;
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
-            for m in &batch {
-                self.bm25.add(&Bm25Doc {
-                    seq: m.seq,
-                    scope: &m.scope,
-                    time: m.time(),
-                    content: &m.content,
-                })?;
-            }
+            self.add_to_bm25(&batch)?;
             n += batch.len();
         }
         self.bm25.commit(cursor)?;
         tracing::info!(memories = n, secs = started.elapsed().as_secs_f64(), "bm25 index caught up");
+        Ok(())
+    }
+
+    /// Adds memories to the BM25 index (visible after the next commit).
+    fn add_to_bm25(&mut self, memories: &[Memory]) -> Result<()> {
+        for m in memories {
+            self.bm25.add(&Bm25Doc { seq: m.seq, scope: &m.scope, time: m.time(), content: &m.content })?;
+        }
         Ok(())
     }
 
@@ -379,14 +386,7 @@ impl Engine {
         let fresh: Vec<Memory> =
             stored.iter().filter(|(_, created)| *created).map(|(m, _)| m.clone()).collect();
         if let Some(max) = fresh.iter().map(|m| m.seq).max() {
-            for m in &fresh {
-                self.bm25.add(&Bm25Doc {
-                    seq: m.seq,
-                    scope: &m.scope,
-                    time: m.time(),
-                    content: &m.content,
-                })?;
-            }
+            self.add_to_bm25(&fresh)?;
             self.bm25.commit(max)?;
             self.index_vectors(&fresh)?;
             self.vector_watermark = self.vector_watermark.max(max);
@@ -503,14 +503,30 @@ impl Engine {
         let bm25_keys: Vec<u64> = bm25.iter().map(|x| x.0).collect();
         let vector_keys: Vec<u64> = vector.iter().map(|x| x.0).collect();
         let exact_keys: Vec<u64> = exact.iter().map(|x| x.0).collect();
-        let fused = reciprocal_rank_fusion(
-            &[
-                (&bm25_keys[..], self.opts.bm25_weight),
-                (&vector_keys[..], self.opts.vector_weight),
-                (&exact_keys[..], self.opts.exact_weight),
-            ],
-            self.opts.rrf_k,
-        );
+        let mut lists = vec![
+            (&bm25_keys[..], self.opts.bm25_weight),
+            (&vector_keys[..], self.opts.vector_weight),
+            (&exact_keys[..], self.opts.exact_weight),
+        ];
+        let mut fused = reciprocal_rank_fusion(&lists, self.opts.rrf_k);
+        // A time the query names, when it sets no explicit filter: the candidates inside
+        // that window, in fused order, are one more ranking.
+        let window = (q.since.is_none() && q.until.is_none() && self.opts.time_weight > 0.0)
+            .then(|| time_window(&q.text, q.now.unwrap_or_else(now_millis)))
+            .flatten();
+        let time_keys: Vec<u64> = match &window {
+            Some(w) => fused
+                .iter()
+                .map(|f| f.key)
+                .filter(|seq| self.docs.get(seq).is_some_and(|t| (w.from..=w.to).contains(t)))
+                .collect(),
+            None => Vec::new(),
+        };
+        if !time_keys.is_empty() {
+            tracing::debug!(expression = %window.as_ref().map(|w| w.expression.as_str()).unwrap_or(""), "time window");
+            lists.push((&time_keys[..], self.opts.time_weight));
+            fused = reciprocal_rank_fusion(&lists, self.opts.rrf_k);
+        }
         let top: Vec<_> = fused.into_iter().take(q.k).collect();
         let seqs: Vec<u64> = top.iter().map(|f| f.key).collect();
         let mut memories: HashMap<u64, Memory> =
@@ -527,6 +543,7 @@ impl Engine {
                     bm25_score: b.map(|x| x.1),
                     vector_rank: f.ranks[1],
                     exact_rank: f.ranks[2],
+                    time_rank: f.ranks.get(3).copied().flatten(),
                     best_chunk_cosine: v.map(|x| x.1),
                     best_chunk: v.map(|x| x.2),
                     fused: f.score,

@@ -315,3 +315,40 @@ fn the_data_dir_is_private() {
     let mode = std::fs::metadata(&data).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
 }
+
+#[test]
+fn a_time_named_in_the_query_lifts_memories_from_that_time() {
+    const DAY: i64 = 86_400_000;
+    // Tuesday 2023-05-30 12:00 UTC; the Saturday before is 2023-05-27.
+    let now = 1_685_448_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = open(dir.path());
+    let mut older =
+        NewMemory::new("Pottery class: I went to a pottery class and made a bowl at the pottery class.");
+    older.event_time = Some(now - 60 * DAY);
+    let mut newer = NewMemory::new("Went to pottery on the weekend, made a mug.");
+    newer.event_time = Some(now - 3 * DAY);
+    e.remember_batch(vec![older, newer]).unwrap();
+    fill(&mut e, FILLER);
+    let mut q = Query::new("what did I make at the pottery class last Saturday?").top(2);
+    q.now = Some(now);
+    let hits = e.recall(&q).unwrap();
+    assert!(hits[0].memory.content.starts_with("Went to pottery"), "{:?}", hits[0].memory.content);
+    assert_eq!(hits[0].evidence.time_rank, Some(1));
+    assert_eq!(hits[1].evidence.time_rank, None);
+    drop(e);
+
+    // The same query without the time ranking prefers the closer text.
+    let mut opts = EngineOptions::new(dir.path());
+    opts.time_weight = 0.0;
+    let mut e = Engine::open(opts).unwrap();
+    let hits = e.recall(&q).unwrap();
+    assert!(hits[0].memory.content.starts_with("Pottery class"), "{:?}", hits[0].memory.content);
+    // An explicit time filter replaces the time named in the text.
+    let mut filtered = q.clone();
+    filtered.since = Some(now - 90 * DAY);
+    filtered.until = Some(now - 30 * DAY);
+    let hits = e.recall(&filtered).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].memory.content.starts_with("Pottery class"));
+}

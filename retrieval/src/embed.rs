@@ -17,8 +17,10 @@ pub const SETUP_HINT: &str = "run `scripts/setup.sh` from the amber repository t
 /// ONNX Runtime's file name inside the runtime folder.
 const ORT_FILE: &str = "libonnxruntime.so.1.32.0";
 
-/// Texts per call to the model: about the fastest batch on two cores.
-const BATCH: usize = 32;
+/// Texts per model run. Long texts gain nothing from bigger batches on two cores, and
+/// ONNX Runtime keeps its peak working memory (attention is batch x 256 x 256 per head),
+/// so a small batch keeps the resident size down.
+const BATCH: usize = 16;
 
 /// Something that turns text into unit vectors and cuts long text to fit its window.
 pub trait Embedder: Send {

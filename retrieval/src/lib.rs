@@ -29,12 +29,14 @@ mod embed;
 mod error;
 pub mod fusion;
 mod vector;
+mod when;
 
 pub use bm25::{Bm25Doc, Bm25Filter, Bm25Index};
 pub use chunk::{ChunkConfig, chunk_spans};
 pub use embed::{DEFAULT_MODEL_ID, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
 pub use error::{Error, Result};
 pub use vector::{MAX_CHUNKS_PER_MEMORY, VectorIndex, chunk_key, split_key};
+pub use when::{TimeWindow, time_window};
 
 /// Cosine similarity of two vectors (1 for the same direction). Zero vectors give 0.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
