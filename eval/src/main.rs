@@ -672,9 +672,8 @@ fn run_plot(a: PlotArgs) -> anyhow::Result<()> {
         );
         let points: Vec<(f64, f64)> = metrics::KS
             .iter()
-            .filter_map(|k| {
-                r[&a.averaging][format!("{}@{k}", a.metric)].as_f64().map(|v| ((*k as f64).log10(), v))
-            })
+            .enumerate()
+            .filter_map(|(i, k)| r[&a.averaging][format!("{}@{k}", a.metric)].as_f64().map(|v| (i as f64, v)))
             .collect();
         if points.is_empty() {
             bail!("{} has no {} {}@k", path.display(), a.averaging, a.metric);
@@ -692,21 +691,25 @@ fn run_plot(a: PlotArgs) -> anyhow::Result<()> {
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(-0.05f64..1.75f64, y0.max(0.0)..1.0f64)
+        .build_cartesian_2d(-0.2f64..(metrics::KS.len() as f64 - 0.8), y0.max(0.0)..1.0f64)
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
-        .x_desc("k (log scale)")
+        .x_desc("k")
         .y_desc(a.metric.as_str())
-        .x_labels(12)
+        .x_labels(metrics::KS.len())
         .x_label_formatter(&|x| {
-            let k = 10f64.powf(*x).round() as usize;
-            if metrics::KS.contains(&k) { k.to_string() } else { String::new() }
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                metrics::KS.get(i as usize).map(|k| k.to_string()).unwrap_or_default()
+            } else {
+                String::new()
+            }
         })
         .draw()
         .map_err(|e| err(&e))?;
     for (i, (label, points)) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK][i % 6].to_rgba();
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
             .map_err(|e| err(&e))?

@@ -86,6 +86,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one span covering the whole text
     fn short_text_is_one_span() {
         let cfg = ChunkConfig::default();
         assert_eq!(spans_from_offsets(&fake_offsets(10), 19, &cfg), [0..19]);
