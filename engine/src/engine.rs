@@ -450,16 +450,11 @@ impl Engine {
                     }
                 }
             }
-            Some(seqs) => {
-                let set: HashSet<u64> = seqs.iter().copied().collect();
-                let f = |key: u64| set.contains(&split_key(key).0);
-                for (key, cos) in self.vectors.search(qv, want * HNSW_CHUNKS_PER_MEMORY, Some(&f))? {
-                    let (seq, i) = split_key(key);
-                    note(seq, i, cos);
-                }
-            }
-            None => {
-                for (key, cos) in self.vectors.search(qv, want * HNSW_CHUNKS_PER_MEMORY, None)? {
+            _ => {
+                let set: Option<HashSet<u64>> = allowed.map(|seqs| seqs.iter().copied().collect());
+                let in_set = |key: u64| set.as_ref().is_none_or(|s| s.contains(&split_key(key).0));
+                let filter: Option<&dyn Fn(u64) -> bool> = set.is_some().then_some(&in_set);
+                for (key, cos) in self.vectors.search(qv, want * HNSW_CHUNKS_PER_MEMORY, filter)? {
                     let (seq, i) = split_key(key);
                     note(seq, i, cos);
                 }
