@@ -21,6 +21,7 @@
 
 mod error;
 mod memory;
+pub mod paths;
 mod query;
 mod scope;
 

@@ -1,0 +1,40 @@
+//! Where Amber keeps things by default. Every path can be overridden by an environment
+//! variable (and, in the daemon and CLI, by the config file and flags).
+//!
+//! | what | default | env |
+//! |---|---|---|
+//! | home (model, runtime, data) | `$XDG_DATA_HOME/amber` (`~/.local/share/amber`) | `AMBER_HOME` |
+//! | data directory | `<home>/data` | `AMBER_DATA_DIR` |
+//! | config file | `$XDG_CONFIG_HOME/amber/config.toml` (`~/.config/amber/config.toml`) | `AMBER_CONFIG` |
+//! | state (logs) | `$XDG_STATE_HOME/amber` (`~/.local/state/amber`) | `AMBER_STATE_DIR` |
+
+use std::path::PathBuf;
+
+fn env_path(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// `$AMBER_HOME`, else `$XDG_DATA_HOME/amber`, else `~/.local/share/amber`.
+pub fn default_amber_home() -> PathBuf {
+    env_path("AMBER_HOME")
+        .unwrap_or_else(|| dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("amber"))
+}
+
+/// `$AMBER_DATA_DIR`, else `<amber home>/data`.
+pub fn default_data_dir() -> PathBuf {
+    env_path("AMBER_DATA_DIR").unwrap_or_else(|| default_amber_home().join("data"))
+}
+
+/// `$AMBER_CONFIG`, else `$XDG_CONFIG_HOME/amber/config.toml`.
+pub fn default_config_path() -> PathBuf {
+    env_path("AMBER_CONFIG").unwrap_or_else(|| {
+        dirs::config_dir().unwrap_or_else(|| PathBuf::from(".")).join("amber").join("config.toml")
+    })
+}
+
+/// `$AMBER_STATE_DIR`, else `$XDG_STATE_HOME/amber`, else `<amber home>/state`.
+pub fn default_state_dir() -> PathBuf {
+    env_path("AMBER_STATE_DIR")
+        .or_else(|| dirs::state_dir().map(|d| d.join("amber")))
+        .unwrap_or_else(|| default_amber_home().join("state"))
+}

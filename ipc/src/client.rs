@@ -1,0 +1,251 @@
+//! Clients: [`Client`] (blocking) and [`AsyncClient`] (tokio). Both send one request at a
+//! time and wait for its response.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use interprocess::local_socket::prelude::*;
+use interprocess::local_socket::{Name, Stream};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::protocol::{
+    ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, MemoryResult, OkResult, PROTOCOL_VERSION,
+    PurgeResult, RecallParams, RecallResult, RememberBatchParams, RememberBatchResult, RememberParams,
+    RememberResult, Request, Response, StatusResult,
+};
+use amber_core::{MemoryId, NewMemory};
+
+/// What a call can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No daemon answers on the socket.
+    #[error("cannot connect to amberd at {path}: {source}")]
+    Connect {
+        /// The socket path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The connection failed mid-call.
+    #[error("connection to amberd failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// The daemon answered with an error.
+    #[error("{}: {}", .0.kind().map(|k| k.as_str()).unwrap_or("error"), .0.message)]
+    Server(ErrorObject),
+    /// The daemon's answer did not follow the protocol.
+    #[error("unexpected answer from amberd: {0}")]
+    Protocol(String),
+}
+
+impl ClientError {
+    /// The server's error kind, when the daemon answered with an error.
+    pub fn kind(&self) -> Option<ErrorKind> {
+        match self {
+            ClientError::Server(e) => e.kind(),
+            _ => None,
+        }
+    }
+
+    /// True when no daemon is listening (the socket is absent or refuses connections).
+    pub fn is_not_running(&self) -> bool {
+        matches!(self, ClientError::Connect { source, .. }
+            if matches!(source.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused))
+    }
+}
+
+/// The socket's name for interprocess: a file path on Unix, a named pipe on Windows.
+pub fn socket_name(path: &Path) -> std::io::Result<Name<'_>> {
+    #[cfg(unix)]
+    {
+        use interprocess::local_socket::GenericFilePath;
+        path.to_fs_name::<GenericFilePath>()
+    }
+    #[cfg(not(unix))]
+    {
+        use interprocess::local_socket::GenericNamespaced;
+        let flat: String = path.to_string_lossy().chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect();
+        flat.to_ns_name::<GenericNamespaced>().map(|n| n.into_owned())
+    }
+}
+
+fn encode(id: u64, method: &str, params: Value) -> Vec<u8> {
+    let mut line = serde_json::to_vec(&Request::new(id, method, params)).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+fn decode(line: &[u8], id: u64) -> Result<Value, ClientError> {
+    if line.is_empty() {
+        return Err(ClientError::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the daemon closed the connection",
+        )));
+    }
+    let resp: Response =
+        serde_json::from_slice(line).map_err(|e| ClientError::Protocol(format!("not a response ({e})")))?;
+    if let Some(err) = resp.error {
+        return Err(ClientError::Server(err));
+    }
+    if resp.id != Value::from(id) {
+        return Err(ClientError::Protocol(format!("response id {} for request {id}", resp.id)));
+    }
+    resp.result.ok_or_else(|| ClientError::Protocol("a response with neither result nor error".into()))
+}
+
+fn params<P: Serialize>(p: &P) -> Result<Value, ClientError> {
+    serde_json::to_value(p).map_err(|e| ClientError::Protocol(format!("params do not serialize ({e})")))
+}
+
+fn result<R: DeserializeOwned>(v: Value) -> Result<R, ClientError> {
+    serde_json::from_value(v).map_err(|e| ClientError::Protocol(format!("unexpected result shape ({e})")))
+}
+
+/// A blocking client.
+pub struct Client {
+    conn: BufReader<Stream>,
+    next_id: u64,
+    path: PathBuf,
+}
+
+impl Client {
+    /// Connects to the daemon listening on `path`.
+    pub fn connect(path: &Path) -> Result<Client, ClientError> {
+        let err = |source| ClientError::Connect { path: path.to_path_buf(), source };
+        let name = socket_name(path).map_err(err)?;
+        let conn = Stream::connect(name).map_err(err)?;
+        Ok(Client { conn: BufReader::new(conn), next_id: 1, path: path.to_path_buf() })
+    }
+
+    /// The socket path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Calls a method with JSON params; returns the JSON result.
+    pub fn call_value(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.conn.get_mut().write_all(&encode(id, method, params))?;
+        let mut line = Vec::new();
+        self.conn.read_until(b'\n', &mut line)?;
+        decode(line.trim_ascii_end(), id)
+    }
+
+    /// Calls a method with typed params and result.
+    pub fn call<P: Serialize, R: DeserializeOwned>(&mut self, method: &str, p: &P) -> Result<R, ClientError> {
+        let v = self.call_value(method, params(p)?)?;
+        result(v)
+    }
+
+    /// `hello`: the handshake.
+    pub fn hello(&mut self, client: &str) -> Result<HelloResult, ClientError> {
+        let p = HelloParams { client: Some(client.into()), protocol_version: Some(PROTOCOL_VERSION) };
+        self.call("hello", &p)
+    }
+
+    /// `remember`: files one memory; answered once it is committed.
+    pub fn remember(&mut self, memory: &RememberParams) -> Result<RememberResult, ClientError> {
+        self.call("remember", memory)
+    }
+
+    /// `remember_batch`: files many memories in one transaction.
+    pub fn remember_batch(&mut self, memories: Vec<NewMemory>) -> Result<RememberBatchResult, ClientError> {
+        self.call("remember_batch", &RememberBatchParams { memories })
+    }
+
+    /// `recall`: hybrid search.
+    pub fn recall(&mut self, p: &RecallParams) -> Result<RecallResult, ClientError> {
+        self.call("recall", p)
+    }
+
+    /// `get`: one memory by id.
+    pub fn get(&mut self, id: &MemoryId) -> Result<MemoryResult, ClientError> {
+        self.call("get", &IdParams { id: id.clone() })
+    }
+
+    /// `forget`: tombstones a memory.
+    pub fn forget(&mut self, id: &MemoryId) -> Result<MemoryResult, ClientError> {
+        self.call("forget", &IdParams { id: id.clone() })
+    }
+
+    /// `purge`: deletes a forgotten memory for good.
+    pub fn purge(&mut self, id: &MemoryId) -> Result<PurgeResult, ClientError> {
+        self.call("purge", &IdParams { id: id.clone() })
+    }
+
+    /// `status`.
+    pub fn status(&mut self) -> Result<StatusResult, ClientError> {
+        self.call_value("status", Value::Null).and_then(result)
+    }
+
+    /// `reindex`: rebuilds the indexes from the store.
+    pub fn reindex(&mut self) -> Result<OkResult, ClientError> {
+        self.call_value("reindex", Value::Null).and_then(result)
+    }
+
+    /// `shutdown`: asks the daemon to stop (after in-flight writes).
+    pub fn shutdown(&mut self) -> Result<OkResult, ClientError> {
+        self.call_value("shutdown", Value::Null).and_then(result)
+    }
+}
+
+/// An async (tokio) client.
+pub struct AsyncClient {
+    conn: tokio::io::BufReader<interprocess::local_socket::tokio::Stream>,
+    next_id: u64,
+}
+
+impl AsyncClient {
+    /// Connects to the daemon listening on `path`.
+    pub async fn connect(path: &Path) -> Result<AsyncClient, ClientError> {
+        use interprocess::local_socket::tokio::prelude::*;
+        let err = |source| ClientError::Connect { path: path.to_path_buf(), source };
+        let name = socket_name(path).map_err(err)?;
+        let conn = interprocess::local_socket::tokio::Stream::connect(name).await.map_err(err)?;
+        Ok(AsyncClient { conn: tokio::io::BufReader::new(conn), next_id: 1 })
+    }
+
+    /// Calls a method with JSON params; returns the JSON result.
+    pub async fn call_value(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let id = self.next_id;
+        self.next_id += 1;
+        self.conn.get_mut().write_all(&encode(id, method, params)).await?;
+        let mut line = Vec::new();
+        self.conn.read_until(b'\n', &mut line).await?;
+        decode(line.trim_ascii_end(), id)
+    }
+
+    /// Calls a method with typed params and result.
+    pub async fn call<P: Serialize, R: DeserializeOwned>(
+        &mut self,
+        method: &str,
+        p: &P,
+    ) -> Result<R, ClientError> {
+        let v = self.call_value(method, params(p)?).await?;
+        result(v)
+    }
+
+    /// `remember`.
+    pub async fn remember(&mut self, memory: &RememberParams) -> Result<RememberResult, ClientError> {
+        self.call("remember", memory).await
+    }
+
+    /// `recall`.
+    pub async fn recall(&mut self, p: &RecallParams) -> Result<RecallResult, ClientError> {
+        self.call("recall", p).await
+    }
+
+    /// `get`.
+    pub async fn get(&mut self, id: &MemoryId) -> Result<MemoryResult, ClientError> {
+        self.call("get", &IdParams { id: id.clone() }).await
+    }
+
+    /// `status`.
+    pub async fn status(&mut self) -> Result<StatusResult, ClientError> {
+        result(self.call_value("status", Value::Null).await?)
+    }
+}

@@ -1,0 +1,178 @@
+//! The daemon's configuration, shared with the CLI (which starts the daemon and must find
+//! its socket). Resolution order: defaults, then the TOML file, then the environment,
+//! then flags (applied by the caller on the returned [`Config`]).
+
+use std::path::{Path, PathBuf};
+
+use amber_core::paths;
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::DEFAULT_MAX_FRAME;
+
+/// The effective configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Where the model and runtime are installed (`scripts/setup.sh` puts them there).
+    pub amber_home: PathBuf,
+    /// The data directory: the SQLite store and its indexes (0700).
+    pub data_dir: PathBuf,
+    /// The socket path. Empty: `$XDG_RUNTIME_DIR/amber/amber.sock`, else
+    /// `<data_dir>/amber.sock`.
+    pub socket: Option<PathBuf>,
+    /// Where the daemon writes its logs (`<state_dir>/logs/amberd.log.<date>`).
+    pub state_dir: PathBuf,
+    /// The longest request line in bytes (default 4 MiB).
+    pub max_frame_bytes: usize,
+    /// Connections served at once; more wait to be accepted (default 256).
+    pub max_connections: usize,
+    /// Writes waiting for the writer before the daemon answers `busy` (default 1024).
+    pub write_queue: usize,
+    /// How long a `recall` waits for indexing to cover earlier writes, in ms (default 10000).
+    pub fresh_timeout_ms: u64,
+    /// Daily log files kept (default 7).
+    pub log_files: usize,
+    /// The log filter, tracing's env-filter syntax (default `info`; `AMBER_LOG` overrides).
+    pub log: String,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        let amber_home = paths::default_amber_home();
+        Config {
+            data_dir: amber_home.join("data"),
+            amber_home,
+            socket: None,
+            state_dir: paths::default_state_dir(),
+            max_frame_bytes: DEFAULT_MAX_FRAME,
+            max_connections: 256,
+            write_queue: 1024,
+            fresh_timeout_ms: 10_000,
+            log_files: 7,
+            log: "info".into(),
+        }
+    }
+}
+
+/// A config file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML for this config.
+    #[error("config file {path} is invalid: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the line.
+        message: String,
+    },
+    /// A value is out of range.
+    #[error("config: {0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Defaults, then the file at `path` if it exists, then the environment
+    /// (`AMBER_HOME`, `AMBER_DATA_DIR`, `AMBER_SOCKET`, `AMBER_STATE_DIR`, `AMBER_LOG`).
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let mut cfg = match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(&text)
+                .map_err(|message| ConfigError::Parse { path: path.to_path_buf(), message })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Err(source) => return Err(ConfigError::Read { path: path.to_path_buf(), source }),
+        };
+        let home_set_in_file = cfg.amber_home != paths::default_amber_home();
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        if let Some(h) = env("AMBER_HOME") {
+            cfg.amber_home = h;
+        }
+        if let Some(d) = env("AMBER_DATA_DIR") {
+            cfg.data_dir = d;
+        } else if home_set_in_file && cfg.data_dir == paths::default_amber_home().join("data") {
+            cfg.data_dir = cfg.amber_home.join("data");
+        }
+        if let Some(s) = env("AMBER_SOCKET") {
+            cfg.socket = Some(s);
+        }
+        if let Some(s) = env("AMBER_STATE_DIR") {
+            cfg.state_dir = s;
+        }
+        if let Ok(l) = std::env::var("AMBER_LOG")
+            && !l.is_empty()
+        {
+            cfg.log = l;
+        }
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    /// Parses TOML over the defaults.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Checks the values.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.max_frame_bytes < 1024 {
+            return Err(ConfigError::Invalid(format!(
+                "max_frame_bytes is {}, it must be at least 1024",
+                self.max_frame_bytes
+            )));
+        }
+        if self.max_connections == 0 || self.write_queue == 0 {
+            return Err(ConfigError::Invalid("max_connections and write_queue must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    /// The socket path in force.
+    pub fn socket_path(&self) -> PathBuf {
+        self.socket.clone().unwrap_or_else(|| crate::default_socket_path(&self.data_dir))
+    }
+
+    /// The effective config as TOML (the socket resolved).
+    pub fn to_toml(&self) -> String {
+        let mut shown = self.clone();
+        shown.socket = Some(self.socket_path());
+        toml::to_string(&shown).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_values_override_defaults_and_unknown_keys_are_refused() {
+        let c = Config::parse("max_frame_bytes = 2048\nsocket = \"/tmp/a.sock\"\n").unwrap();
+        assert_eq!(c.max_frame_bytes, 2048);
+        assert_eq!(c.socket_path(), PathBuf::from("/tmp/a.sock"));
+        assert_eq!(c.write_queue, Config::default().write_queue);
+        let e = Config::parse("max_frame = 1").unwrap_err();
+        assert!(e.contains("max_frame"), "{e}");
+        let e = Config::parse("max_frame_bytes = \"big\"").unwrap_err();
+        assert!(e.contains("max_frame_bytes"), "{e}");
+    }
+
+    #[test]
+    fn shown_config_parses_back() {
+        let c = Config::default();
+        let again = Config::parse(&c.to_toml()).unwrap();
+        assert_eq!(again.socket_path(), c.socket_path());
+        assert_eq!(again.data_dir, c.data_dir);
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused() {
+        let c = Config { max_frame_bytes: 10, ..Config::default() };
+        assert!(c.check().is_err());
+    }
+}

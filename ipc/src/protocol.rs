@@ -1,0 +1,351 @@
+//! The messages: JSON-RPC 2.0 envelopes, Amber's methods, their params and results, and
+//! the error codes. `docs/PROTOCOL.md` is the prose version of this file.
+
+use amber_core::{Hit, Memory, MemoryId, Millis, NewMemory, Query, Scope, SearchMode};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The protocol version. A client that says another major version in `hello` is refused
+/// with [`ErrorKind::UnsupportedProtocol`]. Bumped when a method changes incompatibly;
+/// adding methods or optional fields does not bump it.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The default longest request line, in bytes (4 MiB), not counting the newline.
+pub const DEFAULT_MAX_FRAME: usize = 4 * 1024 * 1024;
+
+/// Most memories in one `remember_batch`.
+pub const MAX_BATCH: usize = 1000;
+
+/// A request as it arrives: loosely typed, so that every defect gets its own error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Must be `"2.0"`.
+    pub jsonrpc: String,
+    /// A number or string chosen by the client, echoed in the response. Absent means a
+    /// notification: it runs, and no response is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Value>,
+    /// The method name.
+    pub method: String,
+    /// The params: an object, or absent.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub params: Value,
+}
+
+impl Request {
+    /// A request with an id.
+    pub fn new(id: u64, method: &str, params: Value) -> Request {
+        Request { jsonrpc: "2.0".into(), id: Some(Value::from(id)), method: method.into(), params }
+    }
+}
+
+/// A response: exactly one of `result` and `error`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// Always `"2.0"`.
+    pub jsonrpc: String,
+    /// The request's id; null when the request could not be read far enough to know it.
+    pub id: Value,
+    /// The result, on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The error, on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorObject>,
+}
+
+impl Response {
+    /// A success.
+    pub fn ok(id: Value, result: Value) -> Response {
+        Response { jsonrpc: "2.0".into(), id, result: Some(result), error: None }
+    }
+
+    /// A failure.
+    pub fn err(id: Value, error: ErrorObject) -> Response {
+        Response { jsonrpc: "2.0".into(), id, result: None, error: Some(error) }
+    }
+
+    /// The response as one line, newline included.
+    pub fn to_line(&self) -> Vec<u8> {
+        let mut v = serde_json::to_vec(self).unwrap_or_else(|_| {
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error","data":{"kind":"internal"}}}"#.to_vec()
+        });
+        v.push(b'\n');
+        v
+    }
+}
+
+/// A JSON-RPC error object. `data.kind` holds Amber's stable snake_case code.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The JSON-RPC numeric code.
+    pub code: i64,
+    /// A sentence for people; may change between versions.
+    pub message: String,
+    /// `{"kind": "<snake_case code>", ...}`.
+    #[serde(default)]
+    pub data: Value,
+}
+
+impl ErrorObject {
+    /// An error of a kind with a message.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ErrorObject {
+        ErrorObject {
+            code: kind.code(),
+            message: message.into(),
+            data: serde_json::json!({ "kind": kind.as_str() }),
+        }
+    }
+
+    /// The snake_case kind, when the server sent a known one.
+    pub fn kind(&self) -> Option<ErrorKind> {
+        self.data.get("kind").and_then(Value::as_str).and_then(ErrorKind::parse)
+    }
+}
+
+macro_rules! error_kinds {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal, $code:literal;)*) => {
+        /// Amber's error codes: stable snake_case names, each with a JSON-RPC number.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, for documentation and tests.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$variant,)*];
+
+            /// The stable snake_case name sent as `error.data.kind`.
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorKind::$variant => $name,)* }
+            }
+
+            /// The JSON-RPC `error.code`.
+            pub fn code(self) -> i64 {
+                match self { $(ErrorKind::$variant => $code,)* }
+            }
+
+            /// The kind with this name.
+            pub fn parse(s: &str) -> Option<ErrorKind> {
+                match s { $($name => Some(ErrorKind::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    /// The line is not JSON.
+    ParseError = "parse_error", -32700;
+    /// The line is not valid UTF-8.
+    InvalidUtf8 = "invalid_utf8", -32700;
+    /// The JSON is not a JSON-RPC 2.0 request.
+    InvalidRequest = "invalid_request", -32600;
+    /// No such method.
+    MethodNotFound = "method_not_found", -32601;
+    /// The params are missing, of the wrong type or refused by validation.
+    InvalidParams = "invalid_params", -32602;
+    /// Something failed inside the daemon; details are in its log, not on the wire.
+    Internal = "internal", -32603;
+    /// The line is longer than the frame limit.
+    FrameTooLarge = "frame_too_large", -32001;
+    /// The write queue is full: retry later.
+    Busy = "busy", -32002;
+    /// No memory with that id.
+    NotFound = "not_found", -32003;
+    /// The embedding model or runtime is missing or broken (run scripts/setup.sh).
+    ModelUnavailable = "model_unavailable", -32004;
+    /// The client speaks another protocol version.
+    UnsupportedProtocol = "unsupported_protocol", -32005;
+    /// The daemon is shutting down and takes no new work.
+    ShuttingDown = "shutting_down", -32006;
+    /// `purge` of a memory that was not forgotten first.
+    NotForgotten = "not_forgotten", -32007;
+    /// The disk is full: the write was not made, nothing was lost.
+    StorageFull = "storage_full", -32008;
+    /// The store failed (I/O error, corruption); details are in the daemon's log.
+    StorageError = "storage_error", -32009;
+    /// Too many connections: the daemon refused this one.
+    TooManyConnections = "too_many_connections", -32010;
+    /// The request waited too long (e.g. for indexing to catch up).
+    Timeout = "timeout", -32011;
+}
+
+/// The methods of protocol version 1.
+pub const METHODS: &[&str] =
+    &["hello", "remember", "remember_batch", "recall", "get", "forget", "purge", "status", "reindex", "shutdown"];
+
+/// `hello` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HelloParams {
+    /// Who is calling, for the log ("claude-code", "amber-cli").
+    #[serde(default)]
+    pub client: Option<String>,
+    /// The protocol version the client speaks.
+    #[serde(default)]
+    pub protocol_version: Option<u32>,
+}
+
+/// `hello` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloResult {
+    /// `"amberd"`.
+    pub server: String,
+    /// The daemon's version.
+    pub version: String,
+    /// [`PROTOCOL_VERSION`].
+    pub protocol_version: u32,
+    /// The methods this daemon serves.
+    pub methods: Vec<String>,
+    /// The embedding model id.
+    pub model: String,
+}
+
+/// `remember` params: a memory ([`NewMemory`]'s fields).
+pub type RememberParams = NewMemory;
+
+/// What a write did to one memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RememberResult {
+    /// The memory id (derived from scope and content).
+    pub id: MemoryId,
+    /// Its sequence number in the store.
+    pub seq: u64,
+    /// False when the same content was already in the same scope.
+    pub created: bool,
+}
+
+/// `remember_batch` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RememberBatchParams {
+    /// Up to [`MAX_BATCH`] memories, committed in one transaction.
+    pub memories: Vec<NewMemory>,
+}
+
+/// `remember_batch` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RememberBatchResult {
+    /// One entry per memory, in order.
+    pub results: Vec<RememberResult>,
+}
+
+/// `recall` params: a [`Query`] plus `fresh`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecallParams {
+    /// The query text.
+    pub text: String,
+    /// Only this scope and the scopes under it.
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// How many hits (default 10, at most 1000).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Only memories whose time is at or after this (ms since the epoch).
+    #[serde(default)]
+    pub since: Option<Millis>,
+    /// Only memories whose time is at or before this.
+    #[serde(default)]
+    pub until: Option<Millis>,
+    /// `hybrid` (default), `bm25` or `vector`.
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
+    /// The moment the question is asked, for "last week" in the text (default: now).
+    #[serde(default)]
+    pub now: Option<Millis>,
+    /// Wait until every write acknowledged before this request is indexed (default
+    /// true), so a client always finds what it just remembered.
+    #[serde(default)]
+    pub fresh: Option<bool>,
+}
+
+impl RecallParams {
+    /// Params for a text, everything else default.
+    pub fn new(text: impl Into<String>) -> RecallParams {
+        RecallParams {
+            text: text.into(),
+            scope: None,
+            k: None,
+            since: None,
+            until: None,
+            mode: None,
+            now: None,
+            fresh: None,
+        }
+    }
+
+    /// The engine query.
+    pub fn query(&self) -> Query {
+        let mut q = Query::new(self.text.clone());
+        q.scope = self.scope.clone();
+        if let Some(k) = self.k {
+            q.k = k;
+        }
+        q.since = self.since;
+        q.until = self.until;
+        q.mode = self.mode.unwrap_or_default();
+        q.now = self.now;
+        q
+    }
+}
+
+/// `recall` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallResult {
+    /// Best first, each with its per-signal evidence.
+    pub hits: Vec<Hit>,
+}
+
+/// `get`, `forget` and `purge` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdParams {
+    /// The memory id.
+    pub id: MemoryId,
+}
+
+/// `get` and `forget` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryResult {
+    /// The memory (with `forgotten_at` when it is forgotten).
+    pub memory: Memory,
+}
+
+/// `purge` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PurgeResult {
+    /// The purged id.
+    pub id: MemoryId,
+    /// Always true: a purge that did nothing is an error.
+    pub purged: bool,
+}
+
+/// `reindex` and `shutdown` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OkResult {
+    /// Always true.
+    pub ok: bool,
+}
+
+/// `status` result: the daemon's and the engine's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusResult {
+    /// [`PROTOCOL_VERSION`].
+    pub protocol_version: u32,
+    /// The daemon's version.
+    pub version: String,
+    /// Its process id.
+    pub pid: u32,
+    /// Seconds since it started.
+    pub uptime_seconds: f64,
+    /// The socket it listens on.
+    pub socket: String,
+    /// Connections open now.
+    pub connections: usize,
+    /// Writes waiting in the queue.
+    pub queue_depth: usize,
+    /// The engine's status (counts, model, index health), as the engine reports it.
+    pub engine: Value,
+}
