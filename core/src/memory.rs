@@ -232,6 +232,10 @@ pub struct Memory {
     pub event_time: Option<Millis>,
     /// Free metadata (a JSON object).
     pub metadata: serde_json::Value,
+    /// When it was forgotten: recall no longer returns it, but its content is kept
+    /// until it is purged. Absent for a live memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgotten_at: Option<Millis>,
 }
 
 impl Memory {
@@ -239,6 +243,11 @@ impl Memory {
     /// else the filing time.
     pub fn time(&self) -> Millis {
         self.event_time.unwrap_or(self.created_at)
+    }
+
+    /// True when the memory was forgotten (see [`Memory::forgotten_at`]).
+    pub fn is_forgotten(&self) -> bool {
+        self.forgotten_at.is_some()
     }
 }
 
@@ -276,6 +285,33 @@ mod tests {
         m.metadata = serde_json::json!([1, 2]);
         assert_eq!(m.validate(), Err(InvalidInput::BadMetadata));
         assert!(NewMemory::new("ok").validate().is_ok());
+    }
+
+    #[test]
+    fn forgotten_at_is_omitted_when_absent_and_read_when_present() {
+        let m = Memory {
+            id: MemoryId::derive(&Scope::default(), "x"),
+            seq: 1,
+            content: "x".into(),
+            scope: Scope::default(),
+            kind: MemoryType::Fact,
+            source: None,
+            author: None,
+            session_id: None,
+            created_at: 5,
+            event_time: None,
+            metadata: empty_object(),
+            forgotten_at: None,
+        };
+        let json = serde_json::to_value(&m).unwrap();
+        assert!(json.get("forgotten_at").is_none(), "{json}");
+        let back: Memory = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, m, "a memory without the field reads as live");
+        let gone = Memory { forgotten_at: Some(9), ..m };
+        let json = serde_json::to_value(&gone).unwrap();
+        assert_eq!(json["forgotten_at"], 9);
+        let back: Memory = serde_json::from_value(json).unwrap();
+        assert!(back.is_forgotten());
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! - Memories are kept verbatim, keyed by a stable id (scope + content hash) and by an
 //!   insertion sequence number `seq` that the derived indexes use as their key.
 //! - Writing the same content into the same scope again returns the existing memory.
+//! - Forgetting keeps the row with a `forgotten_at` time: reads for indexing and recall
+//!   skip it, [`Store::get`] still returns it. Purging deletes a forgotten row for good.
+//!   Filing the same content again after forgetting files it anew.
 //! - The embedding cache maps (model id, chunk hash) to a vector, so rebuilding an index
 //!   never re-embeds.
 //! - The schema is versioned (`PRAGMA user_version`) and migrated forward on open; a
@@ -25,4 +28,4 @@ mod store;
 
 pub use error::{Error, Result};
 pub use schema::SCHEMA_VERSION;
-pub use store::{Store, Vector};
+pub use store::{Purged, Store, Vector};

@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -32,5 +32,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         key    TEXT PRIMARY KEY,
         value  TEXT NOT NULL
     ) WITHOUT ROWID;
+    "#,
+    // 1 -> 2: forgetting. A forgotten memory keeps its row (and content) with the time it
+    // was forgotten; the partial index keeps listing and counting them cheap.
+    r#"
+    ALTER TABLE memories ADD COLUMN forgotten_at INTEGER;
+    CREATE INDEX memories_forgotten ON memories(seq) WHERE forgotten_at IS NOT NULL;
     "#,
 ];

@@ -25,8 +25,18 @@ pub struct Store {
     path: PathBuf,
 }
 
-const MEMORY_COLUMNS: &str =
-    "seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata";
+const MEMORY_COLUMNS: &str = "seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, forgotten_at";
+
+/// What [`Store::purge`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purged {
+    /// The forgotten memory's row is gone.
+    Deleted,
+    /// The memory exists but is not forgotten: nothing was deleted.
+    NotForgotten,
+    /// No memory has this id.
+    NotFound,
+}
 
 impl Store {
     /// Opens (creating if needed) the store at `path`, in WAL mode with full fsync on
@@ -42,6 +52,28 @@ impl Store {
         let conn =
             Connection::open_in_memory().map_err(|source| Error::Sqlite { path: path.clone(), source })?;
         Self::init(conn, path)
+    }
+
+    /// Opens another connection to an existing store at `path` for reading only
+    /// (`query_only`), as a concurrent reader next to the connection that writes (WAL
+    /// lets readers and the writer proceed together). The store must already be at this
+    /// binary's schema version: open it with [`Store::open`] first.
+    pub fn open_reader(path: &Path) -> Result<Store> {
+        use rusqlite::OpenFlags;
+        let sql = |source| Error::Sqlite { path: path.into(), source };
+        let flags =
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        conn.pragma_update(None, "query_only", "ON").map_err(sql)?;
+        let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
+        if found != SCHEMA_VERSION {
+            return Err(Error::Corrupt {
+                path: path.into(),
+                detail: format!("a reader found schema version {found}, expected {SCHEMA_VERSION}"),
+            });
+        }
+        Ok(Store { conn, path: path.to_path_buf() })
     }
 
     fn init(conn: Connection, path: PathBuf) -> Result<Store> {
@@ -95,6 +127,11 @@ impl Store {
     /// Files many memories in one transaction (all or nothing). Duplicates inside the
     /// batch collapse to the first.
     ///
+    /// Content identical to a *forgotten* memory (same scope, same content, so the same
+    /// id) is filed anew: the forgotten row is replaced by this write, with a new `seq`
+    /// and `created_at` and this write's fields, and it counts as created. So remembering
+    /// something again after forgetting it is the same as remembering it after a purge.
+    ///
     /// Each memory is validated ([`NewMemory::validate`]) before anything is written.
     pub fn insert_batch(&mut self, memories: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>> {
         for m in memories {
@@ -115,8 +152,12 @@ impl Store {
             let mut select = tx
                 .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"))
                 .map_err(sql)?;
+            let mut drop_forgotten = tx
+                .prepare_cached("DELETE FROM memories WHERE id = ?1 AND forgotten_at IS NOT NULL")
+                .map_err(sql)?;
             for m in memories {
                 let id = m.id();
+                drop_forgotten.execute([id.as_str()]).map_err(sql)?;
                 let changed = insert
                     .execute(params![
                         id.as_str(),
@@ -139,7 +180,65 @@ impl Store {
         Ok(out)
     }
 
-    /// The memory with this id.
+    /// Marks the memory with this id forgotten at `now` (one transaction). Returns the
+    /// memory with `forgotten_at` set and whether this call forgot it (false when it was
+    /// already forgotten: its `forgotten_at` is kept). None when no memory has this id.
+    pub fn forget(&mut self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>> {
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        let changed = tx
+            .execute(
+                "UPDATE memories SET forgotten_at = ?2 WHERE id = ?1 AND forgotten_at IS NULL",
+                params![id.as_str(), now],
+            )
+            .map_err(sql)?;
+        let row = tx
+            .query_row(
+                &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"),
+                [id.as_str()],
+                raw_row,
+            )
+            .optional()
+            .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        row.map(|r| Ok((decode(r, &path)?, changed == 1))).transpose()
+    }
+
+    /// Deletes a forgotten memory's row for good; a memory that is not forgotten is left
+    /// alone. The embedding cache is kept (it holds vectors keyed by chunk hash, no text).
+    pub fn purge(&mut self, id: &MemoryId) -> Result<Purged> {
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        let deleted = tx
+            .execute("DELETE FROM memories WHERE id = ?1 AND forgotten_at IS NOT NULL", [id.as_str()])
+            .map_err(sql)?;
+        let out = if deleted == 1 {
+            Purged::Deleted
+        } else {
+            let exists = tx
+                .query_row("SELECT 1 FROM memories WHERE id = ?1", [id.as_str()], |_| Ok(()))
+                .optional()
+                .map_err(sql)?
+                .is_some();
+            if exists { Purged::NotForgotten } else { Purged::NotFound }
+        };
+        tx.commit().map_err(sql)?;
+        Ok(out)
+    }
+
+    /// The seqs of the forgotten memories, ascending.
+    pub fn forgotten_seqs(&self) -> Result<Vec<u64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq FROM memories WHERE forgotten_at IS NOT NULL ORDER BY seq")
+            .map_err(self.sql())?;
+        let rows = stmt.query_map([], |r| r.get::<_, i64>(0)).map_err(self.sql())?;
+        rows.map(|r| r.map(|s| s as u64).map_err(self.sql())).collect()
+    }
+
+    /// The memory with this id, forgotten or not.
     pub fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
         let row = self
             .conn
@@ -149,14 +248,17 @@ impl Store {
         row.map(|r| decode(r, &self.path)).transpose()
     }
 
-    /// The memories with these seqs, in the order asked; unknown seqs are skipped.
+    /// The live memories with these seqs, in the order asked; unknown and forgotten seqs
+    /// are skipped.
     pub fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>> {
         let mut found: HashMap<u64, Memory> = HashMap::with_capacity(seqs.len());
         for batch in seqs.chunks(LOOKUP_BATCH) {
             let marks = vec!["?"; batch.len()].join(",");
             let mut stmt = self
                 .conn
-                .prepare(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE seq IN ({marks})"))
+                .prepare(&format!(
+                    "SELECT {MEMORY_COLUMNS} FROM memories WHERE seq IN ({marks}) AND forgotten_at IS NULL"
+                ))
                 .map_err(self.sql())?;
             let rows = stmt
                 .query_map(rusqlite::params_from_iter(batch.iter().map(|s| *s as i64)), raw_row)
@@ -169,26 +271,31 @@ impl Store {
         Ok(seqs.iter().filter_map(|s| found.remove(s)).collect())
     }
 
-    /// Up to `limit` memories with seq greater than `after`, in seq order.
-    pub fn scan(&self, after: u64, limit: usize) -> Result<Vec<Memory>> {
+    /// Up to `limit` live (not forgotten) memories with `after < seq <= through`, in seq
+    /// order.
+    pub fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+                "SELECT {MEMORY_COLUMNS} FROM memories
+                 WHERE seq > ?1 AND seq <= ?2 AND forgotten_at IS NULL ORDER BY seq LIMIT ?3"
             ))
             .map_err(self.sql())?;
-        let rows = stmt.query_map(params![after as i64, limit as i64], raw_row).map_err(self.sql())?;
+        let rows = stmt
+            .query_map(params![after as i64, through.min(i64::MAX as u64) as i64, limit as i64], raw_row)
+            .map_err(self.sql())?;
         rows.map(|r| decode(r.map_err(self.sql())?, &self.path)).collect()
     }
 
-    /// Up to `limit` (seq, scope, time) triples with seq greater than `after`, in seq
-    /// order, where time is the event time, else the filing time. Cheaper than
+    /// Up to `limit` (seq, scope, time) triples of live memories with seq greater than
+    /// `after`, in seq order, where time is the event time, else the filing time. Cheaper than
     /// [`Store::scan`] when the content is not needed.
     pub fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<(u64, Scope, Millis)>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT seq, scope, COALESCE(event_time, created_at) FROM memories WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                "SELECT seq, scope, COALESCE(event_time, created_at) FROM memories
+                 WHERE seq > ?1 AND forgotten_at IS NULL ORDER BY seq LIMIT ?2",
             )
             .map_err(self.sql())?;
         let rows = stmt
@@ -206,35 +313,58 @@ impl Store {
         .collect()
     }
 
-    /// The number of memories.
+    /// The number of live (not forgotten) memories.
     pub fn count(&self) -> Result<u64> {
         self.conn
-            .query_row("SELECT COUNT(*) FROM memories", [], |r| r.get::<_, i64>(0))
+            .query_row("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL", [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
             .map_err(self.sql())
     }
 
-    /// The number of memories with seq at or below `seq`.
+    /// The number of forgotten (not yet purged) memories.
+    pub fn count_forgotten(&self) -> Result<u64> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NOT NULL", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+            .map_err(self.sql())
+    }
+
+    /// The number of live memories with seq at or below `seq`: what an index that is
+    /// complete through `seq` holds.
     pub fn count_through(&self, seq: u64) -> Result<u64> {
         self.conn
-            .query_row("SELECT COUNT(*) FROM memories WHERE seq <= ?1", [seq as i64], |r| r.get::<_, i64>(0))
+            .query_row(
+                "SELECT COUNT(*) FROM memories WHERE seq <= ?1 AND forgotten_at IS NULL",
+                [seq.min(i64::MAX as u64) as i64],
+                |r| r.get::<_, i64>(0),
+            )
             .map(|n| n as u64)
             .map_err(self.sql())
     }
 
-    /// The highest seq in use (0 when empty).
+    /// The highest seq ever assigned (0 when none), counting forgotten and purged
+    /// memories: seqs are never reused, so this never goes down.
     pub fn max_seq(&self) -> Result<u64> {
         self.conn
-            .query_row("SELECT COALESCE(MAX(seq), 0) FROM memories", [], |r| r.get::<_, i64>(0))
+            .query_row(
+                "SELECT MAX(COALESCE((SELECT MAX(seq) FROM memories), 0),
+                            COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0))",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
             .map(|n| n as u64)
             .map_err(self.sql())
     }
 
-    /// The distinct scopes and how many memories each holds.
+    /// The distinct scopes and how many live memories each holds.
     pub fn scope_counts(&self) -> Result<Vec<(String, u64)>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT scope, COUNT(*) FROM memories GROUP BY scope ORDER BY scope")
+            .prepare(
+                "SELECT scope, COUNT(*) FROM memories WHERE forgotten_at IS NULL GROUP BY scope ORDER BY scope",
+            )
             .map_err(self.sql())?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))).map_err(self.sql())?;
         rows.collect::<std::result::Result<_, _>>().map_err(self.sql())
@@ -326,6 +456,7 @@ type RawRow = (
     i64,
     Option<i64>,
     String,
+    Option<i64>,
 );
 
 fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
@@ -341,11 +472,25 @@ fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         r.get(8)?,
         r.get(9)?,
         r.get(10)?,
+        r.get(11)?,
     ))
 }
 
 fn decode(row: RawRow, path: &Path) -> Result<Memory> {
-    let (seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata) = row;
+    let (
+        seq,
+        id,
+        scope,
+        content,
+        kind,
+        source,
+        author,
+        session_id,
+        created_at,
+        event_time,
+        metadata,
+        forgotten_at,
+    ) = row;
     let corrupt = |detail: String| Error::Corrupt { path: path.to_path_buf(), detail };
     Ok(Memory {
         id: id.parse().map_err(|e| corrupt(format!("seq {seq}: {e}")))?,
@@ -360,6 +505,7 @@ fn decode(row: RawRow, path: &Path) -> Result<Memory> {
         event_time,
         metadata: serde_json::from_str(&metadata)
             .map_err(|e| corrupt(format!("seq {seq}: metadata: {e}")))?,
+        forgotten_at,
     })
 }
 
@@ -434,6 +580,98 @@ mod tests {
         let c = Connection::open(&path).unwrap();
         let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(v, SCHEMA_VERSION + 1);
+    }
+
+    #[test]
+    fn forget_hides_from_scans_and_purge_deletes_only_forgotten() {
+        let mut s = Store::open_in_memory().unwrap();
+        let out =
+            s.insert_batch(&[NewMemory::new("a"), NewMemory::new("b"), NewMemory::new("c")], 1).unwrap();
+        let (a, b, c) = (out[0].0.clone(), out[1].0.clone(), out[2].0.clone());
+        assert_eq!(s.purge(&b.id).unwrap(), Purged::NotForgotten);
+        let (gone, fresh) = s.forget(&b.id, 50).unwrap().unwrap();
+        assert!(fresh);
+        assert_eq!(gone.forgotten_at, Some(50));
+        // idempotent: the first time is kept
+        let (again, fresh) = s.forget(&b.id, 60).unwrap().unwrap();
+        assert!(!fresh);
+        assert_eq!(again.forgotten_at, Some(50));
+        assert!(s.forget(&NewMemory::new("never").id(), 1).unwrap().is_none());
+
+        assert_eq!(s.get(&b.id).unwrap().unwrap().forgotten_at, Some(50), "get returns it");
+        let live: Vec<u64> = s.scan(0, u64::MAX, 10).unwrap().iter().map(|m| m.seq).collect();
+        assert_eq!(live, vec![a.seq, c.seq]);
+        assert_eq!(s.scan(0, a.seq, 10).unwrap().len(), 1, "through bounds the scan");
+        assert_eq!(s.scan_keys(0, 10).unwrap().len(), 2);
+        assert_eq!(s.get_by_seqs(&[a.seq, b.seq, c.seq]).unwrap().len(), 2);
+        assert_eq!((s.count().unwrap(), s.count_forgotten().unwrap()), (2, 1));
+        assert_eq!(s.count_through(b.seq).unwrap(), 1);
+        assert_eq!(s.forgotten_seqs().unwrap(), vec![b.seq]);
+        assert_eq!(s.scope_counts().unwrap(), vec![(Scope::default().as_str().to_string(), 2)]);
+
+        let (gone, _) = s.forget(&c.id, 70).unwrap().unwrap();
+        assert_eq!(s.purge(&c.id).unwrap(), Purged::Deleted);
+        assert_eq!(s.purge(&c.id).unwrap(), Purged::NotFound);
+        assert!(s.get(&c.id).unwrap().is_none());
+        assert_eq!(s.max_seq().unwrap(), gone.seq, "the highest seq ever assigned survives a purge");
+        let (d, _) = s.insert(&NewMemory::new("d"), 80).unwrap();
+        assert!(d.seq > gone.seq, "seqs are never reused");
+    }
+
+    #[test]
+    fn remembering_forgotten_content_files_it_anew() {
+        let mut s = Store::open_in_memory().unwrap();
+        let (a, _) = s.insert(&NewMemory::new("a"), 1).unwrap();
+        s.insert(&NewMemory::new("b"), 2).unwrap();
+        s.forget(&a.id, 3).unwrap();
+        let out = s
+            .insert_batch(&[NewMemory::new("a").of_type(MemoryType::Event), NewMemory::new("a")], 4)
+            .unwrap();
+        assert_eq!(out.iter().map(|(_, n)| *n).collect::<Vec<_>>(), vec![true, false]);
+        let back = &out[0].0;
+        assert_eq!(back.id, a.id);
+        assert!(back.seq > a.seq, "a new seq, so the indexes see a new memory");
+        assert_eq!((back.created_at, back.forgotten_at, back.kind), (4, None, MemoryType::Event));
+        assert_eq!(out[1].0, *back);
+        assert_eq!((s.count().unwrap(), s.count_forgotten().unwrap()), (2, 0));
+    }
+
+    #[test]
+    fn a_version_1_store_is_migrated_keeping_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("amber.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+            c.execute(
+                "INSERT INTO memories (id, scope, content, kind, created_at, metadata)
+                 VALUES (?1, 'default', 'from v1', 'fact', 7, '{}')",
+                [NewMemory::new("from v1").id().as_str()],
+            )
+            .unwrap();
+        }
+        let mut s = Store::open(&path).unwrap();
+        let v: i64 = s.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        let m = s.get(&NewMemory::new("from v1").id()).unwrap().unwrap();
+        assert_eq!((m.content.as_str(), m.created_at, m.forgotten_at), ("from v1", 7, None));
+        assert_eq!(s.count().unwrap(), 1);
+        assert!(s.forget(&m.id, 9).unwrap().unwrap().1);
+        assert!(s.integrity_check().unwrap());
+    }
+
+    #[test]
+    fn a_reader_sees_commits_and_cannot_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("amber.db");
+        let mut w = Store::open(&path).unwrap();
+        let r = Store::open_reader(&path).unwrap();
+        let (a, _) = w.insert(&NewMemory::new("seen"), 1).unwrap();
+        assert_eq!(r.get(&a.id).unwrap().unwrap().content, "seen");
+        let err = r.conn.execute("DELETE FROM memories", []).unwrap_err();
+        assert!(err.to_string().contains("readonly") || err.to_string().contains("read"), "{err}");
+        assert!(Store::open_reader(&dir.path().join("absent.db")).is_err());
     }
 
     #[test]
