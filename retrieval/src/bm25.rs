@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use amber_core::{Millis, Scope};
 use tantivy::collector::TopDocs;
@@ -171,9 +172,12 @@ pub struct Bm25Filter<'a> {
 }
 
 /// A tantivy index of memory content.
+///
+/// Shareable across threads: searches run concurrently with each other and with
+/// indexing (they see the last commit); writes go through one internal writer.
 pub struct Bm25Index {
     index: Index,
-    writer: IndexWriter,
+    writer: Mutex<IndexWriter>,
     reader: IndexReader,
     path: PathBuf,
     seq: Field,
@@ -181,7 +185,13 @@ pub struct Bm25Index {
     time: Field,
     content: Field,
     code: Field,
-    watermark: Option<u64>,
+    watermark: Mutex<Option<u64>>,
+}
+
+/// Locks a mutex, going on after a panic elsewhere: the guarded values here stay usable
+/// (an uncommitted tantivy batch is simply committed or dropped later).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -268,10 +278,10 @@ impl Bm25Index {
             content: field("content")?,
             code: field("code")?,
             index,
-            writer,
+            writer: Mutex::new(writer),
             reader,
             path: path.clone(),
-            watermark,
+            watermark: Mutex::new(watermark),
         })
     }
 
@@ -280,8 +290,9 @@ impl Bm25Index {
     }
 
     /// Adds (or replaces) a memory. Visible to searches after [`Bm25Index::commit`].
-    pub fn add(&mut self, doc: &Bm25Doc<'_>) -> Result<()> {
-        self.writer.delete_term(Term::from_field_u64(self.seq, doc.seq));
+    pub fn add(&self, doc: &Bm25Doc<'_>) -> Result<()> {
+        let writer = lock(&self.writer);
+        writer.delete_term(Term::from_field_u64(self.seq, doc.seq));
         let mut d = TantivyDocument::new();
         d.add_u64(self.seq, doc.seq);
         for p in doc.scope.prefixes() {
@@ -290,33 +301,38 @@ impl Bm25Index {
         d.add_i64(self.time, doc.time);
         d.add_text(self.content, doc.content);
         d.add_text(self.code, doc.content);
-        self.writer.add_document(d).map_err(self.err())?;
+        writer.add_document(d).map_err(self.err())?;
         Ok(())
     }
 
-    /// Removes every document.
-    pub fn clear(&mut self) -> Result<()> {
-        self.writer.delete_all_documents().map_err(self.err())?;
+    /// Removes the memory with this seq, if indexed. Visible after the next commit.
+    pub fn delete(&self, seq: u64) {
+        lock(&self.writer).delete_term(Term::from_field_u64(self.seq, seq));
+    }
+
+    /// Removes every document. Visible after the next commit: until then searches see
+    /// the last commit, so a rebuild (clear, add everything, commit) swaps atomically.
+    pub fn clear(&self) -> Result<()> {
+        lock(&self.writer).delete_all_documents().map_err(self.err())?;
         Ok(())
     }
 
     /// Commits what was added, recording `watermark` (the highest seq indexed) with the
     /// commit, and makes it visible to searches.
-    pub fn commit(&mut self, watermark: u64) -> Result<()> {
+    pub fn commit(&self, watermark: u64) -> Result<()> {
         let payload = serde_json::to_string(&Payload { format: FORMAT, watermark }).unwrap_or_default();
-        let path = self.path.clone();
-        let err = |source| Error::Bm25 { path: path.clone(), source };
-        let mut prepared = self.writer.prepare_commit().map_err(err)?;
+        let mut writer = lock(&self.writer);
+        let mut prepared = writer.prepare_commit().map_err(self.err())?;
         prepared.set_payload(&payload);
-        prepared.commit().map_err(err)?;
-        self.reader.reload().map_err(err)?;
-        self.watermark = Some(watermark);
+        prepared.commit().map_err(self.err())?;
+        self.reader.reload().map_err(self.err())?;
+        *lock(&self.watermark) = Some(watermark);
         Ok(())
     }
 
     /// The highest seq recorded by the last commit (None for a new index).
     pub fn watermark(&self) -> Option<u64> {
-        self.watermark
+        *lock(&self.watermark)
     }
 
     /// Documents visible to searches.
@@ -420,7 +436,7 @@ mod tests {
     use super::*;
 
     fn index(docs: &[(&str, &str, i64)]) -> Bm25Index {
-        let mut ix = Bm25Index::create_in_ram().unwrap();
+        let ix = Bm25Index::create_in_ram().unwrap();
         for (i, (scope, content, time)) in docs.iter().enumerate() {
             let scope: Scope = scope.parse().unwrap();
             ix.add(&Bm25Doc { seq: i as u64 + 1, scope: &scope, time: *time, content }).unwrap();
@@ -482,7 +498,7 @@ mod tests {
     fn replace_and_reopen_with_watermark() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let mut ix = Bm25Index::open_or_create(dir.path()).unwrap();
+            let ix = Bm25Index::open_or_create(dir.path()).unwrap();
             assert_eq!(ix.watermark(), None);
             let s: Scope = "s".parse().unwrap();
             ix.add(&Bm25Doc { seq: 7, scope: &s, time: 0, content: "alpha" }).unwrap();
@@ -493,5 +509,37 @@ mod tests {
         let ix = Bm25Index::open_or_create(dir.path()).unwrap();
         assert_eq!(ix.watermark(), Some(7));
         assert_eq!(seqs(ix.search("beta", &Bm25Filter::default(), 5).unwrap()), vec![7]);
+        ix.delete(7);
+        assert_eq!(ix.num_docs(), 1, "a delete is visible after the commit");
+        ix.commit(7).unwrap();
+        assert_eq!(ix.num_docs(), 0);
+        assert!(ix.search("beta", &Bm25Filter::default(), 5).unwrap().is_empty());
+    }
+
+    #[test]
+    fn searches_run_while_another_thread_indexes() {
+        let ix = index(&[("p", "alpha beta", 0)]);
+        let s: Scope = "p".parse().unwrap();
+        std::thread::scope(|t| {
+            t.spawn(|| {
+                for seq in 2..200u64 {
+                    ix.add(&Bm25Doc { seq, scope: &s, time: 0, content: "gamma alpha" }).unwrap();
+                    if seq % 20 == 0 {
+                        ix.commit(seq).unwrap();
+                    }
+                }
+                ix.commit(199).unwrap();
+            });
+            for _ in 0..2 {
+                t.spawn(|| {
+                    for _ in 0..200 {
+                        let hits = ix.search("alpha", &Bm25Filter::default(), 500).unwrap();
+                        assert!(hits.iter().any(|(seq, _)| *seq == 1));
+                    }
+                });
+            }
+        });
+        assert_eq!(ix.num_docs(), 199);
+        assert_eq!(ix.watermark(), Some(199));
     }
 }

@@ -1,6 +1,7 @@
 //! Chunk vectors in a usearch HNSW index.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
@@ -14,6 +15,9 @@ const CONNECTIVITY: usize = 16;
 const EXPANSION_ADD: usize = 128;
 /// Candidate list size while searching.
 const EXPANSION_SEARCH: usize = 128;
+/// Searches that may run at once. usearch keeps one context per concurrent search and
+/// fails a search that finds none free, so more callers than this wait for a turn.
+const SEARCH_THREADS: usize = 8;
 
 /// The vector-index key of chunk `chunk` of memory `seq`.
 pub fn chunk_key(seq: u64, chunk: usize) -> u64 {
@@ -26,10 +30,45 @@ pub fn split_key(key: u64) -> (u64, usize) {
 }
 
 /// A cosine HNSW index of chunk vectors, stored as f16.
+///
+/// Searches and lookups take `&self` and may run from several threads at once; changes
+/// take `&mut self`, so a caller sharing the index puts it behind a read-write lock.
 pub struct VectorIndex {
     index: Index,
     dim: usize,
     path: PathBuf,
+    searches: Permits,
+}
+
+/// A counting semaphore for the search contexts.
+struct Permits {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Permits {
+    fn new(n: usize) -> Permits {
+        Permits { free: Mutex::new(n), freed: Condvar::new() }
+    }
+
+    fn run<R>(&self, f: impl FnOnce() -> R) -> R {
+        {
+            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            while *free == 0 {
+                free = self.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+            }
+            *free -= 1;
+        }
+        struct Release<'a>(&'a Permits);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                self.0.freed.notify_one();
+            }
+        }
+        let _release = Release(self);
+        f()
+    }
 }
 
 fn options(dim: usize) -> IndexOptions {
@@ -47,9 +86,10 @@ fn options(dim: usize) -> IndexOptions {
 impl VectorIndex {
     /// An empty index of `dim` dimensions.
     pub fn new(dim: usize) -> Result<VectorIndex> {
-        let index = Index::new(&options(dim))
-            .map_err(|e| Error::Vector { path: PathBuf::new(), message: e.to_string() })?;
-        Ok(VectorIndex { index, dim, path: PathBuf::new() })
+        let err = |message: String| Error::Vector { path: PathBuf::new(), message };
+        let index = Index::new(&options(dim)).map_err(|e| err(e.to_string()))?;
+        index.reserve_capacity_and_threads(1024, SEARCH_THREADS).map_err(|e| err(e.to_string()))?;
+        Ok(VectorIndex { index, dim, path: PathBuf::new(), searches: Permits::new(SEARCH_THREADS) })
     }
 
     /// Loads an index saved by [`VectorIndex::save`]; an index of another dimension or
@@ -63,17 +103,19 @@ impl VectorIndex {
         let index = Index::new(&options(dim)).map_err(|e| err(e.to_string()))?;
         index.load(&path.to_string_lossy()).map_err(|e| err(e.to_string()))?;
         index.change_expansion_search(EXPANSION_SEARCH);
-        Ok(VectorIndex { index, dim, path: path.to_path_buf() })
+        index
+            .reserve_capacity_and_threads(index.capacity().max(index.size()), SEARCH_THREADS)
+            .map_err(|e| err(e.to_string()))?;
+        Ok(VectorIndex { index, dim, path: path.to_path_buf(), searches: Permits::new(SEARCH_THREADS) })
     }
 
     /// Writes the index to `path` atomically (a temporary file, then a rename).
-    pub fn save(&mut self, path: &Path) -> Result<()> {
+    pub fn save(&self, path: &Path) -> Result<()> {
         let tmp = path.with_extension("tmp");
         self.index
             .save(&tmp.to_string_lossy())
             .map_err(|e| Error::Vector { path: tmp.clone(), message: e.to_string() })?;
         std::fs::rename(&tmp, path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-        self.path = path.to_path_buf();
         Ok(())
     }
 
@@ -106,9 +148,27 @@ impl VectorIndex {
         }
         if self.index.size() + 1 > self.index.capacity() {
             let want = (self.index.capacity() * 2).max(1024);
-            self.index.reserve(want).map_err(|e| self.err(e))?;
+            self.index.reserve_capacity_and_threads(want, SEARCH_THREADS).map_err(|e| self.err(e))?;
         }
         self.index.add(key, vector).map_err(|e| self.err(e))
+    }
+
+    /// Removes the vector under `key`; false when there was none.
+    pub fn remove(&mut self, key: u64) -> Result<bool> {
+        if !self.index.contains(key) {
+            return Ok(false);
+        }
+        self.index.remove(key).map(|n| n > 0).map_err(|e| self.err(e))
+    }
+
+    /// Removes every chunk vector of memory `seq` (its keys are consecutive from chunk
+    /// 0); returns how many were removed.
+    pub fn remove_memory(&mut self, seq: u64) -> Result<usize> {
+        let mut n = 0;
+        while n < MAX_CHUNKS_PER_MEMORY && self.remove(chunk_key(seq, n))? {
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// True when a vector is stored under `key`.
@@ -139,11 +199,13 @@ impl VectorIndex {
         if self.is_empty() || count == 0 {
             return Ok(Vec::new());
         }
-        let m = match filter {
-            Some(f) => self.index.filtered_search(query, count, f),
-            None => self.index.search(query, count),
-        }
-        .map_err(|e| self.err(e))?;
+        let m = self
+            .searches
+            .run(|| match filter {
+                Some(f) => self.index.filtered_search(query, count, f),
+                None => self.index.search(query, count),
+            })
+            .map_err(|e| self.err(e))?;
         Ok(m.keys.into_iter().zip(m.distances).map(|(k, d)| (k, 1.0 - d)).collect())
     }
 }
@@ -197,5 +259,53 @@ mod tests {
         assert!(VectorIndex::load(&path, dim + 1).is_err());
         std::fs::write(&path, b"garbage").unwrap();
         assert!(VectorIndex::load(&path, dim).is_err());
+    }
+
+    #[test]
+    fn removed_vectors_are_gone_and_stay_gone_after_save_load() {
+        let dim = 16;
+        let mut ix = VectorIndex::new(dim).unwrap();
+        for seq in 1..=50u64 {
+            for c in 0..3 {
+                ix.add(chunk_key(seq, c), &unit(seq * 10 + c as u64, dim)).unwrap();
+            }
+        }
+        assert_eq!(ix.remove_memory(7).unwrap(), 3);
+        assert_eq!(ix.remove_memory(7).unwrap(), 0, "idempotent");
+        assert!(!ix.remove(chunk_key(999, 0)).unwrap());
+        assert_eq!(ix.len(), 147);
+        assert!(ix.get(chunk_key(7, 1)).is_none());
+        let hits = ix.search(&unit(70, dim), 10, None).unwrap();
+        assert!(hits.iter().all(|(k, _)| split_key(*k).0 != 7), "{hits:?}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.usearch");
+        ix.save(&path).unwrap();
+        let mut back = VectorIndex::load(&path, dim).unwrap();
+        assert_eq!(back.len(), 147);
+        assert!(!back.contains(chunk_key(7, 0)));
+        back.add(chunk_key(7, 0), &unit(70, dim)).unwrap();
+        assert_eq!(back.search(&unit(70, dim), 1, None).unwrap()[0].0, chunk_key(7, 0));
+    }
+
+    #[test]
+    fn more_concurrent_searches_than_contexts_all_succeed() {
+        let dim = 16;
+        let mut ix = VectorIndex::new(dim).unwrap();
+        for i in 0..300u64 {
+            ix.add(chunk_key(i, 0), &unit(i, dim)).unwrap();
+        }
+        std::thread::scope(|t| {
+            for th in 0..(SEARCH_THREADS as u64 * 3) {
+                let ix = &ix;
+                t.spawn(move || {
+                    for i in 0..400u64 {
+                        let seed = (th * 400 + i) % 300;
+                        let hits = ix.search(&unit(seed, dim), 5, None).unwrap();
+                        assert_eq!(hits[0].0, chunk_key(seed, 0));
+                    }
+                });
+            }
+        });
     }
 }
