@@ -2,6 +2,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use amber_core::{Evidence, Hit, Memory, MemoryId, Millis, NewMemory, Query, Scope, SearchMode, now_millis};
@@ -10,11 +13,11 @@ use amber_retrieval::{
     Bm25Doc, Bm25Filter, Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths, VectorIndex, chunk_key,
     split_key, time_window,
 };
-use amber_store::Store;
+use amber_store::{Purged, Store};
 use sha2::{Digest, Sha256};
 
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
-use crate::{Result, default_amber_home};
+use crate::{Error, Result, default_amber_home};
 
 /// Memories read from the store per step while rebuilding or catching up.
 const SCAN_BATCH: usize = 256;
@@ -28,6 +31,10 @@ const EXACT_SCAN_MAX_MEMORIES: usize = 5_000;
 const HNSW_CHUNKS_PER_MEMORY: usize = 4;
 /// Bumped when the vector index layout changes.
 const VECTOR_FORMAT: u32 = 1;
+/// Idle read-only store connections kept for reuse.
+const MAX_IDLE_READERS: usize = 4;
+/// ONNX Runtime threads of the query embedder: a query is one short text.
+const QUERY_THREADS: usize = 1;
 
 /// How the engine is set up. Every field has a default; see [`EngineOptions::new`].
 #[derive(Debug, Clone, PartialEq)]
@@ -85,7 +92,8 @@ impl EngineOptions {
 pub struct Remembered {
     /// The stored memory.
     pub memory: Memory,
-    /// False when the same content was already in the same scope.
+    /// False when the same content was already in the same scope (and not forgotten:
+    /// filing forgotten content again files it anew, see [`Engine::commit_batch`]).
     pub created: bool,
 }
 
@@ -107,8 +115,10 @@ pub struct EngineStats {
 pub struct Status {
     /// The data directory.
     pub data_dir: PathBuf,
-    /// Memories in the store.
+    /// Live memories in the store (not forgotten).
     pub memories: u64,
+    /// Forgotten memories still in the store (not purged).
+    pub forgotten: u64,
     /// Distinct scopes.
     pub scopes: usize,
     /// The embedding model id.
@@ -123,7 +133,11 @@ pub struct Status {
     pub vectors: usize,
     /// Vectors in the embedding cache for this model.
     pub cached_vectors: u64,
-    /// True when both indexes cover every memory in the store.
+    /// The highest seq committed to the store.
+    pub committed_through: u64,
+    /// The seq through which both indexes hold every live memory.
+    pub indexed_through: u64,
+    /// True when both indexes cover every live memory in the store.
     pub indexes_complete: bool,
     /// What happened to the indexes when the engine opened (rebuilds and why).
     pub index_events: Vec<String>,
@@ -141,22 +155,117 @@ struct VectorState {
     count: usize,
 }
 
+/// Embedding model behind a lock: one model run at a time per instance.
+type SharedEmbedder = Arc<Mutex<Box<dyn Embedder>>>;
+
+/// Time and scope of the live memories, for the scope and time filters.
+#[derive(Default)]
+struct Docs {
+    /// seq -> time (event time, else filing time).
+    time: HashMap<u64, Millis>,
+    /// scope -> seqs filed in it (not in its sub-scopes).
+    scopes: BTreeMap<Scope, Vec<u64>>,
+}
+
+impl Docs {
+    fn load(store: &Store) -> Result<Docs> {
+        let mut docs = Docs::default();
+        let mut after = 0;
+        loop {
+            let batch = store.scan_keys(after, 10_000)?;
+            let Some(last) = batch.last() else { break };
+            after = last.0;
+            for (seq, scope, time) in batch {
+                docs.add(seq, scope, time);
+            }
+        }
+        Ok(docs)
+    }
+
+    fn add(&mut self, seq: u64, scope: Scope, time: Millis) {
+        self.scopes.entry(scope).or_default().push(seq);
+        self.time.insert(seq, time);
+    }
+
+    fn remove(&mut self, seq: u64, scope: &Scope) {
+        self.time.remove(&seq);
+        if let Some(seqs) = self.scopes.get_mut(scope) {
+            seqs.retain(|s| *s != seq);
+            if seqs.is_empty() {
+                self.scopes.remove(scope);
+            }
+        }
+    }
+}
+
 /// The store plus its derived indexes.
+///
+/// `Send + Sync`, and every method takes `&self`: share one engine between threads
+/// (`Arc<Engine>`).
+///
+/// - Reads ([`Engine::recall`], [`Engine::get`], [`Engine::status`]) run concurrently with
+///   each other and with writes: recall holds no engine-wide lock while it embeds the
+///   query or searches. SQLite reads go through a small pool of read-only connections
+///   (WAL), BM25 searches see its last commit, and the vector index is behind a
+///   read-write lock that writers take only to insert or remove already computed vectors.
+/// - [`Engine::commit_batch`] holds only the SQLite write connection, for one
+///   transaction, so it never waits behind indexing (the embedding cache, when in the
+///   store, shares that connection for short transactions).
+/// - Index writers ([`Engine::index_pending`], [`Engine::forget`], [`Engine::reindex`],
+///   [`Engine::flush`]) serialize on an internal lock; [`Engine::purge`] only deletes a
+///   row and needs the write connection alone.
+/// - [`Engine::open`] loads the model twice, one instance for indexing and one (single
+///   thread) for queries, so a recall never waits behind an indexing batch.
+///   [`Engine::open_with`] shares its one embedder: a recall may then wait for the
+///   current embedding batch (at most 64 chunks).
 pub struct Engine {
     opts: EngineOptions,
-    store: Store,
+    model_id: String,
+    dim: usize,
+    chunking: ChunkConfig,
+    db: PathBuf,
+    /// The one connection that writes the store.
+    writer: Mutex<Store>,
+    /// Idle read-only connections to the store.
+    readers: Mutex<Vec<Store>>,
     /// A separate embedding cache, when configured; else the store holds it.
-    cache: Option<Store>,
+    cache: Option<Mutex<Store>>,
     bm25: Bm25Index,
-    vectors: VectorIndex,
-    embedder: Box<dyn Embedder>,
-    /// seq -> time, for filters.
-    docs: HashMap<u64, Millis>,
-    scopes: BTreeMap<Scope, Vec<u64>>,
-    vector_watermark: u64,
-    vectors_unsaved: bool,
-    stats: EngineStats,
+    vectors: RwLock<VectorIndex>,
+    index_embedder: SharedEmbedder,
+    query_embedder: SharedEmbedder,
+    docs: RwLock<Docs>,
+    /// Held by whatever changes the indexes.
+    indexing: Mutex<()>,
+    vectors_unsaved: AtomicBool,
+    /// The highest seq committed to the store.
+    committed: AtomicU64,
+    /// Every live memory up to this seq is in BM25 (committed there).
+    bm25_mark: AtomicU64,
+    /// Every live memory up to this seq is in the vector index.
+    vector_mark: AtomicU64,
+    stats: Mutex<EngineStats>,
     events: Vec<String>,
+}
+
+// The daemon shares one engine between threads.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<Engine>();
+};
+
+/// Locks a mutex, going on after a panic in another holder: every guarded value stays
+/// consistent (a SQLite transaction rolls back when dropped; the indexes are derived).
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
 }
 
 fn chunk_hash(text: &str) -> [u8; 32] {
@@ -165,32 +274,49 @@ fn chunk_hash(text: &str) -> [u8; 32] {
 
 impl Engine {
     /// Opens the engine with the local all-MiniLM-L6-v2 model installed by
-    /// `scripts/setup.sh` under `opts.amber_home`.
+    /// `scripts/setup.sh` under `opts.amber_home`: one instance for indexing
+    /// (`opts.threads`), one single-threaded for queries.
     pub fn open(opts: EngineOptions) -> Result<Engine> {
-        let embedder = FastEmbedder::load(&ModelPaths::under(&opts.amber_home), opts.chunking, opts.threads)?;
-        Self::open_with(opts, Box::new(embedder))
+        let paths = ModelPaths::under(&opts.amber_home);
+        let indexer = FastEmbedder::load(&paths, opts.chunking, opts.threads)?;
+        let querier = FastEmbedder::load(&paths, opts.chunking, Some(QUERY_THREADS))?;
+        Self::start(opts, Arc::new(Mutex::new(Box::new(indexer))), Arc::new(Mutex::new(Box::new(querier))))
     }
 
-    /// Opens the engine with a given embedder.
+    /// Opens the engine with a given embedder, used both to index and to embed queries.
     pub fn open_with(opts: EngineOptions, embedder: Box<dyn Embedder>) -> Result<Engine> {
+        let shared = Arc::new(Mutex::new(embedder));
+        Self::start(opts, shared.clone(), shared)
+    }
+
+    fn start(
+        opts: EngineOptions,
+        index_embedder: SharedEmbedder,
+        query_embedder: SharedEmbedder,
+    ) -> Result<Engine> {
         let dir = opts.data_dir.clone();
         let io = |source| crate::Error::DataDir { path: dir.clone(), source };
         create_private_dir(&dir).map_err(io)?;
         create_private_dir(&index_dir(&dir)).map_err(io)?;
-        let mut store = Store::open(&db_path(&dir))?;
+        let db = db_path(&dir);
+        let mut store = Store::open(&db)?;
         let cache = match &opts.embedding_cache {
             Some(path) => {
                 if let Some(parent) = path.parent() {
                     create_private_dir(parent).map_err(io)?;
                 }
-                Some(Store::open(path)?)
+                Some(Mutex::new(Store::open(path)?))
             }
             None => None,
+        };
+        let (model_id, dim, chunking) = {
+            let e = lock(&index_embedder);
+            (e.model_id().to_string(), e.dim(), e.chunk_config())
         };
 
         let mut events = Vec::new();
         let recorded = store.meta("embedding_model")?;
-        let model_line = format!("{}:{}", embedder.model_id(), embedder.dim());
+        let model_line = format!("{model_id}:{dim}");
         if recorded.as_deref() != Some(model_line.as_str()) {
             if let Some(old) = recorded {
                 let e =
@@ -202,123 +328,213 @@ impl Engine {
         }
 
         let (bm25, bm25_fresh) = open_bm25(&dir, &mut events)?;
-        let (vectors, state) = open_vectors(&dir, embedder.as_ref(), &mut events)?;
+        let wanted = VectorState {
+            format: VECTOR_FORMAT,
+            model: model_id.clone(),
+            dim,
+            chunking: chunking.label(),
+            watermark: 0,
+            count: 0,
+        };
+        let (vectors, state) = open_vectors(&dir, &wanted, &mut events)?;
+        let committed = store.max_seq()?;
+        let docs = Docs::load(&store)?;
         let mut engine = Engine {
             opts,
-            store,
+            model_id,
+            dim,
+            chunking,
+            db,
+            writer: Mutex::new(store),
+            readers: Mutex::new(Vec::new()),
             cache,
             bm25,
-            vectors,
-            embedder,
-            docs: HashMap::new(),
-            scopes: BTreeMap::new(),
-            vector_watermark: 0,
-            vectors_unsaved: false,
-            stats: EngineStats::default(),
+            vectors: RwLock::new(vectors),
+            index_embedder,
+            query_embedder,
+            docs: RwLock::new(docs),
+            indexing: Mutex::new(()),
+            vectors_unsaved: AtomicBool::new(false),
+            committed: AtomicU64::new(committed),
+            bm25_mark: AtomicU64::new(0),
+            vector_mark: AtomicU64::new(state.map(|s| s.watermark).unwrap_or(0)),
+            stats: Mutex::new(EngineStats::default()),
             events,
         };
-        engine.load_docs()?;
-
-        // BM25: rebuild if its count disagrees with the store up to its watermark, else catch up.
-        let bm25_mark = engine.bm25.watermark().unwrap_or(0);
-        let expected = engine.store.count_through(bm25_mark)?;
-        if !bm25_fresh && engine.bm25.num_docs() != expected {
-            let e = format!(
-                "bm25 index holds {} documents but the store has {expected} up to seq {bm25_mark}: rebuilding it",
-                engine.bm25.num_docs()
-            );
-            tracing::warn!("{e}");
-            engine.events.push(e);
-            engine.bm25.clear()?;
-            engine.catch_up_bm25(0)?;
-        } else {
-            engine.catch_up_bm25(bm25_mark)?;
+        engine.check_bm25(bm25_fresh)?;
+        engine.drop_forgotten_vectors()?;
+        if engine.vector_mark.load(SeqCst) < committed {
+            let started = Instant::now();
+            let n = engine.catch_up_vectors(committed)?;
+            tracing::info!(memories = n, secs = started.elapsed().as_secs_f64(), "vector index caught up");
         }
-
-        // Vectors: the state file says what the index holds; anything newer is caught up.
-        engine.vector_watermark = state.map(|s| s.watermark).unwrap_or(0);
-        if engine.vector_watermark < engine.store.max_seq()? {
-            engine.catch_up_vectors()?;
+        if engine.vectors_unsaved.load(SeqCst) {
+            engine.save_vectors()?;
         }
         Ok(engine)
     }
 
-    fn load_docs(&mut self) -> Result<()> {
-        let mut after = 0;
-        loop {
-            let batch = self.store.scan_keys(after, 10_000)?;
-            let Some(last) = batch.last() else { break };
-            after = last.0;
-            for (seq, scope, time) in batch {
-                self.note_doc(seq, scope, time);
+    /// At open: a BM25 index whose document count disagrees with the store up to its
+    /// watermark is rebuilt (after dropping forgotten memories a crash may have left in
+    /// it); one that is behind is caught up.
+    fn check_bm25(&mut self, fresh: bool) -> Result<()> {
+        let committed = self.committed_through();
+        let mark = self.bm25.watermark().unwrap_or(0);
+        let expected = self.read(|s| s.count_through(mark))?;
+        if !fresh && self.bm25.num_docs() != expected {
+            // A forget interrupted between the store and the index leaves its memory here.
+            let forgotten = self.read(|s| s.forgotten_seqs())?;
+            if !forgotten.is_empty() {
+                let before = self.bm25.num_docs();
+                forgotten.iter().for_each(|seq| self.bm25.delete(*seq));
+                self.bm25.commit(mark)?;
+                let removed = before - self.bm25.num_docs();
+                if removed > 0 {
+                    let e = format!("removed {removed} forgotten memories from the bm25 index");
+                    tracing::warn!("{e}");
+                    self.events.push(e);
+                }
+            }
+        }
+        if !fresh && self.bm25.num_docs() != expected {
+            let e = format!(
+                "bm25 index holds {} documents but the store has {expected} up to seq {mark}: rebuilding it",
+                self.bm25.num_docs()
+            );
+            tracing::warn!("{e}");
+            self.events.push(e);
+            self.bm25.clear()?;
+            self.fill_bm25(0, committed)?;
+        } else {
+            self.bm25_mark.store(mark, SeqCst);
+            if mark < committed {
+                self.fill_bm25(mark, committed)?;
             }
         }
         Ok(())
     }
 
-    fn note_doc(&mut self, seq: u64, scope: Scope, time: Millis) {
-        self.scopes.entry(scope).or_default().push(seq);
-        self.docs.insert(seq, time);
+    /// At open: removes the vectors of forgotten memories that a forget interrupted
+    /// between the store and the index left behind.
+    fn drop_forgotten_vectors(&mut self) -> Result<()> {
+        let forgotten = self.read(|s| s.forgotten_seqs())?;
+        let mut removed = 0;
+        {
+            let mut vectors = write(&self.vectors);
+            for seq in forgotten {
+                removed += vectors.remove_memory(seq)?;
+            }
+        }
+        if removed > 0 {
+            let e = format!("removed {removed} vectors of forgotten memories from the vector index");
+            tracing::warn!("{e}");
+            self.events.push(e);
+            self.vectors_unsaved.store(true, SeqCst);
+        }
+        Ok(())
     }
 
-    fn catch_up_bm25(&mut self, after: u64) -> Result<()> {
-        let max = self.store.max_seq()?;
-        if after >= max {
-            return Ok(());
+    /// Runs `f` on an idle read-only connection (opening one when none is idle).
+    fn read<R>(&self, f: impl FnOnce(&Store) -> amber_store::Result<R>) -> Result<R> {
+        let idle = lock(&self.readers).pop();
+        let conn = match idle {
+            Some(c) => c,
+            None => Store::open_reader(&self.db)?,
+        };
+        let out = f(&conn);
+        let mut pool = lock(&self.readers);
+        if pool.len() < MAX_IDLE_READERS {
+            pool.push(conn);
         }
+        Ok(out?)
+    }
+
+    /// Reads the embedding cache.
+    fn cache_read<R>(&self, f: impl FnOnce(&Store) -> amber_store::Result<R>) -> Result<R> {
+        match &self.cache {
+            Some(cache) => Ok(f(&lock(cache))?),
+            None => self.read(f),
+        }
+    }
+
+    /// Writes the embedding cache.
+    fn cache_write(&self, f: impl FnOnce(&mut Store) -> amber_store::Result<()>) -> Result<()> {
+        match &self.cache {
+            Some(cache) => Ok(f(&mut lock(cache))?),
+            None => Ok(f(&mut lock(&self.writer))?),
+        }
+    }
+
+    /// Adds the live memories in `(after, through]` to BM25 and commits with watermark
+    /// `through`. The caller holds the indexing lock (or is opening).
+    fn fill_bm25(&self, after: u64, through: u64) -> Result<usize> {
         let started = Instant::now();
         let mut cursor = after;
         let mut n = 0usize;
         loop {
-            let batch = self.store.scan(cursor, SCAN_BATCH)?;
+            let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
-            self.add_to_bm25(&batch)?;
+            for m in &batch {
+                self.bm25.add(&Bm25Doc {
+                    seq: m.seq,
+                    scope: &m.scope,
+                    time: m.time(),
+                    content: &m.content,
+                })?;
+            }
             n += batch.len();
         }
-        self.bm25.commit(cursor)?;
-        tracing::info!(memories = n, secs = started.elapsed().as_secs_f64(), "bm25 index caught up");
-        Ok(())
+        self.bm25.commit(through)?;
+        self.bm25_mark.store(through, SeqCst);
+        tracing::debug!(memories = n, secs = started.elapsed().as_secs_f64(), "bm25 index caught up");
+        Ok(n)
     }
 
-    /// Adds memories to the BM25 index (visible after the next commit).
-    fn add_to_bm25(&mut self, memories: &[Memory]) -> Result<()> {
-        for m in memories {
-            self.bm25.add(&Bm25Doc { seq: m.seq, scope: &m.scope, time: m.time(), content: &m.content })?;
-        }
-        Ok(())
-    }
-
-    fn catch_up_vectors(&mut self) -> Result<()> {
-        let started = Instant::now();
+    /// Embeds the live memories in `(vector watermark, through]` batch by batch, adding
+    /// each batch's vectors under a short write lock. The caller holds the indexing lock
+    /// (or is opening).
+    fn catch_up_vectors(&self, through: u64) -> Result<usize> {
+        let mut cursor = self.vector_mark.load(SeqCst);
         let mut n = 0usize;
         loop {
-            let batch = self.store.scan(self.vector_watermark, SCAN_BATCH)?;
+            let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
             let Some(last) = batch.last() else { break };
-            let last = last.seq;
-            self.index_vectors(&batch)?;
-            self.vector_watermark = last;
+            cursor = last.seq;
+            let vectors = self.embed_memories(&batch)?;
+            {
+                let mut index = write(&self.vectors);
+                for (key, v) in &vectors {
+                    index.add(*key, v)?;
+                }
+            }
+            self.vectors_unsaved.store(true, SeqCst);
+            self.vector_mark.store(cursor, SeqCst);
             n += batch.len();
         }
-        self.save_vectors()?;
-        tracing::info!(memories = n, secs = started.elapsed().as_secs_f64(), "vector index caught up");
-        Ok(())
+        if self.vector_mark.swap(through, SeqCst) != through {
+            self.vectors_unsaved.store(true, SeqCst);
+        }
+        Ok(n)
     }
 
-    /// Chunks, embeds (through the cache) and adds the memories' vectors.
-    fn index_vectors(&mut self, memories: &[Memory]) -> Result<()> {
-        let model = self.embedder.model_id().to_string();
+    /// Chunks the memories and gets each chunk's vector, from the cache or the model
+    /// (misses only, cached afterwards): (vector-index key, vector).
+    fn embed_memories(&self, memories: &[Memory]) -> Result<Vec<(u64, Vec<f32>)>> {
+        let spans: Vec<Vec<std::ops::Range<usize>>> = {
+            let embedder = lock(&self.index_embedder);
+            memories.iter().map(|m| embedder.chunk(&m.content)).collect()
+        };
         // (seq, chunk index, chunk text, hash)
         let mut chunks: Vec<(u64, usize, &str, [u8; 32])> = Vec::new();
-        for m in memories {
-            let spans = self.embedder.chunk(&m.content);
+        for (m, spans) in memories.iter().zip(spans) {
             for (i, span) in spans.into_iter().take(amber_retrieval::MAX_CHUNKS_PER_MEMORY).enumerate() {
                 let text = &m.content[span];
                 chunks.push((m.seq, i, text, chunk_hash(text)));
             }
         }
         let hashes: Vec<[u8; 32]> = chunks.iter().map(|c| c.3).collect();
-        let mut cached = self.cache.as_ref().unwrap_or(&self.store).cached_vectors(&model, &hashes)?;
+        let mut cached = self.cache_read(|s| s.cached_vectors(&self.model_id, &hashes))?;
         let mut missing: Vec<(&str, [u8; 32])> = Vec::new();
         let mut seen = HashSet::new();
         for c in &chunks {
@@ -326,81 +542,168 @@ impl Engine {
                 missing.push((c.2, c.3));
             }
         }
-        self.stats.chunks_from_cache += (chunks.len() - missing.len()) as u64;
+        lock(&self.stats).chunks_from_cache += (chunks.len() - missing.len()) as u64;
         // The model pads each batch to its longest text: batching texts of similar length
         // wastes less work on padding.
         missing.sort_by_key(|(t, _)| t.len());
         for group in missing.chunks(EMBED_BATCH) {
             let texts: Vec<&str> = group.iter().map(|(t, _)| *t).collect();
             let t0 = Instant::now();
-            let vecs = self.embedder.embed(&texts)?;
-            self.stats.embed_seconds += t0.elapsed().as_secs_f64();
-            self.stats.chunks_embedded += texts.len() as u64;
+            let vecs = lock(&self.index_embedder).embed(&texts)?;
+            {
+                let mut stats = lock(&self.stats);
+                stats.embed_seconds += t0.elapsed().as_secs_f64();
+                stats.chunks_embedded += texts.len() as u64;
+            }
             let rows: Vec<([u8; 32], &[f32])> =
                 group.iter().zip(&vecs).map(|((_, h), v)| (*h, v.as_slice())).collect();
-            self.cache.as_mut().unwrap_or(&mut self.store).put_vectors(&model, &rows)?;
+            self.cache_write(|s| s.put_vectors(&self.model_id, &rows))?;
             for ((_, h), v) in group.iter().zip(vecs) {
                 cached.insert(*h, v);
             }
         }
-        for (seq, i, _, h) in &chunks {
-            if let Some(v) = cached.get(h) {
-                self.vectors.add(chunk_key(*seq, *i), v)?;
-            }
-        }
-        self.vectors_unsaved = true;
-        Ok(())
+        Ok(chunks
+            .iter()
+            .filter_map(|(seq, i, _, h)| cached.get(h).map(|v| (chunk_key(*seq, *i), v.clone())))
+            .collect())
     }
 
-    fn save_vectors(&mut self) -> Result<()> {
-        let dir = self.opts.data_dir.clone();
-        self.vectors.save(&vectors_path(&dir))?;
+    /// Writes the vector index and its state file. The caller holds the indexing lock
+    /// (or is opening).
+    fn save_vectors(&self) -> Result<()> {
+        let dir = &self.opts.data_dir;
+        let count = {
+            let vectors = read(&self.vectors);
+            vectors.save(&vectors_path(dir))?;
+            vectors.len()
+        };
         let state = VectorState {
             format: VECTOR_FORMAT,
-            model: self.embedder.model_id().to_string(),
-            dim: self.embedder.dim(),
-            chunking: self.embedder.chunk_config().label(),
-            watermark: self.vector_watermark,
-            count: self.vectors.len(),
+            model: self.model_id.clone(),
+            dim: self.dim,
+            chunking: self.chunking.label(),
+            watermark: self.vector_mark.load(SeqCst),
+            count,
         };
-        let path = vectors_state_path(&dir);
+        let path = vectors_state_path(dir);
         let tmp = path.with_extension("json.tmp");
         let io = |source| crate::Error::DataDir { path: path.clone(), source };
         std::fs::write(&tmp, serde_json::to_vec_pretty(&state).unwrap_or_default()).map_err(io)?;
         std::fs::rename(&tmp, &path).map_err(io)?;
-        self.vectors_unsaved = false;
+        self.vectors_unsaved.store(false, SeqCst);
         Ok(())
     }
 
-    /// Files one memory: committed to the store when this returns, then indexed.
-    pub fn remember(&mut self, memory: NewMemory) -> Result<Remembered> {
-        Ok(self.remember_batch(vec![memory])?.remove(0))
-    }
-
-    /// Files many memories in one transaction (all or nothing), then indexes the new ones.
-    pub fn remember_batch(&mut self, memories: Vec<NewMemory>) -> Result<Vec<Remembered>> {
+    /// Commits memories to the store in one transaction (all or nothing): durable when
+    /// this returns. Does not index them: [`Engine::index_pending`] does, and until then
+    /// recall does not find them (get does).
+    ///
+    /// Content already filed in the same scope returns the existing memory with
+    /// `created: false`. Content identical to a *forgotten* memory is filed anew: it
+    /// replaces the forgotten one (same id, a new `seq` and `created_at`, this write's
+    /// type, source and metadata, no longer forgotten), is indexed like any new memory
+    /// and comes back with `created: true`.
+    pub fn commit_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<Remembered>> {
         if memories.is_empty() {
             return Ok(Vec::new());
         }
-        let stored = self.store.insert_batch(&memories, now_millis())?;
-        let fresh: Vec<Memory> =
-            stored.iter().filter(|(_, created)| *created).map(|(m, _)| m.clone()).collect();
-        if let Some(max) = fresh.iter().map(|m| m.seq).max() {
-            self.add_to_bm25(&fresh)?;
-            self.bm25.commit(max)?;
-            self.index_vectors(&fresh)?;
-            self.vector_watermark = self.vector_watermark.max(max);
-            for m in fresh {
-                let time = m.time();
-                self.note_doc(m.seq, m.scope, time);
+        let mut store = lock(&self.writer);
+        let stored = store.insert_batch(&memories, now_millis())?;
+        // Noted while the write connection is held, so a forget (which needs it) of one
+        // of these memories cannot slip in before it.
+        let mut max = None;
+        {
+            let mut docs = write(&self.docs);
+            for (m, created) in &stored {
+                if *created {
+                    docs.add(m.seq, m.scope.clone(), m.time());
+                    max = max.max(Some(m.seq));
+                }
             }
         }
+        if let Some(max) = max {
+            self.committed.fetch_max(max, SeqCst);
+        }
+        drop(store);
         Ok(stored.into_iter().map(|(memory, created)| Remembered { memory, created }).collect())
     }
 
-    /// The memory with this id.
+    /// Indexes (BM25, then vectors) every memory committed but not yet indexed, by
+    /// anyone, and returns the seq indexed through. The vector index file is written by
+    /// [`Engine::flush`].
+    pub fn index_pending(&self) -> Result<u64> {
+        let _indexing = lock(&self.indexing);
+        let through = self.committed_through();
+        let mark = self.bm25_mark.load(SeqCst);
+        if mark < through {
+            self.fill_bm25(mark, through)?;
+        }
+        if self.vector_mark.load(SeqCst) < through {
+            self.catch_up_vectors(through)?;
+        }
+        Ok(self.indexed_through())
+    }
+
+    /// Files one memory: committed to the store, then indexed, when this returns.
+    /// See [`Engine::commit_batch`] for what a repeat or a forgotten memory does.
+    pub fn remember(&self, memory: NewMemory) -> Result<Remembered> {
+        Ok(self.remember_batch(vec![memory])?.remove(0))
+    }
+
+    /// Files many memories in one transaction (all or nothing), then indexes them:
+    /// [`Engine::commit_batch`] plus [`Engine::index_pending`].
+    /// When this returns, every returned memory is recallable (a repeat may have been
+    /// committed, not yet indexed, by another caller: it is indexed too).
+    pub fn remember_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<Remembered>> {
+        let out = self.commit_batch(memories)?;
+        if !out.is_empty() {
+            self.index_pending()?;
+        }
+        Ok(out)
+    }
+
+    /// The highest seq committed to the store.
+    pub fn committed_through(&self) -> u64 {
+        self.committed.load(SeqCst)
+    }
+
+    /// The seq through which every live memory is in both indexes (recallable).
+    pub fn indexed_through(&self) -> u64 {
+        self.bm25_mark.load(SeqCst).min(self.vector_mark.load(SeqCst))
+    }
+
+    /// The memory with this id, forgotten ones included (with `forgotten_at` set).
     pub fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
-        Ok(self.store.get(id)?)
+        self.read(|s| s.get(id))
+    }
+
+    /// Forgets a memory: recall stops returning it; its content stays in the store (and
+    /// [`Engine::get`] returns it) until [`Engine::purge`]. The store is updated first,
+    /// in one transaction, then the memory leaves the indexes. Idempotent: forgetting it
+    /// again keeps the first `forgotten_at` (and completes an index removal that failed).
+    /// Returns the memory with `forgotten_at` set, or None when no memory has this id.
+    pub fn forget(&self, id: &MemoryId) -> Result<Option<Memory>> {
+        let _indexing = lock(&self.indexing);
+        let Some((memory, _)) = lock(&self.writer).forget(id, now_millis())? else { return Ok(None) };
+        write(&self.docs).remove(memory.seq, &memory.scope);
+        self.bm25.delete(memory.seq);
+        self.bm25.commit(self.bm25_mark.load(SeqCst))?;
+        if write(&self.vectors).remove_memory(memory.seq)? > 0 {
+            self.vectors_unsaved.store(true, SeqCst);
+        }
+        Ok(Some(memory))
+    }
+
+    /// Deletes a forgotten memory's row for good. Ok(true) when deleted, Ok(false) when
+    /// no memory has this id, [`Error::NotForgotten`] (and nothing deleted) when the
+    /// memory is not forgotten. The embedding cache keeps its vectors (keyed by chunk
+    /// hash, no text).
+    pub fn purge(&self, id: &MemoryId) -> Result<bool> {
+        match lock(&self.writer).purge(id)? {
+            Purged::Deleted => Ok(true),
+            Purged::NotFound => Ok(false),
+            Purged::NotForgotten => Err(Error::NotForgotten),
+        }
     }
 
     /// Seqs that pass the query's filters, or None when it has none.
@@ -408,12 +711,13 @@ impl Engine {
         if q.scope.is_none() && q.since.is_none() && q.until.is_none() {
             return None;
         }
+        let docs = read(&self.docs);
         let in_time = |seq: &u64| {
-            let t = self.docs.get(seq).copied().unwrap_or(0);
+            let t = docs.time.get(seq).copied().unwrap_or(0);
             q.since.is_none_or(|s| t >= s) && q.until.is_none_or(|u| t <= u)
         };
         let mut out: Vec<u64> = match &q.scope {
-            Some(scope) => self
+            Some(scope) => docs
                 .scopes
                 .range(scope.clone()..)
                 .take_while(|(s, _)| s.as_str().starts_with(scope.as_str()))
@@ -421,7 +725,7 @@ impl Engine {
                 .flat_map(|(_, seqs)| seqs.iter().copied())
                 .filter(in_time)
                 .collect(),
-            None => self.docs.keys().copied().filter(in_time).collect(),
+            None => docs.time.keys().copied().filter(in_time).collect(),
         };
         out.sort_unstable();
         Some(out)
@@ -434,6 +738,7 @@ impl Engine {
         allowed: Option<&[u64]>,
         want: usize,
     ) -> Result<Vec<(u64, f32, usize)>> {
+        let vectors = read(&self.vectors);
         let mut best: HashMap<u64, (f32, usize)> = HashMap::new();
         let mut note = |seq: u64, chunk: usize, cos: f32| {
             let e = best.entry(seq).or_insert((f32::MIN, 0));
@@ -445,7 +750,7 @@ impl Engine {
             Some(seqs) if seqs.len() <= EXACT_SCAN_MAX_MEMORIES => {
                 for &seq in seqs {
                     for i in 0..amber_retrieval::MAX_CHUNKS_PER_MEMORY {
-                        let Some(v) = self.vectors.get(chunk_key(seq, i)) else { break };
+                        let Some(v) = vectors.get(chunk_key(seq, i)) else { break };
                         note(seq, i, amber_retrieval::cosine(qv, &v));
                     }
                 }
@@ -454,7 +759,7 @@ impl Engine {
                 let set: Option<HashSet<u64>> = allowed.map(|seqs| seqs.iter().copied().collect());
                 let in_set = |key: u64| set.as_ref().is_none_or(|s| s.contains(&split_key(key).0));
                 let filter: Option<&dyn Fn(u64) -> bool> = set.is_some().then_some(&in_set);
-                for (key, cos) in self.vectors.search(qv, want * HNSW_CHUNKS_PER_MEMORY, filter)? {
+                for (key, cos) in vectors.search(qv, want * HNSW_CHUNKS_PER_MEMORY, filter)? {
                     let (seq, i) = split_key(key);
                     note(seq, i, cos);
                 }
@@ -466,17 +771,20 @@ impl Engine {
         Ok(ranked)
     }
 
-    /// Embeds a query text (one model call).
-    pub fn embed_query(&mut self, text: &str) -> Result<Vec<f32>> {
+    /// Embeds a query text (one model call, on the query embedder).
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let t0 = Instant::now();
-        let v = self.embedder.embed(&[text])?.remove(0);
-        self.stats.embed_seconds += t0.elapsed().as_secs_f64();
-        self.stats.queries_embedded += 1;
+        let v = lock(&self.query_embedder).embed(&[text])?.remove(0);
+        let mut stats = lock(&self.stats);
+        stats.embed_seconds += t0.elapsed().as_secs_f64();
+        stats.queries_embedded += 1;
         Ok(v)
     }
 
-    /// The best `q.k` memories for a query, with per-signal evidence.
-    pub fn recall(&mut self, q: &Query) -> Result<Vec<Hit>> {
+    /// The best `q.k` memories for a query, with per-signal evidence. Never returns a
+    /// forgotten memory; finds what was indexed when it ran (see
+    /// [`Engine::indexed_through`]).
+    pub fn recall(&self, q: &Query) -> Result<Vec<Hit>> {
         q.validate()?;
         let want = self.opts.candidates.max(q.k * 3);
         let allowed = self.allowed(q);
@@ -510,11 +818,14 @@ impl Engine {
             .then(|| time_window(&q.text, q.now.unwrap_or_else(now_millis)))
             .flatten();
         let time_keys: Vec<u64> = match &window {
-            Some(w) => fused
-                .iter()
-                .map(|f| f.key)
-                .filter(|seq| self.docs.get(seq).is_some_and(|t| (w.from..=w.to).contains(t)))
-                .collect(),
+            Some(w) => {
+                let docs = read(&self.docs);
+                fused
+                    .iter()
+                    .map(|f| f.key)
+                    .filter(|seq| docs.time.get(seq).is_some_and(|t| (w.from..=w.to).contains(t)))
+                    .collect()
+            }
             None => Vec::new(),
         };
         if !time_keys.is_empty() {
@@ -524,8 +835,9 @@ impl Engine {
         }
         let top: Vec<_> = fused.into_iter().take(q.k).collect();
         let seqs: Vec<u64> = top.iter().map(|f| f.key).collect();
+        // Forgotten memories are dropped here too, should an index still hold one.
         let mut memories: HashMap<u64, Memory> =
-            self.store.get_by_seqs(&seqs)?.into_iter().map(|m| (m.seq, m)).collect();
+            self.read(|s| s.get_by_seqs(&seqs))?.into_iter().map(|m| (m.seq, m)).collect();
         let mut hits = Vec::with_capacity(top.len());
         for f in top {
             let Some(memory) = memories.remove(&f.key) else { continue };
@@ -548,31 +860,47 @@ impl Engine {
         Ok(hits)
     }
 
-    /// Rebuilds both indexes from the store. Vectors come from the embedding cache;
-    /// only chunks never embedded with this model go to the model.
-    pub fn reindex(&mut self) -> Result<()> {
+    /// Rebuilds both indexes from the store (and the filters' view of it). Vectors come
+    /// from the embedding cache; only chunks never embedded with this model go to the
+    /// model. Recall keeps answering from the old indexes meanwhile: BM25 switches at
+    /// its commit, the vector index is built aside and swapped in. Memories committed
+    /// during the rebuild are left to the next [`Engine::index_pending`].
+    pub fn reindex(&self) -> Result<()> {
+        let _indexing = lock(&self.indexing);
         tracing::info!("rebuilding the bm25 and vector indexes from the store");
+        {
+            // With the write connection held, no commit can fall between the scan and the swap.
+            let store = lock(&self.writer);
+            *write(&self.docs) = Docs::load(&store)?;
+        }
+        let through = self.committed_through();
         self.bm25.clear()?;
-        self.catch_up_bm25(0)?;
-        self.vectors = VectorIndex::new(self.embedder.dim())?;
-        self.vector_watermark = 0;
-        self.catch_up_vectors()
+        self.fill_bm25(0, through)?;
+        let mut fresh = VectorIndex::new(self.dim)?;
+        let mut cursor = 0;
+        loop {
+            let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
+            let Some(last) = batch.last() else { break };
+            cursor = last.seq;
+            for (key, v) in self.embed_memories(&batch)? {
+                fresh.add(key, &v)?;
+            }
+        }
+        *write(&self.vectors) = fresh;
+        self.vector_mark.store(through, SeqCst);
+        self.save_vectors()
     }
 
     /// Writes the vector index if it changed since the last save. Called on drop too;
     /// a crash before it only costs a catch-up (from the cache) at the next open.
-    pub fn flush(&mut self) -> Result<()> {
-        if self.vectors_unsaved { self.save_vectors() } else { Ok(()) }
+    pub fn flush(&self) -> Result<()> {
+        let _indexing = lock(&self.indexing);
+        if self.vectors_unsaved.load(SeqCst) { self.save_vectors() } else { Ok(()) }
     }
 
     /// Work counters since open.
     pub fn stats(&self) -> EngineStats {
-        self.stats
-    }
-
-    /// The store (read-only), for callers that report on it.
-    pub fn store(&self) -> &Store {
-        &self.store
+        *lock(&self.stats)
     }
 
     /// The options in force.
@@ -582,32 +910,35 @@ impl Engine {
 
     /// The embedding model id.
     pub fn model_id(&self) -> &str {
-        self.embedder.model_id()
+        &self.model_id
     }
 
-    /// A snapshot of the engine's state.
+    /// A snapshot of the engine's state (its parts are read one after another, so a
+    /// concurrent write may show in some and not yet in others).
     pub fn status(&self) -> Result<Status> {
-        let memories = self.store.count()?;
-        let max = self.store.max_seq()?;
+        let committed_through = self.committed_through();
+        let indexed_through = self.indexed_through();
+        let (memories, forgotten) = self.read(|s| Ok((s.count()?, s.count_forgotten()?)))?;
+        let bm25_docs = self.bm25.num_docs();
+        let vectors = read(&self.vectors).len();
+        let scopes = read(&self.docs).scopes.len();
+        let cached_vectors = self.cache_read(|s| s.cached_vector_count(&self.model_id))?;
         Ok(Status {
             data_dir: self.opts.data_dir.clone(),
             memories,
-            scopes: self.scopes.len(),
-            model: self.embedder.model_id().to_string(),
-            dim: self.embedder.dim(),
-            chunking: self.embedder.chunk_config().label(),
-            bm25_docs: self.bm25.num_docs(),
-            vectors: self.vectors.len(),
-            cached_vectors: self
-                .cache
-                .as_ref()
-                .unwrap_or(&self.store)
-                .cached_vector_count(self.embedder.model_id())?,
-            indexes_complete: self.bm25.watermark().unwrap_or(0) >= max
-                && self.vector_watermark >= max
-                && self.bm25.num_docs() == memories,
+            forgotten,
+            scopes,
+            model: self.model_id.clone(),
+            dim: self.dim,
+            chunking: self.chunking.label(),
+            bm25_docs,
+            vectors,
+            cached_vectors,
+            committed_through,
+            indexed_through,
+            indexes_complete: indexed_through >= committed_through && bm25_docs == memories,
             index_events: self.events.clone(),
-            stats: self.stats,
+            stats: self.stats(),
         })
     }
 }
@@ -640,16 +971,16 @@ fn open_bm25(dir: &Path, events: &mut Vec<String>) -> Result<(Bm25Index, bool)> 
 /// its state file says; otherwise starts an empty one (to be filled from the store).
 fn open_vectors(
     dir: &Path,
-    embedder: &dyn Embedder,
+    wanted: &VectorState,
     events: &mut Vec<String>,
 ) -> Result<(VectorIndex, Option<VectorState>)> {
     let path = vectors_path(dir);
     let state_path = vectors_state_path(dir);
     let want = |s: &VectorState| {
-        s.format == VECTOR_FORMAT
-            && s.model == embedder.model_id()
-            && s.dim == embedder.dim()
-            && s.chunking == embedder.chunk_config().label()
+        s.format == wanted.format
+            && s.model == wanted.model
+            && s.dim == wanted.dim
+            && s.chunking == wanted.chunking
     };
     let reason = match std::fs::read(&state_path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !path.exists() => None,
@@ -658,15 +989,9 @@ fn open_vectors(
             Err(e) => Some(format!("its state file is corrupt ({e})")),
             Ok(s) if !want(&s) => Some(format!(
                 "it was built with {} {}d {} (format {}), now {} {}d {}",
-                s.model,
-                s.dim,
-                s.chunking,
-                s.format,
-                embedder.model_id(),
-                embedder.dim(),
-                embedder.chunk_config().label()
+                s.model, s.dim, s.chunking, s.format, wanted.model, wanted.dim, wanted.chunking
             )),
-            Ok(s) => match VectorIndex::load(&path, embedder.dim()) {
+            Ok(s) => match VectorIndex::load(&path, wanted.dim) {
                 Ok(ix) if ix.len() == s.count => return Ok((ix, Some(s))),
                 Ok(ix) => Some(format!("it holds {} vectors, its state says {}", ix.len(), s.count)),
                 Err(e) => Some(format!("it does not load ({e})")),
@@ -678,5 +1003,5 @@ fn open_vectors(
         tracing::warn!("{msg}");
         events.push(msg);
     }
-    Ok((VectorIndex::new(embedder.dim())?, None))
+    Ok((VectorIndex::new(wanted.dim)?, None))
 }

@@ -16,6 +16,9 @@ pub enum Error {
     /// Retrieval failed.
     #[error(transparent)]
     Retrieval(#[from] amber_retrieval::Error),
+    /// Purge was asked for a memory that is not forgotten: forget it first.
+    #[error("the memory is not forgotten: forget it before purging it")]
+    NotForgotten,
     /// The data directory could not be prepared.
     #[error("data directory {path}: {source}")]
     DataDir {

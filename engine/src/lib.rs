@@ -6,7 +6,13 @@
 //!
 //! - A write commits to SQLite first (the source of truth), then indexes: BM25 (tantivy)
 //!   and chunk vectors (usearch), with vectors taken from the embedding cache in the
-//!   store when the same chunk was embedded before.
+//!   store when the same chunk was embedded before. The two steps are also separate
+//!   calls ([`Engine::commit_batch`], [`Engine::index_pending`]) for a writer that
+//!   acknowledges at the commit and indexes behind it.
+//! - [`Engine`] is `Send + Sync` and every method takes `&self`: recalls run
+//!   concurrently with each other and with writes.
+//! - Forgetting hides a memory from recall and keeps its content; purging deletes a
+//!   forgotten memory for good.
 //! - A recall runs BM25 and the vector search with the same filters and fuses the two
 //!   rankings by reciprocal rank; each hit carries its per-signal evidence.
 //! - On open, an index that is missing, corrupt or stale (another format, model or
@@ -16,7 +22,7 @@
 //! ```no_run
 //! use amber_core::{NewMemory, Query};
 //! use amber_engine::{Engine, EngineOptions};
-//! let mut engine = Engine::open(EngineOptions::new("/tmp/amber-data")).unwrap();
+//! let engine = Engine::open(EngineOptions::new("/tmp/amber-data")).unwrap();
 //! engine.remember(NewMemory::new("the CI cache lives in target/")).unwrap();
 //! let hits = engine.recall(&Query::new("where is the build cache?")).unwrap();
 //! println!("{}", hits[0].memory.content);

@@ -14,7 +14,7 @@ fn scope(s: &str) -> Scope {
     s.parse().unwrap()
 }
 
-fn fill(engine: &mut Engine, texts: &[&str]) -> Vec<String> {
+fn fill(engine: &Engine, texts: &[&str]) -> Vec<String> {
     texts.iter().map(|t| engine.remember(NewMemory::new(*t)).unwrap().memory.id.to_string()).collect()
 }
 
@@ -34,10 +34,10 @@ const FILLER: &[&str] = &[
 #[test]
 fn paraphrase_ranks_above_unrelated_text() {
     let dir = tempfile::tempdir().unwrap();
-    let mut e = open(dir.path());
+    let e = open(dir.path());
     let mut texts = FILLER.to_vec();
     texts.push("The deployment failed because the database migration timed out.");
-    let ids_ = fill(&mut e, &texts);
+    let ids_ = fill(&e, &texts);
     let target = ids_.last().unwrap().clone();
     let q =
         Query::new("why did the release break? the schema upgrade took too long").mode(SearchMode::Vector);
@@ -64,8 +64,8 @@ const MIXED: &[&str] = &[
 #[test]
 fn rare_exact_term_is_found_by_bm25_when_embeddings_miss_it() {
     let dir = tempfile::tempdir().unwrap();
-    let mut e = open(dir.path());
-    fill(&mut e, MIXED);
+    let e = open(dir.path());
+    fill(&e, MIXED);
     let q = Query::new("error XK-4471 during checkout").top(3);
     let first = |hits: Vec<amber_core::Hit>| hits[0].memory.content.clone();
     let vector = first(e.recall(&q.clone().mode(SearchMode::Vector)).unwrap());
@@ -85,8 +85,8 @@ fn fusion_beats_each_signal_alone_on_a_constructed_fixture() {
     // embedding finds the paraphrase). Fusion, with the exact-identifier list, answers
     // all four.
     let dir = tempfile::tempdir().unwrap();
-    let mut e = open(dir.path());
-    fill(&mut e, MIXED);
+    let e = open(dir.path());
+    fill(&e, MIXED);
     let cases = [
         ("anything on XK-4471 errors", MIXED[0]),
         ("why did 7731-QF break at checkout", MIXED[7]),
@@ -111,7 +111,7 @@ fn fusion_beats_each_signal_alone_on_a_constructed_fixture() {
 #[test]
 fn long_content_is_chunked_and_the_late_part_is_found() {
     let dir = tempfile::tempdir().unwrap();
-    let mut e = open(dir.path());
+    let e = open(dir.path());
     // ~600 words of filler, then the fact: far beyond the model's 256-token window.
     let mut long = String::new();
     for i in 0..60 {
@@ -121,7 +121,7 @@ fn long_content_is_chunked_and_the_late_part_is_found() {
         "Finally: the production database password rotation happens on the first Monday of each quarter.",
     );
     let id = e.remember(NewMemory::new(long.clone())).unwrap().memory.id;
-    fill(&mut e, FILLER);
+    fill(&e, FILLER);
     let hits = e
         .recall(&Query::new("when is the prod db credential rotated?").mode(SearchMode::Vector).top(1))
         .unwrap();
@@ -137,10 +137,10 @@ fn indexes_deleted_or_corrupted_are_rebuilt_without_reembedding() {
     let dir = tempfile::tempdir().unwrap();
     let queries = ["schema migration timeout", "cat on the keyboard", "espresso"];
     let before: Vec<Vec<String>> = {
-        let mut e = open(dir.path());
+        let e = open(dir.path());
         let mut texts = FILLER.to_vec();
         texts.push("The deployment failed because the database migration timed out.");
-        fill(&mut e, &texts);
+        fill(&e, &texts);
         queries.iter().map(|q| ids(&e.recall(&Query::new(*q)).unwrap())).collect()
     };
     let index = dir.path().join("index");
@@ -154,7 +154,7 @@ fn indexes_deleted_or_corrupted_are_rebuilt_without_reembedding() {
     ];
     for (i, d) in damage.iter().enumerate() {
         d();
-        let mut e = open(dir.path());
+        let e = open(dir.path());
         let st = e.status().unwrap();
         assert!(!st.index_events.is_empty() || i == 0, "a rebuild is reported: {st:?}");
         assert!(st.indexes_complete);
@@ -170,14 +170,14 @@ fn indexes_deleted_or_corrupted_are_rebuilt_without_reembedding() {
 fn a_crash_before_the_vector_index_is_saved_is_caught_up() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let mut e = open(dir.path());
-        fill(&mut e, &FILLER[..3]);
+        let e = open(dir.path());
+        fill(&e, &FILLER[..3]);
         e.flush().unwrap();
-        fill(&mut e, &FILLER[3..]);
+        fill(&e, &FILLER[3..]);
         // simulate kill -9: the vector index on disk is from the flush above
         std::mem::forget(e);
     }
-    let mut e = open(dir.path());
+    let e = open(dir.path());
     let st = e.status().unwrap();
     assert_eq!(st.memories, FILLER.len() as u64);
     assert!(st.indexes_complete, "{st:?}");
@@ -189,7 +189,7 @@ fn a_crash_before_the_vector_index_is_saved_is_caught_up() {
 #[test]
 fn writes_are_idempotent_and_content_is_verbatim() {
     let dir = tempfile::tempdir().unwrap();
-    let mut e = open(dir.path());
+    let e = open(dir.path());
     let tricky = "quote \" backslash \\ nul \u{0} bell \u{7} line-sep \u{2028} emoji 🧠 rtl \u{202e}abc \
                   combining e\u{301} CJK 記憶 tab\tnewline\n\r end   ";
     let a = e.remember(NewMemory::new(tricky).in_scope(scope("t"))).unwrap();
@@ -210,7 +210,7 @@ fn writes_are_idempotent_and_content_is_verbatim() {
 #[test]
 fn invalid_input_gets_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let mut e = open(dir.path());
+    let e = open(dir.path());
     assert!(matches!(e.remember(NewMemory::new("  \n")), Err(Error::Invalid(InvalidInput::EmptyContent))));
     assert!(matches!("memo".parse::<MemoryType>(), Err(InvalidInput::UnknownType { .. })));
     assert!(matches!("bad scope".parse::<Scope>(), Err(InvalidInput::BadScope { .. })));
@@ -228,7 +228,7 @@ fn invalid_input_gets_typed_errors() {
 #[test]
 fn scope_and_time_filters_apply_to_both_signals() {
     let dir = tempfile::tempdir().unwrap();
-    let mut e = open(dir.path());
+    let e = open(dir.path());
     let mk = |text: &str, s: &str, t: i64| {
         let mut m = NewMemory::new(text).in_scope(scope(s));
         m.event_time = Some(t);
@@ -281,12 +281,12 @@ impl Embedder for Renamed {
 fn a_different_model_triggers_a_reembed() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let mut e = open(dir.path());
-        fill(&mut e, FILLER);
+        let e = open(dir.path());
+        fill(&e, FILLER);
     }
     let opts = EngineOptions::new(dir.path());
     let inner = FastEmbedder::load(&ModelPaths::under(&opts.amber_home), opts.chunking, None).unwrap();
-    let mut e = Engine::open_with(opts, Box::new(Renamed(inner))).unwrap();
+    let e = Engine::open_with(opts, Box::new(Renamed(inner))).unwrap();
     let st = e.status().unwrap();
     assert!(st.index_events.iter().any(|m| m.contains("model changed")), "{:?}", st.index_events);
     assert_eq!(e.stats().chunks_embedded, FILLER.len() as u64, "every chunk re-embedded with the new model");
@@ -322,14 +322,14 @@ fn a_time_named_in_the_query_lifts_memories_from_that_time() {
     // Tuesday 2023-05-30 12:00 UTC; the Saturday before is 2023-05-27.
     let now = 1_685_448_000_000;
     let dir = tempfile::tempdir().unwrap();
-    let mut e = open(dir.path());
+    let e = open(dir.path());
     let mut older =
         NewMemory::new("Pottery class: I went to a pottery class and made a bowl at the pottery class.");
     older.event_time = Some(now - 60 * DAY);
     let mut newer = NewMemory::new("Went to pottery on the weekend, made a mug.");
     newer.event_time = Some(now - 3 * DAY);
     e.remember_batch(vec![older, newer]).unwrap();
-    fill(&mut e, FILLER);
+    fill(&e, FILLER);
     let mut q = Query::new("what did I make at the pottery class last Saturday?").top(2);
     q.now = Some(now);
     let hits = e.recall(&q).unwrap();
@@ -341,7 +341,7 @@ fn a_time_named_in_the_query_lifts_memories_from_that_time() {
     // The same query without the time ranking prefers the closer text.
     let mut opts = EngineOptions::new(dir.path());
     opts.time_weight = 0.0;
-    let mut e = Engine::open(opts).unwrap();
+    let e = Engine::open(opts).unwrap();
     let hits = e.recall(&q).unwrap();
     assert!(hits[0].memory.content.starts_with("Pottery class"), "{:?}", hits[0].memory.content);
     // An explicit time filter replaces the time named in the text.

@@ -1,0 +1,295 @@
+//! Forgetting, purging, the commit/index split and concurrent use, with the real model.
+//! They need `scripts/setup.sh` to have run (CI runs it first).
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use amber_core::{Hit, MemoryId, NewMemory, Query, SearchMode};
+use amber_engine::{Engine, EngineOptions, Error};
+
+fn open(dir: &Path) -> Engine {
+    Engine::open(EngineOptions::new(dir)).expect("the model is installed: run scripts/setup.sh")
+}
+
+const FILLER: &[&str] = &[
+    "The weekly team meeting moved to Thursday afternoon.",
+    "Our cat likes to sleep on the warm laptop keyboard.",
+    "The quarterly budget review is due at the end of March.",
+    "Bananas ripen faster when stored next to apples.",
+    "The office coffee machine was replaced with an espresso maker.",
+    "She is training for a half marathon in the autumn.",
+];
+
+const SECRET: &str = "The staging database password is kept in vault path secret/staging-db.";
+
+fn fill(e: &Engine) -> MemoryId {
+    for t in FILLER {
+        e.remember(NewMemory::new(*t)).unwrap();
+    }
+    e.remember(NewMemory::new(SECRET)).unwrap().memory.id
+}
+
+/// Whether any mode's recall of a query aimed at the secret returns it.
+fn recalled(e: &Engine, id: &MemoryId) -> bool {
+    let queries =
+        ["staging database password vault", "secret/staging-db", "where is the db credential kept?"];
+    [SearchMode::Bm25, SearchMode::Vector, SearchMode::Hybrid].into_iter().any(|mode| {
+        queries
+            .iter()
+            .any(|q| e.recall(&Query::new(*q).mode(mode).top(10)).unwrap().iter().any(|h| h.memory.id == *id))
+    })
+}
+
+#[test]
+fn the_engine_is_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Engine>();
+    shareable::<std::sync::Arc<Engine>>();
+}
+
+#[test]
+fn forget_hides_from_recall_and_get_still_returns_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    let id = fill(&e);
+    assert!(recalled(&e, &id));
+    let vectors_before = e.status().unwrap().vectors;
+
+    let gone = e.forget(&id).unwrap().expect("it exists");
+    let at = gone.forgotten_at.expect("forgotten_at is set");
+    assert_eq!(gone.content, SECRET, "content is kept");
+    assert!(!recalled(&e, &id), "recall never returns a forgotten memory");
+    let got = e.get(&id).unwrap().expect("get returns forgotten memories");
+    assert_eq!(got.forgotten_at, Some(at));
+
+    // idempotent: the first time is kept
+    assert_eq!(e.forget(&id).unwrap().unwrap().forgotten_at, Some(at));
+    assert!(e.forget(&NewMemory::new("never filed").id()).unwrap().is_none());
+
+    let st = e.status().unwrap();
+    assert_eq!((st.memories, st.forgotten), (FILLER.len() as u64, 1));
+    assert_eq!(st.bm25_docs, st.memories);
+    assert!(st.vectors < vectors_before, "its vectors left the index");
+    assert!(st.indexes_complete, "{st:?}");
+}
+
+#[test]
+fn forget_survives_reopen_and_reindex() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let e = open(dir.path());
+        let id = fill(&e);
+        e.forget(&id).unwrap();
+        id
+    };
+    let e = open(dir.path());
+    let st = e.status().unwrap();
+    assert!(st.index_events.is_empty(), "nothing to repair: {:?}", st.index_events);
+    assert!(st.indexes_complete, "{st:?}");
+    assert!(!recalled(&e, &id));
+    assert!(e.get(&id).unwrap().unwrap().forgotten_at.is_some());
+
+    e.reindex().unwrap();
+    assert!(!recalled(&e, &id), "a rebuild from the store skips forgotten memories");
+    let st = e.status().unwrap();
+    assert_eq!((st.memories, st.forgotten, st.bm25_docs), (FILLER.len() as u64, 1, FILLER.len() as u64));
+    assert_eq!(st.vectors, FILLER.len(), "one chunk per filler memory, none for the forgotten one");
+    assert_eq!(e.stats().chunks_embedded, 0, "vectors came from the cache");
+}
+
+#[test]
+fn a_forget_interrupted_before_the_indexes_heals_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let e = open(dir.path());
+        let id = fill(&e);
+        e.flush().unwrap();
+        id
+    };
+    // The tombstone committed, then a crash before the indexes were touched.
+    {
+        let mut store = amber_store::Store::open(&dir.path().join("amber.db")).unwrap();
+        assert!(store.forget(&id, 1).unwrap().unwrap().1);
+    }
+    let e = open(dir.path());
+    assert!(!recalled(&e, &id));
+    let st = e.status().unwrap();
+    assert!(st.indexes_complete, "{st:?}");
+    assert_eq!(st.bm25_docs, FILLER.len() as u64);
+    assert_eq!(st.vectors, FILLER.len());
+    assert!(st.index_events.iter().any(|m| m.contains("forgotten")), "{:?}", st.index_events);
+}
+
+#[test]
+fn purge_deletes_only_forgotten_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    let id = fill(&e);
+    let other = NewMemory::new(FILLER[0]).id();
+    assert!(matches!(e.purge(&id), Err(Error::NotForgotten)));
+    assert!(e.get(&id).unwrap().is_some(), "a refused purge deletes nothing");
+    e.forget(&id).unwrap();
+    assert!(e.purge(&id).unwrap());
+    assert!(e.get(&id).unwrap().is_none());
+    assert!(!e.purge(&id).unwrap(), "no such id any more");
+    assert!(!recalled(&e, &id));
+    assert!(e.get(&other).unwrap().is_some());
+    let st = e.status().unwrap();
+    assert_eq!((st.memories, st.forgotten), (FILLER.len() as u64, 0));
+    assert!(st.indexes_complete, "{st:?}");
+    drop(e);
+    let e = open(dir.path());
+    assert!(e.get(&id).unwrap().is_none());
+    assert!(e.status().unwrap().indexes_complete);
+}
+
+#[test]
+fn remembering_forgotten_content_files_it_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    let id = fill(&e);
+    let first = e.get(&id).unwrap().unwrap();
+    e.forget(&id).unwrap();
+    let again = e.remember(NewMemory::new(SECRET)).unwrap();
+    assert!(again.created, "forgotten content is filed anew");
+    assert_eq!(again.memory.id, id);
+    assert!(again.memory.seq > first.seq, "a new seq");
+    assert_eq!(again.memory.forgotten_at, None);
+    assert!(recalled(&e, &id));
+    assert_eq!(e.get(&id).unwrap().unwrap().forgotten_at, None);
+    // a repeat of a live memory is still a no-op
+    assert!(!e.remember(NewMemory::new(SECRET)).unwrap().created);
+    let st = e.status().unwrap();
+    assert_eq!((st.memories, st.forgotten), (FILLER.len() as u64 + 1, 0));
+    assert!(st.indexes_complete, "{st:?}");
+    assert_eq!(e.stats().chunks_embedded, FILLER.len() as u64 + 1, "its vector came from the cache");
+    drop(e);
+    let e = open(dir.path());
+    assert!(recalled(&e, &id));
+}
+
+#[test]
+fn commit_batch_is_durable_and_index_pending_makes_it_recallable() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    assert_eq!((e.committed_through(), e.indexed_through()), (0, 0));
+    fill(&e);
+    let before = e.committed_through();
+    assert_eq!(e.indexed_through(), before, "remember indexes");
+
+    let out = e
+        .commit_batch(vec![NewMemory::new(SECRET.replace("staging", "canary")), NewMemory::new(SECRET)])
+        .unwrap();
+    assert!(out[0].created && !out[1].created);
+    let seq = out[0].memory.seq;
+    assert_eq!(e.committed_through(), seq);
+    assert_eq!(e.indexed_through(), before, "commit_batch does not index");
+    let st = e.status().unwrap();
+    assert!(!st.indexes_complete);
+    assert_eq!((st.committed_through, st.indexed_through), (seq, before));
+    assert!(e.get(&out[0].memory.id).unwrap().is_some(), "committed: get finds it");
+    let canary = |e: &Engine| {
+        e.recall(&Query::new("canary database password").mode(SearchMode::Bm25))
+            .unwrap()
+            .iter()
+            .any(|h| h.memory.id == out[0].memory.id)
+    };
+    assert!(!canary(&e), "not indexed yet");
+
+    assert_eq!(e.index_pending().unwrap(), seq);
+    assert_eq!(e.indexed_through(), seq);
+    assert!(canary(&e));
+    assert_eq!(e.index_pending().unwrap(), seq, "nothing more to do");
+    assert!(e.status().unwrap().indexes_complete);
+
+    // committed but never indexed before a shutdown: caught up at the next open
+    let late = e.commit_batch(vec![NewMemory::new("Late note: the canary deploy uses port 8443.")]).unwrap();
+    drop(e);
+    let e = open(dir.path());
+    assert_eq!(e.committed_through(), late[0].memory.seq);
+    assert_eq!(e.indexed_through(), late[0].memory.seq);
+    let hits = e.recall(&Query::new("canary deploy port").mode(SearchMode::Bm25).top(1)).unwrap();
+    assert_eq!(hits[0].memory.id, late[0].memory.id);
+}
+
+fn sane(hits: &[Hit], k: usize) {
+    assert!(hits.len() <= k);
+    let ids: HashSet<_> = hits.iter().map(|h| &h.memory.id).collect();
+    assert_eq!(ids.len(), hits.len(), "no duplicates");
+    assert!(hits.windows(2).all(|w| w[0].evidence.fused >= w[1].evidence.fused), "best first");
+    assert!(hits.iter().all(|h| h.memory.forgotten_at.is_none()), "never a forgotten memory");
+}
+
+#[test]
+fn recalls_run_concurrently_with_commits_indexing_and_forgets() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    fill(&e);
+    let done = AtomicBool::new(false);
+    let e = &e;
+    let (committed, forgotten) = std::thread::scope(|t| {
+        let readers: Vec<_> = (0..3)
+            .map(|r| {
+                let done = &done;
+                t.spawn(move || {
+                    let queries =
+                        ["ticket QX-12 status", "coffee machine", "deploy notes for service 7", "cat"];
+                    let mut n = 0;
+                    while !done.load(Ordering::SeqCst) || n < 8 {
+                        let q = queries[(n + r) % queries.len()];
+                        let hits = e.recall(&Query::new(q).top(5)).unwrap();
+                        sane(&hits, 5);
+                        assert!(!hits.is_empty(), "{q}");
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        let writer = t.spawn(move || {
+            let mut ids = Vec::new();
+            let mut forgotten = Vec::new();
+            for batch in 0..6 {
+                let memories: Vec<NewMemory> = (0..5)
+                    .map(|i| {
+                        let n = batch * 5 + i;
+                        NewMemory::new(format!("Deploy notes for service {n}: ticket QX-{n} is open."))
+                    })
+                    .collect();
+                let out = e.commit_batch(memories).unwrap();
+                for r in &out {
+                    assert!(e.get(&r.memory.id).unwrap().is_some(), "committed means readable");
+                }
+                ids.extend(out.iter().map(|r| r.memory.id.clone()));
+                assert!(e.index_pending().unwrap() >= out.last().unwrap().memory.seq);
+                let victim = out[0].memory.id.clone();
+                e.forget(&victim).unwrap().unwrap();
+                forgotten.push(victim);
+            }
+            (ids, forgotten)
+        });
+        let result = writer.join().unwrap();
+        done.store(true, Ordering::SeqCst);
+        for r in readers {
+            assert!(r.join().unwrap() >= 8);
+        }
+        result
+    });
+    assert_eq!(committed.len(), 30);
+    for id in &committed {
+        assert!(e.get(id).unwrap().is_some(), "every committed id is found by get");
+    }
+    let st = e.status().unwrap();
+    assert_eq!((st.memories, st.forgotten), ((FILLER.len() + 1 + 30 - 6) as u64, 6));
+    assert!(st.indexes_complete, "{st:?}");
+    for n in [1, 7, 13, 29] {
+        let hits = e.recall(&Query::new(format!("QX-{n}")).mode(SearchMode::Bm25).top(1)).unwrap();
+        assert!(hits[0].memory.content.contains(&format!("QX-{n} ")), "{n}: {:?}", hits[0].memory.content);
+    }
+    for id in &forgotten {
+        let content = e.get(id).unwrap().unwrap().content;
+        let hits = e.recall(&Query::new(content).top(10)).unwrap();
+        assert!(hits.iter().all(|h| h.memory.id != *id));
+    }
+}
