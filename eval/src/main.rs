@@ -254,7 +254,7 @@ fn scope_segment(id: &str) -> String {
 /// Files the docs of one haystack into `scope` and returns, per memory id, the doc ids it
 /// stands for (identical texts share one memory) and how many docs were empty.
 fn ingest(
-    engine: &mut Engine,
+    engine: &Engine,
     scope: &Scope,
     docs: impl Iterator<Item = (String, String, Option<i64>)>,
 ) -> anyhow::Result<(HashMap<MemoryId, Vec<String>>, usize)> {
@@ -281,7 +281,7 @@ fn ingest(
 
 /// The ranked doc ids for a query within a scope.
 fn ranked_ids(
-    engine: &mut Engine,
+    engine: &Engine,
     text: &str,
     scope: &Scope,
     (k, mode, now): (usize, SearchMode, Option<i64>),
@@ -325,7 +325,7 @@ fn run_longmemeval(a: LmeArgs) -> anyhow::Result<()> {
     if let Some(n) = a.engine.limit {
         questions.truncate(n);
     }
-    let (mut engine, _tmp) = open_engine(&a.engine)?;
+    let (engine, _tmp) = open_engine(&a.engine)?;
     let embed_before = engine.stats().embed_seconds;
     let mut rankings = open_rankings(a.engine.rankings.as_deref())?;
     let roles = if a.include_assistant { "all" } else { "user" };
@@ -345,7 +345,7 @@ fn run_longmemeval(a: LmeArgs) -> anyhow::Result<()> {
         let dates: HashMap<&str, Option<i64>> =
             q.sessions.iter().map(|s| (s.id.as_str(), longmemeval::parse_date(&s.date))).collect();
         let (memories, empty) = ingest(
-            &mut engine,
+            &engine,
             &scope,
             docs.iter()
                 .map(|d| (d.id.clone(), d.text.clone(), dates.get(d.session_id.as_str()).copied().flatten())),
@@ -354,7 +354,7 @@ fn run_longmemeval(a: LmeArgs) -> anyhow::Result<()> {
         // Enough turns to cover 50 sessions at turn level; 50 sessions otherwise.
         let k = if turn_level { docs.len().clamp(1, amber_core::MAX_K) } else { 50 };
         let now = longmemeval::parse_date(&q.question_date);
-        let ranked = ranked_ids(&mut engine, &q.question, &scope, (k, mode, now), &memories)?;
+        let ranked = ranked_ids(&engine, &q.question, &scope, (k, mode, now), &memories)?;
         if let Some(w) = rankings.as_mut() {
             let top: Vec<&String> = if turn_level {
                 let (_, eff) = metrics::turns_to_sessions(&ranked, 50);
@@ -435,7 +435,7 @@ fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
     if let Some(n) = a.engine.limit {
         convs.truncate(n);
     }
-    let (mut engine, _tmp) = open_engine(&a.engine)?;
+    let (engine, _tmp) = open_engine(&a.engine)?;
     let embed_before = engine.stats().embed_seconds;
     let mut rankings = open_rankings(a.engine.rankings.as_deref())?;
     let kmax = *a.k.iter().max().unwrap_or(&10);
@@ -465,11 +465,11 @@ fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
                 })
                 .collect()
         };
-        let (memories, _) = ingest(&mut engine, &scope, docs.into_iter())?;
+        let (memories, _) = ingest(&engine, &scope, docs.into_iter())?;
         let now = c.sessions.iter().filter_map(|s| s.time).max();
         for qa in &c.qa {
             pb.inc(1);
-            let ranked = ranked_ids(&mut engine, &qa.question, &scope, (kmax, mode, now), &memories)?;
+            let ranked = ranked_ids(&engine, &qa.question, &scope, (kmax, mode, now), &memories)?;
             if let Some(w) = rankings.as_mut() {
                 writeln!(
                     w,
@@ -580,7 +580,7 @@ fn run_bench(a: BenchArgs) -> anyhow::Result<()> {
     // The parsed data file is large; what the engine holds is what is measured.
     drop(questions);
     let dir = a.store.clone().unwrap_or_else(|| default_amber_home().join("bench-store"));
-    let mut engine = Engine::open(EngineOptions::new(&dir))?;
+    let engine = Engine::open(EngineOptions::new(&dir))?;
     let scope: Scope = "bench".parse()?;
     let mut results = Vec::new();
     let mut ingested = engine.status()?.memories as usize;
