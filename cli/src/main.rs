@@ -1,17 +1,22 @@
-//! `amber`: remember and recall from the command line.
+//! `amber`: remember and recall from the command line, through the daemon.
 //!
-//! For now the CLI opens the store directly (an embedded engine); the daemon issue moves
-//! it behind the local socket.
+//! Every command talks to `amberd` over its local socket. When no daemon answers, `amber`
+//! starts one in the background (and says so on stderr), unless `--no-start` is given.
 #![forbid(unsafe_code)]
+
+mod daemon;
 
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use amber_core::{MemoryType, NewMemory, Query, Scope, SearchMode};
-use amber_engine::{Engine, EngineOptions, default_data_dir};
-use anyhow::{Context, bail};
+use amber_core::paths::default_config_path;
+use amber_core::{MemoryType, NewMemory, Scope, SearchMode};
+use amber_ipc::protocol::RecallParams;
+use amber_ipc::{Client, Config};
+use anyhow::Context;
 use clap::{Parser, Subcommand};
+use serde_json::Value;
 
 /// Amber: a local-first memory for AI agents.
 #[derive(Parser, Debug)]
@@ -20,6 +25,15 @@ struct Cli {
     /// The data directory [default: $AMBER_DATA_DIR, else ~/.local/share/amber/data].
     #[arg(long, global = true, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// The daemon's socket [default: $AMBER_SOCKET, else $XDG_RUNTIME_DIR/amber/amber.sock].
+    #[arg(long, global = true, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// The config file [default: $AMBER_CONFIG, else ~/.config/amber/config.toml].
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Do not start amberd when none is running: fail instead.
+    #[arg(long, global = true, env = "AMBER_NO_START")]
+    no_start: bool,
     /// Print JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
@@ -71,10 +85,46 @@ enum Command {
         /// The memory id (32 hex digits).
         id: String,
     },
+    /// Forget a memory: recall stops returning it; `purge` deletes it for good.
+    Forget {
+        /// The memory id.
+        id: String,
+    },
+    /// Delete a forgotten memory's content for good.
+    Purge {
+        /// The memory id.
+        id: String,
+    },
     /// Rebuild the search indexes from the store (vectors come from the cache).
     Reindex,
     /// Counts, model and index health.
     Status,
+    /// Start, stop or inspect the daemon.
+    Daemon {
+        #[command(subcommand)]
+        action: DaemonAction,
+    },
+    /// Show the configuration.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum DaemonAction {
+    /// Start amberd in the background (no-op when it runs).
+    Start,
+    /// Ask amberd to stop, and wait until it has.
+    Stop,
+    /// Is amberd running, and how is it doing.
+    Status,
+}
+
+#[derive(Subcommand, Debug)]
+enum ConfigAction {
+    /// Print the effective configuration (file, environment and flags applied) as TOML.
+    Show,
 }
 
 fn main() -> ExitCode {
@@ -87,7 +137,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("amber: {e:#}");
             ExitCode::FAILURE
@@ -95,9 +145,17 @@ fn main() -> ExitCode {
     }
 }
 
-fn open(cli: &Cli) -> anyhow::Result<Engine> {
-    let dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
-    Engine::open(EngineOptions::new(&dir)).with_context(|| format!("opening the store in {}", dir.display()))
+/// The config with flags applied.
+fn config(cli: &Cli) -> anyhow::Result<Config> {
+    let path = cli.config.clone().unwrap_or_else(default_config_path);
+    let mut c = Config::load(&path)?;
+    if let Some(d) = &cli.data_dir {
+        c.data_dir = d.clone();
+    }
+    if let Some(s) = &cli.socket {
+        c.socket = Some(s.clone());
+    }
+    Ok(c)
 }
 
 fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
@@ -114,7 +172,12 @@ fn one_line(s: &str, max: usize) -> String {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+fn connect(cli: &Cli, cfg: &Config) -> anyhow::Result<Client> {
+    daemon::connect_or_start(cfg, cli.config.as_deref(), !cli.no_start)
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let cfg = config(&cli)?;
     match &cli.command {
         Command::Remember { text, scope, kind, source, author, session, meta } => {
             let content = if text == "-" {
@@ -134,25 +197,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 m.metadata = serde_json::from_str(meta).context("--meta is not JSON")?;
             }
             m.validate()?;
-            let mut engine = open(&cli)?;
-            let r = engine.remember(m)?;
-            engine.flush()?;
+            let r = connect(&cli, &cfg)?.remember(&m)?;
             if cli.json {
                 print_json(&r)?;
             } else if r.created {
-                println!("remembered {} in {}", r.memory.id, r.memory.scope);
+                println!("remembered {} in {}", r.id, m.scope);
             } else {
-                println!("already remembered as {} in {}", r.memory.id, r.memory.scope);
+                println!("already remembered as {} in {}", r.id, m.scope);
             }
         }
         Command::Recall { query, scope, k, mode } => {
-            let mut q = Query::new(query.clone()).top(*k).mode(mode.parse::<SearchMode>()?);
+            let mut p = RecallParams::new(query.clone());
+            p.k = Some(*k);
+            p.mode = Some(mode.parse::<SearchMode>()?);
             if let Some(s) = scope {
-                q = q.in_scope(s.parse().context("--scope")?);
+                p.scope = Some(s.parse().context("--scope")?);
             }
-            q.validate()?;
-            let mut engine = open(&cli)?;
-            let hits = engine.recall(&q)?;
+            p.query().validate()?;
+            let hits = connect(&cli, &cfg)?.recall(&p)?.hits;
             if cli.json {
                 print_json(&hits)?;
             } else if hits.is_empty() {
@@ -174,50 +236,123 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Get { id } => {
             let id = id.parse().context("bad id")?;
-            let engine = open(&cli)?;
-            let Some(m) = engine.get(&id)? else { bail!("no memory with id {id}") };
+            let m = connect(&cli, &cfg)?.get(&id)?.memory;
             if cli.json {
                 print_json(&m)?;
             } else {
-                println!("{} [{}] {} {}", m.id, m.scope, m.kind, m.created_at);
+                let forgotten = if m.forgotten_at.is_some() { " (forgotten)" } else { "" };
+                println!("{} [{}] {} {}{forgotten}", m.id, m.scope, m.kind, m.created_at);
                 println!("{}", m.content);
             }
         }
+        Command::Forget { id } => {
+            let id = id.parse().context("bad id")?;
+            let m = connect(&cli, &cfg)?.forget(&id)?.memory;
+            if cli.json {
+                print_json(&m)?;
+            } else {
+                println!("forgot {} (its content stays until `amber purge {}`)", m.id, m.id);
+            }
+        }
+        Command::Purge { id } => {
+            let id = id.parse().context("bad id")?;
+            let r = connect(&cli, &cfg)?.purge(&id)?;
+            if cli.json {
+                print_json(&r)?;
+            } else {
+                println!("purged {}", r.id);
+            }
+        }
         Command::Reindex => {
-            let mut engine = open(&cli)?;
+            let mut c = connect(&cli, &cfg)?;
             let t0 = std::time::Instant::now();
-            engine.reindex()?;
-            let st = engine.status()?;
+            c.reindex()?;
+            let st = c.status()?;
             if cli.json {
                 print_json(&st)?;
             } else {
                 println!(
-                    "reindexed {} memories ({} vectors, {} chunks embedded, {} from cache) in {:.2}s",
-                    st.memories,
-                    st.vectors,
-                    st.stats.chunks_embedded,
-                    st.stats.chunks_from_cache,
+                    "reindexed {} memories in {:.2}s",
+                    st.engine["memories"],
                     t0.elapsed().as_secs_f64()
                 );
             }
         }
         Command::Status => {
-            let engine = open(&cli)?;
-            let st = engine.status()?;
+            let st = connect(&cli, &cfg)?.status()?;
             if cli.json {
                 print_json(&st)?;
             } else {
-                println!("data dir     {}", st.data_dir.display());
-                println!("memories     {} in {} scopes", st.memories, st.scopes);
-                println!("model        {} ({} dimensions, chunks {})", st.model, st.dim, st.chunking);
-                println!("bm25 index   {} documents", st.bm25_docs);
-                println!("vector index {} vectors ({} cached)", st.vectors, st.cached_vectors);
-                println!("indexes      {}", if st.indexes_complete { "complete" } else { "incomplete" });
-                for e in &st.index_events {
-                    println!("at open      {e}");
-                }
+                print_status(&st);
             }
         }
+        Command::Daemon { action } => return daemon_command(&cli, &cfg, action),
+        Command::Config { action: ConfigAction::Show } => print!("{}", cfg.to_toml()),
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_status(st: &amber_ipc::protocol::StatusResult) {
+    let e = &st.engine;
+    let s = |k: &str| match &e[k] {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    println!(
+        "daemon       amberd {} (pid {}, up {:.0}s, protocol {})",
+        st.version, st.pid, st.uptime_seconds, st.protocol_version
+    );
+    println!("socket       {}", st.socket);
+    println!("data dir     {}", s("data_dir"));
+    println!("memories     {} in {} scopes ({} forgotten)", s("memories"), s("scopes"), s("forgotten"));
+    println!("model        {} ({} dimensions, chunks {})", s("model"), s("dim"), s("chunking"));
+    println!("bm25 index   {} documents", s("bm25_docs"));
+    println!("vector index {} vectors ({} cached)", s("vectors"), s("cached_vectors"));
+    let complete = e["indexes_complete"].as_bool().unwrap_or(false);
+    println!("indexes      {}", if complete { "complete" } else { "catching up" });
+    println!("clients      {} connected, {} writes queued", st.connections, st.queue_depth);
+    for ev in e["index_events"].as_array().into_iter().flatten() {
+        println!("at open      {}", ev.as_str().unwrap_or_default());
+    }
+}
+
+fn daemon_command(cli: &Cli, cfg: &Config, action: &DaemonAction) -> anyhow::Result<ExitCode> {
+    match action {
+        DaemonAction::Start => {
+            let mut c = daemon::connect_or_start(cfg, cli.config.as_deref(), true)?;
+            let st = c.status()?;
+            if cli.json {
+                print_json(&st)?;
+            } else {
+                println!("amberd is running (pid {}) on {}", st.pid, st.socket);
+            }
+        }
+        DaemonAction::Stop => {
+            let stopped = daemon::stop(cfg)?;
+            if !cli.json {
+                match stopped {
+                    Some(pid) => println!("amberd (pid {pid}) stopped"),
+                    None => println!("amberd is not running"),
+                }
+            } else {
+                print_json(&serde_json::json!({ "stopped_pid": stopped }))?;
+            }
+        }
+        DaemonAction::Status => match daemon::connect_or_start(cfg, cli.config.as_deref(), false) {
+            Ok(mut c) => {
+                let st = c.status()?;
+                if cli.json { print_json(&st)? } else { print_status(&st) }
+            }
+            Err(e) if daemon::is_not_running(&e) => {
+                if cli.json {
+                    print_json(&serde_json::json!({ "running": false, "socket": cfg.socket_path() }))?;
+                } else {
+                    println!("amberd is not running (socket {})", cfg.socket_path().display());
+                }
+                return Ok(ExitCode::from(3));
+            }
+            Err(e) => return Err(e),
+        },
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -38,3 +38,14 @@ pub fn default_state_dir() -> PathBuf {
         .or_else(|| dirs::state_dir().map(|d| d.join("amber")))
         .unwrap_or_else(|| default_amber_home().join("state"))
 }
+
+/// Creates `dir` (and parents) and makes it private to the user: 0700 on Unix.
+pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}

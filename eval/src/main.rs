@@ -17,6 +17,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+mod load;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "amber-eval",
@@ -39,6 +41,9 @@ enum Command {
     Bench(BenchArgs),
     /// Draws recall@k curves (PNG) from LongMemEval reports.
     Plot(PlotArgs),
+    /// Load on a running daemon: throughput and p50/p99 latency of recall and remember
+    /// at several client counts.
+    Load(load::LoadArgs),
 }
 
 #[derive(Args, Debug)]
@@ -170,6 +175,10 @@ fn main() -> ExitCode {
         Command::Locomo(a) => run_locomo(a),
         Command::Bench(a) => run_bench(a),
         Command::Plot(a) => run_plot(a),
+        Command::Load(a) => {
+            let out = a.out.clone();
+            load::run(a).and_then(|r| write_report(&r, out.as_deref()))
+        }
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

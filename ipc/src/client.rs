@@ -66,7 +66,8 @@ pub fn socket_name(path: &Path) -> std::io::Result<Name<'_>> {
     #[cfg(not(unix))]
     {
         use interprocess::local_socket::GenericNamespaced;
-        let flat: String = path.to_string_lossy().chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect();
+        let flat: String =
+            path.to_string_lossy().chars().map(|c| if c.is_alphanumeric() { c } else { '_' }).collect();
         flat.to_ns_name::<GenericNamespaced>().map(|n| n.into_owned())
     }
 }
@@ -89,7 +90,7 @@ fn decode(line: &[u8], id: u64) -> Result<Value, ClientError> {
     if let Some(err) = resp.error {
         return Err(ClientError::Server(err));
     }
-    if resp.id != Value::from(id) {
+    if resp.id != id {
         return Err(ClientError::Protocol(format!("response id {} for request {id}", resp.id)));
     }
     resp.result.ok_or_else(|| ClientError::Protocol("a response with neither result nor error".into()))

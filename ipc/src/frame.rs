@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn an_oversize_line_is_skipped_and_the_next_one_read() {
-        let big = vec![b'x'; 25];
+        let big = [b'x'; 25];
         let got = frames(10, &[&big[..12], &big[12..], b"\nok\n"]);
         assert_eq!(got, vec![Frame::TooLarge(25), Frame::Line(b"ok".to_vec())]);
         // exactly at the limit is fine

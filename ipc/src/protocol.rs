@@ -172,8 +172,18 @@ error_kinds! {
 }
 
 /// The methods of protocol version 1.
-pub const METHODS: &[&str] =
-    &["hello", "remember", "remember_batch", "recall", "get", "forget", "purge", "status", "reindex", "shutdown"];
+pub const METHODS: &[&str] = &[
+    "hello",
+    "remember",
+    "remember_batch",
+    "recall",
+    "get",
+    "forget",
+    "purge",
+    "status",
+    "reindex",
+    "shutdown",
+];
 
 /// `hello` params.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,125 @@
+//! Finding, starting and stopping `amberd`.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use amber_ipc::{Client, ClientError, Config};
+use anyhow::{Context, bail};
+
+/// How long `amber` waits for another process's daemon to come up, or for one to stop.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Connects to the daemon; when none answers and `start` is set, starts one in the
+/// background first (saying so on stderr).
+pub fn connect_or_start(cfg: &Config, config_file: Option<&Path>, start: bool) -> anyhow::Result<Client> {
+    let socket = cfg.socket_path();
+    match Client::connect(&socket) {
+        Ok(c) => return Ok(c),
+        Err(e) if e.is_not_running() && start => {}
+        Err(e) if e.is_not_running() => {
+            return Err(
+                anyhow::Error::new(e).context("amberd is not running (start it with `amber daemon start`)")
+            );
+        }
+        Err(e) => return Err(e.into()),
+    }
+    spawn(cfg, config_file)?;
+    Client::connect(&socket).context("amberd started but does not answer")
+}
+
+/// True when the error says no daemon is running.
+pub fn is_not_running(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<ClientError>().is_some_and(ClientError::is_not_running))
+}
+
+/// `amberd` next to this executable, else on the PATH.
+fn amberd_path() -> PathBuf {
+    let name = format!("amberd{}", std::env::consts::EXE_SUFFIX);
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join(&name)))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
+/// Starts amberd detached from this terminal and waits for its ready line.
+fn spawn(cfg: &Config, config_file: Option<&Path>) -> anyhow::Result<()> {
+    let socket = cfg.socket_path();
+    let exe = amberd_path();
+    eprintln!(
+        "amber: starting amberd in the background (socket {}, log in {})",
+        socket.display(),
+        cfg.state_dir.join("logs").display()
+    );
+    let mut cmd = Command::new(&exe);
+    cmd.arg("--data-dir").arg(&cfg.data_dir).arg("--socket").arg(&socket);
+    if let Some(f) = config_file {
+        cmd.arg("--config").arg(f);
+    }
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // Its own process group: Ctrl-C in this terminal does not reach it.
+        cmd.process_group(0);
+    }
+    let mut child = cmd.spawn().with_context(|| format!("cannot run {}", exe.display()))?;
+    let mut line = String::new();
+    if let Some(out) = child.stdout.take() {
+        let _ = BufReader::new(out).read_line(&mut line);
+    }
+    if line.starts_with("amberd ready") {
+        return Ok(());
+    }
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    let _ = child.wait();
+    // Another `amber` may have started one at the same moment: wait for it.
+    if err.contains("already serving") || err.contains("another daemon is listening") {
+        let t0 = Instant::now();
+        while t0.elapsed() < WAIT {
+            if Client::connect(&socket).is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    bail!("amberd did not start: {}", err.trim())
+}
+
+/// Asks the daemon to stop and waits until its socket is gone. The pid it had, or None
+/// when none was running.
+pub fn stop(cfg: &Config) -> anyhow::Result<Option<u32>> {
+    let socket = cfg.socket_path();
+    let mut c = match Client::connect(&socket) {
+        Ok(c) => c,
+        Err(e) if e.is_not_running() => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let pid = c.status()?.pid;
+    c.shutdown()?;
+    let t0 = Instant::now();
+    while Client::connect(&socket).is_ok() {
+        if t0.elapsed() > WAIT {
+            bail!("amberd (pid {pid}) did not stop within {WAIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The socket goes first; the lock is released once the writer has drained and the
+    // indexes are saved.
+    let lock = cfg.data_dir.join("amberd.lock");
+    while let Ok(f) = std::fs::File::open(&lock) {
+        if f.try_lock().is_ok() {
+            break;
+        }
+        if t0.elapsed() > WAIT {
+            bail!("amberd (pid {pid}) did not release {} within {WAIT:?}", lock.display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(Some(pid))
+}

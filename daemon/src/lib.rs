@@ -1,0 +1,272 @@
+//! `amberd`: the daemon that serves Amber's engine on a local socket.
+//!
+//! # Brief overview
+//! - One process per data directory, guarded by a lock file (`<data_dir>/amberd.lock`,
+//!   holding the pid); a second daemon on the same directory refuses to start.
+//! - The socket (0600, in a 0700 folder) speaks JSON-RPC 2.0, one request per line; see
+//!   `docs/PROTOCOL.md` and the `amber-ipc` crate.
+//! - Reads (`recall`, `get`, `status`) run concurrently on the blocking pool. Writes go
+//!   through one writer thread fed by a bounded queue: a full queue answers `busy`. A
+//!   write is answered once its SQLite transaction commits; the writer indexes after.
+//! - SIGINT, SIGTERM and the `shutdown` method stop accepting, let in-flight requests
+//!   finish, drain the write queue, save the vector index and remove the socket file.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod server;
+mod writer;
+
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::{Duration, Instant};
+
+use amber_core::paths::create_private_dir;
+use amber_engine::{Engine, EngineOptions};
+use amber_ipc::{Config, socket_name};
+use anyhow::{Context, bail};
+use interprocess::local_socket::ListenerOptions;
+use interprocess::local_socket::traits::tokio::Listener as _;
+use tokio::sync::{Semaphore, mpsc, watch};
+
+use crate::server::{Shared, serve_connection, shutdown_asked};
+
+/// The lock file's name in the data directory.
+pub const LOCK_FILE: &str = "amberd.lock";
+
+/// How long shutdown waits for open requests to finish.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Holds the data directory's lock for the daemon's lifetime.
+#[derive(Debug)]
+pub struct DataDirLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl DataDirLock {
+    /// Takes the lock, or says which process holds it.
+    pub fn acquire(data_dir: &Path) -> anyhow::Result<DataDirLock> {
+        create_private_dir(data_dir)
+            .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
+        let path = data_dir.join(LOCK_FILE);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                bail!(
+                    "another amberd (pid {}) is already serving {}; stop it with `amber daemon stop`",
+                    pid.trim(),
+                    data_dir.display()
+                );
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+            }
+        }
+        file.set_len(0)?;
+        file.rewind()?;
+        writeln!(file, "{}", std::process::id())?;
+        file.sync_all()?;
+        Ok(DataDirLock { _file: file, path })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Prepares the socket's folder (0700) and removes a stale socket file left by a daemon
+/// that died. Refuses when a live daemon answers on it.
+fn prepare_socket(path: &Path) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent()
+        && !dir.exists()
+    {
+        create_private_dir(dir)
+            .with_context(|| format!("cannot create the socket folder {}", dir.display()))?;
+    }
+    if std::fs::symlink_metadata(path).is_ok() {
+        match amber_ipc::Client::connect(path) {
+            Ok(_) => bail!(
+                "another daemon is listening on {}; stop it first or choose another socket",
+                path.display()
+            ),
+            Err(_) => {
+                tracing::warn!(socket = %path.display(), "removing a stale socket left by a daemon that stopped");
+                std::fs::remove_file(path)
+                    .with_context(|| format!("cannot remove the stale socket {}", path.display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn own_uid() -> Option<u32> {
+    Some(rustix::process::geteuid().as_raw())
+}
+
+#[cfg(not(unix))]
+fn own_uid() -> Option<u32> {
+    None
+}
+
+/// Runs the daemon until it is asked to stop. `ready` is called once the socket accepts
+/// connections, with its path.
+pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let lock = DataDirLock::acquire(&config.data_dir)?;
+    tracing::info!(data_dir = %config.data_dir.display(), pid = std::process::id(), "amberd starting");
+
+    let mut opts = EngineOptions::new(&config.data_dir);
+    opts.amber_home = config.amber_home.clone();
+    let engine = Engine::open(opts)
+        .with_context(|| format!("cannot open the store in {}", config.data_dir.display()))?;
+    let engine = Arc::new(engine);
+
+    let socket = config.socket_path();
+    prepare_socket(&socket)?;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("amberd")
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = rt.block_on(serve(config, engine, socket.clone(), started, ready));
+    // Anything still running on the blocking pool (a long recall) gets a moment to end.
+    rt.shutdown_timeout(Duration::from_secs(5));
+    drop(lock);
+    tracing::info!("amberd stopped");
+    result
+}
+
+async fn serve(
+    config: Config,
+    engine: Arc<Engine>,
+    socket: PathBuf,
+    started: Instant,
+    ready: impl FnOnce(&Path),
+) -> anyhow::Result<()> {
+    let name = socket_name(&socket).with_context(|| format!("bad socket path {}", socket.display()))?;
+    let opts = ListenerOptions::new().name(name).reclaim_name(true);
+    #[cfg(unix)]
+    let opts = {
+        use interprocess::os::unix::local_socket::ListenerOptionsExt;
+        opts.mode(0o600)
+    };
+    let listener = opts.create_tokio().with_context(|| format!("cannot listen on {}", socket.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("cannot make {} private", socket.display()))?;
+    }
+
+    let (write_tx, write_rx) = mpsc::channel(config.write_queue);
+    let (indexed_tx, indexed_rx) = watch::channel(engine.indexed_through());
+    let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
+    let writer = {
+        let engine = engine.clone();
+        std::thread::Builder::new()
+            .name("amberd-writer".into())
+            .spawn(move || writer::run(engine, write_rx, indexed_tx))
+            .context("cannot start the writer thread")?
+    };
+    let max_connections = config.max_connections;
+    let shared = Arc::new(Shared {
+        engine,
+        config,
+        socket: socket.display().to_string(),
+        writes: write_tx,
+        indexed: indexed_rx,
+        shutdown: shutdown_tx,
+        connections: AtomicUsize::new(0),
+        started,
+        uid: own_uid(),
+    });
+    spawn_signal_handler(shared.shutdown.clone());
+
+    tracing::info!(socket = %socket.display(), secs = started.elapsed().as_secs_f64(), "amberd ready");
+    ready(&socket);
+
+    let limit = Arc::new(Semaphore::new(max_connections));
+    let mut tasks = tokio::task::JoinSet::new();
+    loop {
+        let permit = tokio::select! {
+            p = limit.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+            _ = shutdown_asked(&mut shutdown_rx) => break,
+        };
+        let conn = tokio::select! {
+            c = listener.accept() => c,
+            _ = shutdown_asked(&mut shutdown_rx) => break,
+        };
+        match conn {
+            Ok(conn) => {
+                let shared = shared.clone();
+                tasks.spawn(async move {
+                    serve_connection(conn, shared).await;
+                    drop(permit);
+                });
+            }
+            Err(e) => {
+                tracing::warn!(cause = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+        while tasks.try_join_next().is_some() {}
+    }
+    tracing::info!("shutting down: no new connections; finishing open requests");
+    drop(listener);
+    let _ = std::fs::remove_file(&socket);
+    if tokio::time::timeout(DRAIN_TIMEOUT, async { while tasks.join_next().await.is_some() {} })
+        .await
+        .is_err()
+    {
+        tracing::warn!("some requests did not finish within {DRAIN_TIMEOUT:?}; closing them");
+        tasks.abort_all();
+    }
+    // The writer drains its queue and stops once the last sender is gone.
+    drop(shared);
+    tokio::task::spawn_blocking(move || writer.join())
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .context("the writer thread panicked")?;
+    Ok(())
+}
+
+fn spawn_signal_handler(shutdown: watch::Sender<bool>) {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut term), Ok(mut int)) =
+                (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+            else {
+                tracing::error!("cannot install signal handlers");
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+                _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("Ctrl-C: shutting down");
+        }
+        let _ = shutdown.send(true);
+    });
+}

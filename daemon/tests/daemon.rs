@@ -1,0 +1,448 @@
+//! The real daemon on a real socket with the real model: concurrency, bad input, crash
+//! safety, permissions, shutdown.
+//!
+//! Each test starts `amberd` on its own temporary data directory and socket and waits for
+//! its ready line (the socket is bound before the line is printed), so there are no sleeps.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use amber_core::{MemoryId, NewMemory, Scope, SearchMode};
+use amber_ipc::protocol::{ErrorKind, PROTOCOL_VERSION, RecallParams, Response};
+use amber_ipc::{Client, socket_name};
+use interprocess::local_socket::Stream;
+use interprocess::local_socket::traits::Stream as _;
+use serde_json::{Value, json};
+
+struct Daemon {
+    child: Child,
+    socket: PathBuf,
+    data: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Daemon {
+    /// Starts amberd in a fresh temporary directory.
+    fn start(extra: &[&str]) -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = Daemon::start_in(dir.path(), extra).unwrap();
+        d._dir = Some(dir);
+        d
+    }
+
+    /// Starts amberd on `<root>/data` with its socket at `<root>/run/amber.sock`.
+    fn start_in(root: &Path, extra: &[&str]) -> Result<Daemon, String> {
+        let data = root.join("data");
+        let socket = root.join("run").join("amber.sock");
+        let mut child = amberd(root, &data, &socket, extra).spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        if !line.starts_with("amberd ready on ") {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            let _ = child.wait();
+            return Err(err);
+        }
+        Ok(Daemon { child, socket, data, _dir: None })
+    }
+
+    fn client(&self) -> Client {
+        Client::connect(&self.socket).unwrap()
+    }
+
+    fn raw(&self) -> Stream {
+        Stream::connect(socket_name(&self.socket).unwrap()).unwrap()
+    }
+
+    fn wait_exit(mut self) -> std::process::ExitStatus {
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn amberd(root: &Path, data: &Path, socket: &Path, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_amberd"));
+    cmd.arg("--data-dir")
+        .arg(data)
+        .arg("--socket")
+        .arg(socket)
+        .args(extra)
+        .env("AMBER_STATE_DIR", root.join("state"))
+        .env("AMBER_CONFIG", root.join("no-config.toml"))
+        .env_remove("AMBER_SOCKET")
+        .env_remove("AMBER_DATA_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Sends raw bytes on a connection and reads one response line.
+fn exchange(conn: &mut BufReader<Stream>, bytes: &[u8]) -> Response {
+    conn.get_mut().write_all(bytes).unwrap();
+    let mut line = String::new();
+    conn.read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a response ({e}): {line:?}"))
+}
+
+fn error_kind(r: &Response) -> ErrorKind {
+    r.error.as_ref().unwrap_or_else(|| panic!("expected an error, got {r:?}")).kind().unwrap()
+}
+
+fn memory(content: &str, scope: &str) -> NewMemory {
+    NewMemory::new(content).in_scope(scope.parse::<Scope>().unwrap())
+}
+
+#[test]
+fn sixty_four_clients_mixing_remember_and_recall_lose_nothing() {
+    let d = Daemon::start(&[]);
+    let acked = Arc::new(Mutex::new(Vec::<(MemoryId, String)>::new()));
+    std::thread::scope(|s| {
+        for c in 0..64 {
+            let acked = acked.clone();
+            let d = &d;
+            s.spawn(move || {
+                let mut client = d.client();
+                client.hello("test").unwrap();
+                for i in 0..4 {
+                    let content =
+                        format!("client {c} note {i}: the deploy key rotates every {} days", c * 10 + i);
+                    let r = client.remember(&memory(&content, &format!("load/c{c}"))).unwrap();
+                    assert!(r.created);
+                    acked.lock().unwrap().push((r.id, content));
+                    let mut p = RecallParams::new(format!("deploy key rotation client {c}"));
+                    p.k = Some(3);
+                    p.scope = Some(format!("load/c{c}").parse().unwrap());
+                    let hits = client.recall(&p).unwrap().hits;
+                    // fresh by default: this client's own notes so far are all searchable
+                    assert_eq!(hits.len(), (i + 1).min(3), "client {c} round {i}");
+                    assert!(hits.iter().all(|h| h.memory.scope.as_str() == format!("load/c{c}")));
+                }
+            });
+        }
+    });
+    let acked = acked.lock().unwrap();
+    assert_eq!(acked.len(), 256);
+    let mut c = d.client();
+    for (id, content) in acked.iter() {
+        assert_eq!(&c.get(id).unwrap().memory.content, content);
+    }
+    let st = c.status().unwrap();
+    assert_eq!(st.engine["memories"], json!(256));
+    assert_eq!(st.engine["indexes_complete"], json!(true));
+}
+
+#[test]
+fn every_bad_input_gets_a_typed_error_and_the_daemon_keeps_serving() {
+    let d = Daemon::start(&["--max-frame-bytes", "4096"]);
+    let cases: Vec<(&str, Vec<u8>, ErrorKind)> = vec![
+        ("garbage", b"\x00\x01 not json at all\n".to_vec(), ErrorKind::ParseError),
+        (
+            "invalid utf-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}\n".to_vec(),
+            ErrorKind::InvalidUtf8,
+        ),
+        ("oversize line", [vec![b'x'; 10_000], b"\n".to_vec()].concat(), ErrorKind::FrameTooLarge),
+        ("not json-rpc", b"{\"hello\":1}\n".to_vec(), ErrorKind::InvalidRequest),
+        (
+            "batch",
+            b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\"}]\n".to_vec(),
+            ErrorKind::InvalidRequest,
+        ),
+        (
+            "unknown method",
+            br#"{"jsonrpc":"2.0","id":1,"method":"teleport"}"#.to_vec(),
+            ErrorKind::MethodNotFound,
+        ),
+        (
+            "content of the wrong type",
+            br#"{"jsonrpc":"2.0","id":2,"method":"remember","params":{"content":5}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "missing content",
+            br#"{"jsonrpc":"2.0","id":3,"method":"remember","params":{}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "empty content",
+            br#"{"jsonrpc":"2.0","id":3,"method":"remember","params":{"content":"  "}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "bad scope",
+            br#"{"jsonrpc":"2.0","id":3,"method":"remember","params":{"content":"x","scope":"a//b"}}"#
+                .to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "k of the wrong type",
+            br#"{"jsonrpc":"2.0","id":4,"method":"recall","params":{"text":"x","k":"ten"}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "k of zero",
+            br#"{"jsonrpc":"2.0","id":4,"method":"recall","params":{"text":"x","k":0}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "unknown recall field",
+            br#"{"jsonrpc":"2.0","id":4,"method":"recall","params":{"txt":"x"}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "bad id",
+            br#"{"jsonrpc":"2.0","id":5,"method":"get","params":{"id":"../../etc"}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "unknown id",
+            br#"{"jsonrpc":"2.0","id":6,"method":"get","params":{"id":"00000000000000000000000000000000"}}"#
+                .to_vec(),
+            ErrorKind::NotFound,
+        ),
+        (
+            "params not an object",
+            br#"{"jsonrpc":"2.0","id":7,"method":"status","params":[1]}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "params on status",
+            br#"{"jsonrpc":"2.0","id":7,"method":"status","params":{"x":1}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
+            "another protocol",
+            br#"{"jsonrpc":"2.0","id":8,"method":"hello","params":{"protocol_version":99}}"#.to_vec(),
+            ErrorKind::UnsupportedProtocol,
+        ),
+        (
+            "empty batch",
+            br#"{"jsonrpc":"2.0","id":9,"method":"remember_batch","params":{"memories":[]}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+    ];
+    for (name, mut bytes, want) in cases {
+        if !bytes.ends_with(b"\n") {
+            bytes.push(b'\n');
+        }
+        let mut conn = BufReader::new(d.raw());
+        let r = exchange(&mut conn, &bytes);
+        assert_eq!(error_kind(&r), want, "{name}: {r:?}");
+        let msg = &r.error.as_ref().unwrap().message;
+        assert!(!msg.is_empty() && !msg.contains("panicked"), "{name}: {msg}");
+        // the same connection still answers
+        let ok = exchange(&mut conn, b"{\"jsonrpc\":\"2.0\",\"id\":100,\"method\":\"status\"}\n");
+        assert!(ok.result.is_some(), "{name}: the connection stopped answering: {ok:?}");
+        // and so does a fresh one
+        assert_eq!(d.client().status().unwrap().protocol_version, PROTOCOL_VERSION, "{name}");
+    }
+
+    // a client that leaves mid-line, and one that leaves before its answer
+    {
+        let mut s = d.raw();
+        s.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"remem"#).unwrap();
+    }
+    {
+        let mut s = d.raw();
+        s.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"remember\",\"params\":{\"content\":\"left early\"}}\n")
+            .unwrap();
+    }
+    // a notification (no id) runs and gets no answer; the next request is answered
+    let mut conn = BufReader::new(d.raw());
+    conn.get_mut()
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"remember\",\"params\":{\"content\":\"a notification\"}}\n",
+        )
+        .unwrap();
+    let r = exchange(&mut conn, b"{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"status\"}\n");
+    assert_eq!(r.id, json!("s"));
+
+    let mut c = d.client();
+    let hello = c.hello("test").unwrap();
+    assert_eq!(hello.protocol_version, PROTOCOL_VERSION);
+    let mut p = RecallParams::new("notification");
+    p.mode = Some(SearchMode::Bm25);
+    assert_eq!(c.recall(&p).unwrap().hits[0].memory.content, "a notification");
+}
+
+#[test]
+fn forget_hides_from_recall_and_purge_deletes() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let keep = c.remember(&memory("the staging database is postgres 16 on port 5433", "proj")).unwrap();
+    let gone =
+        c.remember(&memory("the staging database password is in vault at kv/staging", "proj")).unwrap();
+    let q = RecallParams::new("staging database");
+    assert_eq!(c.recall(&q).unwrap().hits.len(), 2);
+
+    let f = c.forget(&gone.id).unwrap().memory;
+    assert!(f.forgotten_at.is_some());
+    let hits = c.recall(&q).unwrap().hits;
+    assert_eq!(hits.iter().map(|h| h.memory.id.clone()).collect::<Vec<_>>(), vec![keep.id.clone()]);
+    assert!(c.get(&gone.id).unwrap().memory.forgotten_at.is_some(), "content kept until purge");
+
+    assert_eq!(c.purge(&keep.id).unwrap_err().kind(), Some(ErrorKind::NotForgotten));
+    assert!(c.purge(&gone.id).unwrap().purged);
+    assert_eq!(c.get(&gone.id).unwrap_err().kind(), Some(ErrorKind::NotFound));
+    assert_eq!(c.forget(&gone.id).unwrap_err().kind(), Some(ErrorKind::NotFound));
+}
+
+#[test]
+fn a_full_write_queue_answers_busy() {
+    let d = Daemon::start(&["--write-queue", "1"]);
+    let mut c = d.client();
+    // A batch big enough that indexing it keeps the writer busy for a while.
+    let batch: Vec<NewMemory> = (0..300)
+        .map(|i| memory(&format!("build log line {i}: compiled crate number {i} in {} ms", i * 7), "busy"))
+        .collect();
+    c.remember_batch(batch).unwrap();
+    // The writer is now indexing. One write waits in the queue...
+    let waiting = std::thread::spawn({
+        let socket = d.socket.clone();
+        move || Client::connect(&socket).unwrap().remember(&memory("queued write", "busy"))
+    });
+    while c.status().unwrap().queue_depth < 1 {
+        std::thread::yield_now();
+    }
+    // ...so the next one is refused, not queued without bound.
+    let e = c.remember(&memory("one too many", "busy")).unwrap_err();
+    assert_eq!(e.kind(), Some(ErrorKind::Busy), "{e}");
+    // Reads still run meanwhile.
+    assert!(c.get(&memory("build log line 1: compiled crate number 1 in 7 ms", "busy").id()).is_ok());
+    assert!(waiting.join().unwrap().unwrap().created);
+}
+
+#[test]
+fn kill_9_in_the_middle_of_a_write_load_loses_no_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start_in(dir.path(), &[]).unwrap();
+    let acked = Arc::new(Mutex::new(Vec::<(MemoryId, String)>::new()));
+    let stop_after = 120;
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let acked = acked.clone();
+            let socket = d.socket.clone();
+            s.spawn(move || {
+                let mut c = Client::connect(&socket).unwrap();
+                for i in 0.. {
+                    let content = format!("crash test writer {t} item {i} marker zq{t}x{i}q");
+                    match c.remember(&memory(&content, "crash")) {
+                        Ok(r) => acked.lock().unwrap().push((r.id, content)),
+                        Err(_) => break, // the daemon died
+                    }
+                }
+            });
+        }
+        // Kill it mid-load, once enough writes are acknowledged.
+        let mut d = d;
+        while acked.lock().unwrap().len() < stop_after {
+            std::thread::yield_now();
+        }
+        d.child.kill().unwrap(); // SIGKILL
+        d.child.wait().unwrap();
+    });
+    let socket = dir.path().join("run").join("amber.sock");
+    assert!(socket.exists(), "a SIGKILLed daemon leaves its socket file behind");
+
+    // The restart replaces the stale socket and indexes what was committed.
+    let d = Daemon::start_in(dir.path(), &[]).unwrap();
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() >= stop_after);
+    let mut c = d.client();
+    for (id, content) in &acked {
+        assert_eq!(&c.get(id).unwrap().memory.content, content, "acknowledged write lost");
+        let marker = content.split_whitespace().last().unwrap();
+        let mut p = RecallParams::new(marker);
+        p.mode = Some(SearchMode::Bm25);
+        p.k = Some(1);
+        let hits = c.recall(&p).unwrap().hits;
+        assert_eq!(
+            hits.first().map(|h| &h.memory.id),
+            Some(id),
+            "acknowledged write not searchable: {marker}"
+        );
+    }
+    let st = c.status().unwrap();
+    assert_eq!(st.engine["indexes_complete"], json!(true), "{:?}", st.engine);
+    // The vector side holds them too: a paraphrase finds crash-test memories.
+    let hits = c.recall(&RecallParams::new("which writer items were in the crash test?")).unwrap().hits;
+    assert!(hits.iter().all(|h| h.memory.scope.as_str() == "crash") && !hits.is_empty());
+    c.shutdown().unwrap();
+    let data = d.data.clone();
+    assert!(d.wait_exit().success());
+    let db = rusqlite::Connection::open(data.join("amber.db")).unwrap();
+    let check: String = db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+}
+
+#[cfg(unix)]
+#[test]
+fn socket_and_data_dir_are_private_and_a_second_daemon_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start_in(dir.path(), &[]).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&d.socket), 0o600);
+    assert_eq!(mode(d.socket.parent().unwrap()), 0o700);
+    assert_eq!(mode(&d.data), 0o700);
+
+    // same data dir
+    let err = Daemon::start_in(dir.path(), &[]).err().expect("a second daemon must be refused");
+    assert!(err.contains("already serving") && err.contains(&d.child.id().to_string()), "{err}");
+    // another data dir, same socket
+    let other = tempfile::tempdir().unwrap();
+    let out = amberd(other.path(), &other.path().join("data"), &d.socket, &[]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("another daemon is listening"), "{err}");
+    // the first one is unharmed
+    assert!(d.client().status().is_ok());
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_finishes_and_removes_the_socket() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let r = c.remember(&memory("written before SIGTERM", "term")).unwrap();
+    let status = Command::new("kill").arg("-TERM").arg(d.child.id().to_string()).status().unwrap();
+    assert!(status.success());
+    let socket = d.socket.clone();
+    let data = d.data.clone();
+    let code = {
+        let mut d = d;
+        let code = d.child.wait().unwrap();
+        d._dir.take().map(|t| t.keep());
+        code
+    };
+    assert!(code.success(), "{code:?}");
+    assert!(!socket.exists(), "the socket file is removed on shutdown");
+    // and the write is there for the next daemon
+    let root = data.parent().unwrap().to_path_buf();
+    let d = Daemon::start_in(&root, &[]).unwrap();
+    assert_eq!(d.client().get(&r.id).unwrap().memory.content, "written before SIGTERM");
+    drop(d);
+    let _ = std::fs::remove_dir_all(root);
+}
+
+#[test]
+fn status_reports_the_protocol_and_the_engine() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let st = c.status().unwrap();
+    assert_eq!(st.protocol_version, PROTOCOL_VERSION);
+    assert_eq!(st.pid, d.child.id());
+    assert_eq!(st.engine["memories"], json!(0));
+    assert!(st.engine["model"].as_str().unwrap().contains("MiniLM"), "{}", st.engine["model"]);
+    let v: Value = c.call_value("status", Value::Null).unwrap();
+    assert_eq!(v["socket"], json!(d.socket.display().to_string()));
+}
