@@ -466,8 +466,19 @@ impl Engine {
     }
 
     /// Adds the live memories in `(after, through]` to BM25 and commits with watermark
-    /// `through`. The caller holds the indexing lock (or is opening).
+    /// `through`; on failure nothing since the last commit is kept. The caller holds the
+    /// indexing lock (or is opening).
     fn fill_bm25(&self, after: u64, through: u64) -> Result<usize> {
+        let out = self.try_fill_bm25(after, through);
+        if out.is_err()
+            && let Err(e) = self.bm25.rollback()
+        {
+            tracing::warn!(cause = %e, "could not roll back the bm25 index");
+        }
+        out
+    }
+
+    fn try_fill_bm25(&self, after: u64, through: u64) -> Result<usize> {
         let started = Instant::now();
         let mut cursor = after;
         let mut n = 0usize;

@@ -330,6 +330,12 @@ impl Bm25Index {
         Ok(())
     }
 
+    /// Drops what was added, deleted or cleared since the last commit.
+    pub fn rollback(&self) -> Result<()> {
+        lock(&self.writer).rollback().map_err(self.err())?;
+        Ok(())
+    }
+
     /// The highest seq recorded by the last commit (None for a new index).
     pub fn watermark(&self) -> Option<u64> {
         *lock(&self.watermark)
@@ -509,6 +515,10 @@ mod tests {
         let ix = Bm25Index::open_or_create(dir.path()).unwrap();
         assert_eq!(ix.watermark(), Some(7));
         assert_eq!(seqs(ix.search("beta", &Bm25Filter::default(), 5).unwrap()), vec![7]);
+        ix.delete(7);
+        ix.rollback().unwrap();
+        ix.commit(7).unwrap();
+        assert_eq!(ix.num_docs(), 1, "a rolled back delete is gone");
         ix.delete(7);
         assert_eq!(ix.num_docs(), 1, "a delete is visible after the commit");
         ix.commit(7).unwrap();
