@@ -34,8 +34,11 @@ pub fn is_not_running(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<ClientError>().is_some_and(ClientError::is_not_running))
 }
 
-/// `amberd` next to this executable, else on the PATH.
+/// `$AMBERD`, else `amberd` next to this executable, else on the PATH.
 fn amberd_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("AMBERD").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
     let name = format!("amberd{}", std::env::consts::EXE_SUFFIX);
     std::env::current_exe()
         .ok()

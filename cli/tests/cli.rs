@@ -1,0 +1,125 @@
+//! The `amber` binary end to end: it starts `amberd` when none runs, and every command
+//! goes through the socket.
+//!
+//! Needs `amberd` built next to `amber` (a workspace build does it: `cargo test --workspace`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Env {
+    root: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env { root: tempfile::tempdir().unwrap() }
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.root.path().join("run").join("amber.sock")
+    }
+
+    fn amber(&self, args: &[&str]) -> Output {
+        let exe = PathBuf::from(env!("CARGO_BIN_EXE_amber"));
+        let amberd = exe.with_file_name(format!("amberd{}", std::env::consts::EXE_SUFFIX));
+        assert!(
+            amberd.exists(),
+            "{} is missing: build the workspace (cargo test --workspace)",
+            amberd.display()
+        );
+        Command::new(exe)
+            .arg("--data-dir")
+            .arg(self.root.path().join("data"))
+            .arg("--socket")
+            .arg(self.socket())
+            .args(args)
+            .env("AMBER_STATE_DIR", self.root.path().join("state"))
+            .env("AMBER_CONFIG", self.root.path().join("config.toml"))
+            .env_remove("AMBER_NO_START")
+            .env_remove("AMBERD")
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = self.amber(&["daemon", "stop"]);
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(o: Output) -> (String, String) {
+    assert!(o.status.success(), "failed: {}\n{}", text(&o.stdout), text(&o.stderr));
+    (text(&o.stdout), text(&o.stderr))
+}
+
+fn first_id(stdout: &str) -> String {
+    stdout
+        .split_whitespace()
+        .find(|w| w.len() == 32 && w.bytes().all(|b| b.is_ascii_hexdigit()))
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn remember_and_recall_go_through_a_daemon_started_on_demand() {
+    let env = Env::new();
+    assert!(!Path::new(&env.socket()).exists());
+    let (out, err) =
+        ok(env.amber(&["remember", "--scope", "proj", "The CI cache lives in target/, keep it"]));
+    assert!(err.contains("starting amberd in the background"), "{err}");
+    assert!(out.starts_with("remembered "), "{out}");
+    let id = first_id(&out);
+    assert!(env.socket().exists(), "the daemon listens on the configured socket");
+
+    let (out, err) = ok(env.amber(&["recall", "--scope", "proj", "where is the build cache?"]));
+    assert!(!err.contains("starting amberd"), "the running daemon is reused: {err}");
+    assert!(out.contains(&id) && out.contains("CI cache"), "{out}");
+
+    let (out, _) = ok(env.amber(&["--json", "status"]));
+    let st: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(st["engine"]["memories"], 1);
+    assert_eq!(st["protocol_version"], 1);
+
+    let (out, _) = ok(env.amber(&["forget", &id]));
+    assert!(out.contains("forgot"), "{out}");
+    let (out, _) = ok(env.amber(&["recall", "--scope", "proj", "where is the build cache?"]));
+    assert!(out.contains("no memories match"), "{out}");
+    let (out, _) = ok(env.amber(&["get", &id]));
+    assert!(out.contains("(forgotten)"), "{out}");
+
+    let (out, _) = ok(env.amber(&["config", "show"]));
+    assert!(out.contains(&env.socket().display().to_string()), "{out}");
+
+    let (out, _) = ok(env.amber(&["daemon", "stop"]));
+    assert!(out.contains("stopped"), "{out}");
+    assert!(!env.socket().exists());
+    let o = env.amber(&["daemon", "status"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stdout));
+    let o = env.amber(&["--no-start", "get", &id]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("not running"), "{}", text(&o.stderr));
+
+    // The next command starts it again, on the same store.
+    let (out, err) = ok(env.amber(&["get", &id]));
+    assert!(err.contains("starting amberd"), "{err}");
+    assert!(out.contains("CI cache"), "{out}");
+}
+
+#[test]
+fn bad_input_is_refused_with_a_clear_message() {
+    let env = Env::new();
+    let o = env.amber(&["get", "not-an-id"]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("bad id"), "{}", text(&o.stderr));
+    let o = env.amber(&["get", "00000000000000000000000000000000"]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("not_found"), "{}", text(&o.stderr));
+    let o = env.amber(&["remember", "--type", "rumour", "x"]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("rumour"), "{}", text(&o.stderr));
+}
