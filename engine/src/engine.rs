@@ -559,8 +559,10 @@ impl Engine {
         missing.sort_by_key(|(t, _)| t.len());
         for group in missing.chunks(EMBED_BATCH) {
             let texts: Vec<&str> = group.iter().map(|(t, _)| *t).collect();
+            let mut embedder = lock(&self.index_embedder);
             let t0 = Instant::now();
-            let vecs = lock(&self.index_embedder).embed(&texts)?;
+            let vecs = embedder.embed(&texts)?;
+            drop(embedder);
             {
                 let mut stats = lock(&self.stats);
                 stats.embed_seconds += t0.elapsed().as_secs_f64();
@@ -784,8 +786,10 @@ impl Engine {
 
     /// Embeds a query text (one model call, on the query embedder).
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        let mut embedder = lock(&self.query_embedder);
         let t0 = Instant::now();
-        let v = lock(&self.query_embedder).embed(&[text])?.remove(0);
+        let v = embedder.embed(&[text])?.remove(0);
+        drop(embedder);
         let mut stats = lock(&self.stats);
         stats.embed_seconds += t0.elapsed().as_secs_f64();
         stats.queries_embedded += 1;

@@ -293,3 +293,45 @@ fn recalls_run_concurrently_with_commits_indexing_and_forgets() {
         assert!(hits.iter().all(|h| h.memory.id != *id));
     }
 }
+
+#[test]
+fn a_recall_does_not_wait_for_an_indexing_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    fill(&e);
+    // Long, distinct texts: seconds of embedding on two cores.
+    let words = ["river", "copper", "lantern", "orbit", "meadow", "signal", "harbor", "thistle", "quartz"];
+    let batch: Vec<NewMemory> = (0..12)
+        .map(|i| {
+            let text: Vec<String> = (0..180)
+                .map(|j| format!("{}{}", words[(i * 7 + j) % words.len()], (i * 31 + j) % 97))
+                .collect();
+            NewMemory::new(format!("Log {i}: {}", text.join(" ")))
+        })
+        .collect();
+    e.commit_batch(batch).unwrap();
+    let indexing = AtomicBool::new(true);
+    std::thread::scope(|t| {
+        t.spawn(|| {
+            e.index_pending().unwrap();
+            indexing.store(false, Ordering::SeqCst);
+        });
+        // BM25 goes first; once it holds the batch, the indexer is in the model.
+        while e.status().unwrap().bm25_docs < (FILLER.len() + 1 + 12) as u64 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let mut answered_while_indexing = 0;
+        for q in ["espresso maker", "cat on the keyboard", "budget review", "marathon training"] {
+            let hits = e.recall(&Query::new(q).top(3)).unwrap();
+            assert!(!hits.is_empty());
+            if indexing.load(Ordering::SeqCst) {
+                answered_while_indexing += 1;
+            }
+        }
+        assert!(
+            answered_while_indexing >= 3,
+            "recalls waited for the indexing batch: {answered_while_indexing}"
+        );
+    });
+    assert_eq!(e.indexed_through(), e.committed_through());
+}
