@@ -160,11 +160,16 @@ pub fn run(a: LoadArgs) -> anyhow::Result<Value> {
         None => BUILTIN_QUERIES.iter().map(|s| s.to_string()).collect(),
     };
     let run = std::process::id() as u64;
+    // Every recall phase first: a remember phase leaves indexing work behind it, which a
+    // fresh recall would wait for.
     let mut phases = Vec::new();
     for &n in &a.clients {
         eprintln!("load: {n} clients, recall for {}s", a.seconds);
         phases.push(phase(&socket, n, a.seconds, Op::Recall, &queries, run));
-        if !a.no_writes {
+    }
+    let rss_after_recalls = rss_of(before.pid);
+    if !a.no_writes {
+        for &n in &a.clients {
             eprintln!("load: {n} clients, remember for {}s", a.seconds);
             phases.push(phase(&socket, n, a.seconds, Op::Remember, &queries, run));
         }
@@ -177,7 +182,8 @@ pub fn run(a: LoadArgs) -> anyhow::Result<Value> {
         "memories_after": after.engine["memories"],
         "model": before.engine["model"],
         "daemon_pid": after.pid,
-        "daemon_rss_mib": rss_of(after.pid),
+        "daemon_rss_mib_after_recalls": rss_after_recalls,
+        "daemon_rss_mib_at_end": rss_of(after.pid),
         "threads": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "recall": "top 10, hybrid, fresh (waits for earlier writes to be indexed)",
         "phases": phases,
