@@ -38,6 +38,9 @@ struct Args {
     /// Writes waiting before `busy`.
     #[arg(long, value_name = "N")]
     write_queue: Option<usize>,
+    /// A second model instance for queries: recalls never wait for indexing (costs ~130 MB).
+    #[arg(long)]
+    query_model: bool,
 }
 
 fn main() -> ExitCode {
@@ -86,6 +89,9 @@ fn load_config(args: &Args) -> anyhow::Result<Config> {
     }
     if let Some(n) = args.write_queue {
         c.write_queue = n;
+    }
+    if args.query_model {
+        c.query_model = true;
     }
     c.check()?;
     Ok(c)

@@ -22,7 +22,7 @@ use crate::{Error, Result, default_amber_home};
 /// Memories read from the store per step while rebuilding or catching up.
 const SCAN_BATCH: usize = 256;
 /// Texts sent to the model per call while indexing.
-const EMBED_BATCH: usize = 64;
+const EMBED_BATCH: usize = 16;
 /// Up to this many memories pass a filter, the vector search scans their chunks exactly
 /// instead of walking the HNSW graph (exact and fast at this size).
 const EXACT_SCAN_MAX_MEMORIES: usize = 5_000;
@@ -66,6 +66,10 @@ pub struct EngineOptions {
     /// Keep the embedding cache in this SQLite file instead of the store, so several
     /// stores (fresh eval runs, benchmarks) share one cache (default: in the store).
     pub embedding_cache: Option<PathBuf>,
+    /// Load a second model instance for queries (default true), so a recall never waits
+    /// for an indexing batch. False saves its memory (see docs/PERFORMANCE.md); recalls
+    /// then take turns with indexing on one model.
+    pub query_model: bool,
 }
 
 impl EngineOptions {
@@ -83,6 +87,7 @@ impl EngineOptions {
             candidates: 100,
             threads: None,
             embedding_cache: None,
+            query_model: true,
         }
     }
 }
@@ -279,6 +284,9 @@ impl Engine {
     pub fn open(opts: EngineOptions) -> Result<Engine> {
         let paths = ModelPaths::under(&opts.amber_home);
         let indexer = FastEmbedder::load(&paths, opts.chunking, opts.threads)?;
+        if !opts.query_model {
+            return Self::open_with(opts, Box::new(indexer));
+        }
         let querier = FastEmbedder::load(&paths, opts.chunking, Some(QUERY_THREADS))?;
         Self::start(opts, Arc::new(Mutex::new(Box::new(indexer))), Arc::new(Mutex::new(Box::new(querier))))
     }

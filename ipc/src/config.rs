@@ -34,6 +34,10 @@ pub struct Config {
     pub log_files: usize,
     /// The log filter, tracing's env-filter syntax (default `info`; `AMBER_LOG` overrides).
     pub log: String,
+    /// Keep a second model instance for queries so recalls never wait for indexing
+    /// (about 130 MB more). Default false: one model, and a recall that arrives during
+    /// indexing waits for the current group of 16 chunks.
+    pub query_model: bool,
 }
 
 impl Default for Config {
@@ -50,6 +54,7 @@ impl Default for Config {
             fresh_timeout_ms: 10_000,
             log_files: 7,
             log: "info".into(),
+            query_model: false,
         }
     }
 }

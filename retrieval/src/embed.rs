@@ -110,7 +110,12 @@ impl FastEmbedder {
 
         let model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
         // fastembed sets the truncation to this window and pads each batch to its longest text.
-        let mut options = InitOptionsUserDefined::new().with_max_length(chunking.max_tokens);
+        // Without ONNX Runtime's CPU arena, memory used by a large batch goes back to the
+        // allocator instead of staying reserved for the life of the process.
+        let cpu = ort::ep::CPU::default().with_arena_allocator(false).build();
+        let mut options = InitOptionsUserDefined::new()
+            .with_max_length(chunking.max_tokens)
+            .with_execution_providers(vec![cpu]);
         if let Some(n) = threads {
             options = options.with_intra_threads(n.max(1));
         }
