@@ -17,6 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+mod interject_cmd;
 mod load;
 
 #[derive(Parser, Debug)]
@@ -41,6 +42,9 @@ enum Command {
     Bench(BenchArgs),
     /// Draws recall@k curves (PNG) from LongMemEval reports.
     Plot(PlotArgs),
+    /// Interjection gate calibration: each LongMemEval question as a mid-session event
+    /// against its haystack; fire rate, precision and silence across gates and bands.
+    Interject(interject_cmd::InterjectArgs),
     /// Load on a running daemon: throughput and p50/p99 latency of recall and remember
     /// at several client counts.
     Load(load::LoadArgs),
@@ -175,6 +179,7 @@ fn main() -> ExitCode {
         Command::Locomo(a) => run_locomo(a),
         Command::Bench(a) => run_bench(a),
         Command::Plot(a) => run_plot(a),
+        Command::Interject(a) => interject_cmd::run(a),
         Command::Load(a) => {
             let out = a.out.clone();
             load::run(a).and_then(|r| write_report(&r, out.as_deref()))
@@ -323,6 +328,41 @@ fn open_rankings(path: Option<&Path>) -> anyhow::Result<Option<std::io::BufWrite
     .transpose()
 }
 
+/// One LongMemEval question's haystack, filed into its own scope.
+struct Haystack {
+    /// `lme/<granularity>-<roles>/<question id>`.
+    scope: Scope,
+    /// The question's corpus at that granularity.
+    docs: Vec<longmemeval::Doc>,
+    /// Per memory, the doc ids it stands for.
+    memories: HashMap<MemoryId, Vec<String>>,
+    /// Empty docs, not filed.
+    empty: usize,
+}
+
+/// Files a question's corpus (each doc dated by its session) into the question's scope:
+/// the store construction of `amber-eval longmemeval`, shared by `interject`.
+fn file_haystack(
+    engine: &Engine,
+    q: &longmemeval::Question,
+    granularity: longmemeval::Granularity,
+    include_assistant: bool,
+) -> anyhow::Result<Haystack> {
+    let roles = if include_assistant { "all" } else { "user" };
+    let docs = longmemeval::corpus_with_roles(q, granularity, include_assistant);
+    let scope: Scope =
+        format!("lme/{}-{roles}/{}", granularity.as_str(), scope_segment(&q.question_id)).parse()?;
+    let dates: HashMap<&str, Option<i64>> =
+        q.sessions.iter().map(|s| (s.id.as_str(), longmemeval::parse_date(&s.date))).collect();
+    let (memories, empty) = ingest(
+        engine,
+        &scope,
+        docs.iter()
+            .map(|d| (d.id.clone(), d.text.clone(), dates.get(d.session_id.as_str()).copied().flatten())),
+    )?;
+    Ok(Haystack { scope, docs, memories, empty })
+}
+
 fn run_longmemeval(a: LmeArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let granularity: longmemeval::Granularity =
@@ -348,17 +388,8 @@ fn run_longmemeval(a: LmeArgs) -> anyhow::Result<()> {
     let mut skipped_abstention = 0;
     let mut no_gold = 0;
     for q in &questions {
-        let docs = longmemeval::corpus_with_roles(q, granularity, a.include_assistant);
-        let scope: Scope =
-            format!("lme/{}-{roles}/{}", granularity.as_str(), scope_segment(&q.question_id)).parse()?;
-        let dates: HashMap<&str, Option<i64>> =
-            q.sessions.iter().map(|s| (s.id.as_str(), longmemeval::parse_date(&s.date))).collect();
-        let (memories, empty) = ingest(
-            &engine,
-            &scope,
-            docs.iter()
-                .map(|d| (d.id.clone(), d.text.clone(), dates.get(d.session_id.as_str()).copied().flatten())),
-        )?;
+        let Haystack { scope, docs, memories, empty } =
+            file_haystack(&engine, q, granularity, a.include_assistant)?;
         empty_docs += empty;
         // Enough turns to cover 50 sessions at turn level; 50 sessions otherwise.
         let k = if turn_level { docs.len().clamp(1, amber_core::MAX_K) } else { 50 };

@@ -144,3 +144,116 @@ fn a_missing_file_is_a_clear_error() {
     assert!(!ok);
     assert!(err.contains("/nonexistent/lme.json"), "{err}");
 }
+
+#[test]
+fn interject_end_to_end_report_rates_plot_and_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.db");
+    let out = dir.path().join("interject.json");
+    let png = dir.path().join("curve.png");
+    let table = dir.path().join("table.md");
+    let records = dir.path().join("events.jsonl");
+    let data = fixture("longmemeval_tiny.json");
+    let (ok, r, err) = run(&[
+        "interject",
+        "--data",
+        data.to_str().unwrap(),
+        "--cache",
+        cache.to_str().unwrap(),
+        "--k",
+        "2",
+        "--gate-from",
+        "0.2",
+        "--gate-to",
+        "0.8",
+        "--gate-step",
+        "0.1",
+        "--bands",
+        "0,0.1",
+        "--out",
+        out.to_str().unwrap(),
+        "--plot",
+        png.to_str().unwrap(),
+        "--table",
+        table.to_str().unwrap(),
+        "--rankings",
+        records.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    for key in [
+        "dataset",
+        "study",
+        "data_file",
+        "data_sha256",
+        "n_questions",
+        "events",
+        "gate_score",
+        "definitions",
+        "config",
+        "gates",
+        "bands",
+        "reference_gate_0_72_band_0_10",
+        "target",
+        "recommendation",
+        "rows",
+        "wall_seconds",
+        "embed_seconds",
+    ] {
+        assert!(r.get(key).is_some(), "report lacks {key}");
+    }
+    let written: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(written, r);
+    // 2 answerable questions, 1 abstention, and each question against the previous haystack
+    assert_eq!(r["events"]["answerable"], 2, "{:#}", r["events"]);
+    assert_eq!(r["events"]["abstention"], 1);
+    assert_eq!(r["events"]["unrelated"], 3);
+    assert_eq!(r["config"]["k"], 2);
+    assert_eq!(r["gates"].as_array().unwrap().len(), 7);
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 14, "7 gates x 2 bands");
+    let in_unit = |v: &Value, what: &str| {
+        if !v.is_null() {
+            let x = v.as_f64().unwrap_or_else(|| panic!("{what} is not a number: {v}"));
+            assert!((0.0..=1.0).contains(&x), "{what} = {x}");
+        }
+    };
+    for row in rows {
+        for judge in ["judge_off", "judge_oracle"] {
+            let o = &row[judge];
+            in_unit(&o["precision_with_negatives"], "precision_with_negatives");
+            for (group, rates) in o["groups"].as_object().unwrap() {
+                for key in ["fire_rate", "silence_rate", "precision", "precision_first", "band_rate"] {
+                    assert!(rates.get(key).is_some(), "{group} lacks {key}");
+                    in_unit(&rates[key], &format!("{judge} {group} {key}"));
+                }
+                let fired = rates["fired"].as_u64().unwrap();
+                assert!(rates["fired_gold"].as_u64().unwrap() <= fired);
+            }
+            // negatives have no gold: whatever fires there is wrong
+            assert_eq!(o["groups"]["unrelated"]["fired_gold"], 0);
+        }
+        // the oracle only adds gold memories: it never fires less, never fires more on negatives
+        let off = &row["judge_off"]["groups"];
+        let or = &row["judge_oracle"]["groups"];
+        assert!(or["answerable"]["fire_rate"].as_f64() >= off["answerable"]["fire_rate"].as_f64());
+        assert_eq!(or["unrelated"]["fire_rate"], off["unrelated"]["fire_rate"]);
+    }
+    // the lowest gate fires more often than the highest
+    let fire = |row: &Value| row["judge_off"]["groups"]["answerable"]["fire_rate"].as_f64().unwrap();
+    assert!(fire(&rows[0]) >= fire(&rows[6]));
+    // q1 ("What breed is my dog Biscuit?") finds its corgi session first
+    let lines: Vec<Value> = std::fs::read_to_string(&records)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[0]["question_id"], "tiny_q1");
+    assert_eq!(lines[0]["candidates"][0]["ids"][0], "answer_tq1_1");
+    assert_eq!(lines[0]["candidates"][0]["gold"], true);
+    assert!(lines[0]["candidates"][0]["cosine"].as_f64().unwrap() > 0.3);
+    let png = std::fs::read(&png).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    let table = std::fs::read_to_string(&table).unwrap();
+    assert_eq!(table.lines().count(), 2 + 14);
+}
