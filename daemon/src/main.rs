@@ -38,6 +38,9 @@ struct Args {
     /// Writes waiting before `busy`.
     #[arg(long, value_name = "N")]
     write_queue: Option<usize>,
+    /// Writes answer `busy` while indexing is this many memories behind.
+    #[arg(long, value_name = "N")]
+    max_index_backlog: Option<u64>,
     /// A second model instance for queries: recalls never wait for indexing (costs ~130 MB).
     #[arg(long)]
     query_model: bool,
@@ -89,6 +92,9 @@ fn load_config(args: &Args) -> anyhow::Result<Config> {
     }
     if let Some(n) = args.write_queue {
         c.write_queue = n;
+    }
+    if let Some(n) = args.max_index_backlog {
+        c.max_index_backlog = n;
     }
     if args.query_model {
         c.query_model = true;

@@ -237,6 +237,15 @@ async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone, ErrorObje
     if *shared.shutdown.borrow() {
         return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
     }
+    if matches!(op, WriteOp::Remember(_)) {
+        let behind = shared.engine.committed_through().saturating_sub(shared.engine.indexed_through());
+        if behind >= shared.config.max_index_backlog {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                format!("indexing is {behind} memories behind (max_index_backlog): retry shortly"),
+            ));
+        }
+    }
     let (tx, rx) = oneshot::channel();
     match shared.writes.try_send(Job { op, reply: tx }) {
         Ok(()) => {}

@@ -333,6 +333,24 @@ fn a_full_write_queue_answers_busy() {
 }
 
 #[test]
+fn writes_wait_for_indexing_when_it_falls_too_far_behind() {
+    let d = Daemon::start(&["--max-index-backlog", "10"]);
+    let mut c = d.client();
+    let batch: Vec<NewMemory> = (0..60)
+        .map(|i| memory(&format!("backlog note {i}: the nightly job {i} ran for {} minutes", i * 3), "lag"))
+        .collect();
+    c.remember_batch(batch).unwrap();
+    // Sixty committed, being indexed: more writes are refused, not piled up.
+    let e = c.remember(&memory("one more while indexing lags", "lag")).unwrap_err();
+    assert_eq!(e.kind(), Some(ErrorKind::Busy), "{e}");
+    assert!(e.to_string().contains("behind"), "{e}");
+    // Once indexing caught up (a fresh recall waits for it), writes go through again.
+    let r = c.recall(&RecallParams::new("nightly job")).unwrap();
+    assert!(r.fresh);
+    assert!(c.remember(&memory("one more while indexing lags", "lag")).unwrap().created);
+}
+
+#[test]
 fn kill_9_in_the_middle_of_a_write_load_loses_no_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
     let d = Daemon::start_in(dir.path(), &[]).unwrap();

@@ -30,6 +30,9 @@ pub struct Config {
     pub write_queue: usize,
     /// How long a `recall` waits for indexing to cover earlier writes, in ms (default 10000).
     pub fresh_timeout_ms: u64,
+    /// Writes answer `busy` while indexing is this many memories (sequence numbers)
+    /// behind the store (default 2000), so a burst cannot leave search minutes stale.
+    pub max_index_backlog: u64,
     /// Daily log files kept (default 7).
     pub log_files: usize,
     /// The log filter, tracing's env-filter syntax (default `info`; `AMBER_LOG` overrides).
@@ -52,6 +55,7 @@ impl Default for Config {
             max_connections: 256,
             write_queue: 1024,
             fresh_timeout_ms: 10_000,
+            max_index_backlog: 2000,
             log_files: 7,
             log: "info".into(),
             query_model: false,
@@ -132,8 +136,10 @@ impl Config {
                 self.max_frame_bytes
             )));
         }
-        if self.max_connections == 0 || self.write_queue == 0 {
-            return Err(ConfigError::Invalid("max_connections and write_queue must be at least 1".into()));
+        if self.max_connections == 0 || self.write_queue == 0 || self.max_index_backlog == 0 {
+            return Err(ConfigError::Invalid(
+                "max_connections, write_queue and max_index_backlog must be at least 1".into(),
+            ));
         }
         Ok(())
     }

@@ -306,6 +306,9 @@ impl RecallParams {
 pub struct RecallResult {
     /// Best first, each with its per-signal evidence.
     pub hits: Vec<Hit>,
+    /// True when the indexes covered every write acknowledged before the request.
+    #[serde(default)]
+    pub fresh: bool,
 }
 
 /// `get`, `forget` and `purge` params.
