@@ -2,7 +2,8 @@
 //!
 //! For each client count, two phases of `--seconds` each: recall only, then remember
 //! only. Every client has its own connection and sends its next request as soon as the
-//! previous one is answered (closed loop). Errors are counted by kind, never hidden.
+//! previous one is answered (closed loop), or 20 ms after a `busy`. Errors are counted by
+//! kind, never hidden.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,6 +39,9 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
+
+/// How long a client waits after a `busy` answer.
+const BUSY_BACKOFF: Duration = Duration::from_millis(20);
 
 const BUILTIN_QUERIES: &[&str] = &[
     "where does the CI cache live?",
@@ -122,6 +126,10 @@ fn phase(
                             let kind =
                                 e.kind().map(|k| k.as_str().to_string()).unwrap_or_else(|| e.to_string());
                             *errors.lock().unwrap().entry(kind).or_default() += 1;
+                            // As a well-behaved client does: back off before retrying.
+                            if e.kind() == Some(amber_ipc::ErrorKind::Busy) {
+                                std::thread::sleep(BUSY_BACKOFF);
+                            }
                         }
                     }
                     i += 1;
