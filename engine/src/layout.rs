@@ -14,18 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// `$AMBER_HOME`, else `$XDG_DATA_HOME/amber`, else `~/.local/share/amber`.
-pub fn default_amber_home() -> PathBuf {
-    if let Some(h) = std::env::var_os("AMBER_HOME") {
-        return PathBuf::from(h);
-    }
-    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("amber")
-}
-
-/// `$AMBER_DATA_DIR`, else `<amber home>/data`.
-pub fn default_data_dir() -> PathBuf {
-    std::env::var_os("AMBER_DATA_DIR").map(PathBuf::from).unwrap_or_else(|| default_amber_home().join("data"))
-}
+pub use amber_core::paths::{default_amber_home, default_data_dir};
 
 pub(crate) fn db_path(data_dir: &Path) -> PathBuf {
     data_dir.join("amber.db")
@@ -47,13 +36,4 @@ pub(crate) fn vectors_state_path(data_dir: &Path) -> PathBuf {
     index_dir(data_dir).join("vectors.json")
 }
 
-/// Creates `dir` (and parents) private to the user: 0700 on Unix.
-pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
-}
+pub(crate) use amber_core::paths::create_private_dir;
