@@ -10,7 +10,6 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use amber_core::paths::default_config_path;
 use amber_core::{MemoryType, NewMemory, Scope, SearchMode};
 use amber_ipc::protocol::RecallParams;
 use amber_ipc::{Client, Config};
@@ -147,15 +146,7 @@ fn main() -> ExitCode {
 
 /// The config with flags applied.
 fn config(cli: &Cli) -> anyhow::Result<Config> {
-    let path = cli.config.clone().unwrap_or_else(default_config_path);
-    let mut c = Config::load(&path)?;
-    if let Some(d) = &cli.data_dir {
-        c.data_dir = d.clone();
-    }
-    if let Some(s) = &cli.socket {
-        c.socket = Some(s.clone());
-    }
-    Ok(c)
+    Ok(Config::resolve(cli.config.as_deref(), cli.data_dir.as_deref(), cli.socket.as_deref())?)
 }
 
 fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {

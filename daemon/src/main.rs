@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use amber_core::paths::{create_private_dir, default_config_path};
+use amber_core::paths::create_private_dir;
 use amber_ipc::Config;
 use clap::Parser;
 use tracing_subscriber::layer::SubscriberExt;
@@ -79,14 +79,7 @@ fn main() -> ExitCode {
 }
 
 fn load_config(args: &Args) -> anyhow::Result<Config> {
-    let path = args.config.clone().unwrap_or_else(default_config_path);
-    let mut c = Config::load(&path)?;
-    if let Some(d) = &args.data_dir {
-        c.data_dir = d.clone();
-    }
-    if let Some(s) = &args.socket {
-        c.socket = Some(s.clone());
-    }
+    let mut c = Config::resolve(args.config.as_deref(), args.data_dir.as_deref(), args.socket.as_deref())?;
     if let Some(n) = args.max_frame_bytes {
         c.max_frame_bytes = n;
     }

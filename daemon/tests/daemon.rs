@@ -498,3 +498,28 @@ fn the_async_client_speaks_to_the_daemon() {
         assert_eq!(e.kind(), Some(ErrorKind::MethodNotFound));
     });
 }
+
+#[test]
+fn the_config_file_is_read_and_a_bad_one_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("no-config.toml"), "max_frame_bytes = 2048\nlog = \"debug\"\n").unwrap();
+    let d = Daemon::start_in(dir.path(), &[]).unwrap();
+    let mut conn = BufReader::new(d.raw());
+    let line = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"remember\",\"params\":{{\"content\":\"{}\"}}}}\n",
+        "y".repeat(3000)
+    );
+    assert_eq!(error_kind(&exchange(&mut conn, line.as_bytes())), ErrorKind::FrameTooLarge);
+    drop(conn);
+    drop(d);
+    // logs went to the state dir
+    let logs: Vec<_> = std::fs::read_dir(dir.path().join("state").join("logs")).unwrap().collect();
+    assert!(!logs.is_empty());
+
+    std::fs::write(dir.path().join("no-config.toml"), "max_frame_bytes = \"big\"\n").unwrap();
+    let err = Daemon::start_in(dir.path(), &[]).err().expect("a bad config must stop the daemon");
+    assert!(err.contains("no-config.toml") && err.contains("max_frame_bytes"), "{err}");
+    std::fs::write(dir.path().join("no-config.toml"), "max_frame = 1\n").unwrap();
+    let err = Daemon::start_in(dir.path(), &[]).err().expect("an unknown key must stop the daemon");
+    assert!(err.contains("max_frame"), "{err}");
+}

@@ -159,7 +159,7 @@ fn phase(
 pub fn run(a: LoadArgs) -> anyhow::Result<Value> {
     let socket = match &a.socket {
         Some(s) => s.clone(),
-        None => amber_ipc::Config::load(&amber_core::paths::default_config_path())?.socket_path(),
+        None => amber_ipc::Config::resolve(None, None, None)?.socket_path(),
     };
     let mut c = Client::connect(&socket).context("is amberd running? (`amber daemon start`)")?;
     let before = c.status()?;

@@ -123,6 +123,25 @@ impl Config {
         Ok(cfg)
     }
 
+    /// Loads the file at `file` (default: `$AMBER_CONFIG`, else the XDG config path) and
+    /// the environment, then applies the `--data-dir` and `--socket` flags every binary
+    /// takes.
+    pub fn resolve(
+        file: Option<&Path>,
+        data_dir: Option<&Path>,
+        socket: Option<&Path>,
+    ) -> Result<Config, ConfigError> {
+        let path = file.map(Path::to_path_buf).unwrap_or_else(paths::default_config_path);
+        let mut c = Config::load(&path)?;
+        if let Some(d) = data_dir {
+            c.data_dir = d.to_path_buf();
+        }
+        if let Some(s) = socket {
+            c.socket = Some(s.to_path_buf());
+        }
+        Ok(c)
+    }
+
     /// Parses TOML over the defaults.
     pub fn parse(text: &str) -> Result<Config, String> {
         toml::from_str(text).map_err(|e| e.to_string())
