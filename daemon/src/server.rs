@@ -10,9 +10,9 @@ use amber_engine::Engine;
 use amber_ipc::Config;
 use amber_ipc::frame::{Frame, Framer, parse_request};
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, MAX_BATCH, METHODS, MemoryResult, OkResult,
-    PROTOCOL_VERSION, PurgeResult, RecallParams, RememberBatchParams, RememberResult, Request, Response,
-    StatusResult,
+    ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, IdentityParams, MAX_BATCH, METHODS,
+    MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams, RememberBatchParams, RememberResult,
+    Request, Response, StatusResult,
 };
 use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::traits::StreamCommon as _;
@@ -377,6 +377,21 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
             no_params(m, &req.params)?;
             write(shared, WriteOp::Reindex).await?;
             to_value(&OkResult { ok: true })
+        }
+        "identity" => {
+            let p: IdentityParams = params(m, req.params)?;
+            if !p.cwd.is_absolute() || !p.cwd.is_dir() {
+                return Err(invalid(format!(
+                    "cwd must be an existing absolute directory: {}",
+                    p.cwd.display()
+                )));
+            }
+            let mut cfg = shared.config.identity.clone();
+            if let Some(b) = p.budget_tokens {
+                cfg.budget_tokens = b;
+            }
+            let id = read(shared, move |_| Ok(amber_tiers::identity::assemble(&p.cwd, &cfg))).await?;
+            to_value(&id)
         }
         "shutdown" => {
             no_params(m, &req.params)?;

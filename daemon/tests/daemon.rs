@@ -523,3 +523,41 @@ fn the_config_file_is_read_and_a_bad_one_is_refused_clearly() {
     let err = Daemon::start_in(dir.path(), &[]).err().expect("an unknown key must stop the daemon");
     assert!(err.contains("max_frame"), "{err}");
 }
+
+#[test]
+fn identity_serves_the_projects_coordination_files_and_follows_edits() {
+    let d = Daemon::start(&[]);
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(proj.path().join(".git")).unwrap();
+    std::fs::create_dir_all(proj.path().join("project-context")).unwrap();
+    std::fs::create_dir_all(proj.path().join("src/net")).unwrap();
+    let handoff = proj.path().join("project-context/HANDOFF.md");
+    std::fs::write(&handoff, "Next: wire the interjection gate.\n").unwrap();
+    std::fs::write(proj.path().join("AGENTS.md"), "Run scripts/test.sh before every commit.\n").unwrap();
+    let mut c = d.client();
+    let p = amber_ipc::protocol::IdentityParams { cwd: proj.path().join("src/net"), budget_tokens: None };
+    let id = c.identity(&p).unwrap();
+    assert_eq!(id.root, proj.path());
+    assert!(
+        id.text.contains("wire the interjection gate") && id.text.contains("scripts/test.sh"),
+        "{}",
+        id.text
+    );
+    assert_eq!(id.budget_tokens, 800);
+
+    std::fs::write(&handoff, "Next: calibrate the gate on dev data.\n").unwrap();
+    let id = c.identity(&p).unwrap();
+    assert!(
+        id.text.contains("calibrate the gate") && !id.text.contains("wire the"),
+        "the edit is seen at once"
+    );
+
+    let long: String = (0..500).map(|i| format!("rule {i}: keep it short\n")).collect();
+    std::fs::write(&handoff, long).unwrap();
+    let small = amber_ipc::protocol::IdentityParams { budget_tokens: Some(100), ..p.clone() };
+    let id = c.identity(&small).unwrap();
+    assert!(id.tokens <= 100 && id.text.contains("truncated by amber"), "{} tokens", id.tokens);
+
+    let bad = amber_ipc::protocol::IdentityParams { cwd: "relative/dir".into(), budget_tokens: None };
+    assert_eq!(c.identity(&bad).unwrap_err().kind(), Some(ErrorKind::InvalidParams));
+}

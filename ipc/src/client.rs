@@ -11,9 +11,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::protocol::{
-    ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, MemoryResult, OkResult, PROTOCOL_VERSION,
-    PurgeResult, RecallParams, RecallResult, RememberBatchParams, RememberBatchResult, RememberParams,
-    RememberResult, Request, Response, StatusResult,
+    ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, IdentityParams, IdentityResult, MemoryResult,
+    OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams, RecallResult, RememberBatchParams,
+    RememberBatchResult, RememberParams, RememberResult, Request, Response, StatusResult,
 };
 use amber_core::{MemoryId, NewMemory};
 
@@ -175,6 +175,11 @@ impl Client {
     /// `purge`: deletes a forgotten memory for good.
     pub fn purge(&mut self, id: &MemoryId) -> Result<PurgeResult, ClientError> {
         self.call("purge", &IdParams { id: id.clone() })
+    }
+
+    /// `identity`: the project's coordination files within a token budget.
+    pub fn identity(&mut self, p: &IdentityParams) -> Result<IdentityResult, ClientError> {
+        self.call("identity", p)
     }
 
     /// `status`.

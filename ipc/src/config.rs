@@ -41,6 +41,9 @@ pub struct Config {
     /// (about 130 MB more). Default false: one model, and a recall that arrives during
     /// indexing waits for the current group of 16 chunks.
     pub query_model: bool,
+    /// Tier 0: which coordination files the `identity` method serves, and the budget
+    /// (`[identity]` table: `files = [globs]`, `budget_tokens = 800`).
+    pub identity: amber_tiers::identity::IdentityConfig,
 }
 
 impl Default for Config {
@@ -59,6 +62,7 @@ impl Default for Config {
             log_files: 7,
             log: "info".into(),
             query_model: false,
+            identity: Default::default(),
         }
     }
 }
@@ -198,6 +202,22 @@ mod tests {
         let again = Config::parse(&c.to_toml()).unwrap();
         assert_eq!(again.socket_path(), c.socket_path());
         assert_eq!(again.data_dir, c.data_dir);
+    }
+
+    #[test]
+    fn the_readme_config_example_is_a_valid_config_with_the_defaults() {
+        let readme = include_str!("../../README.md");
+        let block = readme.split("```toml\n").nth(1).unwrap().split("```").next().unwrap();
+        let c = Config::parse(block).unwrap_or_else(|e| panic!("README config example: {e}"));
+        let d = Config::default();
+        assert_eq!(
+            (c.max_frame_bytes, c.max_connections, c.write_queue, c.fresh_timeout_ms, c.max_index_backlog),
+            (d.max_frame_bytes, d.max_connections, d.write_queue, d.fresh_timeout_ms, d.max_index_backlog)
+        );
+        assert_eq!(
+            (c.log_files, c.log.as_str(), c.query_model, &c.identity),
+            (d.log_files, d.log.as_str(), d.query_model, &d.identity)
+        );
     }
 
     #[test]

@@ -183,6 +183,7 @@ pub const METHODS: &[&str] = &[
     "status",
     "reindex",
     "shutdown",
+    "identity",
 ];
 
 /// `hello` params.
@@ -334,6 +335,20 @@ pub struct PurgeResult {
     /// Always true: a purge that did nothing is an error.
     pub purged: bool,
 }
+
+/// `identity` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityParams {
+    /// The session's working directory (absolute); the project root is found from it.
+    pub cwd: std::path::PathBuf,
+    /// The budget in tokens (default: the config's, 800).
+    #[serde(default)]
+    pub budget_tokens: Option<usize>,
+}
+
+/// `identity` result.
+pub type IdentityResult = amber_tiers::identity::Identity;
 
 /// `reindex` and `shutdown` result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,10 @@
+//! Amber's tiers: what the daemon hands an agent besides search results.
+//!
+//! - Tier 0, [`identity`]: a project's coordination files (`project-context/*.md`,
+//!   `AGENTS.md`, ...) assembled within a token budget for the system prompt.
+//!
+//! Briefing, interjection and capture come next (issue 5).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod identity;
