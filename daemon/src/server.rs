@@ -10,10 +10,11 @@ use amber_engine::Engine;
 use amber_ipc::Config;
 use amber_ipc::frame::{Frame, Framer, parse_request};
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, IdentityParams, MAX_BATCH, METHODS,
-    MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams, RememberBatchParams, RememberResult,
-    Request, Response, StatusResult,
+    CaptureParams, CaptureResult, ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, IdentityParams,
+    MAX_BATCH, METHODS, MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams,
+    RememberBatchParams, RememberResult, Request, Response, StatusResult,
 };
+use amber_tiers::capture::Captured;
 use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::traits::StreamCommon as _;
 use serde::de::DeserializeOwned;
@@ -377,6 +378,29 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
             no_params(m, &req.params)?;
             write(shared, WriteOp::Reindex).await?;
             to_value(&OkResult { ok: true })
+        }
+        "capture" => {
+            let p: CaptureParams = params(m, req.params)?;
+            match amber_tiers::capture::capture(&p.content, &shared.config.capture) {
+                Captured::Skip(reason) => to_value(&CaptureResult {
+                    filed: false,
+                    skipped: Some(reason),
+                    memory: None,
+                    redacted: 0,
+                }),
+                Captured::File { text, redacted } => {
+                    let mut memory = NewMemory::new(text).in_scope(p.scope);
+                    memory.kind = p.kind.unwrap_or(amber_core::MemoryType::Event);
+                    memory.source = p.source;
+                    memory.session_id = p.session_id;
+                    memory.author = p.author;
+                    memory.metadata = json!({ "captured": true, "redacted": redacted });
+                    validate_all(std::slice::from_ref(&memory))?;
+                    let done = write(shared, WriteOp::Remember(vec![memory])).await?;
+                    let r = remembered(done).pop();
+                    to_value(&CaptureResult { filed: true, skipped: None, memory: r, redacted })
+                }
+            }
         }
         "identity" => {
             let p: IdentityParams = params(m, req.params)?;

@@ -561,3 +561,32 @@ fn identity_serves_the_projects_coordination_files_and_follows_edits() {
     let bad = amber_ipc::protocol::IdentityParams { cwd: "relative/dir".into(), budget_tokens: None };
     assert_eq!(c.identity(&bad).unwrap_err().kind(), Some(ErrorKind::InvalidParams));
 }
+
+#[test]
+fn capture_redacts_a_planted_key_and_skips_what_is_too_short() {
+    use amber_ipc::protocol::CaptureParams;
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let p = |content: &str| CaptureParams {
+        content: content.into(),
+        scope: "proj".parse().unwrap(),
+        source: Some("tool:bash".into()),
+        session_id: Some("s1".into()),
+        author: None,
+        kind: None,
+    };
+    let out = "$ env | grep AWS\nAWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_REGION=eu-west-1\nthe deploy uses the eu-west-1 bucket";
+    let r = c.capture(&p(out)).unwrap();
+    assert!(r.filed && r.redacted == 1, "{r:?}");
+    let m = c.get(&r.memory.unwrap().id).unwrap().memory;
+    assert!(!m.content.contains("AKIAIOSFODNN7EXAMPLE"), "{}", m.content);
+    assert!(m.content.contains("AWS_ACCESS_KEY_ID=[REDACTED:aws_access_key]\nAWS_REGION=eu-west-1"));
+    assert_eq!(m.metadata["redacted"], json!(1));
+    assert_eq!(
+        (m.kind.as_str(), m.source.as_deref(), m.session_id.as_deref()),
+        ("event", Some("tool:bash"), Some("s1"))
+    );
+    let short = c.capture(&p("ok")).unwrap();
+    assert_eq!((short.filed, short.skipped), (false, Some(amber_tiers::capture::SkipReason::TooShort)));
+    assert_eq!(c.status().unwrap().engine["memories"], json!(1));
+}

@@ -11,9 +11,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::protocol::{
-    ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, IdentityParams, IdentityResult, MemoryResult,
-    OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams, RecallResult, RememberBatchParams,
-    RememberBatchResult, RememberParams, RememberResult, Request, Response, StatusResult,
+    CaptureParams, CaptureResult, ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, IdentityParams,
+    IdentityResult, MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams, RecallResult,
+    RememberBatchParams, RememberBatchResult, RememberParams, RememberResult, Request, Response,
+    StatusResult,
 };
 use amber_core::{MemoryId, NewMemory};
 
@@ -180,6 +181,11 @@ impl Client {
     /// `identity`: the project's coordination files within a token budget.
     pub fn identity(&mut self, p: &IdentityParams) -> Result<IdentityResult, ClientError> {
         self.call("identity", p)
+    }
+
+    /// `capture`: files a session's text, with limits and secret redaction.
+    pub fn capture(&mut self, p: &CaptureParams) -> Result<CaptureResult, ClientError> {
+        self.call("capture", p)
     }
 
     /// `status`.

@@ -44,6 +44,8 @@ pub struct Config {
     /// Tier 0: which coordination files the `identity` method serves, and the budget
     /// (`[identity]` table: `files = [globs]`, `budget_tokens = 800`).
     pub identity: amber_tiers::identity::IdentityConfig,
+    /// Capture limits (`[capture]` table: `min_chars = 50`, `max_chars = 8192`).
+    pub capture: amber_tiers::capture::CaptureConfig,
 }
 
 impl Default for Config {
@@ -63,6 +65,7 @@ impl Default for Config {
             log: "info".into(),
             query_model: false,
             identity: Default::default(),
+            capture: Default::default(),
         }
     }
 }

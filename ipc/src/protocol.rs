@@ -184,6 +184,7 @@ pub const METHODS: &[&str] = &[
     "reindex",
     "shutdown",
     "identity",
+    "capture",
 ];
 
 /// `hello` params.
@@ -349,6 +350,43 @@ pub struct IdentityParams {
 
 /// `identity` result.
 pub type IdentityResult = amber_tiers::identity::Identity;
+
+/// `capture` params: a memory to file from a running session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureParams {
+    /// The captured text (a tool output, a turn).
+    pub content: String,
+    /// The project scope to file it in.
+    pub scope: Scope,
+    /// Where it came from (`tool:bash`, `turn:user`, a path).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The session capturing it.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The agent capturing it.
+    #[serde(default)]
+    pub author: Option<String>,
+    /// The memory type (default `event`).
+    #[serde(default, rename = "type")]
+    pub kind: Option<amber_core::MemoryType>,
+}
+
+/// `capture` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureResult {
+    /// True when it was filed.
+    pub filed: bool,
+    /// Why not (`too_short`, `too_long`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<amber_tiers::capture::SkipReason>,
+    /// The memory, when filed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<RememberResult>,
+    /// Secrets replaced by `[REDACTED:<kind>]` before storing.
+    pub redacted: usize,
+}
 
 /// `reindex` and `shutdown` result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
