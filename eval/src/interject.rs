@@ -341,33 +341,56 @@ pub struct Target {
 }
 
 impl Target {
-    /// Whether an outcome meets the target on answerable events.
-    pub fn met_by(&self, o: &Outcome) -> bool {
+    /// Whether an outcome meets the target on answerable events, with the precision of
+    /// every fired memory, or (`first_only`) of each interjection's first memory: the
+    /// precision of the same setting with one memory per interjection.
+    pub fn met_by(&self, o: &Outcome, first_only: bool) -> bool {
         o.groups.get(&Group::Answerable).is_some_and(|r| {
-            r.fire_rate >= self.min_fire && r.precision.is_some_and(|p| p >= self.min_precision)
+            let p = if first_only { r.precision_first } else { r.precision };
+            r.fire_rate >= self.min_fire && p.is_some_and(|p| p >= self.min_precision)
         })
     }
 
-    /// Whether an outcome meets the target with negatives mixed in: the precision over
-    /// answerable and negative events together ([`Outcome::precision_with_negatives`]).
+    /// Whether an outcome meets the target with negatives mixed in: the fire rate on
+    /// answerable events, the precision over answerable and negative events together
+    /// ([`Outcome::precision_with_negatives`]).
     pub fn met_with_negatives_by(&self, o: &Outcome) -> bool {
         o.groups.get(&Group::Answerable).is_some_and(|r| r.fire_rate >= self.min_fire)
             && o.precision_with_negatives.is_some_and(|p| p >= self.min_precision)
     }
 }
 
-/// The default to recommend among rows of one cap with the judge off: the row with the
-/// highest answerable fire rate among those whose precision with negatives mixed in is at
-/// least `min_precision` (ties: the higher gate, then the narrower band). `None` if no row
-/// qualifies.
-pub fn recommend(rows: &[Row], max_fire: usize, min_precision: f64) -> Option<&Row> {
-    let fire = |r: &Row| r.judge_off.groups.get(&Group::Answerable).map_or(0.0, |x| x.fire_rate);
+fn silence(o: &Outcome, g: Group) -> f64 {
+    o.groups.get(&g).map_or(0.0, |r| r.silence_rate)
+}
+
+/// The gate to recommend with the judge off. Among the rows of the narrowest band (with the
+/// judge off the band changes nothing) whose answerable rates meet `target` (see
+/// [`Target::met_by`]), the one that stays silent most often on unrelated events, then on
+/// abstention events, then the higher gate. `None` if no row meets the target.
+pub fn recommend_gate<'a>(rows: &'a [Row], target: &Target, first_only: bool) -> Option<&'a Row> {
+    let narrowest = rows.iter().map(|r| r.band).min_by(f64::total_cmp)?;
+    rows.iter().filter(|r| r.band == narrowest && target.met_by(&r.judge_off, first_only)).max_by(|a, b| {
+        let (x, y) = (&a.judge_off, &b.judge_off);
+        silence(x, Group::Unrelated)
+            .total_cmp(&silence(y, Group::Unrelated))
+            .then(silence(x, Group::Abstention).total_cmp(&silence(y, Group::Abstention)))
+            .then(a.gate.total_cmp(&b.gate))
+    })
+}
+
+/// The band to pair with `gate`: the widest band of the rows whose judge calls per
+/// unrelated event stay at most `max_calls` (those events should stay silent: each call
+/// costs time and risks a wrong yes); 0 if there is none.
+pub fn recommend_band(rows: &[Row], gate: f64, max_calls: f64) -> f64 {
     rows.iter()
-        .filter(|r| r.max_fire == max_fire)
-        .filter(|r| r.judge_off.precision_with_negatives.is_some_and(|p| p >= min_precision))
-        .max_by(|a, b| {
-            fire(a).total_cmp(&fire(b)).then(a.gate.total_cmp(&b.gate)).then(b.band.total_cmp(&a.band))
+        .filter(|r| (r.gate - gate).abs() < 1e-9)
+        .filter(|r| {
+            r.judge_off.groups.get(&Group::Unrelated).map_or(0.0, |u| u.judge_calls_per_event) <= max_calls
         })
+        .map(|r| r.band)
+        .max_by(f64::total_cmp)
+        .unwrap_or(0.0)
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -381,26 +404,29 @@ fn get(o: &Outcome, g: Group, f: impl Fn(&Rates) -> Option<f64>) -> String {
 /// The markdown table of rows (one line per row, in the given order).
 pub fn markdown_table<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
     let mut out = String::from(
-        "| gate | band | max | fire (off) | precision (off) | prec. w/ negatives (off) | silence abs (off) \
-         | silence unrelated (off) | band rate | fire (oracle) | precision (oracle) | silence unrelated (oracle) |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| gate | band | max | fire (off) | precision (off) | precision, first (off) | prec. w/ negatives (off) \
+         | silence abs (off) | silence unrelated (off) | band rate | judge calls unrelated | fire (oracle) \
+         | precision (oracle) | prec. w/ negatives (oracle) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let (off, or) = (&r.judge_off, &r.judge_oracle);
         out.push_str(&format!(
-            "| {:.2} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {:.2} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.gate,
             r.band,
             r.max_fire,
             get(off, Group::Answerable, |x| Some(x.fire_rate)),
             get(off, Group::Answerable, |x| x.precision),
+            get(off, Group::Answerable, |x| x.precision_first),
             pct(off.precision_with_negatives),
             get(off, Group::Abstention, |x| Some(x.silence_rate)),
             get(off, Group::Unrelated, |x| Some(x.silence_rate)),
             get(off, Group::Answerable, |x| Some(x.band_rate)),
+            get(off, Group::Unrelated, |x| Some(x.judge_calls_per_event)),
             get(or, Group::Answerable, |x| Some(x.fire_rate)),
             get(or, Group::Answerable, |x| x.precision),
-            get(or, Group::Unrelated, |x| Some(x.silence_rate)),
+            pct(or.precision_with_negatives),
         ));
     }
     out
@@ -542,17 +568,30 @@ mod tests {
         assert_eq!(rows.len(), 16);
         assert_eq!((rows[0].max_fire, rows[0].band, rows[0].gate), (1, 0.0, 0.60));
         assert_eq!((rows[15].max_fire, rows[15].band, rows[15].gate), (2, 0.10, 0.82));
-        // cap 1, judge off, precision with negatives by gate:
-        // 0.60: A 0.80 gold, B 0.70 not, C 0.75 not -> 1/3; 0.68: same; 0.76: A only -> 1;
-        // 0.82: nothing fires -> None. The best qualifying fire rate at >= 0.9 is gate 0.76
-        // (fire 0.5); band 0.10 rows tie with band 0 and the narrower band wins.
-        let best = recommend(&rows, 1, 0.9).unwrap();
-        assert_eq!((best.gate, best.band), (0.76, 0.0));
-        assert!(recommend(&rows, 1, 1.01).is_none());
-        let target = Target { min_precision: 0.9, min_fire: 0.5 };
-        assert!(target.met_by(&best.judge_off));
-        assert!(target.met_with_negatives_by(&best.judge_off));
-        assert!(!target.met_by(&rows[0].judge_off), "gate 0.60: precision 0.5 on answerable");
+        let cap2: Vec<Row> = rows.iter().filter(|r| r.max_fire == 2).cloned().collect();
+        // Judge off, cap 2, answerable (A, B), abstention C, unrelated D:
+        // 0.60: A fires 0.80 g + 0.65, B 0.70 + 0.66 g: fire 1, precision 2/4, first 1/2; C fires
+        // 0.68: A 0.80 g, B 0.70: fire 1, precision 1/2; C fires
+        // 0.76: A 0.80 g only: fire 1/2, precision 1; C (0.75) silent
+        // 0.82: nothing fires. D never fires.
+        let t = Target { min_precision: 0.9, min_fire: 0.5 };
+        assert_eq!(recommend_gate(&cap2, &t, false).map(|r| r.gate), Some(0.76));
+        assert_eq!(recommend_gate(&cap2, &t, true).map(|r| r.gate), Some(0.76));
+        // a looser target: 0.60, 0.68 and 0.76 meet it; 0.76 is silent on C
+        let loose = Target { min_precision: 0.5, min_fire: 0.5 };
+        assert_eq!(recommend_gate(&cap2, &loose, false).map(|r| r.gate), Some(0.76));
+        // fire >= 0.9: 0.60 and 0.68, equally silent; the higher gate wins
+        let busy = Target { min_precision: 0.5, min_fire: 0.9 };
+        assert_eq!(recommend_gate(&cap2, &busy, false).map(|r| r.gate), Some(0.68));
+        assert!(recommend_gate(&cap2, &Target { min_precision: 1.0, min_fire: 0.6 }, false).is_none());
+        assert!(t.met_by(&cap2[2].judge_off, false));
+        assert!(t.met_with_negatives_by(&cap2[2].judge_off), "A's gold alone fired: 1/1");
+        assert!(!t.met_by(&cap2[0].judge_off, false), "gate 0.60: precision 0.5");
+        assert!(!t.met_by(&cap2[0].judge_off, true), "gate 0.60: first memories 1/2");
+        // A alone at 0.60 fires 0.80 g and 0.65: precision 1/2, but its first memory is gold
+        let a_only = outcome(&ev[..1], &p(0.60, 0.0, 2, Judge::Off));
+        assert!(!t.met_by(&a_only, false));
+        assert!(t.met_by(&a_only, true));
         let table = markdown_table(&rows[..2]);
         assert_eq!(table.lines().count(), 4);
         assert!(
@@ -560,8 +599,21 @@ mod tests {
                 .lines()
                 .nth(2)
                 .unwrap()
-                .starts_with("| 0.60 | 0.00 | 1 | 1.000 | 0.500 | 0.333 | 0.000 | 1.000 |")
+                .starts_with("| 0.60 | 0.00 | 1 | 1.000 | 0.500 | 0.500 | 0.333 | 0.000 | 1.000 |"),
+            "{table}"
         );
+    }
+
+    #[test]
+    fn band_recommendation_bounds_judge_calls_on_unrelated_events() {
+        // unrelated U scores 0.55: inside [0.55, 0.60) and [0.50, 0.60), so both bands call once
+        let ev =
+            vec![fixture()[0].clone(), Event { group: Group::Unrelated, candidates: vec![c(0.55, false)] }];
+        let rows = sweep(&ev, &[0.60], &[0.0, 0.05, 0.10], &[2]);
+        assert!(close(rows[1].judge_off.groups[&Group::Unrelated].judge_calls_per_event, 1.0));
+        assert_eq!(recommend_band(&rows, 0.60, 0.1), 0.0);
+        assert_eq!(recommend_band(&rows, 0.60, 1.0), 0.10);
+        assert_eq!(recommend_band(&rows, 0.70, 1.0), 0.0, "no row at that gate");
     }
 
     #[test]

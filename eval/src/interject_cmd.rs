@@ -52,10 +52,16 @@ pub struct InterjectArgs {
     /// Judge band widths below the gate, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "0,0.05,0.10")]
     bands: Vec<f64>,
-    /// The precision a recommended default must reach, with the unrelated and abstention
-    /// events mixed in (judge off).
+    /// The target: least precision of fired memories on answerable questions.
     #[arg(long, default_value_t = 0.90)]
-    min_precision: f64,
+    target_precision: f64,
+    /// The target: least fire rate on answerable questions.
+    #[arg(long, default_value_t = 0.50)]
+    target_fire: f64,
+    /// The recommended band is the widest whose judge calls per unrelated event stay at
+    /// most this.
+    #[arg(long, default_value_t = 0.10)]
+    max_judge_calls_unrelated: f64,
     /// Draw precision against fire rate, and the rates against the gate (PNG).
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
@@ -68,9 +74,6 @@ pub struct InterjectArgs {
 
 /// The reference design's gate and judge band (on its own blended score).
 const REFERENCE: (f64, f64) = (0.72, 0.10);
-
-/// The target on dev.
-const TARGET: Target = Target { min_precision: 0.9, min_fire: 0.5 };
 
 /// An event's candidates from a recall, with the doc ids each stands for (for the record).
 fn candidates(
@@ -205,7 +208,25 @@ pub fn run(a: InterjectArgs) -> anyhow::Result<()> {
     let met = |f: &dyn Fn(&Row) -> bool| -> Vec<Value> {
         rows.iter().filter(|r| f(r)).map(|r| json!({"gate": r.gate, "band": r.band})).collect()
     };
-    let recommended = interject::recommend(&rows, a.max_fire, a.min_precision);
+    let target = Target { min_precision: a.target_precision, min_fire: a.target_fire };
+    // The recommended gate, with up to max_fire memories and with one, and its band.
+    let choose = |first_only: bool| {
+        interject::recommend_gate(&rows, &target, first_only).map(|r| {
+            let band = interject::recommend_band(&rows, r.gate, a.max_judge_calls_unrelated);
+            let row = rows.iter().find(|x| x.gate == r.gate && x.band == band).unwrap_or(r);
+            (row, first_only)
+        })
+    };
+    let recommended = [choose(false), choose(true)];
+    let describe = |c: &Option<(&Row, bool)>| match c {
+        Some((r, first_only)) => json!({
+            "gate": r.gate,
+            "band": r.band,
+            "max_fire": if *first_only { 1 } else { a.max_fire },
+            "row": r,
+        }),
+        None => Value::Null,
+    };
     let counts: BTreeMap<&str, usize> =
         Group::ALL.iter().map(|g| (g.as_str(), events.iter().filter(|e| e.group == *g).count())).collect();
 
@@ -216,7 +237,7 @@ pub fn run(a: InterjectArgs) -> anyhow::Result<()> {
         std::fs::write(path, &table).with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &a.plot {
-        plot(&rows, &a.bands, recommended, a.score, path)?;
+        plot(&rows, &a.bands, &recommended, a.score, path)?;
     }
 
     let mut config = engine_config(&engine, &a.engine);
@@ -260,16 +281,22 @@ pub fn run(a: InterjectArgs) -> anyhow::Result<()> {
         "bands": a.bands,
         "reference_gate_0_72_band_0_10": reference,
         "target": {
-            "min_precision": TARGET.min_precision,
-            "min_fire_rate": TARGET.min_fire,
-            "met_judge_off": met(&|r| TARGET.met_by(&r.judge_off)),
-            "met_judge_oracle": met(&|r| TARGET.met_by(&r.judge_oracle)),
-            "met_with_negatives_judge_off": met(&|r| TARGET.met_with_negatives_by(&r.judge_off)),
-            "met_with_negatives_judge_oracle": met(&|r| TARGET.met_with_negatives_by(&r.judge_oracle)),
+            "min_precision": target.min_precision,
+            "min_fire_rate": target.min_fire,
+            "on": "answerable questions",
+            "met_judge_off": met(&|r| target.met_by(&r.judge_off, false)),
+            "met_judge_off_one_memory": met(&|r| target.met_by(&r.judge_off, true)),
+            "met_judge_oracle": met(&|r| target.met_by(&r.judge_oracle, false)),
+            "met_with_negatives_judge_off": met(&|r| target.met_with_negatives_by(&r.judge_off)),
+            "met_with_negatives_judge_oracle": met(&|r| target.met_with_negatives_by(&r.judge_oracle)),
         },
         "recommendation": {
-            "rule": format!("judge off: the highest answerable fire rate with precision_with_negatives >= {}", a.min_precision),
-            "row": recommended,
+            "rule": format!(
+                "gate: among judge-off settings meeting the target on answerable questions, the one most often silent on unrelated events, then on abstention events, then the higher gate; band: the widest whose judge calls per unrelated event are at most {}",
+                a.max_judge_calls_unrelated
+            ),
+            "max_fire": describe(&recommended[0]),
+            "one_memory": describe(&recommended[1]),
         },
         "rows": rows,
         "wall_seconds": started.elapsed().as_secs_f64(),
@@ -286,7 +313,7 @@ type Point = (f64, f64, f64);
 fn plot(
     rows: &[Row],
     bands: &[f64],
-    recommended: Option<&Row>,
+    recommended: &[Option<(&Row, bool)>],
     kind: ScoreKind,
     out: &Path,
 ) -> anyhow::Result<()> {
@@ -297,12 +324,48 @@ fn plot(
     let (left, right) = root.split_horizontally(700);
     let colors = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
 
+    #[derive(Clone, Copy, PartialEq)]
+    enum Y {
+        Precision,
+        First,
+        WithNegatives,
+    }
+    let max_fire = rows.first().map_or(1, |r| r.max_fire);
+    let curve = |band: f64, oracle: bool, y: Y| -> Vec<Point> {
+        rows.iter()
+            .filter(|r| (r.band - band).abs() < 1e-9)
+            .filter_map(|r| {
+                let o = if oracle { &r.judge_oracle } else { &r.judge_off };
+                let fire = rate(o, Group::Answerable, |x| Some(x.fire_rate))?;
+                let p = match y {
+                    Y::Precision => rate(o, Group::Answerable, |x| x.precision)?,
+                    Y::First => rate(o, Group::Answerable, |x| x.precision_first)?,
+                    Y::WithNegatives => o.precision_with_negatives?,
+                };
+                Some((fire, p, r.gate))
+            })
+            .collect()
+    };
+    let mut series: Vec<(String, Vec<Point>)> = vec![
+        (format!("gate only, up to {max_fire} memories"), curve(bands[0], false, Y::Precision)),
+        ("gate only, 1 memory".into(), curve(bands[0], false, Y::First)),
+        (
+            format!("gate only, up to {max_fire}, negatives mixed in"),
+            curve(bands[0], false, Y::WithNegatives),
+        ),
+    ];
+    for &b in bands.iter().filter(|b| **b > 0.0) {
+        series
+            .push((format!("gate + perfect band of {b:.2}, up to {max_fire}"), curve(b, true, Y::Precision)));
+    }
+    let lowest = series.iter().flat_map(|(_, p)| p.iter().map(|x| x.1)).fold(1.0f64, f64::min);
+    let y0 = (((lowest - 0.05) * 10.0).floor() / 10.0).max(0.0);
     let mut chart = ChartBuilder::on(&left)
         .caption("precision vs fire rate (answerable), one point per gate", ("sans-serif", 20))
         .margin(14)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(0.0f64..1.0f64, 0.0f64..1.02f64)
+        .build_cartesian_2d(0.0f64..1.0f64, y0..1.02f64)
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
@@ -310,28 +373,6 @@ fn plot(
         .y_desc("precision of fired memories")
         .draw()
         .map_err(|e| err(&e))?;
-    let curve = |band: f64, oracle: bool, negatives: bool| -> Vec<Point> {
-        rows.iter()
-            .filter(|r| (r.band - band).abs() < 1e-9)
-            .filter_map(|r| {
-                let o = if oracle { &r.judge_oracle } else { &r.judge_off };
-                let fire = rate(o, Group::Answerable, |x| Some(x.fire_rate))?;
-                let p = if negatives {
-                    o.precision_with_negatives?
-                } else {
-                    rate(o, Group::Answerable, |x| x.precision)?
-                };
-                Some((fire, p, r.gate))
-            })
-            .collect()
-    };
-    let mut series: Vec<(String, Vec<Point>)> = vec![
-        ("gate only (band ignored)".into(), curve(bands[0], false, false)),
-        ("gate only, negatives mixed in".into(), curve(bands[0], false, true)),
-    ];
-    for &b in bands.iter().filter(|b| **b > 0.0) {
-        series.push((format!("gate + perfect band of {b:.2}"), curve(b, true, false)));
-    }
     for (i, (label, pts)) in series.iter().enumerate() {
         let color = colors[i % colors.len()].to_rgba();
         let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
@@ -341,7 +382,7 @@ fn plot(
             .label(label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
         chart.draw_series(xy.iter().map(|p| Circle::new(*p, 3, color.filled()))).map_err(|e| err(&e))?;
-        if i < 2 {
+        if i == 0 {
             // gate labels every 0.10
             chart
                 .draw_series(pts.iter().filter(|p| ((p.2 * 10.0).round() - p.2 * 10.0).abs() < 1e-6).map(
@@ -356,13 +397,20 @@ fn plot(
                 .map_err(|e| err(&e))?;
         }
     }
-    if let Some(r) = recommended {
-        let fire = rate(&r.judge_off, Group::Answerable, |x| Some(x.fire_rate)).unwrap_or(0.0);
-        let p = rate(&r.judge_off, Group::Answerable, |x| x.precision).unwrap_or(0.0);
+    for (row, first_only) in recommended.iter().flatten() {
+        let o = &row.judge_off;
+        let fire = rate(o, Group::Answerable, |x| Some(x.fire_rate)).unwrap_or(0.0);
+        let p = if *first_only {
+            rate(o, Group::Answerable, |x| x.precision_first)
+        } else {
+            rate(o, Group::Answerable, |x| x.precision)
+        }
+        .unwrap_or(0.0);
+        let memories = if *first_only { 1 } else { max_fire };
         chart
             .draw_series(std::iter::once(Cross::new((fire, p), 8, BLACK.stroke_width(2))))
             .map_err(|e| err(&e))?
-            .label(format!("recommended gate {:.2}", r.gate))
+            .label(format!("recommended: gate {:.2}, {memories} memory max", row.gate))
             .legend(|(x, y)| Cross::new((x + 10, y), 6, BLACK.stroke_width(2)));
     }
     chart

@@ -252,6 +252,12 @@ fn interject_end_to_end_report_rates_plot_and_table() {
     assert_eq!(lines[0]["candidates"][0]["ids"][0], "answer_tq1_1");
     assert_eq!(lines[0]["candidates"][0]["gold"], true);
     assert!(lines[0]["candidates"][0]["cosine"].as_f64().unwrap() > 0.3);
+    // a recommendation (or null when no setting meets the target) for each cap
+    for cap in ["max_fire", "one_memory"] {
+        let rec = &r["recommendation"][cap];
+        assert!(rec.is_null() || rec["gate"].is_f64(), "{rec}");
+    }
+    assert!(r["target"]["met_judge_off"].is_array());
     let png = std::fs::read(&png).unwrap();
     assert!(png.starts_with(b"\x89PNG"), "not a PNG");
     let table = std::fs::read_to_string(&table).unwrap();
