@@ -46,6 +46,8 @@ pub struct Config {
     pub identity: amber_tiers::identity::IdentityConfig,
     /// Capture limits (`[capture]` table: `min_chars = 50`, `max_chars = 8192`).
     pub capture: amber_tiers::capture::CaptureConfig,
+    /// The interjection judge (`[judge]` table: `kind = "off" | "reranker" | "openai"`, ...).
+    pub judge: amber_tiers::judge::JudgeConfig,
 }
 
 impl Default for Config {
@@ -66,6 +68,7 @@ impl Default for Config {
             query_model: false,
             identity: Default::default(),
             capture: Default::default(),
+            judge: Default::default(),
         }
     }
 }

@@ -11,3 +11,4 @@
 
 pub mod capture;
 pub mod identity;
+pub mod judge;
