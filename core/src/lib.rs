@@ -20,12 +20,14 @@
 #![deny(missing_docs)]
 
 mod error;
+mod link;
 mod memory;
 pub mod paths;
 mod query;
 mod scope;
 
 pub use error::{InvalidInput, Result};
+pub use link::{Link, LinkKind};
 pub use memory::{MAX_CONTENT_BYTES, Memory, MemoryId, MemoryType, NewMemory};
 pub use query::{Evidence, Hit, MAX_K, Query, SearchMode};
 pub use scope::{MAX_SCOPE_BYTES, Scope};

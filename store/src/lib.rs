@@ -24,8 +24,10 @@
 
 mod error;
 mod schema;
+mod sessions;
 mod store;
 
 pub use error::{Error, Result};
 pub use schema::SCHEMA_VERSION;
+pub use sessions::SessionRow;
 pub use store::{Purged, Store, Vector};

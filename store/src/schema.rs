@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -38,5 +38,29 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE memories ADD COLUMN forgotten_at INTEGER;
     CREATE INDEX memories_forgotten ON memories(seq) WHERE forgotten_at IS NOT NULL;
+    "#,
+    // 2 -> 3: sessions and curation. Links between memories (duplicates, related), keyed
+    // by memory id; a session's record (what it was served and why, what it captured,
+    // what curation did) as JSON; memories looked up by session.
+    r#"
+    CREATE INDEX memories_session ON memories(session_id) WHERE session_id IS NOT NULL;
+    CREATE TABLE links (
+        from_id     TEXT NOT NULL,
+        to_id       TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        similarity  REAL NOT NULL,
+        created_at  INTEGER NOT NULL,
+        PRIMARY KEY (from_id, to_id, kind)
+    ) WITHOUT ROWID;
+    CREATE INDEX links_to ON links(to_id);
+    CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        agent       TEXT NOT NULL,
+        scope       TEXT NOT NULL,
+        started_at  INTEGER NOT NULL,
+        ended_at    INTEGER,
+        record      TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX sessions_started ON sessions(started_at);
     "#,
 ];

@@ -21,11 +21,11 @@ const LOOKUP_BATCH: usize = 500;
 
 /// The SQLite store: memories verbatim, the embedding cache, and metadata.
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
 }
 
-const MEMORY_COLUMNS: &str = "seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, forgotten_at";
+pub(crate) const MEMORY_COLUMNS: &str = "seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, forgotten_at";
 
 /// What [`Store::purge`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +90,7 @@ impl Store {
         Ok(store)
     }
 
-    fn sql(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    pub(crate) fn sql(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
         move |source| Error::Sqlite { path: self.path.clone(), source }
     }
 
@@ -215,6 +215,7 @@ impl Store {
             .execute("DELETE FROM memories WHERE id = ?1 AND forgotten_at IS NOT NULL", [id.as_str()])
             .map_err(sql)?;
         let out = if deleted == 1 {
+            tx.execute("DELETE FROM links WHERE from_id = ?1 OR to_id = ?1", [id.as_str()]).map_err(sql)?;
             Purged::Deleted
         } else {
             let exists = tx
@@ -444,7 +445,7 @@ impl Store {
     }
 }
 
-type RawRow = (
+pub(crate) type RawRow = (
     i64,
     String,
     String,
@@ -459,7 +460,7 @@ type RawRow = (
     Option<i64>,
 );
 
-fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+pub(crate) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
     Ok((
         r.get(0)?,
         r.get(1)?,
@@ -476,7 +477,7 @@ fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
     ))
 }
 
-fn decode(row: RawRow, path: &Path) -> Result<Memory> {
+pub(crate) fn decode(row: RawRow, path: &Path) -> Result<Memory> {
     let (
         seq,
         id,
