@@ -16,6 +16,8 @@ use amber_retrieval::{
 use amber_store::{Purged, Store};
 use sha2::{Digest, Sha256};
 
+mod curation;
+
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
 use crate::{Error, Result, default_amber_home};
 
@@ -70,6 +72,9 @@ pub struct EngineOptions {
     /// for an indexing batch. False saves its memory (see docs/PERFORMANCE.md); recalls
     /// then take turns with indexing on one model.
     pub query_model: bool,
+    /// Factor on the fused score of a memory that curation marked as a duplicate of an
+    /// older one (default 0.5): it is ranked down, not removed.
+    pub duplicate_factor: f32,
 }
 
 impl EngineOptions {
@@ -88,6 +93,7 @@ impl EngineOptions {
             threads: None,
             embedding_cache: None,
             query_model: true,
+            duplicate_factor: 0.5,
         }
     }
 }
@@ -251,6 +257,8 @@ pub struct Engine {
     vector_mark: AtomicU64,
     stats: Mutex<EngineStats>,
     events: Vec<String>,
+    /// Seqs of memories marked as duplicates of older ones (ranked down by recall).
+    demoted: RwLock<HashSet<u64>>,
 }
 
 // The daemon shares one engine between threads.
@@ -347,6 +355,7 @@ impl Engine {
         let (vectors, state) = open_vectors(&dir, &wanted, &mut events)?;
         let committed = store.max_seq()?;
         let docs = Docs::load(&store)?;
+        let demoted = store.duplicate_seqs()?.into_iter().collect();
         let mut engine = Engine {
             opts,
             model_id,
@@ -368,6 +377,7 @@ impl Engine {
             vector_mark: AtomicU64::new(state.map(|s| s.watermark).unwrap_or(0)),
             stats: Mutex::new(EngineStats::default()),
             events,
+            demoted: RwLock::new(demoted),
         };
         engine.check_bm25(bm25_fresh)?;
         engine.drop_forgotten_vectors()?;
@@ -855,6 +865,15 @@ impl Engine {
             tracing::debug!(expression = %window.as_ref().map(|w| w.expression.as_str()).unwrap_or(""), "time window");
             lists.push((&time_keys[..], self.opts.time_weight));
             fused = reciprocal_rank_fusion(&lists, self.opts.rrf_k);
+        }
+        {
+            let demoted = read(&self.demoted);
+            if !demoted.is_empty() && fused.iter().any(|f| demoted.contains(&f.key)) {
+                for f in fused.iter_mut().filter(|f| demoted.contains(&f.key)) {
+                    f.score *= self.opts.duplicate_factor;
+                }
+                fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+            }
         }
         let top: Vec<_> = fused.into_iter().take(q.k).collect();
         let seqs: Vec<u64> = top.iter().map(|f| f.key).collect();
