@@ -1,14 +1,28 @@
 //! Amber's tiers: what the daemon hands an agent besides search results.
 //!
+//! - [`session`]: a session's record (what it was served and why, what it captured,
+//!   what curation did) and the project scope it works in.
 //! - Tier 0, [`identity`]: a project's coordination files (`project-context/*.md`,
 //!   `AGENTS.md`, ...) assembled within a token budget for the system prompt.
-//!
+//! - Tier 1, [`briefing`]: at session start, the memories that matter for the project
+//!   and the opening prompt, ranked by relevance, recency and importance, within a budget.
+//! - Tier 2, [`interject`]: mid-session, a memory only when it clears the gate (or the
+//!   [`judge`] says yes in the band below it); silent otherwise, with the reason.
+//! - [`judge`]: the interjection judge for the uncertain band: [`judge::Off`], an
+//!   OpenAI-compatible chat endpoint ([`judge::OpenAiJudge`]: Ollama, llama.cpp's server,
+//!   a hosted API), built by [`judge::from_config`]; a failure or timeout counts as "no".
 //! - [`capture`]: size limits and secret redaction for what a session files.
+//! - [`curate`]: at session end, duplicates collapsed or linked and ranked down, related
+//!   memories linked; nothing deleted.
 //!
-//! Sessions, briefing, interjection and curation come next (issue 5).
+//! The logic here is pure: the daemon runs the searches and the writes.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod briefing;
 pub mod capture;
+pub mod curate;
 pub mod identity;
+pub mod interject;
 pub mod judge;
+pub mod session;

@@ -1,0 +1,226 @@
+//! Sessions: what one agent session was served, decided and captured.
+//!
+//! The daemon keeps a [`Session`] per live session and stores it (as JSON) when it
+//! starts, whenever it is served something, and when it ends.
+
+use std::path::{Path, PathBuf};
+
+use amber_core::{MemoryId, Millis, Scope};
+use serde::{Deserialize, Serialize};
+
+use crate::curate::CurationReport;
+use crate::interject::Decision;
+
+/// Session settings (`[session]` table).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionConfig {
+    /// A session with no call for this long is ended by the daemon (default 1,800 s).
+    pub idle_timeout_s: u64,
+    /// Interjection decisions kept in a session's record, newest (default 200).
+    pub max_decisions: usize,
+}
+
+impl Default for SessionConfig {
+    fn default() -> SessionConfig {
+        SessionConfig { idle_timeout_s: 1800, max_decisions: 200 }
+    }
+}
+
+/// Which tier served a memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// The session-start briefing.
+    Briefing,
+    /// A mid-session interjection.
+    Interjection,
+}
+
+/// One memory served to the session, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Served {
+    /// The memory.
+    pub id: MemoryId,
+    /// The tier that served it.
+    pub tier: Tier,
+    /// The event it answered (interjections), counted from 1.
+    pub event: Option<u64>,
+    /// When.
+    pub at: Millis,
+    /// Its score there (briefing score, or cosine to the event).
+    pub score: f32,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// What one capture did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureNote {
+    /// The memory filed (or found already filed).
+    pub id: MemoryId,
+    /// False when the same content was already filed in the scope.
+    pub created: bool,
+    /// Secrets redacted.
+    pub redacted: usize,
+    /// Where it came from (`tool:Bash`, `prompt`, ...).
+    pub source: Option<String>,
+}
+
+/// Captures that were not filed, by reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CaptureSkips {
+    /// Under the minimum size.
+    pub too_short: usize,
+    /// Over the maximum size.
+    pub too_long: usize,
+}
+
+/// A session's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    /// The session id.
+    pub id: String,
+    /// The agent that started it (`claude-code`, `codex`, ...).
+    pub agent: String,
+    /// The project root (nearest `.git` above the cwd), when known.
+    pub project_root: Option<PathBuf>,
+    /// The scope of the project: briefing, interjection and capture work there.
+    pub scope: Scope,
+    /// When it started.
+    pub started_at: Millis,
+    /// The last call about it.
+    pub last_active: Millis,
+    /// When it ended.
+    pub ended_at: Option<Millis>,
+    /// `ended` (by `session_end`), `idle` (timeout) or `shutdown`.
+    pub end_reason: Option<String>,
+    /// Events seen.
+    pub events: u64,
+    /// The event of the last interjection.
+    pub last_fire: Option<u64>,
+    /// Every memory served, in order.
+    pub served: Vec<Served>,
+    /// Interjection decisions, newest last (bounded by `max_decisions`).
+    pub decisions: Vec<Decision>,
+    /// Decisions dropped from the front of `decisions` to keep it bounded.
+    pub decisions_dropped: u64,
+    /// What was captured.
+    pub captured: Vec<CaptureNote>,
+    /// What was not.
+    pub capture_skipped: CaptureSkips,
+    /// What curation did at the end.
+    pub curation: Option<CurationReport>,
+}
+
+impl Session {
+    /// A new session.
+    pub fn new(id: String, agent: String, project_root: Option<PathBuf>, scope: Scope, now: Millis) -> Session {
+        Session {
+            id,
+            agent,
+            project_root,
+            scope,
+            started_at: now,
+            last_active: now,
+            ended_at: None,
+            end_reason: None,
+            events: 0,
+            last_fire: None,
+            served: Vec::new(),
+            decisions: Vec::new(),
+            decisions_dropped: 0,
+            captured: Vec::new(),
+            capture_skipped: CaptureSkips::default(),
+            curation: None,
+        }
+    }
+
+    /// When and how this session was given a memory, if it was.
+    pub fn served_earlier(&self, id: &MemoryId) -> Option<&Served> {
+        self.served.iter().find(|s| &s.id == id)
+    }
+
+    /// Records a decision, keeping at most `max` of them.
+    pub fn push_decision(&mut self, d: Decision, max: usize) {
+        self.decisions.push(d);
+        if self.decisions.len() > max {
+            let extra = self.decisions.len() - max;
+            self.decisions.drain(..extra);
+            self.decisions_dropped += extra as u64;
+        }
+    }
+}
+
+/// The scope of a project: `project/<dir name>-<8 hex of its path>`, so two checkouts
+/// with the same name stay apart and the scope still reads as the project.
+pub fn project_scope(root: &Path) -> Scope {
+    let name: String = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into())
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "_-.".contains(c) { c } else { '-' })
+        .take(64)
+        .collect();
+    let name = name.trim_matches('.');
+    let name = if name.is_empty() { "project" } else { name };
+    // FNV-1a: stable across builds and platforms, no dependency.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in root.to_string_lossy().as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("project/{name}-{:08x}", h as u32).parse().unwrap_or_default()
+}
+
+/// `YYYY-MM-DD` (UTC) of a time.
+pub fn date(t: Millis) -> String {
+    // Howard Hinnant's civil_from_days.
+    let z = t.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_calendar_days() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(951_782_400_000), "2000-02-29");
+        assert_eq!(date(1_796_256_000_000 - 1), "2026-12-02");
+        assert_eq!(date(-86_400_000), "1969-12-31");
+    }
+
+    #[test]
+    fn project_scopes_are_valid_and_tell_same_named_checkouts_apart() {
+        let a = project_scope(Path::new("/home/u/src/amber"));
+        let b = project_scope(Path::new("/home/u/other/amber"));
+        assert!(a.as_str().starts_with("project/amber-"), "{a}");
+        assert_ne!(a, b);
+        assert_eq!(a, project_scope(Path::new("/home/u/src/amber")));
+        let odd = project_scope(Path::new("/tmp/my project (copy)"));
+        assert!(odd.as_str().starts_with("project/my-project--copy-"), "{odd}");
+        assert!(project_scope(Path::new("/")).as_str().starts_with("project/root-"));
+    }
+
+    #[test]
+    fn decisions_stay_bounded() {
+        let mut s = Session::new("s".into(), "a".into(), None, Scope::default(), 0);
+        for i in 0..5 {
+            s.push_decision(Decision::silent(i, crate::interject::Reason::TooShort), 3);
+        }
+        assert_eq!(s.decisions.len(), 3);
+        assert_eq!(s.decisions_dropped, 2);
+        assert_eq!(s.decisions[0].event, 2);
+    }
+}
