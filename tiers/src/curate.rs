@@ -195,7 +195,7 @@ mod tests {
         let mut want = vec![(related.id.clone(), old.id.clone()), (related.id.clone(), near.id.clone())];
         want.sort();
         assert_eq!(rel, want, "related links go newer to older, each pair once");
-        assert_eq!(p.report.examined, 3, "the collapsed copy is not examined again");
+        assert_eq!(p.report.examined, 4, "each session memory examined once");
         assert_eq!(p.links.len(), 4);
         assert!(p.links.iter().all(|l| l.created_at == 42));
         assert!(!p.links.iter().any(|l| l.from == far.id || l.to == far.id));
