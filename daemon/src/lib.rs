@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 mod server;
+mod sessions;
 mod writer;
 
 use std::fs::File;
@@ -174,6 +175,13 @@ async fn serve(
             .with_context(|| format!("cannot make {} private", socket.display()))?;
     }
 
+    let judge: Arc<dyn amber_tiers::judge::Judge> = amber_tiers::judge::from_config(&config.judge)
+        .map_err(|e| anyhow::anyhow!("the [judge] config cannot be used: {e}"))?
+        .into();
+    let resumed = crate::sessions::resumable(&engine);
+    if !resumed.is_empty() {
+        tracing::info!(sessions = resumed.len(), "resuming sessions that were live at the last stop");
+    }
     let (write_tx, write_rx) = mpsc::channel(config.write_queue);
     let (indexed_tx, indexed_rx) = watch::channel(engine.indexed_through());
     let (shutdown_tx, mut shutdown_rx) = watch::channel(false);
@@ -195,7 +203,9 @@ async fn serve(
         connections: AtomicUsize::new(0),
         started,
         uid: own_uid(),
+        sessions: crate::sessions::Sessions::new(judge, resumed),
     });
+    let idle = tokio::spawn(crate::sessions::idle_loop(shared.clone()));
     spawn_signal_handler(shared.shutdown.clone());
 
     tracing::info!(socket = %socket.display(), secs = started.elapsed().as_secs_f64(), "amberd ready");
@@ -237,6 +247,8 @@ async fn serve(
         tracing::warn!("some requests did not finish within {DRAIN_TIMEOUT:?}; closing them");
         tasks.abort_all();
     }
+    let _ = idle.await;
+    crate::sessions::save_all(&shared).await;
     // The writer drains its queue and stops once the last sender is gone.
     drop(shared);
     tokio::task::spawn_blocking(move || writer.join())

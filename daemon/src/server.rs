@@ -11,8 +11,8 @@ use amber_ipc::Config;
 use amber_ipc::frame::{Frame, Framer, parse_request};
 use amber_ipc::protocol::{
     CaptureParams, CaptureResult, ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, IdentityParams,
-    MAX_BATCH, METHODS, MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams,
-    RememberBatchParams, RememberResult, Request, Response, StatusResult,
+    LinksResult, MAX_BATCH, METHODS, MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams,
+    RecallResult, RememberBatchParams, RememberResult, Request, Response, StatusResult,
 };
 use amber_tiers::capture::Captured;
 use interprocess::local_socket::tokio::Stream;
@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     pub started: Instant,
     /// Our effective uid: peers must have the same.
     pub uid: Option<u32>,
+    /// Live sessions and the judge.
+    pub sessions: crate::sessions::Sessions,
 }
 
 impl Shared {
@@ -163,12 +165,12 @@ async fn handle_line(line: &[u8], shared: &Arc<Shared>) -> (Option<Response>, bo
     (Some(resp), stop)
 }
 
-fn invalid(msg: impl Into<String>) -> ErrorObject {
+pub(crate) fn invalid(msg: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorKind::InvalidParams, msg)
 }
 
 /// Params into a type; absent params read as `{}`.
-fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorObject> {
+pub(crate) fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorObject> {
     let v = if v.is_null() { json!({}) } else { v };
     serde_json::from_value(v).map_err(|e| invalid(format!("{method}: {e}")))
 }
@@ -181,7 +183,7 @@ fn no_params(method: &str, v: &Value) -> Result<(), ErrorObject> {
     }
 }
 
-fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ErrorObject> {
+pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ErrorObject> {
     serde_json::to_value(v).map_err(|e| {
         tracing::error!(cause = %e, "a result did not serialize");
         ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)")
@@ -189,7 +191,7 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ErrorObject> {
 }
 
 /// Maps an engine error to the wire. Internal details go to the log, not the client.
-fn engine_error(e: amber_engine::Error) -> ErrorObject {
+pub(crate) fn engine_error(e: amber_engine::Error) -> ErrorObject {
     if e.is_model_unavailable() {
         tracing::error!(cause = %e, "embedding model unavailable");
         return ErrorObject::new(
@@ -219,7 +221,7 @@ fn engine_error(e: amber_engine::Error) -> ErrorObject {
 }
 
 /// Runs a read on the blocking pool.
-async fn read<T: Send + 'static>(
+pub(crate) async fn read<T: Send + 'static>(
     shared: &Arc<Shared>,
     f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
 ) -> Result<T, ErrorObject> {
@@ -234,7 +236,7 @@ async fn read<T: Send + 'static>(
 }
 
 /// Queues a write for the writer and waits for its answer.
-async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone, ErrorObject> {
+pub(crate) async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone, ErrorObject> {
     if *shared.shutdown.borrow() {
         return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
     }
@@ -269,7 +271,7 @@ async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone, ErrorObje
     }
 }
 
-fn remembered(done: WriteDone) -> Vec<RememberResult> {
+pub(crate) fn remembered(done: WriteDone) -> Vec<RememberResult> {
     match done {
         WriteDone::Remembered(v) => v
             .into_iter()
@@ -279,7 +281,7 @@ fn remembered(done: WriteDone) -> Vec<RememberResult> {
     }
 }
 
-fn validate_all(memories: &[NewMemory]) -> Result<(), ErrorObject> {
+pub(crate) fn validate_all(memories: &[NewMemory]) -> Result<(), ErrorObject> {
     for (i, m) in memories.iter().enumerate() {
         m.validate().map_err(|e| {
             invalid(if memories.len() > 1 { format!("memories[{i}]: {e}") } else { e.to_string() })
@@ -335,8 +337,18 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
             let q = p.query();
             q.validate().map_err(|e| invalid(e.to_string()))?;
             let fresh = if p.fresh.unwrap_or(true) { wait_indexed(shared).await } else { false };
+            let session = match &p.session_id {
+                Some(id) => Some(shared.sessions.get(id).ok_or_else(|| {
+                    ErrorObject::new(ErrorKind::SessionNotFound, format!("no live session with id {id:?}"))
+                })?),
+                None => None,
+            };
             let hits = read(shared, move |e| e.recall(&q)).await?;
-            Ok(json!({ "hits": to_value(&hits)?, "fresh": fresh }))
+            let given_earlier: Vec<amber_tiers::session::Served> = match &session {
+                Some(s) => hits.iter().filter_map(|h| s.served_earlier(&h.memory.id).cloned()).collect(),
+                None => Vec::new(),
+            };
+            to_value(&RecallResult { hits, fresh, given_earlier })
         }
         "get" => {
             let p: IdParams = params(m, req.params)?;
@@ -381,26 +393,9 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
         }
         "capture" => {
             let p: CaptureParams = params(m, req.params)?;
-            match amber_tiers::capture::capture(&p.content, &shared.config.capture) {
-                Captured::Skip(reason) => to_value(&CaptureResult {
-                    filed: false,
-                    skipped: Some(reason),
-                    memory: None,
-                    redacted: 0,
-                }),
-                Captured::File { text, redacted } => {
-                    let mut memory = NewMemory::new(text).in_scope(p.scope);
-                    memory.kind = p.kind.unwrap_or(amber_core::MemoryType::Event);
-                    memory.source = p.source;
-                    memory.session_id = p.session_id;
-                    memory.author = p.author;
-                    memory.metadata = json!({ "captured": true, "redacted": redacted });
-                    validate_all(std::slice::from_ref(&memory))?;
-                    let done = write(shared, WriteOp::Remember(vec![memory])).await?;
-                    let r = remembered(done).pop();
-                    to_value(&CaptureResult { filed: true, skipped: None, memory: r, redacted })
-                }
-            }
+            let kind = p.kind.unwrap_or(amber_core::MemoryType::Event);
+            let r = capture_text(shared, &p.content, p.scope, kind, p.source, p.session_id, p.author).await?;
+            to_value(&r)
         }
         "identity" => {
             let p: IdentityParams = params(m, req.params)?;
@@ -416,6 +411,16 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
             }
             let id = read(shared, move |_| Ok(amber_tiers::identity::assemble(&p.cwd, &cfg))).await?;
             to_value(&id)
+        }
+        "session_start" => crate::sessions::start(shared, params(m, req.params)?).await,
+        "session_event" => crate::sessions::event(shared, params(m, req.params)?).await,
+        "session_end" => crate::sessions::end_method(shared, params(m, req.params)?).await,
+        "session_show" => crate::sessions::show(shared, params(m, req.params)?).await,
+        "links" => {
+            let p: IdParams = params(m, req.params)?;
+            let id = p.id.clone();
+            let links = read(shared, move |e| e.links_of(&id)).await?;
+            to_value(&LinksResult { links })
         }
         "shutdown" => {
             no_params(m, &req.params)?;
@@ -433,9 +438,39 @@ fn truncate(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
+/// Files a captured text: size limits, secret redaction, then a write (type, source and
+/// session as given; metadata `{captured, redacted}`).
+pub(crate) async fn capture_text(
+    shared: &Arc<Shared>,
+    content: &str,
+    scope: amber_core::Scope,
+    kind: amber_core::MemoryType,
+    source: Option<String>,
+    session_id: Option<String>,
+    author: Option<String>,
+) -> Result<CaptureResult, ErrorObject> {
+    match amber_tiers::capture::capture(content, &shared.config.capture) {
+        Captured::Skip(reason) => {
+            Ok(CaptureResult { filed: false, skipped: Some(reason), memory: None, redacted: 0 })
+        }
+        Captured::File { text, redacted } => {
+            let mut memory = NewMemory::new(text).in_scope(scope);
+            memory.kind = kind;
+            memory.source = source;
+            memory.session_id = session_id;
+            memory.author = author;
+            memory.metadata = json!({ "captured": true, "redacted": redacted });
+            validate_all(std::slice::from_ref(&memory))?;
+            let done = write(shared, WriteOp::Remember(vec![memory])).await?;
+            let r = remembered(done).pop();
+            Ok(CaptureResult { filed: true, skipped: None, memory: r, redacted })
+        }
+    }
+}
+
 /// Waits until the indexes cover every write committed before now. False when that took
 /// longer than `fresh_timeout_ms` (the recall then runs on what is indexed).
-async fn wait_indexed(shared: &Arc<Shared>) -> bool {
+pub(crate) async fn wait_indexed(shared: &Arc<Shared>) -> bool {
     let target = shared.engine.committed_through();
     let mut rx = shared.indexed.clone();
     let timeout = Duration::from_millis(shared.config.fresh_timeout_ms);

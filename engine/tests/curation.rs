@@ -53,9 +53,10 @@ fn a_duplicate_link_ranks_the_newer_copy_down_and_survives_a_restart() {
         let a = e.remember(NewMemory::new(ORIGINAL)).unwrap().memory;
         let near = e.remember(NewMemory::new(NEAR)).unwrap().memory;
         e.remember(NewMemory::new(OTHER)).unwrap();
-        // Make the copy rank first before the link, so the demotion has to move it.
-        let hits = e.recall(&Query::new(NEAR).top(5)).unwrap();
-        assert_eq!(hits[0].memory.id, near.id);
+        let fused_of = |hits: &[amber_core::Hit], id: &amber_core::MemoryId| {
+            hits.iter().find(|h| &h.memory.id == id).map(|h| h.evidence.fused).unwrap()
+        };
+        let before = fused_of(&e.recall(&Query::new(NEAR).top(5)).unwrap(), &near.id);
         let link = Link {
             from: near.id.clone(),
             to: a.id.clone(),
@@ -68,6 +69,7 @@ fn a_duplicate_link_ranks_the_newer_copy_down_and_survives_a_restart() {
         assert!(e.is_demoted(near.seq));
         let hits = e.recall(&Query::new(NEAR).top(5)).unwrap();
         let order: Vec<_> = hits.iter().map(|h| h.memory.id.clone()).collect();
+        assert!((fused_of(&hits, &near.id) - before * 0.5).abs() < 1e-6, "its fused score is halved");
         assert_eq!(order[0], a.id, "the older memory now comes first: {order:?}");
         assert!(order.contains(&near.id), "the duplicate is ranked down, not removed");
         assert_eq!(e.links_of(&a.id).unwrap().len(), 1);

@@ -12,9 +12,10 @@ use serde_json::Value;
 
 use crate::protocol::{
     CaptureParams, CaptureResult, ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, IdentityParams,
-    IdentityResult, MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams, RecallResult,
-    RememberBatchParams, RememberBatchResult, RememberParams, RememberResult, Request, Response,
-    StatusResult,
+    IdentityResult, LinksResult, MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams,
+    RecallResult, RememberBatchParams, RememberBatchResult, RememberParams, RememberResult, Request,
+    Response, SessionEndParams, SessionEventParams, SessionEventResult, SessionResult, SessionShowParams,
+    SessionStartParams, SessionStartResult, StatusResult,
 };
 use amber_core::{MemoryId, NewMemory};
 
@@ -186,6 +187,31 @@ impl Client {
     /// `capture`: files a session's text, with limits and secret redaction.
     pub fn capture(&mut self, p: &CaptureParams) -> Result<CaptureResult, ClientError> {
         self.call("capture", p)
+    }
+
+    /// `session_start`: a session id, the identity and the briefing.
+    pub fn session_start(&mut self, p: &SessionStartParams) -> Result<SessionStartResult, ClientError> {
+        self.call("session_start", p)
+    }
+
+    /// `session_event`: the interjection decision (and capture) for one event.
+    pub fn session_event(&mut self, p: &SessionEventParams) -> Result<SessionEventResult, ClientError> {
+        self.call("session_event", p)
+    }
+
+    /// `session_end`: files the transcript, curates, returns the session's record.
+    pub fn session_end(&mut self, p: &SessionEndParams) -> Result<SessionResult, ClientError> {
+        self.call("session_end", p)
+    }
+
+    /// `session_show`: a session's record, live or ended.
+    pub fn session_show(&mut self, session_id: &str) -> Result<SessionResult, ClientError> {
+        self.call("session_show", &SessionShowParams { session_id: session_id.into() })
+    }
+
+    /// `links`: the curation links from or to a memory.
+    pub fn links(&mut self, id: &MemoryId) -> Result<LinksResult, ClientError> {
+        self.call("links", &IdParams { id: id.clone() })
     }
 
     /// `status`.

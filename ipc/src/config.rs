@@ -48,6 +48,14 @@ pub struct Config {
     pub capture: amber_tiers::capture::CaptureConfig,
     /// The interjection judge (`[judge]` table: `kind = "off" | "reranker" | "openai"`, ...).
     pub judge: amber_tiers::judge::JudgeConfig,
+    /// Sessions (`[session]` table: `idle_timeout_s = 1800`, `max_decisions = 200`).
+    pub session: amber_tiers::session::SessionConfig,
+    /// Tier 1 (`[briefing]` table: budget and ranking weights).
+    pub briefing: amber_tiers::briefing::BriefingConfig,
+    /// Tier 2 (`[interject]` table: gate, band, limits, cooldown).
+    pub interject: amber_tiers::interject::InterjectConfig,
+    /// Curation at session end (`[curation]` table: thresholds).
+    pub curation: amber_tiers::curate::CurationConfig,
 }
 
 impl Default for Config {
@@ -69,6 +77,10 @@ impl Default for Config {
             identity: Default::default(),
             capture: Default::default(),
             judge: Default::default(),
+            session: Default::default(),
+            briefing: Default::default(),
+            interject: Default::default(),
+            curation: Default::default(),
         }
     }
 }
@@ -169,6 +181,25 @@ impl Config {
             return Err(ConfigError::Invalid(
                 "max_connections, write_queue and max_index_backlog must be at least 1".into(),
             ));
+        }
+        let i = &self.interject;
+        if !(1..=2).contains(&i.max_memories) {
+            return Err(ConfigError::Invalid(format!(
+                "interject.max_memories is {}, it must be 1 or 2",
+                i.max_memories
+            )));
+        }
+        if !(-1.0..=1.0).contains(&i.gate) || !(0.0..=1.0).contains(&i.band) {
+            return Err(ConfigError::Invalid("interject.gate must be in -1..=1 and band in 0..=1".into()));
+        }
+        let c = &self.curation;
+        if !(c.related_threshold <= c.duplicate_threshold && c.duplicate_threshold <= 1.0) {
+            return Err(ConfigError::Invalid(
+                "curation thresholds must satisfy related_threshold <= duplicate_threshold <= 1".into(),
+            ));
+        }
+        if self.session.idle_timeout_s == 0 {
+            return Err(ConfigError::Invalid("session.idle_timeout_s must be at least 1".into()));
         }
         Ok(())
     }

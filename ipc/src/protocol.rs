@@ -169,6 +169,8 @@ error_kinds! {
     TooManyConnections = "too_many_connections", -32010;
     /// The request waited too long (e.g. for indexing to catch up).
     Timeout = "timeout", -32011;
+    /// No live session with that id (never started, or already ended).
+    SessionNotFound = "session_not_found", -32012;
 }
 
 /// The methods of protocol version 1.
@@ -185,6 +187,11 @@ pub const METHODS: &[&str] = &[
     "shutdown",
     "identity",
     "capture",
+    "session_start",
+    "session_event",
+    "session_end",
+    "session_show",
+    "links",
 ];
 
 /// `hello` params.
@@ -271,6 +278,10 @@ pub struct RecallParams {
     /// true), so a client always finds what it just remembered.
     #[serde(default)]
     pub fresh: Option<bool>,
+    /// A live session: the result then lists the hits it was already given
+    /// (`given_earlier`). Recall itself does not count as serving.
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 impl RecallParams {
@@ -285,6 +296,7 @@ impl RecallParams {
             mode: None,
             now: None,
             fresh: None,
+            session_id: None,
         }
     }
 
@@ -311,6 +323,9 @@ pub struct RecallResult {
     /// True when the indexes covered every write acknowledged before the request.
     #[serde(default)]
     pub fresh: bool,
+    /// With `session_id`: the hits this session was already given, and when.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given_earlier: Vec<amber_tiers::session::Served>,
 }
 
 /// `get`, `forget` and `purge` params.
@@ -414,4 +429,109 @@ pub struct StatusResult {
     pub queue_depth: usize,
     /// The engine's status (counts, model, index health), as the engine reports it.
     pub engine: Value,
+}
+
+/// `session_start` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionStartParams {
+    /// Who is starting it (`claude-code`, `codex`, `amplifier`, ...).
+    pub agent: String,
+    /// The project root, when the caller knows it (absolute).
+    #[serde(default)]
+    pub project_root: Option<std::path::PathBuf>,
+    /// The session's working directory (absolute); the project root is the nearest
+    /// ancestor with `.git`.
+    #[serde(default)]
+    pub cwd: Option<std::path::PathBuf>,
+    /// The opening prompt: the briefing's query.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// The scope to work in (default: derived from the project root, see `docs/PROTOCOL.md`).
+    #[serde(default)]
+    pub scope: Option<Scope>,
+}
+
+/// `session_start` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStartResult {
+    /// The new session's id.
+    pub session_id: String,
+    /// The scope it works in.
+    pub scope: Scope,
+    /// The project root, when known.
+    pub project_root: Option<std::path::PathBuf>,
+    /// Tier 0: the coordination files (absent without a project root).
+    pub identity: Option<amber_tiers::identity::Identity>,
+    /// Tier 1: the briefing.
+    pub briefing: amber_tiers::briefing::Briefing,
+}
+
+/// `session_event` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionEventParams {
+    /// The session.
+    pub session_id: String,
+    /// `prompt`, `tool_call`, `tool_result` or `response`.
+    pub kind: amber_tiers::interject::EventKind,
+    /// The event's text (the prompt, the tool call's command/path/query, the output).
+    pub text: String,
+    /// Where it came from, for capture (`tool:Bash`, ...; default the kind).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// File the text as a memory (default: true for prompt, tool_result and response,
+    /// false for tool_call).
+    #[serde(default)]
+    pub capture: Option<bool>,
+}
+
+/// `session_event` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionEventResult {
+    /// The event's number in the session (from 1).
+    pub event: u64,
+    /// The interjection decision, with its scores and reason.
+    pub decision: amber_tiers::interject::Decision,
+    /// What capture did, when it was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub captured: Option<CaptureResult>,
+}
+
+/// `session_end` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionEndParams {
+    /// The session.
+    pub session_id: String,
+    /// The transcript, filed in pieces of at most the capture limit before curation.
+    #[serde(default)]
+    pub transcript: Option<String>,
+}
+
+/// `session_show` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionShowParams {
+    /// The session.
+    pub session_id: String,
+}
+
+/// `session_end` and `session_show` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionResult {
+    /// The session's record.
+    pub session: amber_tiers::session::Session,
+    /// True while the session is live.
+    pub live: bool,
+}
+
+/// `links` params.
+pub type LinksParams = IdParams;
+
+/// `links` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinksResult {
+    /// Links from or to the memory.
+    pub links: Vec<amber_core::Link>,
 }

@@ -129,7 +129,8 @@ pub fn brief(
     cfg: &BriefingConfig,
     served: impl Fn(&MemoryId) -> bool,
 ) -> Briefing {
-    let mut out = Briefing { query: query.to_string(), budget_tokens: cfg.budget_tokens, ..Briefing::default() };
+    let mut out =
+        Briefing { query: query.to_string(), budget_tokens: cfg.budget_tokens, ..Briefing::default() };
     let best = hits.iter().map(|h| h.evidence.fused).fold(0.0f32, f32::max);
     let mut scored: Vec<(&Hit, BriefItem)> = Vec::new();
     for h in hits {
@@ -140,8 +141,7 @@ pub fn brief(
         let relevance = if best > 0.0 { h.evidence.fused / best } else { 0.0 };
         let rec = recency(h.memory.time(), now, cfg.half_life_days);
         let imp = importance(&h.memory);
-        let score =
-            cfg.relevance_weight * relevance + cfg.recency_weight * rec + cfg.importance_weight * imp;
+        let score = cfg.relevance_weight * relevance + cfg.recency_weight * rec + cfg.importance_weight * imp;
         let item = BriefItem {
             id: h.memory.id.clone(),
             kind: h.memory.kind,
@@ -236,8 +236,9 @@ mod tests {
     fn budget_is_respected_and_served_memories_skipped() {
         let now = 10 * DAY;
         let long = "x".repeat(400); // about 100 tokens with its entry
-        let hits: Vec<Hit> =
-            (0..10).map(|i| hit(&format!("{i} {long}"), MemoryType::Fact, 1.0 - i as f32 * 0.01, now)).collect();
+        let hits: Vec<Hit> = (0..10)
+            .map(|i| hit(&format!("{i} {long}"), MemoryType::Fact, 1.0 - i as f32 * 0.01, now))
+            .collect();
         let cfg = BriefingConfig { budget_tokens: 350, ..BriefingConfig::default() };
         let first = hits[0].memory.id.clone();
         let b = brief("q", &hits, now, &cfg, |id| *id == first);

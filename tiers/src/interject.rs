@@ -194,7 +194,13 @@ impl Decision {
 
 /// Checks that need no search: the event kind, its length and the cooldown. `event` is
 /// this event's number (the session's count including it).
-pub fn precheck(kind: EventKind, text: &str, event: u64, session: &Session, cfg: &InterjectConfig) -> Option<Reason> {
+pub fn precheck(
+    kind: EventKind,
+    text: &str,
+    event: u64,
+    session: &Session,
+    cfg: &InterjectConfig,
+) -> Option<Reason> {
     if !kind.interjectable() {
         return Some(Reason::NotSearched);
     }
@@ -299,7 +305,12 @@ pub fn decide(
             date(h.memory.time()),
             h.memory.id
         ));
-        d.memories.push(Interjected { id: h.memory.id.clone(), score: cos, content: content.into(), truncated });
+        d.memories.push(Interjected {
+            id: h.memory.id.clone(),
+            score: cos,
+            content: content.into(),
+            truncated,
+        });
     }
     d.fired = true;
     d.text = text;
@@ -357,7 +368,10 @@ mod tests {
         assert!(!d.fired && d.reason == Reason::JudgeNo);
         let low = [hit("low", Some(0.20))];
         let d = decide(1, "e", &low, &s, &Fixed(true), D, &cfg);
-        assert!(!d.fired && d.reason == Reason::BelowBand && d.judge.is_none(), "no judge call below the band");
+        assert!(
+            !d.fired && d.reason == Reason::BelowBand && d.judge.is_none(),
+            "no judge call below the band"
+        );
         assert_eq!(decide(1, "e", &[], &s, &Off, D, &cfg).reason, Reason::NoCandidates);
     }
 

@@ -115,7 +115,13 @@ pub struct Session {
 
 impl Session {
     /// A new session.
-    pub fn new(id: String, agent: String, project_root: Option<PathBuf>, scope: Scope, now: Millis) -> Session {
+    pub fn new(
+        id: String,
+        agent: String,
+        project_root: Option<PathBuf>,
+        scope: Scope,
+        now: Millis,
+    ) -> Session {
         Session {
             id,
             agent,

@@ -19,8 +19,7 @@ fn coverage(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
-    let total: f32 =
-        a.iter().map(|x| b.iter().map(|y| cosine(x, y)).fold(f32::MIN, f32::max)).sum();
+    let total: f32 = a.iter().map(|x| b.iter().map(|y| cosine(x, y)).fold(f32::MIN, f32::max)).sum();
     total / a.len() as f32
 }
 

@@ -1,0 +1,491 @@
+//! Sessions in the daemon: `session_start` (identity + briefing), `session_event`
+//! (interjection + capture), `session_end` (transcript + curation), `session_show`, and
+//! the idle timeout. The decisions themselves are in `amber-tiers`; this module runs the
+//! searches and writes around them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use amber_core::{MemoryType, Millis, Query, Scope, now_millis};
+use amber_engine::SessionRow;
+use amber_ipc::protocol::{
+    ErrorKind, ErrorObject, SessionEndParams, SessionEventParams, SessionEventResult, SessionResult,
+    SessionShowParams, SessionStartParams, SessionStartResult,
+};
+use amber_tiers::briefing::brief;
+use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
+use amber_tiers::judge::Judge;
+use amber_tiers::session::{CaptureNote, Served, Session, Tier, project_scope};
+use serde_json::Value;
+
+use crate::server::{Shared, capture_text, invalid, read, to_value, wait_indexed, write};
+use crate::writer::{WriteDone, WriteOp};
+
+/// The live sessions and the judge.
+pub(crate) struct Sessions {
+    live: Mutex<HashMap<String, Session>>,
+    judge: Arc<dyn Judge>,
+    counter: AtomicU64,
+}
+
+/// Longest event text searched (characters); longer events are searched by their start.
+const MAX_QUERY_CHARS: usize = 2000;
+
+impl Sessions {
+    pub(crate) fn new(judge: Arc<dyn Judge>, resumed: Vec<Session>) -> Sessions {
+        let live = resumed.into_iter().map(|s| (s.id.clone(), s)).collect();
+        Sessions { live: Mutex::new(live), judge, counter: AtomicU64::new(0) }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn new_id(&self) -> String {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        format!("s-{:x}-{:x}-{n}", now_millis(), std::process::id())
+    }
+
+    /// A copy of a live session.
+    pub(crate) fn get(&self, id: &str) -> Option<Session> {
+        self.lock().get(id).cloned()
+    }
+
+    /// Ids of sessions idle for longer than `timeout`.
+    pub(crate) fn idle(&self, now: Millis, timeout: Duration) -> Vec<String> {
+        let limit = timeout.as_millis() as Millis;
+        self.lock().values().filter(|s| now - s.last_active > limit).map(|s| s.id.clone()).collect()
+    }
+
+    /// Every live session (for shutdown).
+    pub(crate) fn all(&self) -> Vec<Session> {
+        self.lock().values().cloned().collect()
+    }
+}
+
+/// Live sessions from before a restart (stored with no end).
+pub(crate) fn resumable(engine: &amber_engine::Engine) -> Vec<Session> {
+    match engine.recent_sessions(10_000) {
+        Ok(rows) => rows
+            .into_iter()
+            .filter(|r| r.ended_at.is_none())
+            .filter_map(|r| serde_json::from_str::<Session>(&r.record).ok())
+            .collect(),
+        Err(e) => {
+            tracing::warn!(cause = %e, "cannot read stored sessions; none resumed");
+            Vec::new()
+        }
+    }
+}
+
+fn not_found(id: &str) -> ErrorObject {
+    ErrorObject::new(ErrorKind::SessionNotFound, format!("no live session with id {id:?}"))
+}
+
+/// Stores a session's record.
+async fn persist(shared: &Arc<Shared>, s: &Session) -> Result<(), ErrorObject> {
+    let row = SessionRow {
+        id: s.id.clone(),
+        agent: s.agent.clone(),
+        scope: s.scope.to_string(),
+        started_at: s.started_at,
+        ended_at: s.ended_at,
+        record: serde_json::to_string(s).map_err(|e| {
+            tracing::error!(cause = %e, "a session record did not serialize");
+            ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)")
+        })?,
+    };
+    read(shared, move |e| e.put_session(&row)).await
+}
+
+fn absolute_dir(what: &str, p: &Path) -> Result<(), ErrorObject> {
+    if p.is_absolute() && p.is_dir() {
+        Ok(())
+    } else {
+        Err(invalid(format!("{what} must be an existing absolute directory: {}", p.display())))
+    }
+}
+
+pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result<Value, ErrorObject> {
+    let agent = p.agent.trim().to_string();
+    if agent.is_empty() || agent.chars().count() > 64 {
+        return Err(invalid("agent must be 1 to 64 characters"));
+    }
+    if let Some(r) = &p.project_root {
+        absolute_dir("project_root", r)?;
+    }
+    if let Some(c) = &p.cwd {
+        absolute_dir("cwd", c)?;
+    }
+    let root: Option<PathBuf> =
+        p.project_root.clone().or_else(|| p.cwd.as_deref().map(amber_tiers::identity::find_root));
+    let scope = p.scope.clone().or_else(|| root.as_deref().map(project_scope)).unwrap_or_default();
+    let now = now_millis();
+    let mut session = Session::new(shared.sessions.new_id(), agent, root.clone(), scope.clone(), now);
+
+    let identity = match root.clone() {
+        Some(root) => {
+            let cwd = p.cwd.clone().unwrap_or_else(|| root.clone());
+            let cfg = shared.config.identity.clone();
+            Some(read(shared, move |_| Ok(amber_tiers::identity::assemble(&cwd, &cfg))).await?)
+        }
+        None => None,
+    };
+
+    let project = root
+        .as_deref()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| scope.to_string());
+    let query = match p.prompt.as_deref().map(str::trim) {
+        Some(t) if !t.is_empty() => t.chars().take(MAX_QUERY_CHARS).collect(),
+        _ => format!("recent work on {project}"),
+    };
+    let cfg = shared.config.briefing.clone();
+    wait_indexed(shared).await;
+    let q = Query::new(query.clone()).in_scope(scope.clone()).top(cfg.candidates.clamp(1, amber_core::MAX_K));
+    let hits = read(shared, move |e| e.recall(&q)).await?;
+    let briefing = brief(&query, &hits, now, &cfg, |_| false);
+    for item in &briefing.items {
+        session.served.push(Served {
+            id: item.id.clone(),
+            tier: Tier::Briefing,
+            event: None,
+            at: now,
+            score: item.score,
+            why: format!(
+                "briefing for {query:?}: relevance {:.2}, recency {:.2}, importance {:.2}",
+                item.relevance, item.recency, item.importance
+            ),
+        });
+    }
+    persist(shared, &session).await?;
+    tracing::info!(
+        session = %session.id, agent = %session.agent, scope = %scope,
+        briefed = briefing.items.len(), "session started"
+    );
+    let result =
+        SessionStartResult { session_id: session.id.clone(), scope, project_root: root, identity, briefing };
+    shared.sessions.lock().insert(session.id.clone(), session);
+    to_value(&result)
+}
+
+pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result<Value, ErrorObject> {
+    // Number the event and note the activity at once, so concurrent events differ.
+    let snapshot = {
+        let mut live = shared.sessions.lock();
+        let s = live.get_mut(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
+        s.events += 1;
+        s.last_active = now_millis();
+        s.clone()
+    };
+    let n = snapshot.events;
+    let cfg = shared.config.interject.clone();
+    let decision = match precheck(p.kind, &p.text, n, &snapshot, &cfg) {
+        Some(reason) => Decision::silent(n, reason),
+        None => {
+            let text: String = p.text.chars().take(MAX_QUERY_CHARS).collect();
+            let q = Query::new(text.clone())
+                .in_scope(snapshot.scope.clone())
+                .top(cfg.candidates.clamp(1, amber_core::MAX_K));
+            wait_indexed(shared).await;
+            let mut hits = read(shared, move |e| e.recall(&q)).await?;
+            // What this session filed itself is already in the agent's context.
+            hits.retain(|h| h.memory.session_id.as_deref() != Some(snapshot.id.as_str()));
+            let judge = shared.sessions.judge.clone();
+            let deadline = Duration::from_millis(shared.config.judge.timeout_ms);
+            let snap = snapshot.clone();
+            read(shared, move |_| Ok(decide(n, &text, &hits, &snap, judge.as_ref(), deadline, &cfg))).await?
+        }
+    };
+    tracing::info!(
+        session = %p.session_id, event = n, kind = p.kind.as_str(), fired = decision.fired,
+        reason = ?decision.reason, best = ?decision.best, "interjection decision"
+    );
+
+    let wants_capture = p.capture.unwrap_or(p.kind != EventKind::ToolCall);
+    let captured = if wants_capture {
+        let source = p.source.clone().unwrap_or_else(|| p.kind.as_str().to_string());
+        let r = capture_text(
+            shared,
+            &p.text,
+            snapshot.scope.clone(),
+            MemoryType::Event,
+            Some(source.clone()),
+            Some(snapshot.id.clone()),
+            Some(snapshot.agent.clone()),
+        )
+        .await?;
+        Some((r, source))
+    } else {
+        None
+    };
+
+    let record = {
+        let mut live = shared.sessions.lock();
+        match live.get_mut(&p.session_id) {
+            Some(s) => {
+                let at = now_millis();
+                if decision.fired {
+                    s.last_fire = Some(n);
+                    for m in &decision.memories {
+                        let why = match decision.reason {
+                            Reason::Judge => format!(
+                                "event {n}: cosine {:.3} in the band below the gate {:.2}; the judge said yes",
+                                m.score, decision.gate
+                            ),
+                            _ => format!(
+                                "event {n}: cosine {:.3} cleared the gate {:.2}",
+                                m.score, decision.gate
+                            ),
+                        };
+                        s.served.push(Served {
+                            id: m.id.clone(),
+                            tier: Tier::Interjection,
+                            event: Some(n),
+                            at,
+                            score: m.score,
+                            why,
+                        });
+                    }
+                }
+                if let Some((r, source)) = &captured {
+                    match (&r.memory, r.skipped) {
+                        (Some(m), _) => s.captured.push(CaptureNote {
+                            id: m.id.clone(),
+                            created: m.created,
+                            redacted: r.redacted,
+                            source: Some(source.clone()),
+                        }),
+                        (None, Some(amber_tiers::capture::SkipReason::TooShort)) => {
+                            s.capture_skipped.too_short += 1
+                        }
+                        (None, _) => s.capture_skipped.too_long += 1,
+                    }
+                }
+                s.push_decision(decision.clone(), shared.config.session.max_decisions);
+                (decision.fired || captured.is_some()).then(|| s.clone())
+            }
+            None => None,
+        }
+    };
+    if let Some(s) = record {
+        persist(shared, &s).await?;
+    }
+    to_value(&SessionEventResult { event: n, decision, captured: captured.map(|c| c.0) })
+}
+
+/// Splits a transcript into pieces of at most `max` characters, at blank lines where it
+/// can, else at line ends, else anywhere.
+fn pieces(text: &str, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut cur_chars = 0;
+    let push_unit = |unit: &str, out: &mut Vec<String>, cur: &mut String, cur_chars: &mut usize| {
+        let n = unit.chars().count();
+        if *cur_chars + n > max && !cur.is_empty() {
+            out.push(std::mem::take(cur));
+            *cur_chars = 0;
+        }
+        if n > max {
+            let chars: Vec<char> = unit.chars().collect();
+            for c in chars.chunks(max) {
+                out.push(c.iter().collect());
+            }
+        } else {
+            cur.push_str(unit);
+            *cur_chars += n;
+        }
+    };
+    for para in text.split_inclusive("\n\n") {
+        if para.chars().count() <= max {
+            push_unit(para, &mut out, &mut cur, &mut cur_chars);
+        } else {
+            for line in para.split_inclusive('\n') {
+                push_unit(line, &mut out, &mut cur, &mut cur_chars);
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out.into_iter().filter(|p| !p.trim().is_empty()).collect()
+}
+
+/// Ends a session: files the transcript, curates what the session filed, stores the
+/// record. `reason` is `ended`, `idle` or `shutdown`.
+pub(crate) async fn end(
+    shared: &Arc<Shared>,
+    id: &str,
+    transcript: Option<String>,
+    reason: &str,
+) -> Result<Session, ErrorObject> {
+    let mut s = shared.sessions.lock().remove(id).ok_or_else(|| not_found(id))?;
+    if let Some(t) = transcript {
+        for piece in pieces(&t, shared.config.capture.max_chars) {
+            let r = capture_text(
+                shared,
+                &piece,
+                s.scope.clone(),
+                MemoryType::Event,
+                Some("transcript".into()),
+                Some(s.id.clone()),
+                Some(s.agent.clone()),
+            )
+            .await;
+            match r {
+                Ok(r) => match (r.memory, r.skipped) {
+                    (Some(m), _) => s.captured.push(CaptureNote {
+                        id: m.id,
+                        created: m.created,
+                        redacted: r.redacted,
+                        source: Some("transcript".into()),
+                    }),
+                    (None, Some(amber_tiers::capture::SkipReason::TooShort)) => {
+                        s.capture_skipped.too_short += 1
+                    }
+                    (None, _) => s.capture_skipped.too_long += 1,
+                },
+                Err(e) => {
+                    // Keep the session live so the caller can retry the end.
+                    shared.sessions.lock().insert(s.id.clone(), s);
+                    return Err(e);
+                }
+            }
+        }
+    }
+    wait_indexed(shared).await;
+    let report = curate(shared, &s).await;
+    s.curation = Some(report);
+    s.ended_at = Some(now_millis());
+    s.end_reason = Some(reason.to_string());
+    persist(shared, &s).await?;
+    tracing::info!(
+        session = %s.id, reason, served = s.served.len(), captured = s.captured.len(),
+        curation = ?s.curation.as_ref().map(|c| (c.exact_duplicates.len(), c.near_duplicates.len(), c.related.len())),
+        "session ended"
+    );
+    Ok(s)
+}
+
+/// Curates a session's memories; a failure is logged and reported empty (the session
+/// still ends, nothing was changed by the failed part).
+async fn curate(shared: &Arc<Shared>, s: &Session) -> amber_tiers::curate::CurationReport {
+    let cfg = shared.config.curation.clone();
+    let (id, scope): (String, Scope) = (s.id.clone(), s.scope.clone());
+    let planned = read(shared, move |e| {
+        let mine = e.session_memories(&id)?;
+        let mut failed = None;
+        let plan = amber_tiers::curate::plan(
+            &mine,
+            |m| match e.similar(&m.id, Some(&scope), cfg.neighbours) {
+                Ok(v) => v,
+                Err(err) => {
+                    failed.get_or_insert(err);
+                    Vec::new()
+                }
+            },
+            now_millis(),
+            &cfg,
+        );
+        match failed {
+            Some(err) => Err(err),
+            None => Ok(plan),
+        }
+    })
+    .await;
+    let mut plan = match planned {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(session = %s.id, error = %e.message, "curation failed; the session ends without it");
+            return Default::default();
+        }
+    };
+    let links = plan.links.clone();
+    match read(shared, move |e| e.add_links(&links)).await {
+        Ok(n) => plan.report.links_added = n,
+        Err(e) => tracing::warn!(session = %s.id, error = %e.message, "curation links not stored"),
+    }
+    for id in &plan.forget {
+        match write(shared, WriteOp::Forget(id.clone())).await {
+            Ok(WriteDone::Forgot(Some(_))) => plan.report.collapsed += 1,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(session = %s.id, memory = %id, error = %e.message, "duplicate not collapsed")
+            }
+        }
+    }
+    plan.report.repeats_at_capture = s.captured.iter().filter(|c| !c.created).count();
+    plan.report
+}
+
+pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Result<Value, ErrorObject> {
+    let s = end(shared, &p.session_id, p.transcript, "ended").await?;
+    to_value(&SessionResult { session: s, live: false })
+}
+
+pub(crate) async fn show(shared: &Arc<Shared>, p: SessionShowParams) -> Result<Value, ErrorObject> {
+    if let Some(s) = shared.sessions.get(&p.session_id) {
+        return to_value(&SessionResult { session: s, live: true });
+    }
+    let id = p.session_id.clone();
+    let row = read(shared, move |e| e.get_session(&id)).await?;
+    let Some(row) = row else {
+        return Err(ErrorObject::new(
+            ErrorKind::SessionNotFound,
+            format!("no session with id {:?}", p.session_id),
+        ));
+    };
+    let session: Session = serde_json::from_str(&row.record).map_err(|e| {
+        tracing::error!(cause = %e, session = %row.id, "a stored session record does not parse");
+        ErrorObject::new(ErrorKind::Internal, "the stored session record does not parse (see the daemon log)")
+    })?;
+    to_value(&SessionResult { session, live: false })
+}
+
+/// Ends sessions idle past the timeout, until shutdown.
+pub(crate) async fn idle_loop(shared: Arc<Shared>) {
+    let timeout = Duration::from_secs(shared.config.session.idle_timeout_s);
+    let tick = (timeout / 4).clamp(Duration::from_millis(200), Duration::from_secs(60));
+    let mut shutdown = shared.shutdown.subscribe();
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(tick) => {}
+            _ = crate::server::shutdown_asked(&mut shutdown) => return,
+        }
+        for id in shared.sessions.idle(now_millis(), timeout) {
+            if let Err(e) = end(&shared, &id, None, "idle").await {
+                tracing::warn!(session = %id, error = %e.message, "idle session not ended");
+            }
+        }
+    }
+}
+
+/// At shutdown: stores every live session's latest record (they resume at the next start).
+pub(crate) async fn save_all(shared: &Arc<Shared>) {
+    for s in shared.sessions.all() {
+        if let Err(e) = persist(shared, &s).await {
+            tracing::warn!(session = %s.id, error = %e.message, "session record not saved at shutdown");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pieces;
+
+    #[test]
+    fn transcript_pieces_fit_and_keep_all_the_text() {
+        let text = format!("{}\n\n{}\n\n{}\nline\n", "a".repeat(30), "b".repeat(50), "c".repeat(95));
+        let p = pieces(&text, 40);
+        assert!(p.iter().all(|x| x.chars().count() <= 40), "{p:?}");
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        assert_eq!(squeeze(&p.concat()), squeeze(&text), "only whitespace-only pieces are dropped");
+        assert!(p.concat().starts_with(&format!("{}\n\n", "a".repeat(30))));
+        assert_eq!(pieces("short", 40), vec!["short".to_string()]);
+        assert!(pieces("\n\n\n", 40).is_empty());
+    }
+}
