@@ -40,7 +40,13 @@ impl Store {
                 .map_err(sql)?;
             for l in links {
                 added += stmt
-                    .execute(params![l.from.as_str(), l.to.as_str(), l.kind.as_str(), l.similarity, l.created_at])
+                    .execute(params![
+                        l.from.as_str(),
+                        l.to.as_str(),
+                        l.kind.as_str(),
+                        l.similarity,
+                        l.created_at
+                    ])
                     .map_err(sql)?;
             }
         }
@@ -59,7 +65,13 @@ impl Store {
             .map_err(self.sql())?;
         let rows = stmt
             .query_map([id.as_str()], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get(3)?, r.get(4)?))
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                ))
             })
             .map_err(self.sql())?;
         let mut out = Vec::new();
@@ -117,7 +129,9 @@ impl Store {
     /// A stored session.
     pub fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
         self.conn
-            .prepare_cached("SELECT id, agent, scope, started_at, ended_at, record FROM sessions WHERE id = ?1")
+            .prepare_cached(
+                "SELECT id, agent, scope, started_at, ended_at, record FROM sessions WHERE id = ?1",
+            )
             .and_then(|mut s| s.query_row([id], session_row).optional())
             .map_err(self.sql())
     }
