@@ -255,11 +255,18 @@ mod tests {
             (c.log_files, c.log.as_str(), c.query_model, &c.identity),
             (d.log_files, d.log.as_str(), d.query_model, &d.identity)
         );
+        assert_eq!((&c.capture, &c.session, &c.briefing), (&d.capture, &d.session, &d.briefing));
+        assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));
     }
 
     #[test]
     fn out_of_range_values_are_refused() {
         let c = Config { max_frame_bytes: 10, ..Config::default() };
         assert!(c.check().is_err());
+        let c = Config::parse("[interject]\nmax_memories = 3\n").unwrap();
+        assert!(c.check().unwrap_err().to_string().contains("max_memories"));
+        let c = Config::parse("[curation]\nduplicate_threshold = 0.8\n").unwrap();
+        assert!(c.check().is_err(), "related above duplicate");
+        assert!(Config::parse("[interject]\ngates = 0.5\n").is_err(), "unknown keys are refused");
     }
 }
