@@ -1,0 +1,496 @@
+"""The blocking client: one connection to ``amberd``, one request at a time."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import selectors
+import shutil
+import socket as _socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import (
+    AmberConnectionError,
+    AmberError,
+    ConnectionLost,
+    DaemonNotRunning,
+    DaemonStartError,
+    ProtocolError,
+    ResponseTimeout,
+)
+from .paths import default_socket_path
+
+PROTOCOL_VERSION = 1
+"""The protocol version this client speaks (``hello``)."""
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a request may take, connecting included, unless the client says otherwise."""
+
+DEFAULT_START_TIMEOUT = 60.0
+"""Seconds to wait for a started ``amberd`` to be ready (it loads the model and catches
+up on indexing before it says so)."""
+
+_DEFAULT: Any = object()
+
+# Errors that mean nobody listens on the socket.
+_NOT_RUNNING = (FileNotFoundError, ConnectionRefusedError)
+# Errors writing to a connection whose other end is gone (e.g. the daemon restarted).
+_BROKEN = {errno.EPIPE, errno.ECONNRESET, errno.ECONNABORTED, errno.ENOTCONN, errno.ESHUTDOWN}
+
+# Daemons this process started, so their Popen objects are not collected while they run.
+_spawned: list[subprocess.Popen[bytes]] = []
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    """Params without the unset ones: the daemon refuses unknown fields, and an absent
+    optional field means its default."""
+    return {k: (os.fspath(v) if isinstance(v, os.PathLike) else v) for k, v in d.items() if v is not None}
+
+
+class Client:
+    """A connection to ``amberd`` over its Unix socket (JSON-RPC 2.0, one line each way).
+
+    ``socket``: the socket path (default: resolved like ``amber`` does, see
+    :func:`amber_client.default_socket_path`). ``start``: when no daemon answers, start
+    ``amberd`` in the background (saying so on stderr) and wait for it, up to
+    ``start_timeout`` seconds. ``amberd``: the binary to start (default ``$AMBERD``, else
+    ``amberd`` on the PATH). ``timeout``: seconds a request may take, ``None`` for no
+    limit. ``data_dir`` and ``config`` are passed to a started daemon as ``--data-dir`` and
+    ``--config`` (and take part in finding the socket).
+
+    The constructor connects (and starts the daemon if allowed): it raises
+    :class:`DaemonNotRunning` or :class:`DaemonStartError` when that fails. Every method
+    returns the decoded ``result`` object and raises a subclass of :class:`AmberError`
+    named after ``error.data.kind``. A connection found broken when a request is sent is
+    reopened once. Calls from several threads are serialised by one lock; use one client
+    per thread for parallel requests.
+    """
+
+    def __init__(
+        self,
+        socket: str | os.PathLike[str] | None = None,
+        start: bool = True,
+        amberd: str | os.PathLike[str] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        *,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        data_dir: str | os.PathLike[str] | None = None,
+        config: str | os.PathLike[str] | None = None,
+        client_name: str = "amber-client-python",
+    ):
+        self.socket_path = Path(socket) if socket is not None else default_socket_path(config, data_dir)
+        self.start = start
+        self.amberd = amberd
+        self.timeout = timeout
+        self.start_timeout = start_timeout
+        self.data_dir = data_dir
+        self.config = config
+        self.client_name = client_name
+        self.spawned: subprocess.Popen[bytes] | None = None
+        """The daemon this client started, if it started one."""
+        self._lock = threading.Lock()
+        self._sock: _socket.socket | None = None
+        self._buf = bytearray()
+        self._next_id = 1
+        with self._lock:
+            self._connect(self._deadline(timeout))
+
+    # -- connection ---------------------------------------------------------------
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._drop()
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        """Closes the connection (the daemon keeps running)."""
+        with self._lock:
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            finally:
+                self._sock = None
+                self._buf.clear()
+
+    @staticmethod
+    def _deadline(timeout: float | None) -> float | None:
+        return None if timeout is None else time.monotonic() + timeout
+
+    @staticmethod
+    def _remaining(deadline: float | None) -> float | None:
+        if deadline is None:
+            return None
+        return max(deadline - time.monotonic(), 0.001)
+
+    def _try_connect(self, deadline: float | None) -> _socket.socket:
+        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
+            s.settimeout(self._remaining(deadline))
+            s.connect(os.fspath(self.socket_path))
+        except BaseException:
+            s.close()
+            raise
+        return s
+
+    def _connect(self, deadline: float | None) -> None:
+        path = os.fspath(self.socket_path)
+        try:
+            self._sock = self._try_connect(deadline)
+            return
+        except _NOT_RUNNING:
+            if not self.start:
+                raise DaemonNotRunning(f"amberd is not running (no daemon answers on {path})", path) from None
+        except _socket.timeout:
+            raise ResponseTimeout(f"connecting to {path} timed out", path) from None
+        except OSError as e:
+            raise AmberConnectionError(f"cannot connect to {path}: {e}", path) from None
+        self._spawn()
+        try:
+            self._sock = self._try_connect(self._deadline(self.timeout))
+        except OSError as e:
+            raise DaemonStartError(f"amberd started but does not answer on {path}: {e}", path) from None
+
+    def _amberd_path(self) -> str:
+        if self.amberd is not None:
+            return os.fspath(self.amberd)
+        env = os.environ.get("AMBERD")
+        if env:
+            return env
+        found = shutil.which("amberd")
+        if found is None:
+            raise DaemonStartError(
+                "amberd is not running and was not found (set AMBERD or put amberd on the PATH)",
+                os.fspath(self.socket_path),
+            )
+        return found
+
+    def _spawn(self) -> None:
+        """Starts amberd detached (its own session) and waits for its ready line, or for
+        the socket to answer, up to ``start_timeout``."""
+        path = os.fspath(self.socket_path)
+        exe = self._amberd_path()
+        cmd = [exe, "--socket", path]
+        if self.data_dir is not None:
+            cmd += ["--data-dir", os.fspath(self.data_dir)]
+        if self.config is not None:
+            cmd += ["--config", os.fspath(self.config)]
+        print(f"amber-client: starting amberd in the background (socket {path})", file=sys.stderr, flush=True)
+        try:
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as e:
+            raise DaemonStartError(f"cannot run {exe}: {e}", path) from None
+        _spawned.append(proc)
+        deadline = time.monotonic() + self.start_timeout
+        out, err = bytearray(), bytearray()
+        streams = {proc.stdout: out, proc.stderr: err}
+        sel = selectors.DefaultSelector()
+        for f in streams:
+            sel.register(f, selectors.EVENT_READ)
+        try:
+            while time.monotonic() < deadline:
+                for key, _ in sel.select(timeout=min(0.1, max(deadline - time.monotonic(), 0))):
+                    chunk = os.read(key.fd, 65536)
+                    if chunk:
+                        streams[key.fileobj].extend(chunk)  # type: ignore[index]
+                    else:
+                        sel.unregister(key.fileobj)
+                if out.startswith(b"amberd ready") and b"\n" in out:
+                    self.spawned = proc
+                    return
+                if proc.poll() is not None and not sel.get_map():
+                    break
+                if self._answers():
+                    # Another client started one at the same moment, and it won.
+                    self.spawned = proc if proc.poll() is None else None
+                    return
+            else:
+                raise DaemonStartError(
+                    f"amberd did not become ready within {self.start_timeout:g}s (socket {path})", path
+                )
+        finally:
+            sel.close()
+            for f in streams:
+                if f is not None:
+                    f.close()
+        # It exited without saying it is ready.
+        message = err.decode("utf-8", "replace").strip()
+        proc.wait()
+        if "already serving" in message or "another daemon is listening" in message:
+            while time.monotonic() < deadline:
+                if self._answers():
+                    return
+                time.sleep(0.1)
+        raise DaemonStartError(f"amberd did not start: {message or f'exit status {proc.returncode}'}", path)
+
+    def _answers(self) -> bool:
+        try:
+            self._try_connect(time.monotonic() + 1.0).close()
+            return True
+        except OSError:
+            return False
+
+    # -- requests -----------------------------------------------------------------
+
+    def call(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = _DEFAULT) -> Any:
+        """Sends one request and returns its ``result``; raises the typed error otherwise.
+        ``params`` is sent as given (``None``: no params)."""
+        if timeout is _DEFAULT:
+            timeout = self.timeout
+        request: dict[str, Any] = {"jsonrpc": "2.0", "id": 0, "method": method}
+        if params is not None:
+            request["params"] = params
+        with self._lock:
+            deadline = self._deadline(timeout)
+            rid = self._next_id
+            self._next_id += 1
+            request["id"] = rid
+            line = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+            for attempt in (0, 1):
+                if self._sock is None:
+                    self._connect(deadline)
+                assert self._sock is not None
+                try:
+                    self._sock.settimeout(self._remaining(deadline))
+                    self._sock.sendall(line)
+                    break
+                except _socket.timeout:
+                    self._drop()
+                    raise ResponseTimeout(f"{method}: sending the request timed out", os.fspath(self.socket_path)) from None
+                except OSError as e:
+                    self._drop()
+                    if e.errno in _BROKEN and attempt == 0:
+                        continue  # the daemon went away since the last request: reconnect once
+                    raise ConnectionLost(f"{method}: the connection to amberd broke: {e}", os.fspath(self.socket_path)) from None
+            response = self._read_response(method, deadline)
+        if not isinstance(response, dict):
+            raise ProtocolError(f"{method}: the response is not an object: {response!r}")
+        if response.get("error") is not None:
+            raise AmberError.from_wire(response["error"])
+        if response.get("id") != rid:
+            raise ProtocolError(f"{method}: response for id {response.get('id')!r}, expected {rid}")
+        if "result" not in response:
+            raise ProtocolError(f"{method}: a response with neither result nor error")
+        return response["result"]
+
+    def _read_response(self, method: str, deadline: float | None) -> Any:
+        assert self._sock is not None
+        path = os.fspath(self.socket_path)
+        while True:
+            nl = self._buf.find(b"\n")
+            if nl >= 0:
+                raw = bytes(self._buf[:nl]).rstrip(b"\r")
+                del self._buf[: nl + 1]
+                if not raw.strip():
+                    continue
+                try:
+                    return json.loads(raw.decode("utf-8"))
+                except ValueError as e:
+                    self._drop()
+                    raise ProtocolError(f"{method}: the response is not JSON: {e}", path) from None
+            try:
+                self._sock.settimeout(self._remaining(deadline))
+                chunk = self._sock.recv(1 << 16)
+            except _socket.timeout:
+                self._drop()
+                raise ResponseTimeout(f"{method}: no answer from amberd in time", path) from None
+            except OSError as e:
+                self._drop()
+                raise ConnectionLost(f"{method}: the connection to amberd broke: {e}", path) from None
+            if not chunk:
+                self._drop()
+                raise ConnectionLost(f"{method}: amberd closed the connection before answering", path)
+            self._buf.extend(chunk)
+
+    # -- methods (docs/PROTOCOL.md) ---------------------------------------------------
+
+    def hello(self, client: str | None = None, protocol_version: int | None = PROTOCOL_VERSION) -> dict[str, Any]:
+        """The handshake: ``{server, version, protocol_version, methods, model}``."""
+        return self.call("hello", _drop_none({"client": client or self.client_name, "protocol_version": protocol_version}))
+
+    def remember(
+        self,
+        content: str,
+        scope: str | None = None,
+        *,
+        type: str | None = None,
+        source: str | None = None,
+        author: str | None = None,
+        session_id: str | None = None,
+        event_time: int | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Files one memory verbatim: ``{id, seq, created}``."""
+        return self.call(
+            "remember",
+            _drop_none(
+                {
+                    "content": content,
+                    "scope": scope,
+                    "type": type,
+                    "source": source,
+                    "author": author,
+                    "session_id": session_id,
+                    "event_time": event_time,
+                    "metadata": metadata,
+                }
+            ),
+        )
+
+    def remember_batch(self, memories: Iterable[dict[str, Any] | str]) -> dict[str, Any]:
+        """Files 1 to 1000 memories in one transaction (each a ``remember`` params dict, or
+        a string for its content): ``{results: [{id, seq, created}]}``."""
+        ms = [{"content": m} if isinstance(m, str) else _drop_none(dict(m)) for m in memories]
+        return self.call("remember_batch", {"memories": ms})
+
+    def recall(
+        self,
+        text: str,
+        scope: str | None = None,
+        *,
+        k: int | None = None,
+        since: int | None = None,
+        until: int | None = None,
+        mode: str | None = None,
+        now: int | None = None,
+        fresh: bool | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Hybrid search: ``{hits: [{memory, evidence}], fresh, given_earlier?}``."""
+        return self.call(
+            "recall",
+            _drop_none(
+                {
+                    "text": text,
+                    "scope": scope,
+                    "k": k,
+                    "since": since,
+                    "until": until,
+                    "mode": mode,
+                    "now": now,
+                    "fresh": fresh,
+                    "session_id": session_id,
+                }
+            ),
+        )
+
+    def get(self, id: str) -> dict[str, Any]:
+        """``{memory}``, forgotten ones too (with ``forgotten_at``)."""
+        return self.call("get", {"id": id})
+
+    def forget(self, id: str) -> dict[str, Any]:
+        """Tombstones a memory: ``{memory}`` with ``forgotten_at``."""
+        return self.call("forget", {"id": id})
+
+    def purge(self, id: str) -> dict[str, Any]:
+        """Deletes a forgotten memory for good: ``{id, purged}``."""
+        return self.call("purge", {"id": id})
+
+    def links(self, id: str) -> dict[str, Any]:
+        """Links from or to a memory: ``{links: [...]}``."""
+        return self.call("links", {"id": id})
+
+    def status(self) -> dict[str, Any]:
+        """The daemon's and the engine's state."""
+        return self.call("status")
+
+    def reindex(self, *, timeout: float | None = None) -> dict[str, Any]:
+        """Rebuilds the indexes from the store: ``{ok}``. No time limit by default."""
+        return self.call("reindex", timeout=timeout)
+
+    def shutdown(self) -> dict[str, Any]:
+        """Stops the daemon gracefully: ``{ok}``. The connection is closed afterwards."""
+        result = self.call("shutdown")
+        self.close()
+        return result
+
+    def identity(self, cwd: str | os.PathLike[str], *, budget_tokens: int | None = None) -> dict[str, Any]:
+        """Tier 0, the project's coordination files: ``{root, text, tokens, ...}``."""
+        return self.call("identity", _drop_none({"cwd": cwd, "budget_tokens": budget_tokens}))
+
+    def capture(
+        self,
+        content: str,
+        scope: str,
+        *,
+        source: str | None = None,
+        session_id: str | None = None,
+        author: str | None = None,
+        type: str | None = None,
+    ) -> dict[str, Any]:
+        """Files a session's text with secrets redacted: ``{filed, skipped?, memory?, redacted}``."""
+        return self.call(
+            "capture",
+            _drop_none(
+                {
+                    "content": content,
+                    "scope": scope,
+                    "source": source,
+                    "session_id": session_id,
+                    "author": author,
+                    "type": type,
+                }
+            ),
+        )
+
+    def session_start(
+        self,
+        agent: str,
+        *,
+        project_root: str | os.PathLike[str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        prompt: str | None = None,
+        scope: str | None = None,
+    ) -> dict[str, Any]:
+        """Starts a session: ``{session_id, scope, project_root, identity, briefing}``."""
+        return self.call(
+            "session_start",
+            _drop_none({"agent": agent, "project_root": project_root, "cwd": cwd, "prompt": prompt, "scope": scope}),
+        )
+
+    def session_event(
+        self,
+        session_id: str,
+        kind: str,
+        text: str,
+        *,
+        source: str | None = None,
+        capture: bool | None = None,
+    ) -> dict[str, Any]:
+        """One event (``prompt``, ``tool_call``, ``tool_result``, ``response``):
+        ``{event, decision, captured?}``; ``decision.fired`` and ``decision.text`` say
+        whether and what to interject."""
+        return self.call(
+            "session_event",
+            _drop_none({"session_id": session_id, "kind": kind, "text": text, "source": source, "capture": capture}),
+        )
+
+    def session_end(self, session_id: str, *, transcript: str | None = None) -> dict[str, Any]:
+        """Ends a session (curation runs): ``{session, live}``."""
+        return self.call("session_end", _drop_none({"session_id": session_id, "transcript": transcript}))
+
+    def session_show(self, session_id: str) -> dict[str, Any]:
+        """A session's record, live or ended: ``{session, live}``."""
+        return self.call("session_show", {"session_id": session_id})
