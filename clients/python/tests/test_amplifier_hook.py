@@ -68,6 +68,21 @@ def test_a_hook_mounted_late_starts_the_session_at_the_first_prompt(daemon, proj
     hooks.close()
 
 
+def test_a_session_the_daemon_ended_is_started_again(daemon, project):
+    hooks = AmberHooks(socket=str(daemon.socket), start=False, cwd=str(project))
+    hooks.session_start({"session_id": "idle"})
+    first = hooks._sessions["idle"]
+    with daemon.client() as c:
+        c.session_end(first)  # as the idle timeout would
+    assert hooks.prompt_submit({"session_id": "idle", "prompt": "a prompt after a long pause"}) == ""
+    second = hooks._sessions["idle"]
+    assert second != first
+    with daemon.client() as c:
+        assert c.session_show(second)["session"]["events"] == 1
+    hooks.session_end({"session_id": "idle"})
+    hooks.close()
+
+
 def test_the_amplifier_glue_injects_the_start_context_with_the_first_prompt(daemon, project):
     class Hooks:
         def __init__(self):
