@@ -4,6 +4,7 @@
 //! starts one in the background (and says so on stderr), unless `--no-start` is given.
 #![forbid(unsafe_code)]
 
+mod claude_code;
 mod daemon;
 
 use std::io::Read;
@@ -31,7 +32,7 @@ struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Do not start amberd when none is running: fail instead.
-    #[arg(long, global = true, env = "AMBER_NO_START")]
+    #[arg(long, global = true, env = "AMBER_NO_START", value_parser = clap::builder::BoolishValueParser::new())]
     no_start: bool,
     /// Print JSON instead of text.
     #[arg(long, global = true)]
@@ -108,6 +109,62 @@ enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+    /// Answer an agent runtime's hook (reads its JSON payload on stdin). Never fails the
+    /// agent: on any problem it prints nothing, exits 0 and logs why.
+    Hook {
+        #[command(subcommand)]
+        runtime: HookRuntime,
+    },
+    /// Add Amber's hooks to an agent runtime's settings (keeping the rest, with a backup).
+    Install {
+        #[command(subcommand)]
+        runtime: InstallRuntime,
+    },
+    /// Remove exactly Amber's hooks from an agent runtime's settings (with a backup).
+    Uninstall {
+        #[command(subcommand)]
+        runtime: InstallRuntime,
+    },
+    /// Sessions: what a session was served and why, what it captured, what curation did.
+    Session {
+        #[command(subcommand)]
+        action: SessionAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum HookRuntime {
+    /// Claude Code: SessionStart, UserPromptSubmit, PostToolUse, Stop (or SessionEnd).
+    ClaudeCode {
+        /// The hook event.
+        event: String,
+        /// Answer (possibly empty) within this many milliseconds.
+        #[arg(long, env = "AMBER_HOOK_DEADLINE_MS", default_value_t = 2000)]
+        deadline_ms: u64,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum InstallRuntime {
+    /// Claude Code's settings.json: ~/.claude/settings.json (--user, the default) or
+    /// ./.claude/settings.json (--project).
+    ClaudeCode {
+        /// This project's .claude/settings.json.
+        #[arg(long, conflicts_with = "user")]
+        project: bool,
+        /// Your ~/.claude/settings.json (the default).
+        #[arg(long)]
+        user: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SessionAction {
+    /// One session's record, live or ended.
+    Show {
+        /// The session id (`s-...`).
+        id: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -163,11 +220,95 @@ fn one_line(s: &str, max: usize) -> String {
     }
 }
 
+fn print_session(r: &amber_ipc::protocol::SessionResult) {
+    let s = &r.session;
+    let state = if r.live {
+        "live".to_string()
+    } else {
+        format!("ended ({})", s.end_reason.as_deref().unwrap_or("?"))
+    };
+    println!("session {} · {} · {} · scope {}", s.id, s.agent, state, s.scope);
+    if let Some(root) = &s.project_root {
+        println!("project {}", root.display());
+    }
+    println!("{} events · {} served · {} captured", s.events, s.served.len(), s.captured.len());
+    if !s.served.is_empty() {
+        println!("served:");
+        for x in &s.served {
+            println!("  {} {:?} score {:.3}: {}", x.id, x.tier, x.score, x.why);
+        }
+    }
+    let fired = s.decisions.iter().filter(|d| d.fired).count();
+    if !s.decisions.is_empty() {
+        println!("interjection decisions ({} fired of {}):", fired, s.decisions.len());
+        for d in &s.decisions {
+            let best = d.best.map(|b| format!(" best {b:.3}")).unwrap_or_default();
+            println!(
+                "  event {}: {} ({:?}{best})",
+                d.event,
+                if d.fired { "fired" } else { "silent" },
+                d.reason
+            );
+        }
+    }
+    if let Some(c) = &s.curation {
+        println!(
+            "curation: {} examined · {} exact duplicates collapsed · {} near duplicates · {} related · {} links added",
+            c.examined,
+            c.collapsed,
+            c.near_duplicates.len(),
+            c.related.len(),
+            c.links_added
+        );
+    }
+}
+
 fn connect(cli: &Cli, cfg: &Config) -> anyhow::Result<Client> {
     daemon::connect_or_start(cfg, cli.config.as_deref(), !cli.no_start)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Hook { runtime: HookRuntime::ClaudeCode { event, deadline_ms } } = &cli.command {
+        // A hook must not fail the agent, not even on a bad config: it logs and answers empty.
+        match config(&cli) {
+            Ok(cfg) => claude_code::hook(
+                cfg,
+                cli.config.clone(),
+                event,
+                std::time::Duration::from_millis(*deadline_ms),
+                !cli.no_start,
+            ),
+            Err(e) => eprintln!("amber hook: {e:#}"),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Command::Install { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
+        let path = claude_code::settings_path(*project)?;
+        let exe = std::env::current_exe().context("cannot find this executable's path")?;
+        let (n, backup) = claude_code::edit_settings(&path, |s| claude_code::merge_hooks(s, &exe))?;
+        if n == 0 {
+            println!("Amber's Claude Code hooks are already in {}", path.display());
+        } else {
+            println!("added {n} Amber hooks to {}", path.display());
+            if let Some(b) = backup {
+                println!("the previous settings are in {}", b.display());
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Command::Uninstall { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
+        let path = claude_code::settings_path(*project)?;
+        let (n, backup) = claude_code::edit_settings(&path, |s| Ok(claude_code::remove_hooks(s)))?;
+        if n == 0 {
+            println!("no Amber hooks in {}", path.display());
+        } else {
+            println!("removed {n} Amber hooks from {}", path.display());
+            if let Some(b) = backup {
+                println!("the previous settings are in {}", b.display());
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let cfg = config(&cli)?;
     match &cli.command {
         Command::Remember { text, scope, kind, source, author, session, meta } => {
@@ -278,6 +419,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Daemon { action } => return daemon_command(&cli, &cfg, action),
+        Command::Session { action: SessionAction::Show { id } } => {
+            let r = connect(&cli, &cfg)?.session_show(id)?;
+            if cli.json {
+                print_json(&r)?;
+            } else {
+                print_session(&r);
+            }
+        }
+        Command::Hook { .. } | Command::Install { .. } | Command::Uninstall { .. } => {
+            unreachable!("handled above")
+        }
         Command::Config { action: ConfigAction::Show } => print!("{}", cfg.to_toml()),
     }
     Ok(ExitCode::SUCCESS)

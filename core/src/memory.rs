@@ -126,8 +126,10 @@ impl fmt::Display for MemoryId {
     }
 }
 
-/// A memory as a caller files it. Content is kept verbatim.
+/// A memory as a caller files it. Content is kept verbatim. Unknown fields are refused
+/// (a misspelt `scope` must not silently file into the default scope).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NewMemory {
     /// The text, stored exactly as given.
     pub content: String,

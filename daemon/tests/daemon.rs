@@ -115,6 +115,11 @@ fn every_bad_input_gets_a_typed_error_and_the_daemon_keeps_serving() {
             ErrorKind::InvalidParams,
         ),
         (
+            "unknown remember field",
+            br#"{"jsonrpc":"2.0","id":4,"method":"remember","params":{"content":"x","scop":"a"}}"#.to_vec(),
+            ErrorKind::InvalidParams,
+        ),
+        (
             "bad id",
             br#"{"jsonrpc":"2.0","id":5,"method":"get","params":{"id":"../../etc"}}"#.to_vec(),
             ErrorKind::InvalidParams,

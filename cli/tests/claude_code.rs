@@ -1,0 +1,263 @@
+//! `amber hook claude-code <event>` fed recorded Claude Code hook payloads against a real
+//! daemon (started on demand by the first hook), and `amber install|uninstall claude-code`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const RELEASE: &str = "Releasing to staging: export AWS_PROFILE=staging before running make release, \
+otherwise the upload to the eu-west-1 bucket fails with AccessDenied.";
+const POSTGRES: &str = "The integration tests need a local Postgres 16 on port 5433; start it with \
+docker compose up db before running cargo test.";
+
+struct Env {
+    root: tempfile::TempDir,
+    socket: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let root = tempfile::tempdir().unwrap();
+        let socket = root.path().join("run").join("amber.sock");
+        Env { root, socket }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_amber"));
+        c.arg("--data-dir")
+            .arg(self.root.path().join("data"))
+            .arg("--socket")
+            .arg(&self.socket)
+            .args(args)
+            .env("AMBER_STATE_DIR", self.root.path().join("state"))
+            .env("AMBER_CONFIG", self.root.path().join("config.toml"))
+            .env_remove("AMBER_NO_START")
+            .env_remove("AMBERD")
+            .env_remove("AMBER_HOOK_DEADLINE_MS");
+        c
+    }
+
+    fn amber(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// With HOME in the temporary directory (for the user's settings.json).
+    fn amber_home(&self, args: &[&str]) -> Output {
+        self.cmd(args).env("HOME", self.root.path().join("home")).output().unwrap()
+    }
+
+    /// Runs a hook with a payload on stdin.
+    fn hook(&self, event: &str, payload: &Value, extra_env: &[(&str, &str)]) -> (Output, Duration) {
+        let mut c = self.cmd(&["hook", "claude-code", event]);
+        for (k, v) in extra_env {
+            c.env(k, v);
+        }
+        let t0 = Instant::now();
+        let mut child =
+            c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (out, t0.elapsed())
+    }
+
+    fn amber_session(&self, claude: &str) -> String {
+        let p = self.root.path().join("state").join("claude-code").join(format!("{claude}.session"));
+        std::fs::read_to_string(p).unwrap().trim().to_string()
+    }
+
+    fn hooks_log(&self) -> String {
+        std::fs::read_to_string(self.root.path().join("state/logs/hooks.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = self.amber(&["daemon", "stop"]);
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The hook's answer: nothing, or Claude Code's documented JSON with additionalContext.
+fn context_of(out: &Output, event: &str) -> Option<String> {
+    assert!(out.status.success(), "a hook always exits 0: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    if stdout.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    let h = &v["hookSpecificOutput"];
+    assert_eq!(h["hookEventName"], event, "{v}");
+    let ctx = h["additionalContext"].as_str().expect("additionalContext is a string");
+    assert_eq!(v.as_object().unwrap().len(), 1, "only hookSpecificOutput: {v}");
+    Some(ctx.to_string())
+}
+
+fn payload(event: &str, cwd: &Path, extra: Value) -> Value {
+    let mut p = json!({
+        "session_id": "0b9a7c2e-5f1d-4c1e-9d3a-7e2f1a6b8c90",
+        "transcript_path": "/home/u/.claude/projects/x/0b9a7c2e.jsonl",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": event,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        p[k] = v.clone();
+    }
+    p
+}
+
+#[test]
+fn a_claude_code_session_gets_identity_briefing_interjection_capture_and_curation() {
+    let env = Env::new();
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(proj.path().join(".git")).unwrap();
+    std::fs::create_dir_all(proj.path().join("project-context")).unwrap();
+    std::fs::write(proj.path().join("project-context/HANDOFF.md"), "Next: ship the staging release.\n")
+        .unwrap();
+    let scope = amber_tiers::session::project_scope(proj.path());
+    let o = env.amber(&["remember", "--scope", scope.as_str(), RELEASE]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let claude = "0b9a7c2e-5f1d-4c1e-9d3a-7e2f1a6b8c90";
+
+    let (out, _) =
+        env.hook("SessionStart", &payload("SessionStart", proj.path(), json!({"source": "startup"})), &[]);
+    let ctx = context_of(&out, "SessionStart").expect("identity and briefing");
+    assert!(ctx.contains("ship the staging release"), "identity: {ctx}");
+    assert!(ctx.contains("AWS_PROFILE=staging"), "briefing: {ctx}");
+    let sid = env.amber_session(claude);
+
+    // A memory filed after the start, then a prompt it answers: interjected.
+    assert!(env.amber(&["remember", "--scope", scope.as_str(), POSTGRES]).status.success());
+    let prompt = "how do I start postgres on port 5433 for the integration tests?";
+    let (out, _) = env.hook(
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", proj.path(), json!({"prompt": prompt})),
+        &[],
+    );
+    let ctx = context_of(&out, "UserPromptSubmit").expect("the gate fires");
+    assert!(ctx.contains("docker compose up db"), "{ctx}");
+    // An unrelated prompt: nothing printed at all.
+    let (out, _) = env.hook(
+        "UserPromptSubmit",
+        &payload(
+            "UserPromptSubmit",
+            proj.path(),
+            json!({"prompt": "what is the capital of Mongolia and how many live there?"}),
+        ),
+        &[],
+    );
+    assert_eq!(context_of(&out, "UserPromptSubmit"), None);
+
+    let tool = json!({
+        "tool_name": "Bash",
+        "tool_input": {"command": "cargo test -p store", "description": "run the store tests"},
+        "tool_response": {"stdout": "test store::tests::reopen ... FAILED\ndatabase is locked (SQLITE_BUSY)", "stderr": "", "interrupted": false},
+    });
+    let (out, _) = env.hook("PostToolUse", &payload("PostToolUse", proj.path(), tool), &[]);
+    assert_eq!(context_of(&out, "PostToolUse"), None);
+
+    let show: Value =
+        serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
+    assert_eq!(show["live"], true);
+    let captured = show["session"]["captured"].as_array().unwrap();
+    assert!(captured.iter().any(|c| c["source"] == "claude-code:tool:Bash"), "{captured:?}");
+    let served: Vec<&str> =
+        show["session"]["served"].as_array().unwrap().iter().map(|s| s["tier"].as_str().unwrap()).collect();
+    assert!(served.contains(&"briefing") && served.contains(&"interjection"), "{served:?}");
+
+    let (out, _) = env.hook("Stop", &payload("Stop", proj.path(), json!({"stop_hook_active": false})), &[]);
+    assert_eq!(context_of(&out, "Stop"), None);
+    let show: Value =
+        serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
+    assert_eq!(show["live"], false);
+    assert!(show["session"]["curation"].is_object());
+    let human = text(&env.amber(&["session", "show", &sid]).stdout);
+    assert!(human.contains("ended (ended)") && human.contains("interjection decisions"), "{human}");
+
+    // The next prompt of the same Claude Code session starts a new Amber session.
+    let (out, _) = env.hook(
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", proj.path(), json!({"prompt": "release to staging again please"})),
+        &[],
+    );
+    assert!(out.status.success());
+    assert_ne!(env.amber_session(claude), sid);
+}
+
+#[test]
+fn a_hook_never_breaks_the_session_when_the_daemon_is_down_or_the_input_is_bad() {
+    let env = Env::new();
+    let cwd = env.root.path().to_path_buf();
+    for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
+        let p = payload(event, &cwd, json!({"prompt": "anything at all here", "tool_response": "x"}));
+        let (out, took) = env.hook(event, &p, &[("AMBER_NO_START", "1"), ("AMBER_HOOK_DEADLINE_MS", "500")]);
+        assert!(
+            out.status.success() && out.stdout.is_empty(),
+            "{event}: {} {}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        assert!(took < Duration::from_secs(5), "{event} took {took:?}");
+    }
+    assert!(env.hooks_log().contains("not running"), "{}", env.hooks_log());
+    let mut c = env.cmd(&["hook", "claude-code", "UserPromptSubmit"]);
+    let mut child = c.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"{not json").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert!(env.hooks_log().contains("not JSON"));
+    assert!(!env.socket.exists(), "no daemon was started with AMBER_NO_START");
+}
+
+#[test]
+fn install_merges_the_hooks_with_a_backup_and_uninstall_removes_exactly_them() {
+    let env = Env::new();
+    let settings = env.root.path().join("home/.claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let mine = json!({"model": "opus", "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "prettier --write"}]}]}});
+    std::fs::write(&settings, serde_json::to_string_pretty(&mine).unwrap()).unwrap();
+
+    let o = env.amber_home(&["install", "claude-code"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("added 4 Amber hooks"), "{}", text(&o.stdout));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["model"], "opus");
+    for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
+        let cmds: Vec<String> = v["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| {
+                g["hooks"].as_array().unwrap().iter().map(|h| h["command"].as_str().unwrap().to_string())
+            })
+            .collect();
+        assert!(cmds.iter().any(|c| c.ends_with(&format!(" hook claude-code {event}"))), "{event}: {cmds:?}");
+    }
+    let backups = std::fs::read_dir(settings.parent().unwrap())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("amber-backup"))
+        .count();
+    assert_eq!(backups, 1);
+    assert!(text(&env.amber_home(&["install", "claude-code"]).stdout).contains("already"));
+
+    let o = env.amber_home(&["uninstall", "claude-code"]);
+    assert!(text(&o.stdout).contains("removed 4 Amber hooks"), "{}", text(&o.stdout));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v, mine, "uninstall leaves the user's settings as they were");
+
+    // --project writes ./.claude/settings.json; broken JSON is left alone with an error.
+    let proj = tempfile::tempdir().unwrap();
+    let o = env.cmd(&["install", "claude-code", "--project"]).current_dir(proj.path()).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(proj.path().join(".claude/settings.json").exists());
+    std::fs::write(&settings, "{ broken").unwrap();
+    let o = env.amber_home(&["install", "claude-code"]);
+    assert!(!o.status.success() && text(&o.stderr).contains("not valid JSON"));
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ broken");
+}
