@@ -13,3 +13,13 @@ echo "== cargo clippy" >&2
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
 echo "== cargo test" >&2
 cargo test --release --workspace --locked
+echo "== python: the socket client, the Amplifier hook example and MCP, against the release binaries" >&2
+# A private virtualenv under target/ (pytest, and the official MCP SDK as the MCP client nobody here wrote).
+PY=target/py/bin/python
+if [ ! -x "$PY" ]; then
+  python3 -m venv target/py
+fi
+"$PY" -m pip install --quiet --disable-pip-version-check pytest==9.2.0 mcp==2.3.0
+tests=(clients/python)
+[ -d tests/mcp ] && tests+=(tests/mcp)
+AMBERD="$PWD/target/release/amberd" AMBER_BIN="$PWD/target/release/amber" "$PY" -m pytest -q "${tests[@]}"
