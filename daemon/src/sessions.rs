@@ -12,8 +12,8 @@ use std::time::Duration;
 use amber_core::{MemoryType, Millis, Query, Scope, now_millis};
 use amber_engine::SessionRow;
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, SessionEndParams, SessionEventParams, SessionEventResult, SessionResult,
-    SessionShowParams, SessionStartParams, SessionStartResult,
+    CaptureResult, ErrorKind, ErrorObject, SessionEndParams, SessionEventParams, SessionEventResult,
+    SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
 };
 use amber_tiers::briefing::brief;
 use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
@@ -253,18 +253,7 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
                     }
                 }
                 if let Some((r, source)) = &captured {
-                    match (&r.memory, r.skipped) {
-                        (Some(m), _) => s.captured.push(CaptureNote {
-                            id: m.id.clone(),
-                            created: m.created,
-                            redacted: r.redacted,
-                            source: Some(source.clone()),
-                        }),
-                        (None, Some(amber_tiers::capture::SkipReason::TooShort)) => {
-                            s.capture_skipped.too_short += 1
-                        }
-                        (None, _) => s.capture_skipped.too_long += 1,
-                    }
+                    note_capture(s, r, source);
                 }
                 s.push_decision(decision.clone(), shared.config.session.max_decisions);
                 (decision.fired || captured.is_some()).then(|| s.clone())
@@ -276,6 +265,20 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
         persist(shared, &s).await?;
     }
     to_value(&SessionEventResult { event: n, decision, captured: captured.map(|c| c.0) })
+}
+
+/// Notes in the record what a capture did.
+fn note_capture(s: &mut Session, r: &CaptureResult, source: &str) {
+    match (&r.memory, r.skipped) {
+        (Some(m), _) => s.captured.push(CaptureNote {
+            id: m.id.clone(),
+            created: m.created,
+            redacted: r.redacted,
+            source: Some(source.to_string()),
+        }),
+        (None, Some(amber_tiers::capture::SkipReason::TooShort)) => s.capture_skipped.too_short += 1,
+        (None, _) => s.capture_skipped.too_long += 1,
+    }
 }
 
 /// Splits a transcript into pieces of at most `max` characters, at blank lines where it
@@ -337,18 +340,7 @@ pub(crate) async fn end(
             )
             .await;
             match r {
-                Ok(r) => match (r.memory, r.skipped) {
-                    (Some(m), _) => s.captured.push(CaptureNote {
-                        id: m.id,
-                        created: m.created,
-                        redacted: r.redacted,
-                        source: Some("transcript".into()),
-                    }),
-                    (None, Some(amber_tiers::capture::SkipReason::TooShort)) => {
-                        s.capture_skipped.too_short += 1
-                    }
-                    (None, _) => s.capture_skipped.too_long += 1,
-                },
+                Ok(r) => note_capture(&mut s, &r, "transcript"),
                 Err(e) => {
                     // Keep the session live so the caller can retry the end.
                     shared.sessions.lock().insert(s.id.clone(), s);
