@@ -6,6 +6,7 @@
 
 mod claude_code;
 mod daemon;
+mod mcp;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -99,6 +100,8 @@ enum Command {
     Reindex,
     /// Counts, model and index health.
     Status,
+    /// Serve Amber's tools to an MCP client on stdin/stdout (the daemon is started on demand).
+    Mcp,
     /// Start, stop or inspect the daemon.
     Daemon {
         #[command(subcommand)]
@@ -418,6 +421,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print_status(&st);
             }
         }
+        Command::Mcp => mcp::run(cfg.clone(), cli.config.clone(), !cli.no_start)?,
         Command::Daemon { action } => return daemon_command(&cli, &cfg, action),
         Command::Session { action: SessionAction::Show { id } } => {
             let r = connect(&cli, &cfg)?.session_show(id)?;
