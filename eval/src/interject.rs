@@ -23,10 +23,13 @@
 //! - `judge_calls_per_event`: judge calls the policy makes (or would make, judge off), per event.
 //!
 //! Events belong to a [`Group`]: answerable questions (gold = the official evidence
-//! sessions), questions whose evidence is in assistant turns, abstention questions and
-//! unrelated events (a question asked against another question's haystack), the last two
-//! having no gold candidate by construction. The gate score of a recalled memory is one of
-//! [`ScoreKind`].
+//! sessions, or LoCoMo's evidence turns), questions whose evidence is in assistant turns,
+//! abstention questions, LoCoMo's adversarial questions (reported apart: they usually do
+//! have related memories) and unrelated events (a question asked against another
+//! question's haystack or another conversation), abstention and unrelated having no gold
+//! candidate by construction. The gate score of a recalled memory is one of [`ScoreKind`];
+//! the candidates are walked in retrieval order, or best score first ([`order_by_score`],
+//! the daemon's order).
 
 use std::collections::BTreeMap;
 
@@ -44,14 +47,24 @@ pub enum Group {
     AssistantEvidence,
     /// An abstention question (`_abs`): nothing in the haystack answers it; no candidate is gold.
     Abstention,
+    /// A LoCoMo adversarial question (category 5): it asks about something the conversation
+    /// says of the *other* speaker, or not at all; a candidate counts as gold if it is one of
+    /// its evidence turns (the related turn). Not a negative: a memory firing there may be
+    /// what lets the agent correct the premise. Reported, not used to choose.
+    Adversarial,
     /// A question asked against another question's haystack: no candidate is gold.
     Unrelated,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 4] =
-        [Group::Answerable, Group::AssistantEvidence, Group::Abstention, Group::Unrelated];
+    pub const ALL: [Group; 5] = [
+        Group::Answerable,
+        Group::AssistantEvidence,
+        Group::Abstention,
+        Group::Adversarial,
+        Group::Unrelated,
+    ];
 
     /// The snake_case name used in reports.
     pub fn as_str(self) -> &'static str {
@@ -59,6 +72,7 @@ impl Group {
             Group::Answerable => "answerable",
             Group::AssistantEvidence => "assistant_evidence",
             Group::Abstention => "abstention",
+            Group::Adversarial => "adversarial",
             Group::Unrelated => "unrelated",
         }
     }
@@ -170,6 +184,15 @@ pub struct Decision {
     pub judge_calls: usize,
     /// Whether the best-scoring candidate is in the band `[gate - band, gate)`.
     pub best_in_band: bool,
+}
+
+/// Orders candidates by their gate score, best first, candidates without a score last;
+/// ties keep their retrieval order. The daemon walks its candidates in this order.
+pub fn order_by_score(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| {
+        let key = |c: &Candidate| c.score.unwrap_or(f64::NEG_INFINITY);
+        key(b).total_cmp(&key(a))
+    });
 }
 
 /// Rounds to 6 decimals, so that thresholds built by arithmetic compare as written.
@@ -405,14 +428,14 @@ fn get(o: &Outcome, g: Group, f: impl Fn(&Rates) -> Option<f64>) -> String {
 pub fn markdown_table<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
     let mut out = String::from(
         "| gate | band | max | fire (off) | precision (off) | precision, first (off) | prec. w/ negatives (off) \
-         | silence abs (off) | silence unrelated (off) | band rate | judge calls unrelated | fire (oracle) \
-         | precision (oracle) | prec. w/ negatives (oracle) |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         | silence abs (off) | silence unrelated (off) | silence adversarial (off) | band rate \
+         | judge calls unrelated | fire (oracle) | precision (oracle) | prec. w/ negatives (oracle) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let (off, or) = (&r.judge_off, &r.judge_oracle);
         out.push_str(&format!(
-            "| {:.2} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {:.2} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.gate,
             r.band,
             r.max_fire,
@@ -422,6 +445,7 @@ pub fn markdown_table<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
             pct(off.precision_with_negatives),
             get(off, Group::Abstention, |x| Some(x.silence_rate)),
             get(off, Group::Unrelated, |x| Some(x.silence_rate)),
+            get(off, Group::Adversarial, |x| Some(x.silence_rate)),
             get(off, Group::Answerable, |x| Some(x.band_rate)),
             get(off, Group::Unrelated, |x| Some(x.judge_calls_per_event)),
             get(or, Group::Answerable, |x| Some(x.fire_rate)),
@@ -639,6 +663,49 @@ mod tests {
         assert_eq!(ScoreKind::Agreement.score(&e3, max), None);
         assert_eq!("agreement".parse::<ScoreKind>(), Ok(ScoreKind::Agreement));
         assert!("blend".parse::<ScoreKind>().is_err());
+    }
+
+    #[test]
+    fn order_by_score_is_the_daemons_order() {
+        let mut cs = vec![
+            c(0.40, false),
+            Candidate { score: None, gold: true },
+            c(0.55, true),
+            c(0.40, true),
+            c(0.61, false),
+        ];
+        order_by_score(&mut cs);
+        let scores: Vec<Option<f64>> = cs.iter().map(|x| x.score).collect();
+        assert_eq!(scores, [Some(0.61), Some(0.55), Some(0.40), Some(0.40), None]);
+        // ties keep retrieval order: the 0.40 not gold came first
+        assert_eq!(cs.iter().map(|x| x.gold).collect::<Vec<_>>(), [false, true, false, true, true]);
+        // with one memory, the gate now takes the best score, not the first above it
+        let mut later = vec![c(0.30, true), c(0.45, false), c(0.62, true)];
+        assert_eq!(decide(&later, &p(0.40, 0.0, 1, Judge::Off)).fired, [1]);
+        order_by_score(&mut later);
+        assert_eq!(decide(&later, &p(0.40, 0.0, 1, Judge::Off)).fired, [0]);
+        assert!(later[0].gold);
+    }
+
+    #[test]
+    fn adversarial_events_are_reported_but_not_negatives() {
+        // answerable A fires its gold 0.80; adversarial V fires its related turn 0.70 and a
+        // wrong 0.65: neither counts in the precision with negatives, which stays A's 1/1
+        let ev = vec![
+            Event { group: Group::Answerable, candidates: vec![c(0.80, true)] },
+            Event { group: Group::Adversarial, candidates: vec![c(0.70, true), c(0.65, false)] },
+        ];
+        let o = outcome(&ev, &p(0.60, 0.0, 2, Judge::Off));
+        let v = o.groups[&Group::Adversarial];
+        assert_eq!((v.events, v.fired_events, v.fired, v.fired_gold), (1, 1, 2, 1));
+        assert!(close(v.silence_rate, 0.0));
+        assert!(close(o.precision_with_negatives.unwrap(), 1.0));
+        assert!(!Group::Adversarial.is_negative());
+        let rows = sweep(&ev, &[0.60, 0.75], &[0.0], &[2]);
+        let table = markdown_table(&rows);
+        // silence abs "-", silence unrelated "-", silence adversarial 0 at 0.60 and 1 at 0.75
+        assert!(table.lines().nth(2).unwrap().contains("| - | - | 0.000 |"), "{table}");
+        assert!(table.lines().nth(3).unwrap().contains("| - | - | 1.000 |"), "{table}");
     }
 
     #[test]
