@@ -17,6 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+mod curate;
 mod interject_cmd;
 mod load;
 
@@ -48,6 +49,9 @@ enum Command {
     /// Load on a running daemon: throughput and p50/p99 latency of recall and remember
     /// at several client counts.
     Load(load::LoadArgs),
+    /// Session-end curation on LoCoMo conversations with planted duplicates: found per
+    /// edit kind, false merges, a duplicate-threshold sweep.
+    Curate(curate::CurateArgs),
 }
 
 #[derive(Args, Debug)]
@@ -180,6 +184,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => run_bench(a),
         Command::Plot(a) => run_plot(a),
         Command::Interject(a) => interject_cmd::run(a),
+        Command::Curate(a) => curate::run(a),
         Command::Load(a) => {
             let out = a.out.clone();
             load::run(a).and_then(|r| write_report(&r, out.as_deref()))
