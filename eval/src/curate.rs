@@ -487,7 +487,7 @@ fn file_conversation(
     let mut originals: Vec<(String, String, String, usize)> = Vec::new();
     for t in c.sessions.iter().flat_map(|s| s.turns.iter()) {
         f.turns += 1;
-        match capture(&format!("{}: {}", t.speaker, t.text), capture_cfg) {
+        match capture(&t.line(), capture_cfg) {
             Captured::File { text, redacted } => {
                 originals.push((t.speaker.clone(), t.text.clone(), text, redacted))
             }

@@ -28,7 +28,7 @@ use std::time::Instant;
 use amber_core::{Hit, MemoryId, Query, Scope, SearchMode};
 use amber_engine::Engine;
 use amber_eval::interject::{self, Candidate, Event, Group, Judge, Policy, Row, ScoreKind, Target};
-use amber_eval::locomo::{self, Conversation};
+use amber_eval::locomo;
 use amber_eval::longmemeval::{self, Granularity};
 use anyhow::{Context, bail};
 use clap::Args;
@@ -354,17 +354,6 @@ fn collect_longmemeval(
     })
 }
 
-/// A LoCoMo conversation's turns as `(dia_id, "speaker: text", session time)`: the docs
-/// `amber-eval locomo --granularity turn` files.
-pub fn locomo_turn_docs(c: &Conversation) -> Vec<(String, String, Option<i64>)> {
-    c.sessions
-        .iter()
-        .flat_map(|s| {
-            s.turns.iter().map(move |t| (t.dia_id.clone(), format!("{}: {}", t.speaker, t.text), s.time))
-        })
-        .collect()
-}
-
 /// The group of a LoCoMo question and its gold turns; `None` for a question of
 /// categories 1 to 4 left without evidence (not an event: nothing to score it on).
 pub fn locomo_group(qa: &locomo::Qa) -> Option<(Group, HashSet<&str>)> {
@@ -401,7 +390,7 @@ fn collect_locomo(
     let n = convs.len();
     for (ci, c) in convs.iter().enumerate() {
         let scope: Scope = format!("locomo/turn/{}", crate::scope_segment(&c.sample_id)).parse()?;
-        let docs = locomo_turn_docs(c);
+        let docs = c.turn_docs();
         turns_filed += docs.len();
         let (memories, _) = crate::ingest(engine, &scope, docs.into_iter())?;
         memories_filed += memories.len();
@@ -850,7 +839,7 @@ mod tests {
             "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "Hi", "blip_caption": "a cat"}],
             "session_1_date_time": "1:00 pm on 1 May, 2023"}, "qa": []}]"#;
         let (convs, _) = locomo::parse(json).unwrap();
-        let docs = locomo_turn_docs(&convs[0]);
+        let docs = convs[0].turn_docs();
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[0].0, "D1:1");
         assert_eq!(docs[0].1, "A: Hi [shares an image: a cat]");

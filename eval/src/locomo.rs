@@ -69,7 +69,32 @@ pub struct Conversation {
     pub qa: Vec<Qa>,
 }
 
+impl LTurn {
+    /// The turn as it is filed: `speaker: text`.
+    pub fn line(&self) -> String {
+        format!("{}: {}", self.speaker, self.text)
+    }
+}
+
 impl Conversation {
+    /// The turns as `(dia_id, "speaker: text", session time)`: what `amber-eval locomo
+    /// --granularity turn` (and `interject` on LoCoMo) files, one memory per turn.
+    pub fn turn_docs(&self) -> Vec<(String, String, Option<i64>)> {
+        self.sessions
+            .iter()
+            .flat_map(|s| s.turns.iter().map(move |t| (t.dia_id.clone(), t.line(), s.time)))
+            .collect()
+    }
+
+    /// The sessions as `(session id, turns joined by newlines, session time)`: what
+    /// `amber-eval locomo --granularity session` files.
+    pub fn session_docs(&self) -> Vec<(String, String, Option<i64>)> {
+        self.sessions
+            .iter()
+            .map(|s| (s.id.clone(), s.turns.iter().map(LTurn::line).collect::<Vec<_>>().join("\n"), s.time))
+            .collect()
+    }
+
     /// The id of the session holding a turn (`D8:6` -> `conv-26/S8`), if that session exists.
     pub fn session_id_of(&self, dia_id: &str) -> Option<&str> {
         let n = session_of(dia_id)?;

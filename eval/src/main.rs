@@ -491,25 +491,7 @@ fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
     for c in &convs {
         let scope: Scope =
             format!("locomo/{}/{}", granularity.as_str(), scope_segment(&c.sample_id)).parse()?;
-        let docs: Vec<(String, String, Option<i64>)> = if turn_level {
-            c.sessions
-                .iter()
-                .flat_map(|s| {
-                    s.turns
-                        .iter()
-                        .map(move |t| (t.dia_id.clone(), format!("{}: {}", t.speaker, t.text), s.time))
-                })
-                .collect()
-        } else {
-            c.sessions
-                .iter()
-                .map(|s| {
-                    let text: Vec<String> =
-                        s.turns.iter().map(|t| format!("{}: {}", t.speaker, t.text)).collect();
-                    (s.id.clone(), text.join("\n"), s.time)
-                })
-                .collect()
-        };
+        let docs = if turn_level { c.turn_docs() } else { c.session_docs() };
         let (memories, _) = ingest(&engine, &scope, docs.into_iter())?;
         let now = c.sessions.iter().filter_map(|s| s.time).max();
         for qa in &c.qa {
