@@ -336,13 +336,11 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
             let p: RecallParams = params(m, req.params)?;
             let q = p.query();
             q.validate().map_err(|e| invalid(e.to_string()))?;
-            let fresh = if p.fresh.unwrap_or(true) { wait_indexed(shared).await } else { false };
             let session = match &p.session_id {
-                Some(id) => Some(shared.sessions.get(id).ok_or_else(|| {
-                    ErrorObject::new(ErrorKind::SessionNotFound, format!("no live session with id {id:?}"))
-                })?),
+                Some(id) => Some(shared.sessions.get(id).ok_or_else(|| crate::sessions::not_found(id))?),
                 None => None,
             };
+            let fresh = if p.fresh.unwrap_or(true) { wait_indexed(shared).await } else { false };
             let hits = read(shared, move |e| e.recall(&q)).await?;
             let given_earlier: Vec<amber_tiers::session::Served> = match &session {
                 Some(s) => hits.iter().filter_map(|h| s.served_earlier(&h.memory.id).cloned()).collect(),

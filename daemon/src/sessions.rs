@@ -81,7 +81,7 @@ pub(crate) fn resumable(engine: &amber_engine::Engine) -> Vec<Session> {
     }
 }
 
-fn not_found(id: &str) -> ErrorObject {
+pub(crate) fn not_found(id: &str) -> ErrorObject {
     ErrorObject::new(ErrorKind::SessionNotFound, format!("no live session with id {id:?}"))
 }
 
