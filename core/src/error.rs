@@ -43,6 +43,12 @@ pub enum InvalidInput {
     /// Metadata that is not a JSON object.
     #[error("metadata must be a JSON object")]
     BadMetadata,
+    /// A knowledge-graph entity, predicate or fact that cannot be stored.
+    #[error("bad graph input: {reason}")]
+    BadGraph {
+        /// Why it is refused.
+        reason: String,
+    },
     /// A query that cannot be run.
     #[error("bad query: {reason}")]
     BadQuery {

@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod graph;
 mod link;
 mod memory;
 pub mod paths;

@@ -28,6 +28,7 @@ mod chunk;
 mod embed;
 mod error;
 pub mod fusion;
+mod names;
 mod vector;
 mod when;
 
@@ -35,6 +36,7 @@ pub use bm25::{Bm25Doc, Bm25Filter, Bm25Index};
 pub use chunk::{ChunkConfig, chunk_spans};
 pub use embed::{DEFAULT_MODEL_ID, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
 pub use error::{Error, Result};
+pub use names::NameMatcher;
 pub use vector::{MAX_CHUNKS_PER_MEMORY, VectorIndex, chunk_key, split_key};
 pub use when::{TimeWindow, time_window};
 

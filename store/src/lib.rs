@@ -23,11 +23,13 @@
 #![deny(missing_docs)]
 
 mod error;
+mod graph;
 mod schema;
 mod sessions;
 mod store;
 
 pub use error::{Error, Result};
+pub use graph::KgAdded;
 pub use schema::SCHEMA_VERSION;
 pub use sessions::SessionRow;
 pub use store::{Purged, Store, Vector};

@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -62,5 +62,56 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         record      TEXT NOT NULL
     ) WITHOUT ROWID;
     CREATE INDEX sessions_started ON sessions(started_at);
+    "#,
+    // 3 -> 4: the knowledge graph. Entities live in a scope; every name and alias of an
+    // entity is a row of kg_names, unique within the scope by its normalized form. Facts
+    // are never deleted: an invalidation ends their window and is logged. Mentions link
+    // entities to the memories that name them (derived, rebuildable).
+    r#"
+    CREATE TABLE kg_entities (
+        id          INTEGER PRIMARY KEY,
+        scope       TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        kind        TEXT,
+        created_at  INTEGER NOT NULL
+    );
+    CREATE TABLE kg_names (
+        scope   TEXT NOT NULL,
+        norm    TEXT NOT NULL,
+        entity  INTEGER NOT NULL REFERENCES kg_entities(id),
+        name    TEXT NOT NULL,
+        PRIMARY KEY (scope, norm)
+    ) WITHOUT ROWID;
+    CREATE INDEX kg_names_entity ON kg_names(entity);
+    CREATE TABLE kg_facts (
+        id              INTEGER PRIMARY KEY,
+        subject         INTEGER NOT NULL REFERENCES kg_entities(id),
+        predicate       TEXT NOT NULL,
+        object          INTEGER REFERENCES kg_entities(id),
+        literal         TEXT,
+        valid_from      INTEGER,
+        valid_to        INTEGER,
+        recorded_at     INTEGER NOT NULL,
+        invalidated_at  INTEGER,
+        confidence      REAL NOT NULL,
+        sources         TEXT NOT NULL DEFAULT '[]'
+    );
+    CREATE INDEX kg_facts_subject ON kg_facts(subject, predicate);
+    CREATE INDEX kg_facts_object ON kg_facts(object, predicate) WHERE object IS NOT NULL;
+    CREATE INDEX kg_facts_predicate ON kg_facts(predicate);
+    CREATE INDEX kg_facts_time ON kg_facts(valid_from, valid_to);
+    CREATE TABLE kg_invalidations (
+        fact         INTEGER NOT NULL REFERENCES kg_facts(id),
+        at           INTEGER NOT NULL,
+        recorded_at  INTEGER NOT NULL,
+        reason       TEXT
+    );
+    CREATE INDEX kg_invalidations_fact ON kg_invalidations(fact);
+    CREATE TABLE kg_mentions (
+        entity  INTEGER NOT NULL REFERENCES kg_entities(id),
+        memory  TEXT NOT NULL,
+        PRIMARY KEY (entity, memory)
+    ) WITHOUT ROWID;
+    CREATE INDEX kg_mentions_memory ON kg_mentions(memory);
     "#,
 ];

@@ -22,6 +22,7 @@
 pub mod briefing;
 pub mod capture;
 pub mod curate;
+pub mod graph;
 pub mod identity;
 pub mod interject;
 pub mod judge;
