@@ -30,7 +30,7 @@ mod scope;
 pub use error::{InvalidInput, Result};
 pub use link::{Link, LinkKind};
 pub use memory::{MAX_CONTENT_BYTES, Memory, MemoryId, MemoryType, NewMemory};
-pub use query::{Evidence, Hit, MAX_K, Query, SearchMode};
+pub use query::{Evidence, Expand, Hit, MAX_K, Query, SearchMode};
 pub use scope::{MAX_SCOPE_BYTES, Scope};
 
 /// Milliseconds since the Unix epoch, UTC: the one time unit of Amber.

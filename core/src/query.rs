@@ -67,6 +67,22 @@ pub struct Query {
     /// Saturday"); default: the wall clock.
     #[serde(default)]
     pub now: Option<Millis>,
+    /// What to add to the ranking beyond the memories that match the text.
+    #[serde(default)]
+    pub expand: Expand,
+}
+
+/// Extra candidates a query may bring in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expand {
+    /// Nothing (the default).
+    #[default]
+    None,
+    /// The memories that mention entities one hop (in the knowledge graph, by facts
+    /// valid at the query's `now`) from the entities the query names, as one more
+    /// ranking in the fusion.
+    Graph,
 }
 
 fn default_k() -> usize {
@@ -84,6 +100,7 @@ impl Query {
             until: None,
             mode: SearchMode::Hybrid,
             now: None,
+            expand: Expand::None,
         }
     }
 
@@ -139,6 +156,10 @@ pub struct Evidence {
     /// 1-based rank among the candidates that fall inside the time window the query
     /// names ("last Saturday", "in April"), if it names one.
     pub time_rank: Option<usize>,
+    /// 1-based rank among the memories of entities one hop from those the query names
+    /// (with `expand: graph`), if it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_rank: Option<usize>,
     /// Cosine similarity of its best-matching chunk to the query.
     pub best_chunk_cosine: Option<f32>,
     /// Index of that chunk within the memory.

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod graph;
 mod server;
 mod sessions;
 mod writer;

@@ -414,6 +414,12 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
         "session_event" => crate::sessions::event(shared, params(m, req.params)?).await,
         "session_end" => crate::sessions::end_method(shared, params(m, req.params)?).await,
         "session_show" => crate::sessions::show(shared, params(m, req.params)?).await,
+        "kg_add" => crate::graph::add(shared, params(m, req.params)?).await,
+        "kg_invalidate" => crate::graph::invalidate(shared, params(m, req.params)?).await,
+        "kg_query" => crate::graph::query(shared, params(m, req.params)?, false).await,
+        "kg_timeline" => crate::graph::query(shared, params(m, req.params)?, true).await,
+        "kg_traverse" => crate::graph::traverse(shared, params(m, req.params)?).await,
+        "kg_stats" => crate::graph::stats(shared, params(m, req.params)?).await,
         "links" => {
             let p: IdParams = params(m, req.params)?;
             let id = p.id.clone();

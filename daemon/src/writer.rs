@@ -20,6 +20,8 @@ pub(crate) enum WriteOp {
     Forget(MemoryId),
     Purge(MemoryId),
     Reindex,
+    KgAdd(amber_core::Scope, Vec<amber_core::graph::NewEntity>, Vec<amber_core::graph::NewFact>),
+    KgInvalidate { fact: i64, at: Option<amber_core::Millis>, reason: Option<String> },
 }
 
 /// What a write did.
@@ -29,6 +31,8 @@ pub(crate) enum WriteDone {
     Forgot(Option<Box<Memory>>),
     Purged(bool),
     Reindexed,
+    KgAdded(Box<amber_store::KgAdded>),
+    KgInvalidated(Option<Box<amber_core::graph::Fact>>),
 }
 
 pub(crate) struct Job {
@@ -85,6 +89,12 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
             WriteOp::Forget(id) => engine.forget(&id).map(|m| WriteDone::Forgot(m.map(Box::new))),
             WriteOp::Purge(id) => engine.purge(&id).map(WriteDone::Purged),
             WriteOp::Reindex => engine.reindex().map(|_| WriteDone::Reindexed),
+            WriteOp::KgAdd(scope, entities, facts) => {
+                engine.kg_add(&scope, &entities, &facts).map(|a| WriteDone::KgAdded(Box::new(a)))
+            }
+            WriteOp::KgInvalidate { fact, at, reason } => engine
+                .kg_invalidate(fact, at, reason.as_deref())
+                .map(|f| WriteDone::KgInvalidated(f.map(Box::new))),
         };
         signal.set(|s| s.work = true);
         if job.reply.send(done).is_err() {

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
-use amber_core::{Evidence, Hit, Memory, MemoryId, Millis, NewMemory, Query, Scope, SearchMode, now_millis};
+use amber_core::{
+    Evidence, Expand, Hit, Memory, MemoryId, Millis, NewMemory, Query, Scope, SearchMode, now_millis,
+};
 use amber_retrieval::fusion::{DEFAULT_K, reciprocal_rank_fusion};
 use amber_retrieval::{
     Bm25Doc, Bm25Filter, Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths, VectorIndex, chunk_key,
@@ -17,6 +19,7 @@ use amber_store::{Purged, Store};
 use sha2::{Digest, Sha256};
 
 mod curation;
+mod graph;
 
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
 use crate::{Error, Result, default_amber_home};
@@ -72,6 +75,9 @@ pub struct EngineOptions {
     /// for an indexing batch. False saves its memory (see docs/PERFORMANCE.md); recalls
     /// then take turns with indexing on one model.
     pub query_model: bool,
+    /// Weight of the graph ranking in fusion (default 1), for queries with
+    /// `expand: graph`.
+    pub graph_weight: f32,
     /// Factor on the fused score of a memory that curation marked as a duplicate of an
     /// older one (default 0.5): it is ranked down, not removed.
     pub duplicate_factor: f32,
@@ -93,6 +99,7 @@ impl EngineOptions {
             threads: None,
             embedding_cache: None,
             query_model: true,
+            graph_weight: 1.0,
             duplicate_factor: 0.5,
         }
     }
@@ -259,6 +266,8 @@ pub struct Engine {
     events: Vec<String>,
     /// Seqs of memories marked as duplicates of older ones (ranked down by recall).
     demoted: RwLock<HashSet<u64>>,
+    /// The knowledge graph's entity names, by scope.
+    names: RwLock<HashMap<Scope, amber_retrieval::NameMatcher>>,
 }
 
 // The daemon shares one engine between threads.
@@ -356,6 +365,7 @@ impl Engine {
         let committed = store.max_seq()?;
         let docs = Docs::load(&store)?;
         let demoted = store.duplicate_seqs()?.into_iter().collect();
+        let names = graph::load_names(&store)?;
         let mut engine = Engine {
             opts,
             model_id,
@@ -378,6 +388,7 @@ impl Engine {
             stats: Mutex::new(EngineStats::default()),
             events,
             demoted: RwLock::new(demoted),
+            names: RwLock::new(names),
         };
         engine.check_bm25(bm25_fresh)?;
         engine.drop_forgotten_vectors()?;
@@ -655,6 +666,8 @@ impl Engine {
         if let Some(max) = max {
             self.committed.fetch_max(max, SeqCst);
         }
+        let created: Vec<&Memory> = stored.iter().filter(|(_, c)| *c).map(|(m, _)| m).collect();
+        self.link_new_memories(&mut store, &created);
         drop(store);
         Ok(stored.into_iter().map(|(memory, created)| Remembered { memory, created }).collect())
     }
@@ -830,9 +843,15 @@ impl Engine {
         } else {
             (Vec::new(), Vec::new())
         };
-        let vector: Vec<(u64, f32, usize)> = if q.mode != SearchMode::Bm25 {
-            let qv = self.embed_query(&q.text)?;
-            self.vector_ranking(&qv, allowed.as_deref(), want)?
+        let qv = if q.mode != SearchMode::Bm25 { Some(self.embed_query(&q.text)?) } else { None };
+        let vector: Vec<(u64, f32, usize)> = match &qv {
+            Some(qv) => self.vector_ranking(qv, allowed.as_deref(), want)?,
+            None => Vec::new(),
+        };
+        let graph_keys: Vec<u64> = if q.expand == Expand::Graph {
+            let mut g = self.graph_ranking(q, qv.as_deref(), allowed.as_deref())?;
+            g.truncate(want);
+            g
         } else {
             Vec::new()
         };
@@ -844,6 +863,9 @@ impl Engine {
             (&vector_keys[..], self.opts.vector_weight),
             (&exact_keys[..], self.opts.exact_weight),
         ];
+        if !graph_keys.is_empty() {
+            lists.push((&graph_keys[..], self.opts.graph_weight));
+        }
         let mut fused = reciprocal_rank_fusion(&lists, self.opts.rrf_k);
         // A time the query names, when it sets no explicit filter: the candidates inside
         // that window, in fused order, are one more ranking.
@@ -892,7 +914,8 @@ impl Engine {
                     bm25_score: b.map(|x| x.1),
                     vector_rank: f.ranks[1],
                     exact_rank: f.ranks[2],
-                    time_rank: f.ranks.get(3).copied().flatten(),
+                    graph_rank: if graph_keys.is_empty() { None } else { f.ranks[3] },
+                    time_rank: f.ranks.get(if graph_keys.is_empty() { 3 } else { 4 }).copied().flatten(),
                     best_chunk_cosine: v.map(|x| x.1),
                     best_chunk: v.map(|x| x.2),
                     fused: f.score,

@@ -267,6 +267,7 @@ impl Recall {
             until: None,
             mode: self.mode,
             now,
+            expand: amber_core::Expand::None,
         })?)
     }
 }

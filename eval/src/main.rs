@@ -306,8 +306,7 @@ fn ranked_ids(
     (k, mode, now): (usize, SearchMode, Option<i64>),
     docs: &HashMap<MemoryId, Vec<String>>,
 ) -> anyhow::Result<Vec<String>> {
-    let q =
-        Query { text: text.to_string(), scope: Some(scope.clone()), k, since: None, until: None, mode, now };
+    let q = Query { now, mode, ..Query::new(text).in_scope(scope.clone()).top(k) };
     let hits = engine.recall(&q)?;
     Ok(hits.iter().flat_map(|h| docs.get(&h.memory.id).cloned().unwrap_or_default()).collect())
 }

@@ -214,6 +214,54 @@ impl Client {
         self.call("links", &IdParams { id: id.clone() })
     }
 
+    /// `kg_add`: entities and facts, one transaction.
+    pub fn kg_add(
+        &mut self,
+        p: &crate::protocol::KgAddParams,
+    ) -> Result<crate::protocol::KgAddResult, ClientError> {
+        self.call("kg_add", p)
+    }
+
+    /// `kg_invalidate`: ends a fact's window.
+    pub fn kg_invalidate(
+        &mut self,
+        p: &crate::protocol::KgInvalidateParams,
+    ) -> Result<crate::protocol::KgFactResult, ClientError> {
+        self.call("kg_invalidate", p)
+    }
+
+    /// `kg_query`: the facts about an entity valid at a moment.
+    pub fn kg_query(
+        &mut self,
+        p: &crate::protocol::KgEntityParams,
+    ) -> Result<crate::protocol::KgFactsResult, ClientError> {
+        self.call("kg_query", p)
+    }
+
+    /// `kg_timeline`: every fact about an entity, in time order.
+    pub fn kg_timeline(
+        &mut self,
+        p: &crate::protocol::KgEntityParams,
+    ) -> Result<crate::protocol::KgFactsResult, ClientError> {
+        self.call("kg_timeline", p)
+    }
+
+    /// `kg_traverse`: paths out from an entity with the memories behind them.
+    pub fn kg_traverse(
+        &mut self,
+        p: &crate::protocol::KgTraverseParams,
+    ) -> Result<crate::protocol::KgTraverseResult, ClientError> {
+        self.call("kg_traverse", p)
+    }
+
+    /// `kg_stats`.
+    pub fn kg_stats(
+        &mut self,
+        p: &crate::protocol::KgStatsParams,
+    ) -> Result<crate::protocol::KgStatsResult, ClientError> {
+        self.call("kg_stats", p)
+    }
+
     /// `status`.
     pub fn status(&mut self) -> Result<StatusResult, ClientError> {
         self.call_value("status", Value::Null).and_then(result)

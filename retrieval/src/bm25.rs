@@ -387,15 +387,36 @@ impl Bm25Index {
         self.run(terms, filter, limit)
     }
 
+    /// The best `limit` memories holding every stemmed word of `text` (stop words
+    /// aside): candidates for a phrase, to be checked against the content. Empty when
+    /// `text` has only stop words.
+    pub fn search_all_words(
+        &self,
+        text: &str,
+        filter: &Bm25Filter<'_>,
+        limit: usize,
+    ) -> Result<Vec<(u64, f32)>> {
+        let terms = self.terms(self.content, text)?;
+        self.run_with(terms, Occur::Must, filter, limit)
+    }
+
     fn run(&self, terms: Vec<Term>, filter: &Bm25Filter<'_>, limit: usize) -> Result<Vec<(u64, f32)>> {
+        self.run_with(terms, Occur::Should, filter, limit)
+    }
+
+    fn run_with(
+        &self,
+        terms: Vec<Term>,
+        occur: Occur,
+        filter: &Bm25Filter<'_>,
+        limit: usize,
+    ) -> Result<Vec<(u64, f32)>> {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
         let should: Vec<(Occur, Box<dyn Query>)> = terms
             .into_iter()
-            .map(|t| {
-                (Occur::Should, Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)) as Box<dyn Query>)
-            })
+            .map(|t| (occur, Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)) as Box<dyn Query>))
             .collect();
         let mut must: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
         // Filters must not change the BM25 score: boost them to zero.

@@ -25,7 +25,7 @@ fn coverage(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
 
 impl Engine {
     /// The chunk vectors of an indexed memory (empty when it is not in the vector index).
-    fn chunk_vectors(&self, seq: u64) -> Vec<Vec<f32>> {
+    pub(super) fn chunk_vectors(&self, seq: u64) -> Vec<Vec<f32>> {
         let vectors = read(&self.vectors);
         (0..MAX_CHUNKS_PER_MEMORY).map_while(|i| vectors.get(chunk_key(seq, i))).collect()
     }
