@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod extract;
 mod graph;
 mod server;
 mod sessions;
@@ -179,6 +180,8 @@ async fn serve(
     let judge: Arc<dyn amber_tiers::judge::Judge> = amber_tiers::judge::from_config(&config.judge)
         .map_err(|e| anyhow::anyhow!("the [judge] config cannot be used: {e}"))?
         .into();
+    let extract = crate::extract::Extraction::from_config(&config.extract)
+        .map_err(|e| anyhow::anyhow!("the [extract] config cannot be used: {e}"))?;
     let resumed = crate::sessions::resumable(&engine);
     if !resumed.is_empty() {
         tracing::info!(sessions = resumed.len(), "resuming sessions that were live at the last stop");
@@ -205,6 +208,7 @@ async fn serve(
         started,
         uid: own_uid(),
         sessions: crate::sessions::Sessions::new(judge, resumed),
+        extract,
     });
     let idle = tokio::spawn(crate::sessions::idle_loop(shared.clone()));
     spawn_signal_handler(shared.shutdown.clone());

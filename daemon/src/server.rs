@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     pub uid: Option<u32>,
     /// Live sessions and the judge.
     pub sessions: crate::sessions::Sessions,
+    /// Fact extraction from captures, when configured.
+    pub extract: Option<crate::extract::Extraction>,
 }
 
 impl Shared {
@@ -382,6 +384,7 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
                 connections: shared.connections.load(Ordering::Relaxed),
                 queue_depth: shared.queue_depth(),
                 engine: to_value(&engine)?,
+                extract: shared.extract.as_ref().map(|x| x.stats()),
             })
         }
         "reindex" => {
@@ -443,7 +446,8 @@ fn truncate(s: &str, n: usize) -> String {
 }
 
 /// Files a captured text: size limits, secret redaction, then a write (type, source and
-/// session as given; metadata `{captured, redacted}`).
+/// session as given; metadata `{captured, redacted}`). A new memory's text then goes to
+/// fact extraction in the background, when it is configured.
 pub(crate) async fn capture_text(
     shared: &Arc<Shared>,
     content: &str,
@@ -458,6 +462,8 @@ pub(crate) async fn capture_text(
             Ok(CaptureResult { filed: false, skipped: Some(reason), memory: None, redacted: 0 })
         }
         Captured::File { text, redacted } => {
+            // The stored (redacted) text is what an extractor sees.
+            let for_extraction = shared.extract.is_some().then(|| (text.clone(), scope.clone()));
             let mut memory = NewMemory::new(text).in_scope(scope);
             memory.kind = kind;
             memory.source = source;
@@ -467,6 +473,11 @@ pub(crate) async fn capture_text(
             validate_all(std::slice::from_ref(&memory))?;
             let done = write(shared, WriteOp::Remember(vec![memory])).await?;
             let r = remembered(done).pop();
+            if let (Some((text, scope)), Some(m)) = (for_extraction, &r)
+                && m.created
+            {
+                crate::extract::propose(shared, m.id.clone(), scope, text);
+            }
             Ok(CaptureResult { filed: true, skipped: None, memory: r, redacted })
         }
     }

@@ -48,6 +48,9 @@ pub struct Config {
     pub capture: amber_tiers::capture::CaptureConfig,
     /// The interjection judge (`[judge]` table: `kind = "off" | "reranker" | "openai"`, ...).
     pub judge: amber_tiers::judge::JudgeConfig,
+    /// Fact extraction from captured text into the graph (`[extract]` table:
+    /// `kind = "off" | "openai"`, ...). Off by default: nothing leaves the machine.
+    pub extract: amber_tiers::extract::ExtractConfig,
     /// Sessions (`[session]` table: `idle_timeout_s = 1800`, `max_decisions = 200`).
     pub session: amber_tiers::session::SessionConfig,
     /// Tier 1 (`[briefing]` table: budget and ranking weights).
@@ -77,6 +80,7 @@ impl Default for Config {
             identity: Default::default(),
             capture: Default::default(),
             judge: Default::default(),
+            extract: Default::default(),
             session: Default::default(),
             briefing: Default::default(),
             interject: Default::default(),
@@ -198,6 +202,7 @@ impl Config {
                 "curation thresholds must satisfy related_threshold <= duplicate_threshold <= 1".into(),
             ));
         }
+        self.extract.check().map_err(ConfigError::Invalid)?;
         if self.session.idle_timeout_s == 0 {
             return Err(ConfigError::Invalid("session.idle_timeout_s must be at least 1".into()));
         }
@@ -257,6 +262,7 @@ mod tests {
         );
         assert_eq!((&c.capture, &c.session, &c.briefing), (&d.capture, &d.session, &d.briefing));
         assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));
+        assert_eq!(&c.extract, &d.extract);
     }
 
     #[test]
@@ -268,5 +274,10 @@ mod tests {
         let c = Config::parse("[curation]\nduplicate_threshold = 0.8\n").unwrap();
         assert!(c.check().is_err(), "related above duplicate");
         assert!(Config::parse("[interject]\ngates = 0.5\n").is_err(), "unknown keys are refused");
+        let c = Config::parse("[extract]\nkind = \"openai\"\nmodel = \"m\"\n").unwrap();
+        assert!(c.check().unwrap_err().to_string().contains("extract.url"));
+        let c = Config::parse("[extract]\nkind = \"openai\"\nurl = \"http://127.0.0.1:11434/v1\"\n").unwrap();
+        assert!(c.check().unwrap_err().to_string().contains("extract.model"));
+        assert!(Config::parse("[extract]\nkind = \"llm\"\n").is_err(), "unknown kinds are refused");
     }
 }

@@ -444,6 +444,9 @@ pub struct StatusResult {
     pub queue_depth: usize,
     /// The engine's status (counts, model, index health), as the engine reports it.
     pub engine: Value,
+    /// Fact extraction from captures since the daemon started; absent when it is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extract: Option<amber_tiers::extract::ExtractStats>,
 }
 
 /// `session_start` params.

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::chat::{ChatEndpoint, snippet, strip_think, truncate};
+
 /// Which judge the daemon uses (`[judge]` table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -134,9 +136,6 @@ pub fn from_config(cfg: &JudgeConfig) -> Result<Box<dyn Judge>, String> {
 /// The most characters of the event, and of the memory, put into the prompt.
 pub const PROMPT_MAX_CHARS: usize = 4000;
 
-/// The most bytes of a response body read (a chat answer is a few hundred).
-const MAX_BODY: u64 = 1 << 20;
-
 const SYSTEM_PROMPT: &str = "You decide whether a stored memory should be shown to an AI coding agent \
 right now. Answer \"yes\" only if the memory is directly useful to the agent for what it is doing in the \
 event; otherwise answer \"no\". Reply with exactly one word: yes or no.";
@@ -147,20 +146,12 @@ event; otherwise answer \"no\". Reply with exactly one word: yes or no.";
 /// HTTP error or a timeout is [`Verdict::Failed`], logged as a warning.
 #[derive(Clone)]
 pub struct OpenAiJudge {
-    endpoint: String,
-    model: String,
-    api_key: Option<String>,
-    agent: ureq::Agent,
+    chat: ChatEndpoint,
 }
 
 impl std::fmt::Debug for OpenAiJudge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never the key itself.
-        f.debug_struct("OpenAiJudge")
-            .field("endpoint", &self.endpoint)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .finish()
+        self.chat.debug("OpenAiJudge", f)
     }
 }
 
@@ -168,61 +159,24 @@ impl OpenAiJudge {
     /// A judge for the chat endpoint under `url` (the base, e.g. `http://127.0.0.1:11434/v1`;
     /// `/chat/completions` is appended), asking `model`, sending `api_key` as a bearer token.
     pub fn new(url: &str, model: &str, api_key: Option<String>) -> Result<OpenAiJudge, String> {
-        let url = url.trim().trim_end_matches('/');
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(format!("judge.url must start with http:// or https://, got {url:?}"));
-        }
-        let model = model.trim();
-        if model.is_empty() {
-            return Err("judge.model is empty".into());
-        }
-        let agent = ureq::Agent::config_builder()
-            // A non-2xx answer is read (its body goes into the reason), not an Err.
-            .http_status_as_error(false)
-            // A redirect of a POST is not followed (nor the key sent elsewhere): it fails.
-            .max_redirects(0)
-            .build()
-            .new_agent();
-        Ok(OpenAiJudge {
-            endpoint: format!("{url}/chat/completions"),
-            model: model.to_string(),
-            api_key: api_key.filter(|k| !k.is_empty()),
-            agent,
-        })
+        Ok(OpenAiJudge { chat: ChatEndpoint::new("judge", url, model, api_key)? })
     }
 
     /// From the `[judge]` settings: `url` and `model` are required; the key is read now
     /// from the environment variable named by `api_key_env`, which must then be set.
     pub fn from_config(cfg: &JudgeConfig) -> Result<OpenAiJudge, String> {
-        let url = cfg.url.as_deref().filter(|u| !u.trim().is_empty()).ok_or(
-            "judge kind `openai` needs judge.url (the endpoint's base URL, e.g. http://127.0.0.1:11434/v1)",
+        let chat = ChatEndpoint::from_settings(
+            "judge",
+            cfg.url.as_deref(),
+            cfg.model.as_deref(),
+            cfg.api_key_env.as_deref(),
         )?;
-        let model = cfg
-            .model
-            .as_deref()
-            .filter(|m| !m.trim().is_empty())
-            .ok_or("judge kind `openai` needs judge.model (the model name the endpoint serves)")?;
-        let api_key = match cfg.api_key_env.as_deref() {
-            None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(key) if !key.trim().is_empty() => Some(key.trim().to_string()),
-                Ok(_) => return Err(format!("judge.api_key_env names {var}, but that variable is empty")),
-                Err(std::env::VarError::NotPresent) => {
-                    return Err(format!(
-                        "judge.api_key_env names {var}, but that environment variable is not set"
-                    ));
-                }
-                Err(std::env::VarError::NotUnicode(_)) => {
-                    return Err(format!("judge.api_key_env names {var}, but its value is not valid UTF-8"));
-                }
-            },
-        };
-        OpenAiJudge::new(url, model, api_key)
+        Ok(OpenAiJudge { chat })
     }
 
     /// The full URL posted to.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
+        self.chat.endpoint()
     }
 
     /// The request body for one pair.
@@ -234,7 +188,7 @@ impl OpenAiJudge {
             truncate(memory, PROMPT_MAX_CHARS)
         );
         serde_json::json!({
-            "model": self.model,
+            "model": self.chat.model(),
             "messages": [
                 { "role": "system", "content": SYSTEM_PROMPT },
                 { "role": "user", "content": user },
@@ -246,37 +200,14 @@ impl OpenAiJudge {
     }
 
     fn ask(&self, event: &str, memory: &str, deadline: Duration) -> Result<bool, String> {
-        if deadline.is_zero() {
-            return Err("no time left (deadline 0 ms)".into());
-        }
-        let body = self.request_body(event, memory).to_string();
-        let mut req = self.agent.post(&self.endpoint).header("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            req = req.header("Authorization", format!("Bearer {key}"));
-        }
-        // One budget for everything: resolving, connecting, sending, and reading the body.
-        let req = req.config().timeout_global(Some(deadline)).build();
-        let ms = deadline.as_millis();
-        let mut resp = req.send(body).map_err(|e| http_reason(e, ms))?;
-        let status = resp.status().as_u16();
-        let text =
-            resp.body_mut().with_config().limit(MAX_BODY).read_to_string().map_err(|e| http_reason(e, ms))?;
-        if !(200..300).contains(&status) {
-            return Err(format!("HTTP {status}: {}", snippet(&text)));
-        }
-        let json: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("response is not JSON ({e}): {}", snippet(&text)))?;
-        let content = json
-            .pointer("/choices/0/message/content")
-            .and_then(|c| c.as_str())
-            .ok_or_else(|| format!("response has no choices[0].message.content: {}", snippet(&text)))?;
-        parse_answer(content).ok_or_else(|| format!("answer is neither yes nor no: {}", snippet(content)))
+        let content = self.chat.complete(&self.request_body(event, memory), deadline)?;
+        parse_answer(&content).ok_or_else(|| format!("answer is neither yes nor no: {}", snippet(&content)))
     }
 }
 
 impl Judge for OpenAiJudge {
     fn name(&self) -> String {
-        format!("openai:{}", self.model)
+        format!("openai:{}", self.chat.model())
     }
 
     fn judge(&self, event: &str, memory: &str, deadline: Duration) -> Verdict {
@@ -284,7 +215,7 @@ impl Judge for OpenAiJudge {
             Ok(true) => Verdict::Yes { score: None },
             Ok(false) => Verdict::No { score: None },
             Err(reason) => {
-                tracing::warn!(judge = %self.name(), endpoint = %self.endpoint, %reason, "judge failed; counted as no");
+                tracing::warn!(judge = %self.name(), endpoint = %self.chat.endpoint(), %reason, "judge failed; counted as no");
                 Verdict::Failed { reason }
             }
         }
@@ -295,10 +226,7 @@ impl Judge for OpenAiJudge {
 /// and markup around it (`Yes.`, `**No**`, `"yes"`) and a leading `<think>` block.
 /// Anything else (`Maybe`, an empty answer) is None.
 pub fn parse_answer(content: &str) -> Option<bool> {
-    let mut s = content.trim_start();
-    if let Some(rest) = s.strip_prefix("<think>") {
-        s = rest.split_once("</think>").map(|(_, after)| after)?;
-    }
+    let s = strip_think(content)?;
     let word: String = s
         .trim_start_matches(|c: char| !c.is_alphanumeric())
         .chars()
@@ -309,29 +237,5 @@ pub fn parse_answer(content: &str) -> Option<bool> {
         "yes" => Some(true),
         "no" => Some(false),
         _ => None,
-    }
-}
-
-/// The first `max` characters of `s`, marked when cut.
-fn truncate(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match s.char_indices().nth(max) {
-        None => s.into(),
-        Some((i, _)) => format!("{}\n[... truncated]", &s[..i]).into(),
-    }
-}
-
-/// A short, one-line excerpt for a failure reason.
-fn snippet(s: &str) -> String {
-    let one_line: String = s.chars().take(200).map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if s.chars().count() > 200 { format!("{one_line}...") } else { one_line }
-}
-
-fn http_reason(e: ureq::Error, deadline_ms: u128) -> String {
-    match e {
-        ureq::Error::Timeout(what) => format!("timed out after {deadline_ms} ms ({what})"),
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            format!("connection refused: {io}")
-        }
-        other => format!("request failed: {other}"),
     }
 }

@@ -11,6 +11,8 @@
 //! - [`judge`]: the interjection judge for the uncertain band: [`judge::Off`], an
 //!   OpenAI-compatible chat endpoint ([`judge::OpenAiJudge`]: Ollama, llama.cpp's server,
 //!   a hosted API), built by [`judge::from_config`]; a failure or timeout counts as "no".
+//! - [`extract`]: facts proposed from captured text by a configured model
+//!   ([`extract::OpenAiExtractor`]) for the knowledge graph; off by default.
 //! - [`capture`]: size limits and secret redaction for what a session files.
 //! - [`curate`]: at session end, duplicates collapsed or linked and ranked down, related
 //!   memories linked; nothing deleted.
@@ -21,7 +23,9 @@
 
 pub mod briefing;
 pub mod capture;
+mod chat;
 pub mod curate;
+pub mod extract;
 pub mod graph;
 pub mod identity;
 pub mod interject;

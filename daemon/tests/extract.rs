@@ -1,0 +1,188 @@
+//! Fact extraction from captures over the real socket: a fake OpenAI-compatible server
+//! on 127.0.0.1 proposes a fact, and it shows up in the graph with the captured memory as
+//! its source, without holding up the capture. With extraction off nothing is called;
+//! an `openai` extractor without a URL refuses to start.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use amber_core::graph::FactObject;
+use amber_ipc::Client;
+use amber_ipc::protocol::{CaptureParams, CaptureResult, KgEntityParams};
+
+mod common;
+use common::*;
+
+const ANSWER: &str = r#"Here are the facts:
+```json
+{"facts": [
+  {"subject": "Ada Lovelace", "predicate": "leads", "object": "Falcon", "confidence": 0.9},
+  {"subject": "Falcon", "predicate": "", "object": "nothing"}
+]}
+```"#;
+
+const TEXT: &str = "Standup notes: Ada Lovelace leads the Falcon parser rewrite from now on.\n\
+AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE was pasted by mistake.";
+
+/// A fake chat endpoint: keeps each request body, then waits for `release` (when given)
+/// before answering `answer`.
+struct Fake {
+    url: String,
+    bodies: Arc<Mutex<Vec<String>>>,
+    answered: Arc<AtomicUsize>,
+}
+
+fn fake_server(answer: &'static str, release: Option<mpsc::Receiver<()>>) -> Fake {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let answered = Arc::new(AtomicUsize::new(0));
+    let (seen, done) = (bodies.clone(), answered.clone());
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let mut r = BufReader::new(conn);
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = r.read_exact(&mut body);
+            seen.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+            if let Some(release) = &release {
+                let _ = release.recv_timeout(Duration::from_secs(20));
+            }
+            let reply =
+                serde_json::json!({"choices": [{"message": {"role": "assistant", "content": answer}}]})
+                    .to_string();
+            let mut conn = r.into_inner();
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+            done.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    Fake { url, bodies, answered }
+}
+
+fn with_config(config: &str) -> (Daemon, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("no-config.toml"), config).unwrap();
+    let d = Daemon::start_in(dir.path(), &[]).unwrap();
+    (d, dir)
+}
+
+fn capture(c: &mut Client, text: &str) -> CaptureResult {
+    c.capture(&CaptureParams {
+        content: text.into(),
+        scope: "work".parse().unwrap(),
+        source: Some("turn:user".into()),
+        session_id: None,
+        author: None,
+        kind: None,
+    })
+    .unwrap()
+}
+
+fn about(name: &str) -> KgEntityParams {
+    KgEntityParams { scope: Some("work".parse().unwrap()), entity: name.into(), as_of: None }
+}
+
+#[test]
+fn a_capture_is_extracted_in_the_background_into_facts_sourced_to_its_memory() {
+    let (release, held) = mpsc::channel();
+    let fake = fake_server(ANSWER, Some(held));
+    let (d, _dir) = with_config(&format!(
+        "[extract]\nkind = \"openai\"\nurl = \"{}\"\nmodel = \"test-extractor\"\ntimeout_ms = 15000\n",
+        fake.url
+    ));
+    let mut c = d.client();
+    assert_eq!(c.status().unwrap().extract.unwrap().extractor, "openai:test-extractor");
+
+    // The capture is answered while the model is still "thinking" (the server holds its answer).
+    let t0 = Instant::now();
+    let r = capture(&mut c, TEXT);
+    assert!(t0.elapsed() < Duration::from_secs(5), "the capture waited for extraction: {:?}", t0.elapsed());
+    assert!(r.filed && r.redacted == 1, "{r:?}");
+    let memory = r.memory.unwrap();
+    assert!(memory.created);
+    assert_eq!(fake.answered.load(Ordering::SeqCst), 0);
+    release.send(()).unwrap();
+
+    // The fact appears, with the captured memory as its source.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let facts = loop {
+        let q = c.kg_query(&about("ada lovelace")).unwrap();
+        if !q.facts.is_empty() {
+            break q.facts;
+        }
+        assert!(Instant::now() < deadline, "no extracted fact after 10 s");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(facts.len(), 1, "{facts:?}");
+    let f = &facts[0];
+    assert_eq!(f.predicate, "leads");
+    assert!(matches!(&f.object, FactObject::Entity(o) if o.name == "Falcon"), "{:?}", f.object);
+    assert_eq!(f.sources, vec![memory.id.clone()]);
+    assert!((f.confidence - 0.9).abs() < 1e-6);
+
+    // The request: the model, and the stored (redacted) text, never the planted key.
+    let sent = fake.bodies.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1);
+    let body: serde_json::Value = serde_json::from_str(&sent[0]).unwrap();
+    assert_eq!(body["model"], "test-extractor");
+    let prompt = body["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("Ada Lovelace leads the Falcon parser rewrite"), "{prompt}");
+    assert!(!sent[0].contains("AKIAIOSFODNN7EXAMPLE") && prompt.contains("[REDACTED:"), "{prompt}");
+
+    let stats = c.status().unwrap().extract.unwrap();
+    assert_eq!((stats.runs, stats.failed, stats.proposed, stats.facts_added), (1, 0, 1, 1), "{stats:?}");
+    assert_eq!(stats.items_dropped, 1, "the item with no predicate: {stats:?}");
+
+    // The same text again is the same memory: not extracted twice.
+    release.send(()).unwrap();
+    let again = capture(&mut c, TEXT);
+    assert!(!again.memory.unwrap().created);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(fake.bodies.lock().unwrap().len(), 1);
+    assert_eq!(c.status().unwrap().extract.unwrap().runs, 1);
+}
+
+#[test]
+fn with_extraction_off_nothing_is_called() {
+    let fake = fake_server(ANSWER, None);
+    let (d, _dir) = with_config(&format!(
+        "[extract]\nkind = \"off\"\nurl = \"{}\"\nmodel = \"test-extractor\"\n",
+        fake.url
+    ));
+    let mut c = d.client();
+    let r = capture(&mut c, TEXT);
+    assert!(r.filed);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(fake.bodies.lock().unwrap().is_empty(), "the endpoint was called");
+    assert!(c.kg_query(&about("ada lovelace")).unwrap().facts.is_empty());
+    assert!(c.status().unwrap().extract.is_none());
+}
+
+#[test]
+fn openai_extraction_without_a_url_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("no-config.toml"), "[extract]\nkind = \"openai\"\nmodel = \"m\"\n")
+        .unwrap();
+    let err = Daemon::start_in(dir.path(), &[]).err().expect("the daemon started");
+    assert!(err.contains("extract.url"), "{err}");
+}
