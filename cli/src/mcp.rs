@@ -33,7 +33,9 @@ use crate::daemon;
 const INSTRUCTIONS: &str = "Amber is a local memory that persists across sessions. \
 Use `recall` before answering questions about earlier work, decisions or facts, and \
 `remember` to file anything worth knowing next time (verbatim, in a project scope such \
-as `myproj` or `myproj/topic`). Results are JSON.";
+as `myproj` or `myproj/topic`). Facts about people, projects and things that change over \
+time go in the knowledge graph: `kg_add` files them (with the memory they came from), \
+`kg_query` says what holds now or at a date, `kg_traverse` how things connect. Results are JSON.";
 
 /// Runs the MCP server on stdin/stdout until the client closes its end.
 pub fn run(cfg: Config, config_file: Option<PathBuf>, start: bool) -> anyhow::Result<()> {
@@ -108,7 +110,18 @@ impl Bridge {
 
 /// Methods that change nothing, so a retry on a new connection is harmless.
 fn is_read(method: &str) -> bool {
-    matches!(method, "recall" | "get" | "status" | "links" | "session_show")
+    matches!(
+        method,
+        "recall"
+            | "get"
+            | "status"
+            | "links"
+            | "session_show"
+            | "kg_query"
+            | "kg_timeline"
+            | "kg_traverse"
+            | "kg_stats"
+    )
 }
 
 /// A tool's answer: pretty JSON text, or the error message with `isError`.
@@ -125,6 +138,38 @@ fn reply(r: Result<Value, String>) -> CallToolResult {
 /// A tool's arguments as the daemon method's params (absent options left out).
 fn params<T: Serialize>(args: &T) -> Result<Value, String> {
     serde_json::to_value(args).map_err(|e| format!("arguments do not serialize: {e}"))
+}
+
+/// Fields of the daemon's results that hold a time in milliseconds since the epoch.
+const TIME_FIELDS: &[&str] = &[
+    "created_at",
+    "recorded_at",
+    "valid_from",
+    "valid_to",
+    "invalidated_at",
+    "as_of",
+    "event_time",
+    "forgotten_at",
+];
+
+/// The daemon's result with its times (see [`TIME_FIELDS`]) as RFC 3339, like `recall`'s;
+/// memories' free `metadata` is left as filed.
+fn readable_times(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map.iter_mut() {
+                if k == "metadata" {
+                    continue;
+                }
+                match x.as_i64() {
+                    Some(ms) if TIME_FIELDS.contains(&k.as_str()) => *x = iso(ms),
+                    _ => readable_times(x),
+                }
+            }
+        }
+        Value::Array(xs) => xs.iter_mut().for_each(readable_times),
+        _ => {}
+    }
 }
 
 /// Milliseconds since the epoch as an RFC 3339 UTC time.
@@ -196,6 +241,17 @@ enum Kind {
     Lifefact,
 }
 
+/// What `recall` adds to the ranking beyond the memories that match the text.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ExpandArg {
+    /// Nothing (the default).
+    None,
+    /// Also the memories about entities one hop away in the knowledge graph from the
+    /// entities the query names (by facts valid now).
+    Graph,
+}
+
 /// `recall` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct RecallArgs {
@@ -220,6 +276,10 @@ struct RecallArgs {
     /// session was already given.
     #[serde(default)]
     session_id: Option<String>,
+    /// `graph`: also rank the memories about entities one hop away in the knowledge graph
+    /// from those the query names (such hits carry a `graph_rank`); default `none`.
+    #[serde(default)]
+    expand: Option<ExpandArg>,
 }
 
 /// One `recall` hit as the model sees it (in this order, the content last).
@@ -237,6 +297,9 @@ struct HitOut<'a> {
     event_time: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     source: Option<&'a str>,
+    /// Its rank among the memories `expand: graph` brought in, when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    graph_rank: Option<usize>,
     content: &'a str,
 }
 
@@ -344,6 +407,240 @@ struct SessionIdArgs {
     session_id: String,
 }
 
+/// An entity for `kg_add`: a new one, or more aliases and a type for one that exists.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+struct EntityArg {
+    /// Its name (or any alias it already has). Names compare by their words, ignoring
+    /// case and punctuation (`Dr. Ada Lovelace` = `dr ada lovelace`).
+    name: String,
+    /// What it is: `person`, `project`, `team`, `library`, `place`...
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    /// Other names it goes by (`Ada` for `Ada Lovelace`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    aliases: Vec<String>,
+}
+
+/// A fact for `kg_add`: `subject predicate object` (or `literal`), with when it holds.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct FactArg {
+    /// The subject entity's name or alias (created when new).
+    subject: String,
+    /// The relation, in a few words (`works on`, `lives in`, `depends on`); stored
+    /// lowercase with `_` for spaces (`works_on`).
+    predicate: String,
+    /// The object entity's name or alias (created when new). Give this or `literal`.
+    #[serde(default)]
+    object: Option<String>,
+    /// A value instead of an entity (`2021`, `blue`, `v2.3`). Give this or `object`.
+    #[serde(default)]
+    literal: Option<String>,
+    /// From when it holds (inclusive); open (always) when absent.
+    #[serde(default)]
+    valid_from: Option<TimeArg>,
+    /// Until when it holds (exclusive); open (still true) when absent.
+    #[serde(default)]
+    valid_to: Option<TimeArg>,
+    /// How sure the source is, 0 to 1 (default 1).
+    #[serde(default)]
+    confidence: Option<f32>,
+    /// Ids of the memories it came from (as `remember` returned them); `kg_traverse`
+    /// returns their content with each step.
+    #[serde(default)]
+    sources: Option<Vec<String>>,
+    /// True when the new value replaces the old: every fact with the same subject and
+    /// predicate that holds at `valid_from` (default now) ends there ("moved to Berlin").
+    #[serde(default)]
+    supersede: Option<bool>,
+}
+
+impl FactArg {
+    /// The daemon's fact, times as milliseconds.
+    fn to_param(&self, i: usize) -> Result<Value, String> {
+        let mut p = json!({ "subject": self.subject, "predicate": self.predicate });
+        if let Some(o) = &self.object {
+            p["object"] = o.as_str().into();
+        }
+        if let Some(l) = &self.literal {
+            p["literal"] = l.as_str().into();
+        }
+        if let Some(t) = &self.valid_from {
+            p["valid_from"] = t.millis(&format!("facts[{i}].valid_from"))?.into();
+        }
+        if let Some(t) = &self.valid_to {
+            p["valid_to"] = t.millis(&format!("facts[{i}].valid_to"))?.into();
+        }
+        if let Some(c) = self.confidence {
+            p["confidence"] = c.into();
+        }
+        if let Some(s) = &self.sources {
+            p["sources"] = s.clone().into();
+        }
+        if let Some(s) = self.supersede {
+            p["supersede"] = s.into();
+        }
+        Ok(p)
+    }
+}
+
+/// `kg_add` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct KgAddArgs {
+    /// The graph's scope (each scope has its own graph; default `default`). Use the
+    /// project scope the memories are in (`myproj`).
+    #[serde(default)]
+    scope: Option<String>,
+    /// Entities to add, or to give aliases and a type (facts create the entities they
+    /// name anyway).
+    #[serde(default)]
+    entities: Option<Vec<EntityArg>>,
+    /// Facts to add (at most 1000 entities and facts in one call).
+    #[serde(default)]
+    facts: Option<Vec<FactArg>>,
+}
+
+impl KgAddArgs {
+    /// The daemon's params, times as milliseconds.
+    fn to_params(&self) -> Result<Value, String> {
+        let mut p = json!({});
+        if let Some(s) = &self.scope {
+            p["scope"] = s.as_str().into();
+        }
+        if let Some(es) = &self.entities {
+            p["entities"] = params(es)?;
+        }
+        if let Some(fs) = &self.facts {
+            let fs: Result<Vec<Value>, String> = fs.iter().enumerate().map(|(i, f)| f.to_param(i)).collect();
+            p["facts"] = Value::Array(fs?);
+        }
+        Ok(p)
+    }
+}
+
+/// `kg_invalidate` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct KgInvalidateArgs {
+    /// The fact's id (`id` of a fact from `kg_add`, `kg_query` or `kg_timeline`).
+    fact: i64,
+    /// When it stopped holding (default now).
+    #[serde(default)]
+    at: Option<TimeArg>,
+    /// Why, kept with the invalidation.
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+impl KgInvalidateArgs {
+    /// The daemon's params, times as milliseconds.
+    fn to_params(&self) -> Result<Value, String> {
+        let mut p = json!({ "fact": self.fact });
+        if let Some(t) = &self.at {
+            p["at"] = t.millis("at")?.into();
+        }
+        if let Some(r) = &self.reason {
+            p["reason"] = r.as_str().into();
+        }
+        Ok(p)
+    }
+}
+
+/// `kg_query` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct KgQueryArgs {
+    /// The entity's name or any alias (case and punctuation ignored).
+    entity: String,
+    /// The graph's scope (default `default`).
+    #[serde(default)]
+    scope: Option<String>,
+    /// The moment asked about (default now): only facts valid then.
+    #[serde(default)]
+    as_of: Option<TimeArg>,
+}
+
+impl KgQueryArgs {
+    /// The daemon's params, times as milliseconds.
+    fn to_params(&self) -> Result<Value, String> {
+        let mut p = json!({ "entity": self.entity });
+        if let Some(s) = &self.scope {
+            p["scope"] = s.as_str().into();
+        }
+        if let Some(t) = &self.as_of {
+            p["as_of"] = t.millis("as_of")?.into();
+        }
+        Ok(p)
+    }
+}
+
+/// `kg_timeline` arguments.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+struct KgTimelineArgs {
+    /// The entity's name or any alias (case and punctuation ignored).
+    entity: String,
+    /// The graph's scope (default `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scope: Option<String>,
+}
+
+/// `kg_traverse` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct KgTraverseArgs {
+    /// The entity to start from (name or alias).
+    start: String,
+    /// The graph's scope (default `default`).
+    #[serde(default)]
+    scope: Option<String>,
+    /// Hops out (default 2, at most 4).
+    #[serde(default)]
+    max_hops: Option<usize>,
+    /// Only facts valid at this moment (default now).
+    #[serde(default)]
+    as_of: Option<TimeArg>,
+    /// Only these relations (default all), e.g. `["works on", "depends on"]`.
+    #[serde(default)]
+    predicates: Option<Vec<String>>,
+    /// At most this many paths (default 100, at most 1000).
+    #[serde(default)]
+    limit: Option<usize>,
+    /// How many memories that mention each entity reached to return, newest first
+    /// (default 3, at most 20; 0 for none).
+    #[serde(default)]
+    memories_per_node: Option<usize>,
+}
+
+impl KgTraverseArgs {
+    /// The daemon's params, times as milliseconds.
+    fn to_params(&self) -> Result<Value, String> {
+        let mut p = json!({ "start": self.start });
+        if let Some(s) = &self.scope {
+            p["scope"] = s.as_str().into();
+        }
+        if let Some(h) = self.max_hops {
+            p["max_hops"] = h.into();
+        }
+        if let Some(t) = &self.as_of {
+            p["as_of"] = t.millis("as_of")?.into();
+        }
+        if let Some(ps) = &self.predicates {
+            p["predicates"] = ps.clone().into();
+        }
+        if let Some(l) = self.limit {
+            p["limit"] = l.into();
+        }
+        if let Some(n) = self.memories_per_node {
+            p["memories_per_node"] = n.into();
+        }
+        Ok(p)
+    }
+}
+
+/// `kg_stats` arguments.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+struct KgStatsArgs {
+    /// One scope's graph (default: all of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scope: Option<String>,
+}
+
 /// The MCP server: the tools, each a call to the daemon.
 #[derive(Clone)]
 pub struct AmberMcp {
@@ -362,6 +659,18 @@ impl AmberMcp {
             Ok(p) => reply(self.bridge.call(method, p).await),
             Err(e) => reply(Err(e)),
         }
+    }
+
+    /// Calls a knowledge-graph method: its result with readable times.
+    async fn kg(&self, method: &'static str, p: Result<Value, String>) -> CallToolResult {
+        let r = match p {
+            Ok(p) => self.bridge.call(method, p).await,
+            Err(e) => Err(e),
+        };
+        reply(r.map(|mut v| {
+            readable_times(&mut v);
+            v
+        }))
     }
 
     async fn recall_hits(&self, a: RecallArgs) -> Result<Value, String> {
@@ -384,6 +693,9 @@ impl AmberMcp {
         if let Some(s) = a.session_id {
             p["session_id"] = s.into();
         }
+        if let Some(x) = a.expand {
+            p["expand"] = params(&x)?;
+        }
         let r: RecallResult = serde_json::from_value(self.bridge.call("recall", p).await?)
             .map_err(|e| format!("unexpected recall result from amberd: {e}"))?;
         let hits: Vec<HitOut> = r
@@ -401,6 +713,7 @@ impl AmberMcp {
                     created_at: iso(m.created_at),
                     event_time: m.event_time.map(iso),
                     source: m.source.as_deref(),
+                    graph_rank: h.evidence.graph_rank,
                     content: &m.content,
                 }
             })
@@ -418,7 +731,9 @@ impl AmberMcp {
     /// Search memories (hybrid keyword + meaning search).
     #[tool(
         description = "Search Amber's memories by hybrid BM25 + embedding retrieval. Returns the best \
-                       hits first, each with its id, scope, type, fused score and verbatim content.",
+                       hits first, each with its id, scope, type, fused score and verbatim content. With \
+                       `expand: \"graph\"` it also ranks the memories about entities the knowledge graph \
+                       links (one hop) to the ones the query names.",
         annotations(title = "Recall (search memories)", read_only_hint = true, open_world_hint = false)
     )]
     async fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
@@ -545,6 +860,105 @@ impl AmberMcp {
     async fn session_show(&self, Parameters(a): Parameters<SessionIdArgs>) -> CallToolResult {
         self.forward("session_show", &a).await
     }
+    /// Add entities and facts to the knowledge graph.
+    #[tool(
+        description = "Add facts to the knowledge graph: `subject predicate object` (an entity) or \
+                       `subject predicate literal` (a value), each with when it holds (valid_from, \
+                       valid_to) and the ids of the memories it came from (remember the text first, then \
+                       cite it in `sources`). Use it for durable, structured facts about people, projects, \
+                       services and things that change over time (who works on what, what depends on \
+                       what, where someone lives). Entities are created as facts name them; `entities` \
+                       gives them a type and aliases. `supersede: true` ends the old value's window \
+                       (a move, a new owner). An identical fact is stored once. Returns the entities and \
+                       the facts with their ids.",
+        annotations(
+            title = "Add facts (knowledge graph)",
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn kg_add(&self, Parameters(a): Parameters<KgAddArgs>) -> CallToolResult {
+        self.kg("kg_add", a.to_params()).await
+    }
+
+    /// End a fact's window.
+    #[tool(
+        description = "Invalidate a fact that no longer holds: its window of validity ends at `at` \
+                       (default now). Nothing is deleted: `kg_query` with an earlier `as_of` and \
+                       `kg_timeline` still show it. Use it when something stopped being true (left the \
+                       team, dependency removed); for a replacement value, `kg_add` with `supersede` does \
+                       both at once. Returns the fact as it is now.",
+        annotations(
+            title = "Invalidate a fact (knowledge graph)",
+            read_only_hint = false,
+            destructive_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn kg_invalidate(&self, Parameters(a): Parameters<KgInvalidateArgs>) -> CallToolResult {
+        self.kg("kg_invalidate", a.to_params()).await
+    }
+
+    /// What holds about an entity at a moment.
+    #[tool(
+        description = "What is true about an entity now, or at a date (`as_of`): the knowledge graph's \
+                       facts about it (as subject or object) valid at that moment, each with its id, window \
+                       and source memory ids. Use it for \"what does X work on\", \"where did Y live in \
+                       2021\", \"what did Z depend on before the migration\". An unknown name answers \
+                       `entity: null` and no facts.",
+        annotations(
+            title = "Query an entity (knowledge graph)",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn kg_query(&self, Parameters(a): Parameters<KgQueryArgs>) -> CallToolResult {
+        self.kg("kg_query", a.to_params()).await
+    }
+
+    /// Every fact about an entity, in time order.
+    #[tool(
+        description = "The history of an entity: every fact about it, valid or not, in order of when it \
+                       began, with windows and invalidations. Use it for \"how did X change over time\", \
+                       \"when did Y start/stop\".",
+        annotations(
+            title = "Timeline of an entity (knowledge graph)",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn kg_timeline(&self, Parameters(a): Parameters<KgTimelineArgs>) -> CallToolResult {
+        self.kg("kg_timeline", params(&a)).await
+    }
+
+    /// Walk the graph from an entity.
+    #[tool(
+        description = "How things connect: walk the knowledge graph from an entity, several hops out \
+                       (default 2, at most 4), by facts valid now or at `as_of`. Returns the shortest \
+                       path to each entity or value reached (each step a fact, with its source memory \
+                       ids), the entities reached with the memories that mention them, and those memories' \
+                       verbatim content. Use it for \"what is X connected to\", \"who is affected if Y \
+                       changes\", \"why is A related to B\".",
+        annotations(
+            title = "Traverse from an entity (knowledge graph)",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn kg_traverse(&self, Parameters(a): Parameters<KgTraverseArgs>) -> CallToolResult {
+        self.kg("kg_traverse", a.to_params()).await
+    }
+
+    /// Counts over the graph.
+    #[tool(
+        description = "The knowledge graph's size: entities, aliases, facts (all, invalidated, valid now), \
+                       distinct predicates and entity-memory mentions, for one scope or all.",
+        annotations(title = "Knowledge graph stats", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn kg_stats(&self, Parameters(a): Parameters<KgStatsArgs>) -> CallToolResult {
+        self.kg("kg_stats", params(&a)).await
+    }
 }
 
 // list_tools and get_tool come from the router; call_tool is ours (argument errors).
@@ -588,6 +1002,12 @@ mod tests {
             [
                 "forget",
                 "get",
+                "kg_add",
+                "kg_invalidate",
+                "kg_query",
+                "kg_stats",
+                "kg_timeline",
+                "kg_traverse",
                 "links",
                 "recall",
                 "remember",
@@ -604,6 +1024,13 @@ mod tests {
         }
         let recall = tools.iter().find(|t| t.name == "recall").unwrap();
         assert_eq!(recall.input_schema["required"], json!(["query"]));
+        assert!(recall.input_schema["properties"].get("expand").is_some());
+        let required =
+            |name: &str| tools.iter().find(|t| t.name == name).unwrap().input_schema["required"].clone();
+        assert_eq!(required("kg_query"), json!(["entity"]));
+        assert_eq!(required("kg_timeline"), json!(["entity"]));
+        assert_eq!(required("kg_traverse"), json!(["start"]));
+        assert_eq!(required("kg_invalidate"), json!(["fact"]));
     }
 
     #[test]
@@ -614,6 +1041,71 @@ mod tests {
         assert_eq!(p, json!({"content": "x", "type": "pattern", "metadata": {"a": 1}}));
         let m: amber_core::NewMemory = serde_json::from_value(p).unwrap();
         assert_eq!(m.kind, amber_core::MemoryType::Pattern);
+    }
+
+    #[test]
+    fn kg_args_are_the_daemons_params_with_times_as_millis() {
+        let a: KgAddArgs = serde_json::from_value(json!({
+            "scope": "work",
+            "entities": [{"name": "Ada Lovelace", "type": "person", "aliases": ["Ada"]}],
+            "facts": [
+                {"subject": "Ada", "predicate": "works on", "object": "Falcon", "valid_from": "1970-01-02",
+                 "sources": ["0123456789abcdef0123456789abcdef"]},
+                {"subject": "Ada", "predicate": "born", "literal": "1815", "valid_to": 5, "supersede": true}
+            ]
+        }))
+        .unwrap();
+        let p = a.to_params().unwrap();
+        let d: amber_ipc::protocol::KgAddParams = serde_json::from_value(p.clone()).unwrap();
+        assert_eq!(d.entities[0].kind.as_deref(), Some("person"));
+        assert_eq!(d.facts[0].valid_from, Some(86_400_000));
+        assert_eq!(d.facts[0].sources.len(), 1);
+        assert_eq!((d.facts[1].valid_to, d.facts[1].supersede), (Some(5), true));
+        assert_eq!(p["facts"][1].get("valid_from"), None, "absent options are left out");
+
+        let bad: KgAddArgs = serde_json::from_value(
+            json!({"facts": [{"subject": "a", "predicate": "p", "literal": "x", "valid_to": "soon"}]}),
+        )
+        .unwrap();
+        assert!(bad.to_params().unwrap_err().contains("facts[0].valid_to"));
+
+        let q: KgQueryArgs =
+            serde_json::from_value(json!({"entity": "Ada", "as_of": "1970-01-01T00:00:01Z"})).unwrap();
+        let d: amber_ipc::protocol::KgEntityParams = serde_json::from_value(q.to_params().unwrap()).unwrap();
+        assert_eq!((d.entity.as_str(), d.as_of, d.scope), ("Ada", Some(1000), None));
+        let i: KgInvalidateArgs =
+            serde_json::from_value(json!({"fact": 7, "at": 9, "reason": "moved"})).unwrap();
+        let d: amber_ipc::protocol::KgInvalidateParams =
+            serde_json::from_value(i.to_params().unwrap()).unwrap();
+        assert_eq!((d.fact, d.at, d.reason.as_deref()), (7, Some(9), Some("moved")));
+        let t: KgTraverseArgs = serde_json::from_value(
+            json!({"start": "Ada", "max_hops": 3, "predicates": ["works on"], "as_of": 2}),
+        )
+        .unwrap();
+        let d: amber_ipc::protocol::KgTraverseParams =
+            serde_json::from_value(t.to_params().unwrap()).unwrap();
+        assert_eq!((d.max_hops, d.as_of, d.predicates), (Some(3), Some(2), vec!["works on".to_string()]));
+        let tl: KgTimelineArgs = serde_json::from_value(json!({"entity": "Ada"})).unwrap();
+        assert_eq!(params(&tl).unwrap(), json!({"entity": "Ada"}));
+        let st: KgStatsArgs = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(params(&st).unwrap(), json!({}));
+    }
+
+    #[test]
+    fn kg_results_show_times_as_rfc3339_but_not_inside_metadata() {
+        let mut v = json!({
+            "as_of": 1000,
+            "facts": [{"id": 3, "valid_from": 0, "valid_to": null, "recorded_at": 86_400_000, "confidence": 1.0}],
+            "memories": [{"created_at": 0, "seq": 4, "metadata": {"created_at": 5}}]
+        });
+        readable_times(&mut v);
+        assert_eq!(v["as_of"], "1970-01-01T00:00:01.000Z");
+        assert_eq!(v["facts"][0]["valid_from"], "1970-01-01T00:00:00.000Z");
+        assert_eq!(v["facts"][0]["valid_to"], Value::Null);
+        assert_eq!(v["facts"][0]["recorded_at"], "1970-01-02T00:00:00.000Z");
+        assert_eq!(v["facts"][0]["id"], 3);
+        assert_eq!(v["memories"][0]["seq"], 4);
+        assert_eq!(v["memories"][0]["metadata"]["created_at"], 5);
     }
 
     #[test]

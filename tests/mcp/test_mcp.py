@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,7 @@ EXPECTED_TOOLS = {
     "session_end",
     "session_show",
 }
+KG_TOOLS = {"kg_add", "kg_invalidate", "kg_query", "kg_timeline", "kg_traverse", "kg_stats"}
 
 # A call may start the daemon, which loads the embedding model: allow for it.
 CALL_TIMEOUT = 120
@@ -95,7 +97,7 @@ def test_initialize_and_tools_list_need_no_daemon(amber_env):
         assert init.capabilities.tools is not None
         tools = (await session.list_tools()).tools
         by_name = {t.name: t for t in tools}
-        assert EXPECTED_TOOLS <= set(by_name), sorted(by_name)
+        assert EXPECTED_TOOLS | KG_TOOLS <= set(by_name), sorted(by_name)
         for t in tools:
             schema = field(t, "input_schema", "inputSchema")
             assert schema.get("type") == "object", t.name
@@ -164,5 +166,101 @@ def test_remember_recall_round_trip_and_daemon_errors(amber_env):
         r = await call(session, "status")
         assert not is_error(r), text_of(r)
         assert json.loads(text_of(r))["engine"]["memories"] == 3
+
+    asyncio.run(with_session(amber_env, body))
+
+
+def test_knowledge_graph_tools(amber_env):
+    ada_falcon = "Ada Lovelace joined the Falcon team in March; she leads the parser rewrite."
+    falcon_billing = "The Falcon team ships the billing service every second Tuesday."
+    scope = "mcpgraph"
+
+    async def body(session, init):
+        # The six tools, each with an object schema naming its required arguments.
+        by_name = {t.name: t for t in (await session.list_tools()).tools}
+        assert KG_TOOLS <= set(by_name), sorted(by_name)
+        schema = {n: field(by_name[n], "input_schema", "inputSchema") for n in KG_TOOLS | {"recall"}}
+        for name in KG_TOOLS:
+            assert schema[name]["type"] == "object" and by_name[name].description, name
+        assert {"entities", "facts", "scope"} <= set(schema["kg_add"]["properties"])
+        assert schema["kg_query"]["required"] == ["entity"] and "as_of" in schema["kg_query"]["properties"]
+        assert schema["kg_timeline"]["required"] == ["entity"]
+        assert schema["kg_invalidate"]["required"] == ["fact"] and "at" in schema["kg_invalidate"]["properties"]
+        assert schema["kg_traverse"]["required"] == ["start"]
+        assert {"max_hops", "as_of", "predicates", "memories_per_node"} <= set(schema["kg_traverse"]["properties"])
+        assert "expand" in schema["recall"]["properties"]
+
+        async def ok(name, arguments):
+            r = await call(session, name, arguments)
+            assert not is_error(r), f"{name}: {text_of(r)}"
+            return json.loads(text_of(r))
+
+        m_ada = (await ok("remember", {"content": ada_falcon, "scope": scope}))["id"]
+        m_billing = (await ok("remember", {"content": falcon_billing, "scope": scope}))["id"]
+
+        added = await ok(
+            "kg_add",
+            {
+                "scope": scope,
+                "entities": [{"name": "Ada Lovelace", "type": "person", "aliases": ["Ada"]}],
+                "facts": [
+                    {"subject": "Ada", "predicate": "works on", "object": "Falcon", "valid_from": "2024-03-01", "sources": [m_ada]},
+                    {"subject": "Falcon", "predicate": "ships", "object": "billing service", "sources": [m_billing]},
+                ],
+            },
+        )
+        works_on, ships = added["facts"]
+        assert works_on["predicate"] == "works_on" and works_on["subject"]["name"] == "Ada Lovelace"
+        assert works_on["valid_from"] == "2024-03-01T00:00:00.000Z", "times come back as RFC 3339"
+        assert works_on["sources"] == [m_ada]
+
+        q = await ok("kg_query", {"entity": "ada", "scope": scope})
+        assert q["entity"]["name"] == "Ada Lovelace"
+        assert [f["id"] for f in q["facts"]] == [works_on["id"]]
+        # Before its window began, the fact did not hold.
+        q = await ok("kg_query", {"entity": "ada", "scope": scope, "as_of": "2024-01-01"})
+        assert q["facts"] == []
+
+        # Invalidate "ships" one second ago; asked just before that, it holds; now it does not.
+        now_ms = int(time.time() * 1000)
+        inv = await ok("kg_invalidate", {"fact": ships["id"], "at": now_ms - 1_000, "reason": "handed over"})
+        assert inv["fact"]["id"] == ships["id"] and inv["fact"]["valid_to"]
+        q = await ok("kg_query", {"entity": "Falcon", "scope": scope, "as_of": now_ms - 60_000})
+        assert ships["id"] in [f["id"] for f in q["facts"]]
+        q = await ok("kg_query", {"entity": "Falcon", "scope": scope})
+        assert ships["id"] not in [f["id"] for f in q["facts"]]
+        assert works_on["id"] in [f["id"] for f in q["facts"]], "Falcon as the object"
+        tl = await ok("kg_timeline", {"entity": "Falcon", "scope": scope})
+        assert {works_on["id"], ships["id"]} <= {f["id"] for f in tl["facts"]}
+
+        # Two hops out, at a moment both facts held: the path and the memories behind it.
+        t = await ok("kg_traverse", {"start": "Ada", "scope": scope, "max_hops": 2, "as_of": now_ms - 60_000})
+        assert t["start"]["name"] == "Ada Lovelace"
+        path = next(p for p in t["paths"] if p["end"].get("entity", {}).get("name") == "billing service")
+        assert path["hops"] == 2
+        assert [s["fact"]["predicate"] for s in path["steps"]] == ["works_on", "ships"]
+        contents = {m["id"]: m["content"] for m in t["memories"]}
+        assert contents[m_ada] == ada_falcon and contents[m_billing] == falcon_billing
+        # Now the second hop is gone.
+        t = await ok("kg_traverse", {"start": "Ada", "scope": scope, "max_hops": 2})
+        assert [p["end"]["entity"]["name"] for p in t["paths"]] == ["Falcon"]
+
+        st = await ok("kg_stats", {"scope": scope})
+        assert (st["entities"], st["facts"], st["invalidated"], st["valid_now"]) == (3, 2, 1, 1), st
+
+        r = await ok("recall", {"query": "What is Ada working on?", "scope": scope, "expand": "graph"})
+        assert r["hits"]
+
+        # An unknown fact: a tool error with the daemon's message; then bad arguments
+        # and a bad time; the server still answers.
+        r = await call(session, "kg_invalidate", {"fact": 987654321})
+        assert is_error(r)
+        assert "fact_not_found" in text_of(r) and "987654321" in text_of(r)
+        r = await call(session, "kg_query", {"scope": scope})
+        assert is_error(r) and "entity" in text_of(r)
+        r = await call(session, "kg_query", {"entity": "Ada", "as_of": "last week"})
+        assert is_error(r) and "as_of" in text_of(r)
+        q = await ok("kg_query", {"entity": "Ada Lovelace", "scope": scope})
+        assert q["entity"]["name"] == "Ada Lovelace"
 
     asyncio.run(with_session(amber_env, body))
