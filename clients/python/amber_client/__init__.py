@@ -22,6 +22,7 @@ from .errors import (
     ConnectionLost,
     DaemonNotRunning,
     DaemonStartError,
+    FactNotFound,
     FrameTooLarge,
     InternalError,
     InvalidParams,
@@ -80,4 +81,5 @@ __all__ = [
     "TooManyConnections",
     "Timeout",
     "SessionNotFound",
+    "FactNotFound",
 ]

@@ -377,8 +377,11 @@ class Client:
         now: int | None = None,
         fresh: bool | None = None,
         session_id: str | None = None,
+        expand: str | None = None,
     ) -> dict[str, Any]:
-        """Hybrid search: ``{hits: [{memory, evidence}], fresh, given_earlier?}``."""
+        """Hybrid search: ``{hits: [{memory, evidence}], fresh, given_earlier?}``.
+        ``expand="graph"`` also ranks the memories about entities one hop away in the
+        knowledge graph from those the text names (their ``evidence.graph_rank`` is set)."""
         return self.call(
             "recall",
             _drop_none(
@@ -392,6 +395,7 @@ class Client:
                     "now": now,
                     "fresh": fresh,
                     "session_id": session_id,
+                    "expand": expand,
                 }
             ),
         )
@@ -494,3 +498,70 @@ class Client:
     def session_show(self, session_id: str) -> dict[str, Any]:
         """A session's record, live or ended: ``{session, live}``."""
         return self.call("session_show", {"session_id": session_id})
+
+    # -- the knowledge graph (times in ms since the epoch) ----------------------------
+
+    def kg_add(
+        self,
+        facts: Iterable[dict[str, Any]] = (),
+        entities: Iterable[dict[str, Any] | str] = (),
+        *,
+        scope: str | None = None,
+    ) -> dict[str, Any]:
+        """Adds entities and facts to a scope's graph in one transaction:
+        ``{entities, facts, superseded}``. A fact is a dict ``{subject, predicate,
+        object | literal, valid_from?, valid_to?, confidence?, sources?, supersede?}``
+        (``sources``: memory ids); an entity ``{name, type?, aliases?}`` or just its name.
+        Entities named by facts are created; an identical fact comes back with its id."""
+        es = [{"name": e} if isinstance(e, str) else _drop_none(dict(e)) for e in entities]
+        fs = [_drop_none(dict(f)) for f in facts]
+        return self.call("kg_add", _drop_none({"scope": scope, "entities": es or None, "facts": fs or None}))
+
+    def kg_invalidate(self, fact: int, *, at: int | None = None, reason: str | None = None) -> dict[str, Any]:
+        """Ends a fact's window at ``at`` (default now): ``{fact}``. Raises
+        :class:`FactNotFound` for an unknown id."""
+        return self.call("kg_invalidate", _drop_none({"fact": fact, "at": at, "reason": reason}))
+
+    def kg_query(self, entity: str, scope: str | None = None, *, as_of: int | None = None) -> dict[str, Any]:
+        """The facts about an entity (name or alias) valid at ``as_of`` (default now):
+        ``{entity, as_of, facts}``; ``entity`` is None for an unknown name."""
+        return self.call("kg_query", _drop_none({"entity": entity, "scope": scope, "as_of": as_of}))
+
+    def kg_timeline(self, entity: str, scope: str | None = None) -> dict[str, Any]:
+        """Every fact about an entity, valid or not, by start of validity: ``{entity, facts}``."""
+        return self.call("kg_timeline", _drop_none({"entity": entity, "scope": scope}))
+
+    def kg_traverse(
+        self,
+        start: str,
+        scope: str | None = None,
+        *,
+        max_hops: int | None = None,
+        as_of: int | None = None,
+        predicates: Iterable[str] | None = None,
+        limit: int | None = None,
+        memories_per_node: int | None = None,
+    ) -> dict[str, Any]:
+        """Walks from an entity by facts valid at ``as_of`` (default now), up to
+        ``max_hops`` (default 2, at most 4): ``{start, as_of, max_hops, paths: [{hops, end,
+        steps: [{fact, forward}]}], nodes: [{entity, hops, mentioned_in}], memories,
+        truncated}``; ``memories`` holds every memory the paths and nodes refer to."""
+        return self.call(
+            "kg_traverse",
+            _drop_none(
+                {
+                    "start": start,
+                    "scope": scope,
+                    "max_hops": max_hops,
+                    "as_of": as_of,
+                    "predicates": list(predicates) if predicates is not None else None,
+                    "limit": limit,
+                    "memories_per_node": memories_per_node,
+                }
+            ),
+        )
+
+    def kg_stats(self, scope: str | None = None) -> dict[str, Any]:
+        """Counts over one scope's graph (default all): ``{scope, entities, aliases,
+        facts, invalidated, valid_now, mentions, predicates}``."""
+        return self.call("kg_stats", _drop_none({"scope": scope}))

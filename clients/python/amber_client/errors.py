@@ -73,6 +73,7 @@ StorageError = _kind("StorageError", "storage_error", -32009, "The store failed;
 TooManyConnections = _kind("TooManyConnections", "too_many_connections", -32010, "Too many connections.")
 Timeout = _kind("Timeout", "timeout", -32011, "The daemon gave up waiting (e.g. for indexing).")
 SessionNotFound = _kind("SessionNotFound", "session_not_found", -32012, "No live session with that id.")
+FactNotFound = _kind("FactNotFound", "fact_not_found", -32013, "`kg_invalidate` of a fact that does not exist.")
 
 ERROR_KINDS: dict[str, type[AmberError]] = {
     c.KIND: c
@@ -95,6 +96,7 @@ ERROR_KINDS: dict[str, type[AmberError]] = {
         TooManyConnections,
         Timeout,
         SessionNotFound,
+        FactNotFound,
     )
 }
 # parse_error and invalid_utf8 share -32700: the map goes by kind, never by code.
