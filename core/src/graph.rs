@@ -57,8 +57,9 @@ pub struct Entity {
     pub scope: Scope,
     /// Its name as first given.
     pub name: String,
-    /// Its type (`person`, `project`, `library`...), when given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Its type (`person`, `project`, `library`...), when given; `type` on the wire, as
+    /// `kg_add` takes it.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Other names it goes by.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -75,8 +75,8 @@ pub struct EngineOptions {
     /// for an indexing batch. False saves its memory (see docs/PERFORMANCE.md); recalls
     /// then take turns with indexing on one model.
     pub query_model: bool,
-    /// Weight of the graph ranking in fusion (default 1), for queries with
-    /// `expand: graph`.
+    /// Weight of the graph ranking in fusion (default 0.5, measured on LoCoMo: see
+    /// docs/EVAL.md), for queries with `expand: graph`.
     pub graph_weight: f32,
     /// Factor on the fused score of a memory that curation marked as a duplicate of an
     /// older one (default 0.5): it is ranked down, not removed.
@@ -99,7 +99,7 @@ impl EngineOptions {
             threads: None,
             embedding_cache: None,
             query_model: true,
-            graph_weight: 1.0,
+            graph_weight: 0.5,
             duplicate_factor: 0.5,
         }
     }
@@ -848,10 +848,8 @@ impl Engine {
             Some(qv) => self.vector_ranking(qv, allowed.as_deref(), want)?,
             None => Vec::new(),
         };
-        let graph_keys: Vec<u64> = if q.expand == Expand::Graph {
-            let mut g = self.graph_ranking(q, qv.as_deref(), allowed.as_deref())?;
-            g.truncate(want);
-            g
+        let graph_candidates: Vec<u64> = if q.expand == Expand::Graph {
+            self.graph_ranking(q, qv.as_deref(), allowed.as_deref())?
         } else {
             Vec::new()
         };
@@ -863,10 +861,24 @@ impl Engine {
             (&vector_keys[..], self.opts.vector_weight),
             (&exact_keys[..], self.opts.exact_weight),
         ];
+        let mut fused = reciprocal_rank_fusion(&lists, self.opts.rrf_k);
+        // Graph expansion, like the time ranking: the candidates connected to what the
+        // query names, in fused order, then those the other signals missed (by cosine),
+        // form one more ranking.
+        let graph_keys: Vec<u64> = if graph_candidates.is_empty() {
+            Vec::new()
+        } else {
+            let connected: HashSet<u64> = graph_candidates.iter().copied().collect();
+            let mut keys: Vec<u64> = fused.iter().map(|f| f.key).filter(|k| connected.contains(k)).collect();
+            let listed: HashSet<u64> = keys.iter().copied().collect();
+            keys.extend(graph_candidates.iter().copied().filter(|k| !listed.contains(k)));
+            keys.truncate(want);
+            keys
+        };
         if !graph_keys.is_empty() {
             lists.push((&graph_keys[..], self.opts.graph_weight));
+            fused = reciprocal_rank_fusion(&lists, self.opts.rrf_k);
         }
-        let mut fused = reciprocal_rank_fusion(&lists, self.opts.rrf_k);
         // A time the query names, when it sets no explicit filter: the candidates inside
         // that window, in fused order, are one more ranking.
         let window = (q.since.is_none() && q.until.is_none() && self.opts.time_weight > 0.0)

@@ -267,10 +267,13 @@ impl Store {
                     out.superseded.push(id);
                 }
             }
+            // The unary `+` keeps SQLite off `kg_facts_time`: without statistics it
+            // otherwise prefers that index for the two `IS` terms, which match nearly
+            // every fact (open windows), making each add a scan and a load quadratic.
             let existing: Option<(i64, String)> = tx
                 .prepare_cached(
                     "SELECT id, sources FROM kg_facts WHERE subject = ?1 AND predicate = ?2
-                     AND object IS ?3 AND literal IS ?4 AND valid_from IS ?5 AND valid_to IS ?6",
+                     AND object IS ?3 AND literal IS ?4 AND +valid_from IS ?5 AND +valid_to IS ?6",
                 )
                 .map_err(&sql)?
                 .query_row(params![subject, predicate, object, literal, f.valid_from, f.valid_to], |r| {
@@ -460,15 +463,32 @@ impl Store {
     /// The live memories that mention an entity, newest first, at most `limit`.
     pub fn kg_mentions(&self, entity: i64, limit: usize) -> Result<Vec<Memory>> {
         let cols = MEMORY_COLUMNS.split(", ").map(|c| format!("m.{c}")).collect::<Vec<_>>().join(", ");
+        // The limit is written into the SQL (one cached statement per value): SQLite
+        // plans with the value of a bound `LIMIT ?`, so it re-prepares such a statement
+        // every time it is bound again, which made this lookup, run once per entity a
+        // traversal reaches, cost a full parse each time.
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
                 "SELECT {cols} FROM kg_mentions k JOIN memories m ON m.id = k.memory
-                 WHERE k.entity = ?1 AND m.forgotten_at IS NULL ORDER BY m.seq DESC LIMIT ?2"
+                 WHERE k.entity = ?1 AND m.forgotten_at IS NULL ORDER BY m.seq DESC LIMIT {limit}"
             ))
             .map_err(self.sql())?;
-        let rows = stmt.query_map(params![entity, limit as i64], raw_row).map_err(self.sql())?;
+        let rows = stmt.query_map(params![entity], raw_row).map_err(self.sql())?;
         rows.map(|r| decode(r.map_err(self.sql())?, &self.path)).collect()
+    }
+
+    /// How many live memories mention each entity.
+    pub fn kg_mention_count(&self, entity: i64) -> Result<u64> {
+        self.conn
+            .prepare_cached(
+                "SELECT count(*) FROM kg_mentions k JOIN memories m ON m.id = k.memory
+                 WHERE k.entity = ?1 AND m.forgotten_at IS NULL",
+            )
+            .map_err(self.sql())?
+            .query_row([entity], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(self.sql())
     }
 
     /// The seqs of live memories that mention any of these entities, newest first per

@@ -57,8 +57,8 @@ def test_facts_invalidation_as_of_traversal_and_expansion(daemon):
         assert facts[0]["sources"] == [m_ada]
         assert facts[2]["object"] == {"literal": "OCaml"}
         ada = next(e for e in added["entities"] if e["name"] == "Ada Lovelace")
-        # Filed as `type`, returned as `kind` (docs/PROTOCOL.md, Entity).
-        assert ada["kind"] == "person" and ada["aliases"] == ["Ada"]
+        # Filed as `type`, returned as `type` (docs/PROTOCOL.md, Entity).
+        assert ada["type"] == "person" and ada["aliases"] == ["Ada"]
 
         # Now: both facts about Ada, through an alias in another case.
         q = c.kg_query("ADA", SCOPE)

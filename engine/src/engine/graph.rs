@@ -19,6 +19,12 @@ const LINK_CANDIDATES: usize = 2000;
 const EXPAND_PER_ENTITY: usize = 20;
 /// Neighbouring entities looked at when expanding a recall.
 const EXPAND_MAX_ENTITIES: usize = 50;
+/// A neighbour named in more than this share of the memories searched (and in more
+/// than [`HUB_FLOOR`]) is a hub, like a stop word: it tells nothing about the
+/// query and is not expanded (in a chat log, the other speaker is named everywhere).
+const HUB_SHARE: f64 = 0.1;
+/// Mentions below which an entity is never a hub (small stores).
+const HUB_FLOOR: f64 = 5.0;
 
 /// Every entity name, by scope: what the matchers are built from.
 pub(super) fn load_names(store: &Store) -> Result<HashMap<Scope, NameMatcher>> {
@@ -123,7 +129,8 @@ impl Engine {
     }
 
     /// The graph ranking for a query: memories mentioning entities one hop from those
-    /// the query names (facts valid at the query's now), ordered by their best chunk's
+    /// the query names (facts valid at the query's now; hubs left out, see
+    /// [`HUB_SHARE`]), ordered by their best chunk's
     /// cosine to the query when there is a query vector, else newest first. Only
     /// memories in `allowed` when given.
     pub(super) fn graph_ranking(
@@ -137,6 +144,11 @@ impl Engine {
             return Ok(Vec::new());
         }
         let now = q.now.unwrap_or_else(now_millis);
+        let searched = match allowed {
+            Some(a) => a.len(),
+            None => read(&self.docs).time.len(),
+        };
+        let hub = HUB_FLOOR.max(HUB_SHARE * searched as f64) as u64;
         let mentions = self.read(|s| {
             let mut next = Vec::new();
             for &e in &named {
@@ -149,7 +161,13 @@ impl Engine {
                     }
                 }
             }
-            next.truncate(EXPAND_MAX_ENTITIES);
+            let mut kept = Vec::new();
+            for e in next {
+                if kept.len() < EXPAND_MAX_ENTITIES && s.kg_mention_count(e)? <= hub {
+                    kept.push(e);
+                }
+            }
+            let next = kept;
             s.kg_mention_seqs(&next, EXPAND_PER_ENTITY)
         })?;
         let allowed: Option<HashSet<u64>> = allowed.map(|a| a.iter().copied().collect());
