@@ -129,8 +129,8 @@ impl Engine {
     }
 
     /// The graph ranking for a query: memories mentioning entities one hop from those
-    /// the query names (facts valid at the query's now; hubs left out, see
-    /// [`HUB_SHARE`]), ordered by their best chunk's
+    /// the query names (facts valid at the query's now; hubs, named or reached, left
+    /// out, see [`HUB_SHARE`]), ordered by their best chunk's
     /// cosine to the query when there is a query vector, else newest first. Only
     /// memories in `allowed` when given.
     pub(super) fn graph_ranking(
@@ -151,7 +151,12 @@ impl Engine {
         let hub = HUB_FLOOR.max(HUB_SHARE * searched as f64) as u64;
         let mentions = self.read(|s| {
             let mut next = Vec::new();
+            // A hub the query names (the user, the other speaker) connects to
+            // everything: nothing to expand from it either.
             for &e in &named {
+                if s.kg_mention_count(e)? > hub {
+                    continue;
+                }
                 for f in s.kg_facts_of(e, Some(now), &[])? {
                     if let Some(o) = f.other_end(e)
                         && !named.contains(&o.id)
