@@ -463,10 +463,8 @@ impl Store {
     /// The live memories that mention an entity, newest first, at most `limit`.
     pub fn kg_mentions(&self, entity: i64, limit: usize) -> Result<Vec<Memory>> {
         let cols = MEMORY_COLUMNS.split(", ").map(|c| format!("m.{c}")).collect::<Vec<_>>().join(", ");
-        // The limit is written into the SQL (one cached statement per value): SQLite
-        // plans with the value of a bound `LIMIT ?`, so it re-prepares such a statement
-        // every time it is bound again, which made this lookup, run once per entity a
-        // traversal reaches, cost a full parse each time.
+        // The limit is written into the SQL (one cached statement per value), so the plan
+        // never depends on a bound value (see `Store::open_reader` for why that matters).
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
