@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 mod curate;
 mod interject_cmd;
+mod kg_bench;
 mod load;
 
 #[derive(Parser, Debug)]
@@ -52,6 +53,9 @@ enum Command {
     /// Session-end curation on LoCoMo conversations with planted duplicates: found per
     /// edit kind, false merges, a duplicate-threshold sweep.
     Curate(curate::CurateArgs),
+    /// Knowledge graph: `kg_traverse` latency per hop count on a synthetic graph (100k
+    /// facts by default), against a running or private daemon.
+    KgBench(kg_bench::KgBenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -188,6 +192,10 @@ fn main() -> ExitCode {
         Command::Load(a) => {
             let out = a.out.clone();
             load::run(a).and_then(|r| write_report(&r, out.as_deref()))
+        }
+        Command::KgBench(a) => {
+            let out = a.out.clone();
+            kg_bench::run(a).and_then(|r| write_report(&r, out.as_deref()))
         }
     };
     match r {
