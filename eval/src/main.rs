@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use amber_core::{MemoryId, NewMemory, Query, Scope, SearchMode};
+use amber_core::{Expand, MemoryId, NewMemory, Query, Scope, SearchMode};
 use amber_engine::{ChunkConfig, Engine, EngineOptions, default_amber_home};
 use amber_eval::{locomo, longmemeval, metrics};
 use anyhow::{Context, bail};
@@ -123,6 +123,9 @@ struct EngineArgs {
     /// relative to the question date); 0 turns it off.
     #[arg(long, default_value_t = 1.0)]
     time_weight: f32,
+    /// Fusion weight of the graph ranking (recalls with `expand: graph` only).
+    #[arg(long, default_value_t = 0.5)]
+    graph_weight: f32,
     /// Chunk window in word pieces (the model's window: 256 for MiniLM).
     #[arg(long, default_value_t = 256)]
     chunk_tokens: usize,
@@ -169,6 +172,11 @@ struct LocomoArgs {
     /// Cut-offs, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,3,5,10,20")]
     k: Vec<usize>,
+    /// `graph`: build each conversation's graph with the no-model co-mention proposer
+    /// (speakers and proper names; see `amber_eval::comention`) and recall with
+    /// `expand: graph`.
+    #[arg(long, default_value = "none")]
+    expand: String,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -225,6 +233,7 @@ fn open_engine(a: &EngineArgs) -> anyhow::Result<(Engine, Option<tempfile::TempD
     opts.vector_weight = a.vector_weight;
     opts.exact_weight = a.exact_weight;
     opts.time_weight = a.time_weight;
+    opts.graph_weight = a.graph_weight;
     opts.chunking = ChunkConfig { max_tokens: a.chunk_tokens, overlap_tokens: a.chunk_overlap };
     opts.threads = a.threads;
     let engine =
@@ -244,6 +253,7 @@ fn engine_config(engine: &Engine, a: &EngineArgs) -> Value {
         "vector_weight": o.vector_weight,
         "exact_weight": o.exact_weight,
         "time_weight": o.time_weight,
+        "graph_weight": o.graph_weight,
         "candidates": o.candidates,
         "mode": a.mode,
         "query": "the question text, verbatim",
@@ -311,12 +321,24 @@ fn ranked_ids(
     engine: &Engine,
     text: &str,
     scope: &Scope,
-    (k, mode, now): (usize, SearchMode, Option<i64>),
+    (k, mode, now, expand): (usize, SearchMode, Option<i64>, Expand),
     docs: &HashMap<MemoryId, Vec<String>>,
 ) -> anyhow::Result<Vec<String>> {
-    let q = Query { now, mode, ..Query::new(text).in_scope(scope.clone()).top(k) };
+    Ok(ranked_hits(engine, text, scope, (k, mode, now, expand), docs)?.0)
+}
+
+/// [`ranked_ids`], and whether the graph ranked any hit.
+fn ranked_hits(
+    engine: &Engine,
+    text: &str,
+    scope: &Scope,
+    (k, mode, now, expand): (usize, SearchMode, Option<i64>, Expand),
+    docs: &HashMap<MemoryId, Vec<String>>,
+) -> anyhow::Result<(Vec<String>, bool)> {
+    let q = Query { now, mode, expand, ..Query::new(text).in_scope(scope.clone()).top(k) };
     let hits = engine.recall(&q)?;
-    Ok(hits.iter().flat_map(|h| docs.get(&h.memory.id).cloned().unwrap_or_default()).collect())
+    let graph = hits.iter().any(|h| h.evidence.graph_rank.is_some());
+    Ok((hits.iter().flat_map(|h| docs.get(&h.memory.id).cloned().unwrap_or_default()).collect(), graph))
 }
 
 fn write_report(report: &Value, out: Option<&Path>) -> anyhow::Result<()> {
@@ -406,7 +428,7 @@ fn run_longmemeval(a: LmeArgs) -> anyhow::Result<()> {
         // Enough turns to cover 50 sessions at turn level; 50 sessions otherwise.
         let k = if turn_level { docs.len().clamp(1, amber_core::MAX_K) } else { 50 };
         let now = longmemeval::parse_date(&q.question_date);
-        let ranked = ranked_ids(&engine, &q.question, &scope, (k, mode, now), &memories)?;
+        let ranked = ranked_ids(&engine, &q.question, &scope, (k, mode, now, Expand::None), &memories)?;
         if let Some(w) = rankings.as_mut() {
             let top: Vec<&String> = if turn_level {
                 let (_, eff) = metrics::turns_to_sessions(&ranked, 50);
@@ -481,6 +503,11 @@ fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
     if a.k.is_empty() || a.k.contains(&0) {
         bail!("--k needs positive cut-offs");
     }
+    let expand = match a.expand.as_str() {
+        "none" => Expand::None,
+        "graph" => Expand::Graph,
+        other => bail!("--expand {other:?}: expected none or graph"),
+    };
     let sha = sha256_file(&a.data)?;
     let (mut convs, quirks) = locomo::load(&a.data)?;
     let n_questions: usize = convs.iter().map(|c| c.qa.len()).sum();
@@ -495,15 +522,23 @@ fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
     let mut all: Vec<BTreeMap<String, f64>> = Vec::new();
     let mut by_cat: BTreeMap<String, Vec<BTreeMap<String, f64>>> = BTreeMap::new();
     let mut no_evidence = 0;
+    let (mut graph_facts, mut graph_entities, mut graph_fired) = (0, 0, 0);
     for c in &convs {
         let scope: Scope =
             format!("locomo/{}/{}", granularity.as_str(), scope_segment(&c.sample_id)).parse()?;
         let docs = if turn_level { c.turn_docs() } else { c.session_docs() };
         let (memories, _) = ingest(&engine, &scope, docs.into_iter())?;
+        if expand == Expand::Graph {
+            let (f, e) = build_graph(&engine, &scope, c, &memories, turn_level)?;
+            graph_facts += f;
+            graph_entities += e;
+        }
         let now = c.sessions.iter().filter_map(|s| s.time).max();
         for qa in &c.qa {
             pb.inc(1);
-            let ranked = ranked_ids(&engine, &qa.question, &scope, (kmax, mode, now), &memories)?;
+            let (ranked, graph) =
+                ranked_hits(&engine, &qa.question, &scope, (kmax, mode, now, expand), &memories)?;
+            graph_fired += usize::from(graph);
             if let Some(w) = rankings.as_mut() {
                 writeln!(
                     w,
@@ -538,6 +573,16 @@ fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
     config["k"] = json!(a.k);
     config["doc_text"] = json!("\"speaker: text\" per turn; a session joins its turns with newlines");
     config["questions_without_usable_evidence"] = json!(no_evidence);
+    config["expand"] = json!(a.expand);
+    if expand == Expand::Graph {
+        config["graph"] = json!({
+            "proposer": "amber_eval::comention (speakers + proper names seen twice; mentions, mentioned_with)",
+            "facts": graph_facts,
+            "entities": graph_entities,
+            "graph_weight": engine.options().graph_weight,
+            "questions_with_graph_hits": graph_fired,
+        });
+    }
     config["conversations_run"] = json!(convs.len());
     let report = json!({
         "dataset": "locomo",
@@ -555,6 +600,45 @@ fn run_locomo(a: LocomoArgs) -> anyhow::Result<()> {
         "embed_seconds": engine.stats().embed_seconds - embed_before,
     });
     write_report(&report, a.engine.out.as_deref())
+}
+
+/// Builds a conversation's graph with the co-mention proposer through the engine's
+/// `kg_add` (which also links the memories that name each entity). Returns (facts,
+/// entities) stored.
+fn build_graph(
+    engine: &Engine,
+    scope: &Scope,
+    c: &locomo::Conversation,
+    memories: &HashMap<MemoryId, Vec<String>>,
+    turn_level: bool,
+) -> anyhow::Result<(usize, usize)> {
+    let mut memory_of: HashMap<&str, &MemoryId> = HashMap::new();
+    for (m, docs) in memories {
+        for d in docs {
+            memory_of.insert(d.as_str(), m);
+        }
+    }
+    let mut utterances = Vec::new();
+    for s in &c.sessions {
+        for t in &s.turns {
+            let doc = if turn_level { t.dia_id.as_str() } else { s.id.as_str() };
+            if let Some(m) = memory_of.get(doc) {
+                utterances.push(amber_eval::comention::Utterance {
+                    memory: m,
+                    speaker: &t.speaker,
+                    text: &t.text,
+                });
+            }
+        }
+    }
+    let (entities, facts) = amber_eval::comention::propose(&utterances);
+    let mut stored = 0;
+    engine.kg_add(scope, &entities, &[])?;
+    for chunk in facts.chunks(1000) {
+        stored += engine.kg_add(scope, &[], chunk)?.facts.len();
+    }
+    let n_entities = engine.read_store(|s| s.kg_entity_ids(scope))?.len();
+    Ok((stored, n_entities))
 }
 
 /// Resident memory now and at peak, in MiB, from /proc (Linux).

@@ -139,6 +139,32 @@ fn locomo_end_to_end_counts_quirks() {
 }
 
 #[test]
+fn locomo_with_graph_expansion_builds_the_graph_and_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache.db");
+    let data = fixture("locomo_tiny.json");
+    let args = |expand: &'static str| {
+        let mut v = vec!["locomo", "--data", data.to_str().unwrap(), "--cache", cache.to_str().unwrap()];
+        v.extend(["--granularity", "turn", "--k", "1,2", "--expand", expand]);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run_with = |e| {
+        let a = args(e);
+        run(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (ok, r, err) = run_with("graph");
+    assert!(ok, "{err}");
+    assert_eq!(r["config"]["expand"], "graph");
+    // the two speakers at least, through Engine::kg_add
+    assert!(r["config"]["graph"]["entities"].as_u64().unwrap() >= 2, "{r:#}");
+    assert!(r["config"]["graph"]["questions_with_graph_hits"].is_u64(), "{r:#}");
+    assert_eq!(r["n_scored"], 3);
+    assert!(r["metrics"]["recall@2"].as_f64().is_some());
+    let (ok, _, err) = run_with("everything");
+    assert!(!ok && err.contains("--expand"), "{err}");
+}
+
+#[test]
 fn a_missing_file_is_a_clear_error() {
     let (ok, _, err) = run(&["longmemeval", "--data", "/nonexistent/lme.json"]);
     assert!(!ok);
