@@ -82,13 +82,15 @@ struct StoreGraph<'a>(&'a Store);
 
 impl GraphRead for StoreGraph<'_> {
     type Error = amber_store::Error;
-    fn facts_of(
+    fn facts_page(
         &mut self,
         entity: i64,
         as_of: Millis,
-        predicates: &[String],
-    ) -> amber_store::Result<Vec<Fact>> {
-        self.0.kg_facts_of(entity, Some(as_of), predicates)
+        after: i64,
+        limit: usize,
+    ) -> amber_store::Result<(Vec<Fact>, bool)> {
+        let page = self.0.kg_facts_page(entity, as_of, after, limit)?;
+        Ok((page.facts, page.more))
     }
 }
 

@@ -24,6 +24,15 @@ pub struct KgAdded {
     pub new_names: Vec<(i64, Scope, String)>,
 }
 
+/// One page of an entity's facts (see [`Store::kg_facts_page`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FactPage {
+    /// The facts, in id order.
+    pub facts: Vec<Fact>,
+    /// True when there may be more after the last one.
+    pub more: bool,
+}
+
 const FACT_COLUMNS: &str = "f.id, f.subject, s.name, f.predicate, f.object, o.name, f.literal, f.valid_from, \
      f.valid_to, f.recorded_at, f.invalidated_at, f.confidence, f.sources";
 const FACT_FROM: &str =
@@ -422,6 +431,35 @@ impl Store {
         Ok(out)
     }
 
+    /// A page of the facts an entity takes part in (as subject or object) that hold at
+    /// `as_of`: those with an id above `after`, in id order, at most `limit`. `more` is
+    /// true when there may be further pages. Reads about `limit` rows whatever the
+    /// entity's degree.
+    pub fn kg_facts_page(&self, entity: i64, as_of: Millis, after: i64, limit: usize) -> Result<FactPage> {
+        let window =
+            "(f.valid_from IS NULL OR f.valid_from <= ?2) AND (f.valid_to IS NULL OR f.valid_to > ?2)";
+        let side = |index: &str, cond: &str| {
+            format!(
+                "SELECT {FACT_COLUMNS} FROM kg_facts f INDEXED BY {index} JOIN kg_entities s ON s.id = f.subject \
+                 LEFT JOIN kg_entities o ON o.id = f.object \
+                 WHERE {cond} AND f.id > ?3 AND {window} ORDER BY f.id LIMIT ?4"
+            )
+        };
+        let read = |sql: String| -> Result<Vec<Fact>> {
+            let mut stmt = self.conn.prepare_cached(&sql).map_err(self.sql())?;
+            let rows =
+                stmt.query_map(params![entity, as_of, after, limit as i64], raw_fact).map_err(self.sql())?;
+            rows.map(|r| r.map(fact).map_err(self.sql())).collect()
+        };
+        let a = read(side("kg_facts_by_subject", "f.subject = ?1"))?;
+        let b = read(side("kg_facts_by_object", "f.object = ?1 AND f.subject != ?1"))?;
+        let more = a.len() == limit || b.len() == limit;
+        let mut facts: Vec<Fact> = a.into_iter().chain(b).collect();
+        facts.sort_by_key(|f| f.id);
+        facts.truncate(limit);
+        Ok(FactPage { facts, more })
+    }
+
     /// Every name of every entity: (entity, scope, normalized name).
     pub fn kg_names(&self) -> Result<Vec<(i64, Scope, String)>> {
         let mut stmt =
@@ -603,6 +641,41 @@ mod tests {
         assert_eq!(st.kg_invalidate(999, 1, None, 1).unwrap(), None);
         let stats = st.kg_stats(Some(&sc), 1000).unwrap();
         assert_eq!((stats.entities, stats.facts, stats.invalidated, stats.valid_now), (3, 2, 1, 1));
+    }
+
+    #[test]
+    fn facts_come_a_page_at_a_time_from_both_ends() {
+        let mut st = Store::open_in_memory().unwrap();
+        let sc = Scope::default();
+        // hub -> e0..e59 (odd ones only from 100 on), and e60..e79 -> hub
+        let mut facts: Vec<NewFact> = (0..60)
+            .map(|i| {
+                let mut f = fact("hub", "knows", &format!("e{i}"));
+                if i % 2 == 1 {
+                    f.valid_from = Some(100);
+                }
+                f
+            })
+            .collect();
+        facts.extend((60..80).map(|i| fact(&format!("e{i}"), "knows", "hub")));
+        st.kg_add(&sc, &[], &facts, 1).unwrap();
+        let hub = st.kg_resolve(&sc, "hub").unwrap().unwrap().id;
+        let mut seen = Vec::new();
+        let mut after = i64::MIN;
+        loop {
+            let page = st.kg_facts_page(hub, 50, after, 7).unwrap();
+            assert!(page.facts.len() <= 7);
+            assert!(page.facts.windows(2).all(|w| w[0].id < w[1].id));
+            seen.extend(page.facts.iter().map(|f| f.id));
+            after = page.facts.last().map_or(after, |f| f.id);
+            if !page.more {
+                break;
+            }
+        }
+        // at 50 the 30 odd facts do not hold yet: 30 outgoing + 20 incoming
+        assert_eq!(seen.len(), 50);
+        let later = st.kg_facts_page(hub, 150, i64::MIN, 1000).unwrap();
+        assert_eq!((later.facts.len(), later.more), (80, false));
     }
 
     #[test]

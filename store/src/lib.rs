@@ -29,7 +29,7 @@ mod sessions;
 mod store;
 
 pub use error::{Error, Result};
-pub use graph::KgAdded;
+pub use graph::{FactPage, KgAdded};
 pub use schema::SCHEMA_VERSION;
 pub use sessions::SessionRow;
 pub use store::{Purged, Store, Vector};

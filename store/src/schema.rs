@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -113,5 +113,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (entity, memory)
     ) WITHOUT ROWID;
     CREATE INDEX kg_mentions_memory ON kg_mentions(memory);
+    "#,
+    // 4 -> 5: facts by subject and by object in id order, so a traversal reads an
+    // entity's facts a page at a time (a hub's thousands of facts are not all read when
+    // a few paths are asked for).
+    r#"
+    CREATE INDEX kg_facts_by_subject ON kg_facts(subject);
+    CREATE INDEX kg_facts_by_object ON kg_facts(object) WHERE object IS NOT NULL;
     "#,
 ];

@@ -23,15 +23,20 @@ pub const MAX_PATHS: usize = 1000;
 pub trait GraphRead {
     /// The storage error.
     type Error;
-    /// The facts `entity` takes part in (as subject or object) that hold at `as_of`,
-    /// with one of `predicates` when that is not empty.
-    fn facts_of(
+    /// A page of the facts `entity` takes part in (as subject or object) that hold at
+    /// `as_of`: ids above `after`, in id order, at most `limit`; and whether more may
+    /// follow. Paging lets a walk stop reading a hub's facts once it has its paths.
+    fn facts_page(
         &mut self,
         entity: i64,
         as_of: Millis,
-        predicates: &[String],
-    ) -> Result<Vec<Fact>, Self::Error>;
+        after: i64,
+        limit: usize,
+    ) -> Result<(Vec<Fact>, bool), Self::Error>;
 }
+
+/// Facts read per page at least.
+const MIN_PAGE: usize = 32;
 
 /// How far and along what to walk.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +93,8 @@ pub struct Traversal {
 }
 
 /// Walks from `start`. Each entity is reached once, by a shortest path; facts back to
-/// an entity already reached (cycles) add no path.
+/// an entity already reached (cycles) add no path. Facts are read a page at a time, in
+/// id order, so a hub's facts are read only as far as the path limit needs.
 pub fn traverse<G: GraphRead>(
     g: &mut G,
     start: &EntityRef,
@@ -104,28 +110,42 @@ pub fn traverse<G: GraphRead>(
     for hop in 1..=max_hops {
         let mut next = Vec::new();
         for &node in &frontier {
-            for fact in g.facts_of(node, opts.as_of, &opts.predicates)? {
-                if !walked.insert(fact.id) {
-                    continue;
+            let mut after = i64::MIN;
+            loop {
+                // One more than the paths still wanted, to tell a cut walk from a whole one.
+                let want = (limit + 1).saturating_sub(out.paths.len()).max(MIN_PAGE);
+                let (page, more) = g.facts_page(node, opts.as_of, after, want)?;
+                after = page.last().map_or(after, |f| f.id);
+                for fact in page {
+                    if !opts.predicates.is_empty() && !opts.predicates.contains(&fact.predicate) {
+                        continue;
+                    }
+                    if !walked.insert(fact.id) {
+                        continue;
+                    }
+                    let forward = fact.subject.id == node;
+                    let end = match (&fact.object, fact.other_end(node)) {
+                        (FactObject::Literal(v), _) if forward => PathEnd::Literal(v.clone()),
+                        (_, Some(other)) if !seen.contains(&other.id) => PathEnd::Entity(other.clone()),
+                        _ => continue,
+                    };
+                    if out.paths.len() >= limit {
+                        out.truncated = true;
+                        return Ok(out);
+                    }
+                    let mut steps = route.get(&node).cloned().unwrap_or_default();
+                    steps.push(Step { fact, forward });
+                    if let PathEnd::Entity(e) = &end {
+                        seen.insert(e.id);
+                        route.insert(e.id, steps.clone());
+                        out.reached.push((e.clone(), hop));
+                        next.push(e.id);
+                    }
+                    out.paths.push(Path { hops: hop, end, steps });
                 }
-                let forward = fact.subject.id == node;
-                let end = match (&fact.object, fact.other_end(node)) {
-                    (FactObject::Literal(v), _) if forward => PathEnd::Literal(v.clone()),
-                    (_, Some(other)) if seen.insert(other.id) => PathEnd::Entity(other.clone()),
-                    _ => continue,
-                };
-                if out.paths.len() >= limit {
-                    out.truncated = true;
-                    return Ok(out);
+                if !more {
+                    break;
                 }
-                let mut steps = route.get(&node).cloned().unwrap_or_default();
-                steps.push(Step { fact, forward });
-                if let PathEnd::Entity(e) = &end {
-                    route.insert(e.id, steps.clone());
-                    out.reached.push((e.clone(), hop));
-                    next.push(e.id);
-                }
-                out.paths.push(Path { hops: hop, end, steps });
             }
         }
         if next.is_empty() {
@@ -164,15 +184,25 @@ mod tests {
 
     impl GraphRead for Mem {
         type Error = ();
-        fn facts_of(&mut self, n: i64, at: Millis, p: &[String]) -> Result<Vec<Fact>, ()> {
+        fn facts_page(
+            &mut self,
+            n: i64,
+            at: Millis,
+            after: i64,
+            limit: usize,
+        ) -> Result<(Vec<Fact>, bool), ()> {
             self.1 += 1;
-            Ok(self
+            let mut all: Vec<Fact> = self
                 .0
                 .iter()
                 .filter(|x| x.subject.id == n || matches!(&x.object, FactObject::Entity(o) if o.id == n))
-                .filter(|x| x.valid_at(at) && (p.is_empty() || p.contains(&x.predicate)))
+                .filter(|x| x.valid_at(at) && x.id > after)
                 .cloned()
-                .collect())
+                .collect();
+            all.sort_by_key(|f| f.id);
+            let more = all.len() > limit;
+            all.truncate(limit);
+            Ok((all, more))
         }
     }
 
@@ -207,8 +237,8 @@ mod tests {
             0,
         );
         let t = traverse(&mut g, &e(1), &opts(2)).unwrap();
-        // hop 1 (in the order the store lists facts): 2 forward, 3 backwards through fact
-        // 3, the age; hop 2: 4 via 3; fact 2 (2 -> 3) closes the cycle and adds nothing
+        // hop 1 (facts in id order): 2 forward, 3 backwards through fact 3, the age; hop
+        // 2: 4 via 3; fact 2 (2 -> 3) closes the cycle and adds nothing
         assert_eq!(ends(&t), vec![(1, "e2".into()), (1, "e3".into()), (1, "42".into()), (2, "e4".into())]);
         let to4 = &t.paths[3];
         assert_eq!(
@@ -221,6 +251,29 @@ mod tests {
         let capped = traverse(&mut g, &e(1), &opts(99)).unwrap();
         assert_eq!(capped.paths.len(), 4, "the whole graph, every entity once");
         assert!(traverse(&mut g, &e(1), &opts(0)).unwrap().paths.is_empty());
+    }
+
+    #[test]
+    fn a_hub_is_read_a_page_at_a_time() {
+        // 1 knows 1000 entities; a walk for 5 paths reads one page, not all of them
+        let mut g = Mem((0..1000).map(|i| f(i + 1, 1, i + 2, None, None)).collect(), 0);
+        let t = traverse(&mut g, &e(1), &TraverseOptions { limit: 5, ..opts(1) }).unwrap();
+        assert_eq!(t.paths.len(), 5);
+        assert!(t.truncated);
+        assert_eq!(g.1, 1, "one page");
+        // with no limit in reach, every page is read and every entity reached once
+        g.1 = 0;
+        let all = traverse(&mut g, &e(1), &TraverseOptions { limit: MAX_PATHS, ..opts(1) }).unwrap();
+        assert_eq!(all.paths.len(), 1000);
+        assert!(!all.truncated);
+        // pages of 32 when few paths are left: 40 facts to a hub already reached read
+        // in two pages before the path is found
+        let mut ring: Vec<Fact> = (0..40).map(|i| f(i + 1, 1, 2, None, None)).collect();
+        ring.push(f(100, 1, 3, None, None));
+        let mut g = Mem(ring, 0);
+        let t = traverse(&mut g, &e(1), &TraverseOptions { limit: 2, ..opts(1) }).unwrap();
+        assert_eq!(ends(&t), vec![(1, "e2".into()), (1, "e3".into())]);
+        assert_eq!(g.1, 2);
     }
 
     #[test]
