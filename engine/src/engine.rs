@@ -54,7 +54,8 @@ pub struct EngineOptions {
     pub rrf_k: f32,
     /// Weight of the BM25 ranking in fusion (default 1).
     pub bm25_weight: f32,
-    /// Weight of the vector ranking in fusion (default 1).
+    /// Weight of the vector ranking in fusion (default 0.7, measured on the dev splits:
+    /// see docs/EVAL.md, "Vector weight").
     pub vector_weight: f32,
     /// Weight of the exact-identifier ranking in fusion (default 1): memories that hold
     /// a code, path or identifier named in the query.
@@ -92,7 +93,7 @@ impl EngineOptions {
             chunking: ChunkConfig::default(),
             rrf_k: DEFAULT_K,
             bm25_weight: 1.0,
-            vector_weight: 1.0,
+            vector_weight: 0.7,
             exact_weight: 1.0,
             time_weight: 1.0,
             candidates: 100,

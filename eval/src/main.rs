@@ -113,8 +113,8 @@ struct EngineArgs {
     /// Fusion weight of BM25.
     #[arg(long, default_value_t = 1.0)]
     bm25_weight: f32,
-    /// Fusion weight of the vector ranking.
-    #[arg(long, default_value_t = 1.0)]
+    /// Fusion weight of the vector ranking (the engine's default).
+    #[arg(long, default_value_t = 0.7)]
     vector_weight: f32,
     /// Fusion weight of the exact-identifier ranking.
     #[arg(long, default_value_t = 1.0)]
