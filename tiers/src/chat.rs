@@ -8,6 +8,42 @@ use std::time::Duration;
 /// The most bytes of a response body read.
 const MAX_BODY: u64 = 1 << 20;
 
+/// Checks a table's `url` and `model` for kind `openai` without reading the key or
+/// building a client (for config checks at start): both given, the URL http(s), the
+/// model not blank.
+pub(crate) fn check_settings(table: &str, url: Option<&str>, model: Option<&str>) -> Result<(), String> {
+    let (url, model) = present(table, url, model)?;
+    validated(table, url, model).map(|_| ())
+}
+
+/// `url` and `model` when both are given and not blank.
+fn present<'a>(
+    table: &str,
+    url: Option<&'a str>,
+    model: Option<&'a str>,
+) -> Result<(&'a str, &'a str), String> {
+    let url = url.filter(|u| !u.trim().is_empty()).ok_or_else(|| {
+        format!("{table} kind `openai` needs {table}.url (the endpoint's base URL, e.g. http://127.0.0.1:11434/v1)")
+    })?;
+    let model = model.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
+        format!("{table} kind `openai` needs {table}.model (the model name the endpoint serves)")
+    })?;
+    Ok((url, model))
+}
+
+/// The URL (trimmed, no trailing `/`) and model (trimmed) an endpoint uses, or why not.
+fn validated<'a>(table: &str, url: &'a str, model: &'a str) -> Result<(&'a str, &'a str), String> {
+    let url = url.trim().trim_end_matches('/');
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!("{table}.url must start with http:// or https://, got {url:?}"));
+    }
+    let model = model.trim();
+    if model.is_empty() {
+        return Err(format!("{table}.model is empty"));
+    }
+    Ok((url, model))
+}
+
 /// One configured chat endpoint. `table` (`judge`, `extract`) names the config table in
 /// error messages.
 #[derive(Clone)]
@@ -27,14 +63,7 @@ impl ChatEndpoint {
         model: &str,
         api_key: Option<String>,
     ) -> Result<ChatEndpoint, String> {
-        let url = url.trim().trim_end_matches('/');
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(format!("{table}.url must start with http:// or https://, got {url:?}"));
-        }
-        let model = model.trim();
-        if model.is_empty() {
-            return Err(format!("{table}.model is empty"));
-        }
+        let (url, model) = validated(table, url, model)?;
         let agent = ureq::Agent::config_builder()
             // A non-2xx answer is read (its body goes into the reason), not an Err.
             .http_status_as_error(false)
@@ -59,14 +88,7 @@ impl ChatEndpoint {
         model: Option<&str>,
         api_key_env: Option<&str>,
     ) -> Result<ChatEndpoint, String> {
-        let url = url.filter(|u| !u.trim().is_empty()).ok_or_else(|| {
-            format!(
-                "{table} kind `openai` needs {table}.url (the endpoint's base URL, e.g. http://127.0.0.1:11434/v1)"
-            )
-        })?;
-        let model = model.filter(|m| !m.trim().is_empty()).ok_or_else(|| {
-            format!("{table} kind `openai` needs {table}.model (the model name the endpoint serves)")
-        })?;
+        let (url, model) = present(table, url, model)?;
         let api_key = match api_key_env {
             None => None,
             Some(var) => match std::env::var(var) {

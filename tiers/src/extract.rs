@@ -101,20 +101,7 @@ impl ExtractConfig {
             return Err(format!("extract.max_in_flight is {}, it must be 1 to 8", self.max_in_flight));
         }
         if self.kind == ExtractKind::Openai {
-            let url = self.url.as_deref().map(str::trim).unwrap_or("");
-            if url.is_empty() {
-                return Err("extract kind \"openai\" needs extract.url (the endpoint's base URL, e.g. \
-                     http://127.0.0.1:11434/v1)"
-                    .into());
-            }
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!("extract.url must start with http:// or https://, got {url:?}"));
-            }
-            if self.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
-                return Err(
-                    "extract kind \"openai\" needs extract.model (the model name the endpoint serves)".into(),
-                );
-            }
+            crate::chat::check_settings("extract", self.url.as_deref(), self.model.as_deref())?;
         }
         Ok(())
     }
