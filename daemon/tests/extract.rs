@@ -3,10 +3,8 @@
 //! its source, without holding up the capture. With extraction off nothing is called;
 //! an `openai` extractor without a URL refuses to start.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use amber_core::graph::FactObject;
@@ -27,65 +25,6 @@ const ANSWER: &str = r#"Here are the facts:
 const TEXT: &str = "Standup notes: Ada Lovelace leads the Falcon parser rewrite from now on.\n\
 AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE was pasted by mistake.";
 
-/// A fake chat endpoint: keeps each request body, then waits for `release` (when given)
-/// before answering `answer`.
-struct Fake {
-    url: String,
-    bodies: Arc<Mutex<Vec<String>>>,
-    answered: Arc<AtomicUsize>,
-}
-
-fn fake_server(answer: &'static str, release: Option<mpsc::Receiver<()>>) -> Fake {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let answered = Arc::new(AtomicUsize::new(0));
-    let (seen, done) = (bodies.clone(), answered.clone());
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { continue };
-            let mut r = BufReader::new(conn);
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = r.read_exact(&mut body);
-            seen.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
-            if let Some(release) = &release {
-                let _ = release.recv_timeout(Duration::from_secs(20));
-            }
-            let reply =
-                serde_json::json!({"choices": [{"message": {"role": "assistant", "content": answer}}]})
-                    .to_string();
-            let mut conn = r.into_inner();
-            let _ = write!(
-                conn,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-            done.fetch_add(1, Ordering::SeqCst);
-        }
-    });
-    Fake { url, bodies, answered }
-}
-
-fn with_config(config: &str) -> (Daemon, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("no-config.toml"), config).unwrap();
-    let d = Daemon::start_in(dir.path(), &[]).unwrap();
-    (d, dir)
-}
-
 fn capture(c: &mut Client, text: &str) -> CaptureResult {
     c.capture(&CaptureParams {
         content: text.into(),
@@ -105,7 +44,9 @@ fn about(name: &str) -> KgEntityParams {
 #[test]
 fn a_capture_is_extracted_in_the_background_into_facts_sourced_to_its_memory() {
     let (release, held) = mpsc::channel();
-    let fake = fake_server(ANSWER, Some(held));
+    let fake = fake_chat(ANSWER, move || {
+        let _ = held.recv_timeout(Duration::from_secs(20));
+    });
     let (d, _dir) = with_config(&format!(
         "[extract]\nkind = \"openai\"\nurl = \"{}\"\nmodel = \"test-extractor\"\ntimeout_ms = 15000\n",
         fake.url
@@ -164,7 +105,7 @@ fn a_capture_is_extracted_in_the_background_into_facts_sourced_to_its_memory() {
 
 #[test]
 fn with_extraction_off_nothing_is_called() {
-    let fake = fake_server(ANSWER, None);
+    let fake = fake_chat(ANSWER, || {});
     let (d, _dir) = with_config(&format!(
         "[extract]\nkind = \"off\"\nurl = \"{}\"\nmodel = \"test-extractor\"\n",
         fake.url

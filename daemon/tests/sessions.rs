@@ -2,11 +2,8 @@
 //! at start, interjection (gate, judge band, cooldown, served once), capture, curation at
 //! the end, the idle timeout, and sessions surviving a restart.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use amber_core::MemoryId;
@@ -39,14 +36,6 @@ fn event(c: &mut Client, session: &str, kind: EventKind, text: &str) -> SessionE
         capture: None,
     })
     .unwrap()
-}
-
-/// Starts a daemon with this config file.
-fn with_config(config: &str) -> (Daemon, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("no-config.toml"), config).unwrap();
-    let d = Daemon::start_in(dir.path(), &[]).unwrap();
-    (d, dir)
 }
 
 /// A git project with a HANDOFF file.
@@ -228,48 +217,6 @@ fn interjection_fires_on_an_answer_stays_silent_otherwise_and_honours_the_cooldo
     assert_eq!(c.session_start(&start_params(" ")).unwrap_err().kind(), Some(ErrorKind::InvalidParams));
 }
 
-/// A local server speaking the OpenAI chat-completions protocol: answers `answer` after
-/// `delay`, and keeps the request bodies.
-fn judge_server(answer: &'static str, delay: Duration) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let seen = bodies.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { continue };
-            let mut r = BufReader::new(conn);
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = r.read_exact(&mut body);
-            seen.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
-            std::thread::sleep(delay);
-            let reply =
-                serde_json::json!({"choices": [{"message": {"role": "assistant", "content": answer}}]})
-                    .to_string();
-            let mut conn = r.into_inner();
-            let _ = write!(
-                conn,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-        }
-    });
-    (url, bodies)
-}
-
 fn judged_daemon(url: &str) -> (Daemon, tempfile::TempDir) {
     // A gate nothing reaches and a band that covers everything: every candidate goes to the judge.
     with_config(&format!(
@@ -280,7 +227,7 @@ fn judged_daemon(url: &str) -> (Daemon, tempfile::TempDir) {
 
 #[test]
 fn the_band_asks_the_judge_over_http_and_a_slow_judge_counts_as_no() {
-    let (url, bodies) = judge_server("Yes.", Duration::ZERO);
+    let FakeChat { url, bodies, .. } = fake_chat("Yes.", || {});
     let (d, _dir) = judged_daemon(&url);
     let mut c = d.client();
     let mut p = start_params("test");
@@ -303,7 +250,8 @@ fn the_band_asks_the_judge_over_http_and_a_slow_judge_counts_as_no() {
     assert!(rec.served[0].why.contains("judge said yes"), "{}", rec.served[0].why);
 
     // A judge slower than its deadline: "no", within the deadline, and the session goes on.
-    let (slow_url, slow_bodies) = judge_server("yes", Duration::from_secs(3));
+    let FakeChat { url: slow_url, bodies: slow_bodies, .. } =
+        fake_chat("yes", || std::thread::sleep(Duration::from_secs(3)));
     let (d2, _dir2) = judged_daemon(&slow_url);
     let mut c2 = d2.client();
     let sid2 = c2.session_start(&p).unwrap().session_id;

@@ -2,8 +2,11 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use amber_core::{NewMemory, Scope};
 use amber_ipc::protocol::{ErrorKind, Response};
@@ -94,4 +97,66 @@ pub fn error_kind(r: &Response) -> ErrorKind {
 
 pub fn memory(content: &str, scope: &str) -> NewMemory {
     NewMemory::new(content).in_scope(scope.parse::<Scope>().unwrap())
+}
+
+/// Starts a daemon with this config file (written where the test daemon reads it).
+pub fn with_config(config: &str) -> (Daemon, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("no-config.toml"), config).unwrap();
+    let d = Daemon::start_in(dir.path(), &[]).unwrap();
+    (d, dir)
+}
+
+/// A local server speaking the OpenAI chat-completions protocol on 127.0.0.1.
+pub struct FakeChat {
+    /// Its base URL (`http://127.0.0.1:PORT/v1`).
+    pub url: String,
+    /// Every request body, in order.
+    pub bodies: Arc<Mutex<Vec<String>>>,
+    /// How many requests it has answered.
+    pub answered: Arc<AtomicUsize>,
+}
+
+/// Starts a [`FakeChat`]: for each request it keeps the body, runs `before_answer`
+/// (a delay, a wait for the test), then answers `answer` as the assistant's message.
+pub fn fake_chat(answer: &'static str, before_answer: impl Fn() + Send + 'static) -> FakeChat {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let answered = Arc::new(AtomicUsize::new(0));
+    let (seen, done) = (bodies.clone(), answered.clone());
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let mut r = BufReader::new(conn);
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = r.read_exact(&mut body);
+            seen.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+            before_answer();
+            let reply =
+                serde_json::json!({"choices": [{"message": {"role": "assistant", "content": answer}}]})
+                    .to_string();
+            let mut conn = r.into_inner();
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+            done.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    FakeChat { url, bodies, answered }
 }
