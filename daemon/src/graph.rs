@@ -69,7 +69,7 @@ pub(crate) async fn query(
             let Some(entity) = s.kg_resolve(&scope, &p.entity)? else {
                 return Ok(KgFactsResult { entity: None, as_of, facts: Vec::new() });
             };
-            let facts = s.kg_facts_of(entity.id, as_of, &[])?;
+            let facts = s.kg_facts_of(entity.id, as_of)?;
             Ok(KgFactsResult { entity: Some(entity), as_of, facts })
         })
     })

@@ -637,7 +637,7 @@ fn build_graph(
     for chunk in facts.chunks(1000) {
         stored += engine.kg_add(scope, &[], chunk)?.facts.len();
     }
-    let n_entities = engine.read_store(|s| s.kg_entity_ids(scope))?.len();
+    let n_entities = engine.read_store(|s| s.kg_stats(Some(scope), 0))?.entities as usize;
     Ok((stored, n_entities))
 }
 

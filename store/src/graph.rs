@@ -401,14 +401,8 @@ impl Store {
     }
 
     /// The facts an entity takes part in (as subject or object), valid at `as_of` when
-    /// given, with one of `predicates` when that is not empty; ordered by start of
-    /// validity (open starts first), then filing.
-    pub fn kg_facts_of(
-        &self,
-        entity: i64,
-        as_of: Option<Millis>,
-        predicates: &[String],
-    ) -> Result<Vec<Fact>> {
+    /// given; ordered by start of validity (open starts first), then filing.
+    pub fn kg_facts_of(&self, entity: i64, as_of: Option<Millis>) -> Result<Vec<Fact>> {
         let window = "(?2 IS NULL OR ((f.valid_from IS NULL OR f.valid_from <= ?2) \
                       AND (f.valid_to IS NULL OR f.valid_to > ?2)))";
         let mut stmt = self
@@ -420,13 +414,7 @@ impl Store {
             ))
             .map_err(self.sql())?;
         let rows = stmt.query_map(params![entity, as_of], raw_fact).map_err(self.sql())?;
-        let mut out = Vec::new();
-        for r in rows {
-            let f = fact(r.map_err(self.sql())?);
-            if predicates.is_empty() || predicates.contains(&f.predicate) {
-                out.push(f);
-            }
-        }
+        let mut out = rows.map(|r| r.map(fact).map_err(self.sql())).collect::<Result<Vec<_>>>()?;
         out.sort_by_key(|f| (f.valid_from.unwrap_or(Millis::MIN), f.recorded_at, f.id));
         Ok(out)
     }
@@ -575,16 +563,6 @@ impl Store {
             predicates: one(&format!("SELECT count(DISTINCT f.predicate) {facts}"))?,
         })
     }
-
-    /// Every entity of a scope by id (for tests and tools).
-    pub fn kg_entity_ids(&self, scope: &Scope) -> Result<Vec<i64>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id FROM kg_entities WHERE scope = ?1 ORDER BY id")
-            .map_err(self.sql())?;
-        let rows = stmt.query_map([scope.as_str()], |r| r.get(0)).map_err(self.sql())?;
-        rows.collect::<rusqlite::Result<Vec<i64>>>().map_err(self.sql())
-    }
 }
 
 fn invalidate(
@@ -621,23 +599,23 @@ mod tests {
         assert_eq!(a.entities.len(), 2);
         let ada = st.kg_resolve(&sc, "ada").unwrap().unwrap().id;
         // before the window: nothing; inside: Paris
-        assert!(st.kg_facts_of(ada, Some(50), &[]).unwrap().is_empty());
-        assert_eq!(st.kg_facts_of(ada, Some(150), &[]).unwrap().len(), 1);
+        assert!(st.kg_facts_of(ada, Some(50)).unwrap().is_empty());
+        assert_eq!(st.kg_facts_of(ada, Some(150)).unwrap().len(), 1);
         // invalidate at 200, then a later invalidation at 300 wins
         st.kg_invalidate(a.facts[0].id, 200, None, 2).unwrap().unwrap();
-        assert!(st.kg_facts_of(ada, Some(250), &[]).unwrap().is_empty());
+        assert!(st.kg_facts_of(ada, Some(250)).unwrap().is_empty());
         let f = st.kg_invalidate(a.facts[0].id, 300, Some("fixed date"), 3).unwrap().unwrap();
         assert_eq!((f.valid_to, f.invalidated_at), (Some(300), Some(3)));
-        assert_eq!(st.kg_facts_of(ada, Some(250), &[]).unwrap().len(), 1);
+        assert_eq!(st.kg_facts_of(ada, Some(250)).unwrap().len(), 1);
         // a new city superseding from 300: Berlin after, Paris before
         let mut moved = fact("ada", "Lives In", "Berlin");
         moved.valid_from = Some(300);
         moved.supersede = true;
         st.kg_add(&sc, &[], &[moved], 4).unwrap();
-        let at = |t| st.kg_facts_of(ada, Some(t), &[]).unwrap();
+        let at = |t| st.kg_facts_of(ada, Some(t)).unwrap();
         assert!(matches!(&at(299)[0].object, FactObject::Entity(e) if e.name == "Paris"));
         assert!(matches!(&at(301)[0].object, FactObject::Entity(e) if e.name == "Berlin"));
-        assert_eq!(st.kg_facts_of(ada, None, &[]).unwrap().len(), 2, "facts are never deleted");
+        assert_eq!(st.kg_facts_of(ada, None).unwrap().len(), 2, "facts are never deleted");
         assert_eq!(st.kg_invalidate(999, 1, None, 1).unwrap(), None);
         let stats = st.kg_stats(Some(&sc), 1000).unwrap();
         assert_eq!((stats.entities, stats.facts, stats.invalidated, stats.valid_now), (3, 2, 1, 1));

@@ -157,7 +157,7 @@ impl Engine {
                 if s.kg_mention_count(e)? > hub {
                     continue;
                 }
-                for f in s.kg_facts_of(e, Some(now), &[])? {
+                for f in s.kg_facts_of(e, Some(now))? {
                     if let Some(o) = f.other_end(e)
                         && !named.contains(&o.id)
                         && !next.contains(&o.id)
