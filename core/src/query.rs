@@ -160,6 +160,10 @@ pub struct Evidence {
     /// (with `expand: graph`), if it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_rank: Option<usize>,
+    /// What it gained in the fused score from being filed just before or after a strong
+    /// candidate in the same session, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbour_bonus: Option<f32>,
     /// Cosine similarity of its best-matching chunk to the query.
     pub best_chunk_cosine: Option<f32>,
     /// Index of that chunk within the memory.

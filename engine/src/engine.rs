@@ -50,7 +50,7 @@ pub struct EngineOptions {
     pub amber_home: PathBuf,
     /// How long text is cut for the embedding model.
     pub chunking: ChunkConfig,
-    /// The reciprocal-rank-fusion constant (default 60).
+    /// The reciprocal-rank-fusion constant (default 5, see [`DEFAULT_K`]).
     pub rrf_k: f32,
     /// Weight of the BM25 ranking in fusion (default 1).
     pub bm25_weight: f32,
@@ -79,6 +79,11 @@ pub struct EngineOptions {
     /// Weight of the graph ranking in fusion (default 0.5, measured on LoCoMo: see
     /// docs/EVAL.md), for queries with `expand: graph`.
     pub graph_weight: f32,
+    /// Session neighbours (default 0.5, measured on LoCoMo: see docs/EVAL.md, "RRF k and
+    /// session neighbours"): a memory filed just before or just after a candidate in the
+    /// same session gains this times the candidate's fused score. An answer is often the
+    /// turn after the question that names its topic. 0 turns it off.
+    pub neighbour_weight: f32,
     /// Factor on the fused score of a memory that curation marked as a duplicate of an
     /// older one (default 0.5): it is ranked down, not removed.
     pub duplicate_factor: f32,
@@ -101,6 +106,7 @@ impl EngineOptions {
             embedding_cache: None,
             query_model: true,
             graph_weight: 0.5,
+            neighbour_weight: 0.5,
             duplicate_factor: 0.5,
         }
     }
@@ -177,13 +183,18 @@ struct VectorState {
 /// Embedding model behind a lock: one model run at a time per instance.
 type SharedEmbedder = Arc<Mutex<Box<dyn Embedder>>>;
 
-/// Time and scope of the live memories, for the scope and time filters.
+/// Time, scope and session of the live memories, for the filters and the neighbour
+/// ranking.
 #[derive(Default)]
 struct Docs {
     /// seq -> time (event time, else filing time).
     time: HashMap<u64, Millis>,
     /// scope -> seqs filed in it (not in its sub-scopes).
     scopes: BTreeMap<Scope, Vec<u64>>,
+    /// (scope, session id) -> the seqs filed in that session, in filing order.
+    sessions: HashMap<(Scope, String), Vec<u64>>,
+    /// seq -> its (scope, session id), for memories filed in a session.
+    session_of: HashMap<u64, (Scope, String)>,
 }
 
 impl Docs {
@@ -193,15 +204,21 @@ impl Docs {
         loop {
             let batch = store.scan_keys(after, 10_000)?;
             let Some(last) = batch.last() else { break };
-            after = last.0;
-            for (seq, scope, time) in batch {
-                docs.add(seq, scope, time);
+            after = last.seq;
+            for k in batch {
+                docs.add(k.seq, k.scope, k.time, k.session_id);
             }
         }
         Ok(docs)
     }
 
-    fn add(&mut self, seq: u64, scope: Scope, time: Millis) {
+    /// Notes a memory; seqs come in increasing order (filing order).
+    fn add(&mut self, seq: u64, scope: Scope, time: Millis, session_id: Option<String>) {
+        if let Some(session) = session_id {
+            let key = (scope.clone(), session);
+            self.sessions.entry(key.clone()).or_default().push(seq);
+            self.session_of.insert(seq, key);
+        }
         self.scopes.entry(scope).or_default().push(seq);
         self.time.insert(seq, time);
     }
@@ -213,6 +230,26 @@ impl Docs {
             if seqs.is_empty() {
                 self.scopes.remove(scope);
             }
+        }
+        if let Some(key) = self.session_of.remove(&seq)
+            && let Some(seqs) = self.sessions.get_mut(&key)
+        {
+            seqs.retain(|s| *s != seq);
+            if seqs.is_empty() {
+                self.sessions.remove(&key);
+            }
+        }
+    }
+
+    /// The live memories filed just before and just after `seq` in its session (same
+    /// scope), if it was filed in one.
+    fn neighbours(&self, seq: u64) -> [Option<u64>; 2] {
+        let Some(seqs) = self.session_of.get(&seq).and_then(|key| self.sessions.get(key)) else {
+            return [None, None];
+        };
+        match seqs.binary_search(&seq) {
+            Ok(i) => [i.checked_sub(1).map(|j| seqs[j]), seqs.get(i + 1).copied()],
+            Err(_) => [None, None],
         }
     }
 }
@@ -659,7 +696,7 @@ impl Engine {
             let mut docs = write(&self.docs);
             for (m, created) in &stored {
                 if *created {
-                    docs.add(m.seq, m.scope.clone(), m.time());
+                    docs.add(m.seq, m.scope.clone(), m.time(), m.session_id.clone());
                     max = max.max(Some(m.seq));
                 }
             }
@@ -876,10 +913,11 @@ impl Engine {
             keys.truncate(want);
             keys
         };
-        if !graph_keys.is_empty() {
+        let graph_list = (!graph_keys.is_empty()).then(|| {
             lists.push((&graph_keys[..], self.opts.graph_weight));
             fused = reciprocal_rank_fusion(&lists, self.opts.rrf_k);
-        }
+            lists.len() - 1
+        });
         // A time the query names, when it sets no explicit filter: the candidates inside
         // that window, in fused order, are one more ranking.
         let window = (q.since.is_none() && q.until.is_none() && self.opts.time_weight > 0.0)
@@ -896,11 +934,13 @@ impl Engine {
             }
             None => Vec::new(),
         };
-        if !time_keys.is_empty() {
+        let time_list = (!time_keys.is_empty()).then(|| {
             tracing::debug!(expression = %window.as_ref().map(|w| w.expression.as_str()).unwrap_or(""), "time window");
             lists.push((&time_keys[..], self.opts.time_weight));
             fused = reciprocal_rank_fusion(&lists, self.opts.rrf_k);
-        }
+            lists.len() - 1
+        });
+        let bonus = self.neighbour_bonus(&mut fused, allowed.as_deref(), want, lists.len());
         {
             let demoted = read(&self.demoted);
             if !demoted.is_empty() && fused.iter().any(|f| demoted.contains(&f.key)) {
@@ -927,8 +967,9 @@ impl Engine {
                     bm25_score: b.map(|x| x.1),
                     vector_rank: f.ranks[1],
                     exact_rank: f.ranks[2],
-                    graph_rank: if graph_keys.is_empty() { None } else { f.ranks[3] },
-                    time_rank: f.ranks.get(if graph_keys.is_empty() { 3 } else { 4 }).copied().flatten(),
+                    neighbour_bonus: bonus.get(&f.key).copied(),
+                    graph_rank: graph_list.and_then(|i| f.ranks[i]),
+                    time_rank: time_list.and_then(|i| f.ranks[i]),
                     best_chunk_cosine: v.map(|x| x.1),
                     best_chunk: v.map(|x| x.2),
                     fused: f.score,
@@ -936,6 +977,54 @@ impl Engine {
             });
         }
         Ok(hits)
+    }
+
+    /// Session neighbours: a memory filed just before or just after one of the top `want`
+    /// candidates, in the same session (and passing the query's filters), gains
+    /// `neighbour_weight` times that candidate's fused score (the best such candidate's),
+    /// and joins the candidates if it was not one. An answer is often the turn after the
+    /// question that names its topic, or the one before the reply that does. Re-sorts
+    /// `fused` and returns the bonus of each memory that gained one.
+    fn neighbour_bonus(
+        &self,
+        fused: &mut Vec<amber_retrieval::fusion::Fused<u64>>,
+        allowed: Option<&[u64]>,
+        want: usize,
+        n_lists: usize,
+    ) -> HashMap<u64, f32> {
+        let mut bonus: HashMap<u64, f32> = HashMap::new();
+        if self.opts.neighbour_weight <= 0.0 {
+            return bonus;
+        }
+        {
+            let docs = read(&self.docs);
+            for f in fused.iter().take(want) {
+                for n in docs.neighbours(f.key).into_iter().flatten() {
+                    if allowed.is_none_or(|a| a.binary_search(&n).is_ok()) {
+                        let b = bonus.entry(n).or_insert(0.0);
+                        *b = b.max(self.opts.neighbour_weight * f.score);
+                    }
+                }
+            }
+        }
+        if bonus.is_empty() {
+            return bonus;
+        }
+        let mut seen = HashSet::with_capacity(fused.len());
+        for f in fused.iter_mut() {
+            seen.insert(f.key);
+            if let Some(b) = bonus.get(&f.key) {
+                f.score += b;
+            }
+        }
+        let mut added: Vec<_> = bonus
+            .iter()
+            .filter(|(k, _)| !seen.contains(k))
+            .map(|(&key, &score)| amber_retrieval::fusion::Fused { key, score, ranks: vec![None; n_lists] })
+            .collect();
+        fused.append(&mut added);
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        bonus
     }
 
     /// Rebuilds both indexes from the store (and the filters' view of it). Vectors come

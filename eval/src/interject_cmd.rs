@@ -842,8 +842,17 @@ mod tests {
         let (convs, _) = locomo::parse(json).unwrap();
         let docs = convs[0].turn_docs();
         assert_eq!(docs.len(), 2);
-        assert_eq!(docs[0].0, "D1:1");
-        assert_eq!(docs[0].1, "A: Hi [shares an image: a cat]");
-        assert_eq!(docs[1], ("D2:1".into(), "B: Later.".into(), Some(1_683_554_160_000)));
+        assert_eq!(docs[0].id, "D1:1");
+        assert_eq!(docs[0].text, "A: Hi [shares an image: a cat]");
+        assert_eq!(docs[0].session.as_deref(), Some("c/S1"));
+        assert_eq!(
+            docs[1],
+            amber_eval::FiledDoc {
+                id: "D2:1".into(),
+                text: "B: Later.".into(),
+                time: Some(1_683_554_160_000),
+                session: Some("c/S2".into())
+            }
+        );
     }
 }

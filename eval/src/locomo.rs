@@ -17,6 +17,8 @@ use anyhow::{Context, Result, anyhow};
 use chrono::{NaiveDate, NaiveTime};
 use serde_json::Value;
 
+use crate::FiledDoc;
+
 /// One turn of a LoCoMo session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LTurn {
@@ -77,21 +79,34 @@ impl LTurn {
 }
 
 impl Conversation {
-    /// The turns as `(dia_id, "speaker: text", session time)`: what `amber-eval locomo
-    /// --granularity turn` (and `interject` on LoCoMo) files, one memory per turn.
-    pub fn turn_docs(&self) -> Vec<(String, String, Option<i64>)> {
+    /// The turns (id `dia_id`, text "speaker: text", the session's time, in the session
+    /// they were said in): what `amber-eval locomo --granularity turn` (and `interject`
+    /// on LoCoMo) files, one memory per turn.
+    pub fn turn_docs(&self) -> Vec<FiledDoc> {
         self.sessions
             .iter()
-            .flat_map(|s| s.turns.iter().map(move |t| (t.dia_id.clone(), t.line(), s.time)))
+            .flat_map(|s| {
+                s.turns.iter().map(move |t| FiledDoc {
+                    id: t.dia_id.clone(),
+                    text: t.line(),
+                    time: s.time,
+                    session: Some(s.id.clone()),
+                })
+            })
             .collect()
     }
 
-    /// The sessions as `(session id, turns joined by newlines, session time)`: what
-    /// `amber-eval locomo --granularity session` files.
-    pub fn session_docs(&self) -> Vec<(String, String, Option<i64>)> {
+    /// The sessions (id the session id, text the turns joined by newlines, the session's
+    /// time): what `amber-eval locomo --granularity session` files.
+    pub fn session_docs(&self) -> Vec<FiledDoc> {
         self.sessions
             .iter()
-            .map(|s| (s.id.clone(), s.turns.iter().map(LTurn::line).collect::<Vec<_>>().join("\n"), s.time))
+            .map(|s| FiledDoc {
+                id: s.id.clone(),
+                text: s.turns.iter().map(LTurn::line).collect::<Vec<_>>().join("\n"),
+                time: s.time,
+                session: None,
+            })
             .collect()
     }
 

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use amber_core::{Expand, MemoryId, NewMemory, Query, Scope, SearchMode};
 use amber_engine::{ChunkConfig, Engine, EngineOptions, default_amber_home};
-use amber_eval::{locomo, longmemeval, metrics};
+use amber_eval::{FiledDoc, locomo, longmemeval, metrics};
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -107,8 +107,8 @@ struct EngineArgs {
     /// [default: $AMBER_HOME/eval-cache.db].
     #[arg(long, value_name = "FILE")]
     cache: Option<PathBuf>,
-    /// Reciprocal-rank-fusion constant.
-    #[arg(long, default_value_t = 60.0)]
+    /// Reciprocal-rank-fusion constant (the engine's default).
+    #[arg(long, default_value_t = 5.0)]
     rrf_k: f32,
     /// Fusion weight of BM25.
     #[arg(long, default_value_t = 1.0)]
@@ -126,6 +126,11 @@ struct EngineArgs {
     /// Fusion weight of the graph ranking (recalls with `expand: graph` only).
     #[arg(long, default_value_t = 0.5)]
     graph_weight: f32,
+    /// Fusion weight of the session-neighbour ranking (the turns just before and after
+    /// each candidate in its conversation session; turn level only; the engine's
+    /// default); 0 turns it off.
+    #[arg(long, default_value_t = 0.5)]
+    neighbour_weight: f32,
     /// Chunk window in word pieces (the model's window: 256 for MiniLM).
     #[arg(long, default_value_t = 256)]
     chunk_tokens: usize,
@@ -234,6 +239,7 @@ fn open_engine(a: &EngineArgs) -> anyhow::Result<(Engine, Option<tempfile::TempD
     opts.exact_weight = a.exact_weight;
     opts.time_weight = a.time_weight;
     opts.graph_weight = a.graph_weight;
+    opts.neighbour_weight = a.neighbour_weight;
     opts.chunking = ChunkConfig { max_tokens: a.chunk_tokens, overlap_tokens: a.chunk_overlap };
     opts.threads = a.threads;
     let engine =
@@ -254,6 +260,7 @@ fn engine_config(engine: &Engine, a: &EngineArgs) -> Value {
         "exact_weight": o.exact_weight,
         "time_weight": o.time_weight,
         "graph_weight": o.graph_weight,
+        "neighbour_weight": o.neighbour_weight,
         "candidates": o.candidates,
         "mode": a.mode,
         "query": "the question text, verbatim",
@@ -293,19 +300,20 @@ fn scope_segment(id: &str) -> String {
 fn ingest(
     engine: &Engine,
     scope: &Scope,
-    docs: impl Iterator<Item = (String, String, Option<i64>)>,
+    docs: impl Iterator<Item = FiledDoc>,
 ) -> anyhow::Result<(HashMap<MemoryId, Vec<String>>, usize)> {
     let mut batch = Vec::new();
     let mut ids = Vec::new();
     let mut empty = 0;
-    for (id, text, time) in docs {
-        if text.trim().is_empty() {
+    for d in docs {
+        if d.text.trim().is_empty() {
             empty += 1;
             continue;
         }
-        let mut m = NewMemory::new(text).in_scope(scope.clone());
-        m.event_time = time;
-        ids.push(id);
+        let mut m = NewMemory::new(d.text).in_scope(scope.clone());
+        m.event_time = d.time;
+        m.session_id = d.session;
+        ids.push(d.id);
         batch.push(m);
     }
     let stored = engine.remember_batch(batch)?;
@@ -391,8 +399,12 @@ fn file_haystack(
     let (memories, empty) = ingest(
         engine,
         &scope,
-        docs.iter()
-            .map(|d| (d.id.clone(), d.text.clone(), dates.get(d.session_id.as_str()).copied().flatten())),
+        docs.iter().map(|d| FiledDoc {
+            id: d.id.clone(),
+            text: d.text.clone(),
+            time: dates.get(d.session_id.as_str()).copied().flatten(),
+            session: (granularity == longmemeval::Granularity::Turn).then(|| d.session_id.clone()),
+        }),
     )?;
     Ok(Haystack { scope, docs, memories, empty })
 }

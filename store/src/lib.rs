@@ -32,4 +32,4 @@ pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
 pub use schema::SCHEMA_VERSION;
 pub use sessions::SessionRow;
-pub use store::{Purged, Store, Vector};
+pub use store::{Key, Purged, Store, Vector};

@@ -19,6 +19,19 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// limit on bound parameters is far above this).
 const LOOKUP_BATCH: usize = 500;
 
+/// What the engine's filters need of a live memory, without its content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Key {
+    /// Its position in filing order.
+    pub seq: u64,
+    /// Where it lives.
+    pub scope: Scope,
+    /// The event time, else the filing time.
+    pub time: Millis,
+    /// The session it was filed in, if any.
+    pub session_id: Option<String>,
+}
+
 /// The SQLite store: memories verbatim, the embedding cache, and metadata.
 pub struct Store {
     pub(crate) conn: Connection,
@@ -294,28 +307,32 @@ impl Store {
         rows.map(|r| decode(r.map_err(self.sql())?, &self.path)).collect()
     }
 
-    /// Up to `limit` (seq, scope, time) triples of live memories with seq greater than
-    /// `after`, in seq order, where time is the event time, else the filing time. Cheaper than
-    /// [`Store::scan`] when the content is not needed.
-    pub fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<(u64, Scope, Millis)>> {
+    /// The [`Key`]s of up to `limit` live memories with seq greater than `after`, in seq
+    /// order. Cheaper than [`Store::scan`] when the content is not needed.
+    pub fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT seq, scope, COALESCE(event_time, created_at) FROM memories
+                "SELECT seq, scope, COALESCE(event_time, created_at), session_id FROM memories
                  WHERE seq > ?1 AND forgotten_at IS NULL ORDER BY seq LIMIT ?2",
             )
             .map_err(self.sql())?;
         let rows = stmt
             .query_map(params![after as i64, limit as i64], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                ))
             })
             .map_err(self.sql())?;
         rows.map(|r| {
-            let (seq, scope, time) = r.map_err(self.sql())?;
+            let (seq, scope, time, session_id) = r.map_err(self.sql())?;
             let scope = scope
                 .parse()
                 .map_err(|e| Error::Corrupt { path: self.path.clone(), detail: format!("seq {seq}: {e}") })?;
-            Ok((seq as u64, scope, time))
+            Ok(Key { seq: seq as u64, scope, time, session_id })
         })
         .collect()
     }
