@@ -191,10 +191,12 @@ struct Docs {
     time: HashMap<u64, Millis>,
     /// scope -> seqs filed in it (not in its sub-scopes).
     scopes: BTreeMap<Scope, Vec<u64>>,
-    /// (scope, session id) -> the seqs filed in that session, in filing order.
-    sessions: HashMap<(Scope, String), Vec<u64>>,
-    /// seq -> its (scope, session id), for memories filed in a session.
-    session_of: HashMap<u64, (Scope, String)>,
+    /// (scope, session id) -> its index in `session_seqs`.
+    session_ids: HashMap<(Scope, String), u32>,
+    /// Per session: the seqs filed in it, in filing order.
+    session_seqs: Vec<Vec<u64>>,
+    /// seq -> its session's index, for memories filed in a session.
+    session_of: HashMap<u64, u32>,
 }
 
 impl Docs {
@@ -215,9 +217,15 @@ impl Docs {
     /// Notes a memory; seqs come in increasing order (filing order).
     fn add(&mut self, seq: u64, scope: Scope, time: Millis, session_id: Option<String>) {
         if let Some(session) = session_id {
-            let key = (scope.clone(), session);
-            self.sessions.entry(key.clone()).or_default().push(seq);
-            self.session_of.insert(seq, key);
+            let next = u32::try_from(self.session_seqs.len()).unwrap_or(u32::MAX);
+            let i = *self.session_ids.entry((scope.clone(), session)).or_insert(next);
+            if i == next {
+                self.session_seqs.push(Vec::new());
+            }
+            if let Some(seqs) = self.session_seqs.get_mut(i as usize) {
+                seqs.push(seq);
+                self.session_of.insert(seq, i);
+            }
         }
         self.scopes.entry(scope).or_default().push(seq);
         self.time.insert(seq, time);
@@ -231,20 +239,18 @@ impl Docs {
                 self.scopes.remove(scope);
             }
         }
-        if let Some(key) = self.session_of.remove(&seq)
-            && let Some(seqs) = self.sessions.get_mut(&key)
+        // An emptied session keeps its (small) slot until the next load.
+        if let Some(i) = self.session_of.remove(&seq)
+            && let Some(seqs) = self.session_seqs.get_mut(i as usize)
         {
             seqs.retain(|s| *s != seq);
-            if seqs.is_empty() {
-                self.sessions.remove(&key);
-            }
         }
     }
 
     /// The live memories filed just before and just after `seq` in its session (same
     /// scope), if it was filed in one.
     fn neighbours(&self, seq: u64) -> [Option<u64>; 2] {
-        let Some(seqs) = self.session_of.get(&seq).and_then(|key| self.sessions.get(key)) else {
+        let Some(seqs) = self.session_of.get(&seq).and_then(|&i| self.session_seqs.get(i as usize)) else {
             return [None, None];
         };
         match seqs.binary_search(&seq) {
