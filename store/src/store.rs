@@ -609,8 +609,9 @@ mod tests {
     #[test]
     fn forget_hides_from_scans_and_purge_deletes_only_forgotten() {
         let mut s = Store::open_in_memory().unwrap();
-        let out =
-            s.insert_batch(&[NewMemory::new("a"), NewMemory::new("b"), NewMemory::new("c")], 1).unwrap();
+        let mut in_session = NewMemory::new("c");
+        in_session.session_id = Some("s1".into());
+        let out = s.insert_batch(&[NewMemory::new("a"), NewMemory::new("b"), in_session], 1).unwrap();
         let (a, b, c) = (out[0].0.clone(), out[1].0.clone(), out[2].0.clone());
         assert_eq!(s.purge(&b.id).unwrap(), Purged::NotForgotten);
         let (gone, fresh) = s.forget(&b.id, 50).unwrap().unwrap();
@@ -626,7 +627,13 @@ mod tests {
         let live: Vec<u64> = s.scan(0, u64::MAX, 10).unwrap().iter().map(|m| m.seq).collect();
         assert_eq!(live, vec![a.seq, c.seq]);
         assert_eq!(s.scan(0, a.seq, 10).unwrap().len(), 1, "through bounds the scan");
-        assert_eq!(s.scan_keys(0, 10).unwrap().len(), 2);
+        let keys = s.scan_keys(0, 10).unwrap();
+        let seqs: Vec<u64> = keys.iter().map(|k| k.seq).collect();
+        assert_eq!(seqs, vec![a.seq, c.seq], "forgotten memories have no key");
+        assert_eq!(keys[0].session_id, None);
+        assert_eq!(keys[1].session_id.as_deref(), Some("s1"), "the engine's neighbour ranking reads it");
+        assert_eq!(keys[1].time, 1);
+        assert_eq!(s.scan_keys(a.seq, 10).unwrap().len(), 1, "after bounds the scan");
         assert_eq!(s.get_by_seqs(&[a.seq, b.seq, c.seq]).unwrap().len(), 2);
         assert_eq!((s.count().unwrap(), s.count_forgotten().unwrap()), (2, 1));
         assert_eq!(s.count_through(b.seq).unwrap(), 1);
