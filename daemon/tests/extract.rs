@@ -90,7 +90,15 @@ fn a_capture_is_extracted_in_the_background_into_facts_sourced_to_its_memory() {
     assert!(prompt.contains("Ada Lovelace leads the Falcon parser rewrite"), "{prompt}");
     assert!(!sent[0].contains("AKIAIOSFODNN7EXAMPLE") && prompt.contains("[REDACTED:"), "{prompt}");
 
-    let stats = c.status().unwrap().extract.unwrap();
+    // The counters move just after the write that made the fact visible: wait for them.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let stats = loop {
+        let stats = c.status().unwrap().extract.unwrap();
+        if stats.facts_added > 0 || Instant::now() > deadline {
+            break stats;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!((stats.runs, stats.failed, stats.proposed, stats.facts_added), (1, 0, 1, 1), "{stats:?}");
     assert_eq!(stats.items_dropped, 1, "the item with no predicate: {stats:?}");
 
