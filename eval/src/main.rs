@@ -126,9 +126,9 @@ struct EngineArgs {
     /// Fusion weight of the graph ranking (recalls with `expand: graph` only).
     #[arg(long, default_value_t = 0.5)]
     graph_weight: f32,
-    /// Fusion weight of the session-neighbour ranking (the turns just before and after
-    /// each candidate in its conversation session; turn level only; the engine's
-    /// default); 0 turns it off.
+    /// Session neighbours: the turn just before and the one just after a candidate in its
+    /// conversation session gain this times the candidate's fused score (turn level only;
+    /// the engine's default); 0 turns it off.
     #[arg(long, default_value_t = 0.5)]
     neighbour_weight: f32,
     /// Chunk window in word pieces (the model's window: 256 for MiniLM).
