@@ -3,7 +3,7 @@
 //! ```text
 //! $AMBER_HOME (default $XDG_DATA_HOME/amber, i.e. ~/.local/share/amber)
 //! ├── runtime/libonnxruntime.so.1.32.0     installed by scripts/setup.sh
-//! ├── models/all-MiniLM-L6-v2-int8/        installed by scripts/setup.sh
+//! ├── models/all-MiniLM-L6-v2-q8/          installed by scripts/setup.sh
 //! └── data/                                the default data directory (0700)
 //!     ├── amber.db (+ -wal, -shm)           SQLite: the source of truth
 //!     └── index/                            derived, rebuilt from amber.db when needed

@@ -123,7 +123,13 @@ fn long_content_is_chunked_and_the_late_part_is_found() {
     let id = e.remember(NewMemory::new(long.clone())).unwrap().memory.id;
     fill(&e, FILLER);
     let hits = e
-        .recall(&Query::new("when is the prod db credential rotated?").mode(SearchMode::Vector).top(1))
+        // (An earlier query, "when is the prod db credential rotated?", was a near tie with the
+        // meeting filler, cosine 0.153 vs 0.149, and flipped with the int8-product model.)
+        .recall(
+            &Query::new("when does the production database password get rotated?")
+                .mode(SearchMode::Vector)
+                .top(1),
+        )
         .unwrap();
     assert_eq!(hits[0].memory.id, id);
     assert!(hits[0].evidence.best_chunk.unwrap() > 0, "the match is in a later chunk");
