@@ -39,6 +39,16 @@ verified() {
   [ -f "$dest" ] && [ "$(sha256sum "$dest" | cut -d' ' -f1)" = "$sum" ]
 }
 
+# Stops setup when a file is not what it must be (and removes it).
+require() {
+  local dest=$1 sum=$2
+  if ! verified "$dest" "$sum"; then
+    echo "amber setup: checksum mismatch for $dest (expected $sum, got $(sha256sum "$dest" 2>/dev/null | cut -d' ' -f1)); refusing to use it" >&2
+    rm -f "$dest"
+    exit 1
+  fi
+}
+
 all_ok=1
 while read -r _member dest sum; do
   verified "$dest" "$sum" || all_ok=0
@@ -83,16 +93,9 @@ for line in manifest:
 PY
 
 while read -r _member dest sum; do
-  if ! verified "$dest" "$sum"; then
-    echo "amber setup: checksum mismatch for $dest (expected $sum); refusing to use it" >&2
-    rm -f "$dest"
-    exit 1
-  fi
+  require "$dest" "$sum"
 done <<<"$MANIFEST"
-verified "$tmp/source.onnx" "$SOURCE_SUM" || {
-  echo "amber setup: checksum mismatch for $SOURCE_MEMBER (expected $SOURCE_SUM); refusing to use it" >&2
-  exit 1
-}
+require "$tmp/source.onnx" "$SOURCE_SUM"
 
 echo "amber setup: deriving the int8 model (ONNX Runtime's quantizer, installed into a temporary folder)..." >&2
 # shellcheck disable=SC2086
@@ -103,9 +106,6 @@ PYTHONPATH="$tmp/tools" python3 "$HERE/quantize_model.py" "$tmp/source.onnx" "$t
   echo "amber setup: deriving the model failed" >&2
   exit 1
 }
-if ! verified "$tmp/model.onnx" "$MODEL_SUM"; then
-  echo "amber setup: the derived model's checksum is $(sha256sum "$tmp/model.onnx" | cut -d' ' -f1), expected $MODEL_SUM; refusing to use it" >&2
-  exit 1
-fi
+require "$tmp/model.onnx" "$MODEL_SUM"
 mv "$tmp/model.onnx" "$MODEL_DIR/model.onnx"
 echo "amber setup: installed and verified runtime in $RUNTIME_DIR and model in $MODEL_DIR" >&2
