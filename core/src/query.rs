@@ -166,7 +166,9 @@ pub struct Evidence {
     pub neighbour_bonus: Option<f32>,
     /// Cosine similarity of its best-matching chunk to the query.
     pub best_chunk_cosine: Option<f32>,
-    /// Index of that chunk within the memory.
+    /// Index of that chunk within the memory; one past its last chunk when the best
+    /// match was the memory read with its session context (the memory filed just
+    /// before it in its session).
     pub best_chunk: Option<usize>,
     /// The reciprocal-rank-fused score that ordered the results.
     pub fused: f32,

@@ -135,6 +135,7 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
     let mut opts = EngineOptions::new(&config.data_dir);
     opts.amber_home = config.amber_home.clone();
     opts.query_model = config.query_model;
+    opts.session_context = config.session_context;
     let engine = Engine::open(opts)
         .with_context(|| format!("cannot open the store in {}", config.data_dir.display()))?;
     let engine = Arc::new(engine);

@@ -12,8 +12,8 @@ use amber_core::{
 };
 use amber_retrieval::fusion::{DEFAULT_K, reciprocal_rank_fusion};
 use amber_retrieval::{
-    Bm25Doc, Bm25Filter, Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths, VectorIndex, chunk_key,
-    split_key, time_window,
+    Bm25Doc, Bm25Filter, Bm25Index, CONTEXT_CHUNK, ChunkConfig, Embedder, FastEmbedder, ModelPaths,
+    VectorIndex, chunk_key, split_key, time_window,
 };
 use amber_store::{Purged, Store};
 use sha2::{Digest, Sha256};
@@ -87,6 +87,13 @@ pub struct EngineOptions {
     /// Factor on the fused score of a memory that curation marked as a duplicate of an
     /// older one (default 0.5): it is ranked down, not removed.
     pub duplicate_factor: f32,
+    /// Session context (default on, measured on LoCoMo and LongMemEval turns: see
+    /// docs/EVAL.md, "Session context"): a memory filed in a session that fits in one
+    /// chunk gets a second vector, of its text followed by the end of the memory filed
+    /// just before it in that session (the question a reply answers); its best chunk is
+    /// the better of the two. BM25 sees the memory alone. The memory itself stays
+    /// verbatim; forgetting the earlier memory re-embeds the later one without it.
+    pub session_context: bool,
 }
 
 impl EngineOptions {
@@ -108,6 +115,7 @@ impl EngineOptions {
             graph_weight: 0.5,
             neighbour_weight: 0.5,
             duplicate_factor: 0.5,
+            session_context: true,
         }
     }
 }
@@ -247,6 +255,13 @@ impl Docs {
         }
     }
 
+    /// The first live memory filed after `seq` in this session of this scope.
+    fn next_in_session(&self, scope: &Scope, session: &str, seq: u64) -> Option<u64> {
+        let i = *self.session_ids.get(&(scope.clone(), session.to_string()))?;
+        let seqs = self.session_seqs.get(i as usize)?;
+        seqs.get(seqs.partition_point(|s| *s <= seq)).copied()
+    }
+
     /// The live memories filed just before and just after `seq` in its session (same
     /// scope), if it was filed in one.
     fn neighbours(&self, seq: u64) -> [Option<u64>; 2] {
@@ -274,8 +289,9 @@ impl Docs {
 ///   transaction, so it never waits behind indexing (the embedding cache, when in the
 ///   store, shares that connection for short transactions).
 /// - Index writers ([`Engine::index_pending`], [`Engine::forget`], [`Engine::reindex`],
-///   [`Engine::flush`]) serialize on an internal lock; [`Engine::purge`] only deletes a
-///   row and needs the write connection alone.
+///   [`Engine::flush`]) serialize on an internal lock; [`Engine::purge`] saves the
+///   vector index if it changed (under that lock), then deletes a row on the write
+///   connection.
 /// - [`Engine::open`] loads the model twice, one instance for indexing and one (single
 ///   thread) for queries, so a recall never waits behind an indexing batch.
 ///   [`Engine::open_with`] shares its one embedder: a recall may then wait for the
@@ -401,7 +417,7 @@ impl Engine {
             format: VECTOR_FORMAT,
             model: model_id.clone(),
             dim,
-            chunking: chunking.label(),
+            chunking: vector_layout(&chunking, opts.session_context),
             watermark: 0,
             count: 0,
         };
@@ -499,6 +515,8 @@ impl Engine {
             }
         }
         if removed > 0 {
+            let successors = self.successors_of_forgotten()?;
+            self.refresh_vector_context(&successors)?;
             let e = format!("removed {removed} vectors of forgotten memories from the vector index");
             tracing::warn!("{e}");
             self.events.push(e);
@@ -585,7 +603,8 @@ impl Engine {
             let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
-            let vectors = self.embed_memories(&batch)?;
+            let contexts = self.contexts(&batch)?;
+            let vectors = self.embed_memories(&batch, &contexts)?;
             {
                 let mut index = write(&self.vectors);
                 for (key, v) in &vectors {
@@ -602,19 +621,109 @@ impl Engine {
         Ok(n)
     }
 
+    /// Re-embeds live memories whose session context changed (the memory before them
+    /// was forgotten): their vectors are replaced by those of their current context
+    /// (from the cache or the model). Only those already in the vector index; later ones
+    /// get their context when they are indexed. The caller holds the indexing lock (or
+    /// is opening).
+    fn refresh_vector_context(&self, seqs: &[u64]) -> Result<()> {
+        let mark = self.vector_mark.load(SeqCst);
+        let seqs: Vec<u64> = seqs.iter().copied().filter(|s| *s <= mark).collect();
+        if !self.opts.session_context || seqs.is_empty() {
+            return Ok(());
+        }
+        let memories = self.read(|s| s.get_by_seqs(&seqs))?;
+        let contexts = self.contexts(&memories)?;
+        let vectors = self.embed_memories(&memories, &contexts)?;
+        let mut index = write(&self.vectors);
+        for m in &memories {
+            index.remove_memory(m.seq)?;
+        }
+        for (key, v) in &vectors {
+            index.add(*key, v)?;
+        }
+        self.vectors_unsaved.store(true, SeqCst);
+        Ok(())
+    }
+
+    /// The live memories that follow a forgotten one in its session: their session
+    /// context may still hold its text if a forget was interrupted.
+    fn successors_of_forgotten(&self) -> Result<Vec<u64>> {
+        if !self.opts.session_context {
+            return Ok(Vec::new());
+        }
+        let forgotten = self.read(|s| s.forgotten_session_keys())?;
+        let docs = read(&self.docs);
+        let mut out: Vec<u64> = forgotten
+            .iter()
+            .filter_map(|k| docs.next_in_session(&k.scope, k.session_id.as_deref()?, k.seq))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The session context of each of `memories` that has one: the end of the live
+    /// memory filed just before it in its session (its last chunk, at most one model
+    /// window). Empty when session context is off.
+    fn contexts(&self, memories: &[Memory]) -> Result<HashMap<u64, String>> {
+        if !self.opts.session_context {
+            return Ok(HashMap::new());
+        }
+        let before: Vec<(u64, u64)> = {
+            let docs = read(&self.docs);
+            memories.iter().filter_map(|m| docs.neighbours(m.seq)[0].map(|p| (m.seq, p))).collect()
+        };
+        if before.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let batch: HashMap<u64, &Memory> = memories.iter().map(|m| (m.seq, m)).collect();
+        let missing: Vec<u64> = before.iter().map(|x| x.1).filter(|p| !batch.contains_key(p)).collect();
+        let fetched: HashMap<u64, Memory> = if missing.is_empty() {
+            HashMap::new()
+        } else {
+            self.read(|s| s.get_by_seqs(&missing))?.into_iter().map(|m| (m.seq, m)).collect()
+        };
+        let embedder = lock(&self.index_embedder);
+        let mut out = HashMap::with_capacity(before.len());
+        for (seq, p) in before {
+            let Some(prev) = batch.get(&p).copied().or_else(|| fetched.get(&p)) else { continue };
+            let tail = embedder.chunk(&prev.content).last().map_or(0, |span| span.start);
+            out.insert(seq, prev.content[tail..].to_string());
+        }
+        Ok(out)
+    }
+
     /// Chunks the memories and gets each chunk's vector, from the cache or the model
     /// (misses only, cached afterwards): (vector-index key, vector).
-    fn embed_memories(&self, memories: &[Memory]) -> Result<Vec<(u64, Vec<f32>)>> {
+    fn embed_memories(
+        &self,
+        memories: &[Memory],
+        contexts: &HashMap<u64, String>,
+    ) -> Result<Vec<(u64, Vec<f32>)>> {
         let spans: Vec<Vec<std::ops::Range<usize>>> = {
             let embedder = lock(&self.index_embedder);
             memories.iter().map(|m| embedder.chunk(&m.content)).collect()
         };
+        // A memory of one chunk with a session context gets a second vector: its text
+        // followed by the context (the model truncates the context, never the memory).
+        let with_context: Vec<(u64, String)> = memories
+            .iter()
+            .zip(&spans)
+            .filter(|(_, spans)| spans.len() == 1)
+            .filter_map(|(m, _)| contexts.get(&m.seq).map(|c| (m.seq, format!("{}\n{c}", m.content))))
+            .collect();
+        let with_context: HashMap<u64, &str> =
+            with_context.iter().map(|(seq, t)| (*seq, t.as_str())).collect();
         // (seq, chunk index, chunk text, hash)
         let mut chunks: Vec<(u64, usize, &str, [u8; 32])> = Vec::new();
         for (m, spans) in memories.iter().zip(spans) {
             for (i, span) in spans.into_iter().take(amber_retrieval::MAX_CHUNKS_PER_MEMORY).enumerate() {
                 let text = &m.content[span];
                 chunks.push((m.seq, i, text, chunk_hash(text)));
+            }
+            if let Some(text) = with_context.get(&m.seq) {
+                chunks.push((m.seq, CONTEXT_CHUNK, text, chunk_hash(text)));
             }
         }
         let hashes: Vec<[u8; 32]> = chunks.iter().map(|c| c.3).collect();
@@ -667,7 +776,7 @@ impl Engine {
             format: VECTOR_FORMAT,
             model: self.model_id.clone(),
             dim: self.dim,
-            chunking: self.chunking.label(),
+            chunking: vector_layout(&self.chunking, self.opts.session_context),
             watermark: self.vector_mark.load(SeqCst),
             count,
         };
@@ -773,12 +882,20 @@ impl Engine {
     pub fn forget(&self, id: &MemoryId) -> Result<Option<Memory>> {
         let _indexing = lock(&self.indexing);
         let Some((memory, _)) = lock(&self.writer).forget(id, now_millis())? else { return Ok(None) };
-        write(&self.docs).remove(memory.seq, &memory.scope);
+        // The memory after it in its session had it as session context: re-embedded
+        // without it (its context becomes the memory before the forgotten one).
+        let next = {
+            let mut docs = write(&self.docs);
+            let [_, next] = docs.neighbours(memory.seq);
+            docs.remove(memory.seq, &memory.scope);
+            next
+        };
         self.bm25.delete(memory.seq);
         self.bm25.commit(self.bm25_mark.load(SeqCst))?;
         if write(&self.vectors).remove_memory(memory.seq)? > 0 {
             self.vectors_unsaved.store(true, SeqCst);
         }
+        self.refresh_vector_context(&next.into_iter().collect::<Vec<_>>())?;
         Ok(Some(memory))
     }
 
@@ -787,6 +904,10 @@ impl Engine {
     /// memory is not forgotten. The embedding cache keeps its vectors (keyed by chunk
     /// hash, no text).
     pub fn purge(&self, id: &MemoryId) -> Result<bool> {
+        // The vector index on disk may still hold the memory's vectors (or a session
+        // context made from it) until it is saved: saved first, so that no index file
+        // outlives the row.
+        self.flush()?;
         match lock(&self.writer).purge(id)? {
             Purged::Deleted => Ok(true),
             Purged::NotFound => Ok(false),
@@ -840,6 +961,9 @@ impl Engine {
                     for i in 0..amber_retrieval::MAX_CHUNKS_PER_MEMORY {
                         let Some(v) = vectors.get(chunk_key(seq, i)) else { break };
                         note(seq, i, amber_retrieval::cosine(qv, &v));
+                    }
+                    if let Some(v) = vectors.get(chunk_key(seq, CONTEXT_CHUNK)) {
+                        note(seq, CONTEXT_CHUNK, amber_retrieval::cosine(qv, &v));
                     }
                 }
             }
@@ -977,7 +1101,9 @@ impl Engine {
                     graph_rank: graph_list.and_then(|i| f.ranks[i]),
                     time_rank: time_list.and_then(|i| f.ranks[i]),
                     best_chunk_cosine: v.map(|x| x.1),
-                    best_chunk: v.map(|x| x.2),
+                    // The context vector exists for one-chunk memories only: it is
+                    // reported as the chunk after their one chunk.
+                    best_chunk: v.map(|x| if x.2 == CONTEXT_CHUNK { 1 } else { x.2 }),
                     fused: f.score,
                 },
             });
@@ -1055,7 +1181,8 @@ impl Engine {
             let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
-            for (key, v) in self.embed_memories(&batch)? {
+            let contexts = self.contexts(&batch)?;
+            for (key, v) in self.embed_memories(&batch, &contexts)? {
                 fresh.add(key, &v)?;
             }
         }
@@ -1103,7 +1230,7 @@ impl Engine {
             scopes,
             model: self.model_id.clone(),
             dim: self.dim,
-            chunking: self.chunking.label(),
+            chunking: vector_layout(&self.chunking, self.opts.session_context),
             bm25_docs,
             vectors,
             cached_vectors,
@@ -1122,6 +1249,12 @@ impl Drop for Engine {
             tracing::warn!(cause = %e, "could not save the vector index; it will be caught up at the next open");
         }
     }
+}
+
+/// What the vectors of a memory are, as recorded with the vector index: a change
+/// rebuilds it (from the embedding cache where it can).
+fn vector_layout(chunking: &ChunkConfig, session_context: bool) -> String {
+    if session_context { format!("{} + session context", chunking.label()) } else { chunking.label() }
 }
 
 fn open_bm25(dir: &Path, events: &mut Vec<String>) -> Result<(Bm25Index, bool)> {

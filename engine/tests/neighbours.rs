@@ -15,6 +15,9 @@ const QUERY: &str = "What should go in a living room to make it comfy?";
 fn open(dir: &std::path::Path, neighbour_weight: f32) -> Engine {
     let mut opts = EngineOptions::new(dir);
     opts.neighbour_weight = neighbour_weight;
+    // Session context would let BM25 find the answer by its question's words
+    // (tests/session_context.rs): off here, to see the neighbour rule alone.
+    opts.session_context = false;
     Engine::open(opts).expect("the model is installed: run scripts/setup.sh")
 }
 

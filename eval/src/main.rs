@@ -131,6 +131,10 @@ struct EngineArgs {
     /// the engine's default); 0 turns it off.
     #[arg(long, default_value_t = 0.5)]
     neighbour_weight: f32,
+    /// Session context: each turn also gets a vector of itself followed by the turn
+    /// before it in its session (turn level only; the engine's default).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    session_context: bool,
     /// Chunk window in word pieces (the model's window: 256 for MiniLM).
     #[arg(long, default_value_t = 256)]
     chunk_tokens: usize,
@@ -240,6 +244,7 @@ fn open_engine(a: &EngineArgs) -> anyhow::Result<(Engine, Option<tempfile::TempD
     opts.time_weight = a.time_weight;
     opts.graph_weight = a.graph_weight;
     opts.neighbour_weight = a.neighbour_weight;
+    opts.session_context = a.session_context;
     opts.chunking = ChunkConfig { max_tokens: a.chunk_tokens, overlap_tokens: a.chunk_overlap };
     opts.threads = a.threads;
     let engine =
@@ -261,6 +266,7 @@ fn engine_config(engine: &Engine, a: &EngineArgs) -> Value {
         "time_weight": o.time_weight,
         "graph_weight": o.graph_weight,
         "neighbour_weight": o.neighbour_weight,
+        "session_context": o.session_context,
         "candidates": o.candidates,
         "mode": a.mode,
         "query": "the question text, verbatim",

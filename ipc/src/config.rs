@@ -41,6 +41,12 @@ pub struct Config {
     /// (about 130 MB more). Default false: one model, and a recall that arrives during
     /// indexing waits for the current group of 16 chunks.
     pub query_model: bool,
+    /// Session context (default true): a short memory filed in a session gets a second
+    /// vector, of itself followed by the memory filed just before it in the session, so
+    /// a reply is found by the words of the question it answers (measured in
+    /// docs/EVAL.md, "Session context"; it about doubles the embedding work for such
+    /// memories). Changing it rebuilds the vector index at the next start.
+    pub session_context: bool,
     /// Tier 0: which coordination files the `identity` method serves, and the budget
     /// (`[identity]` table: `files = [globs]`, `budget_tokens = 800`).
     pub identity: amber_tiers::identity::IdentityConfig,
@@ -77,6 +83,7 @@ impl Default for Config {
             log_files: 7,
             log: "info".into(),
             query_model: false,
+            session_context: true,
             identity: Default::default(),
             capture: Default::default(),
             judge: Default::default(),
@@ -257,8 +264,8 @@ mod tests {
             (d.max_frame_bytes, d.max_connections, d.write_queue, d.fresh_timeout_ms, d.max_index_backlog)
         );
         assert_eq!(
-            (c.log_files, c.log.as_str(), c.query_model, &c.identity),
-            (d.log_files, d.log.as_str(), d.query_model, &d.identity)
+            (c.log_files, c.log.as_str(), c.query_model, c.session_context, &c.identity),
+            (d.log_files, d.log.as_str(), d.query_model, d.session_context, &d.identity)
         );
         assert_eq!((&c.capture, &c.session, &c.briefing), (&d.capture, &d.session, &d.briefing));
         assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));

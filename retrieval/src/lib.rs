@@ -37,7 +37,7 @@ pub use chunk::{ChunkConfig, chunk_spans};
 pub use embed::{DEFAULT_MODEL_ID, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
 pub use error::{Error, Result};
 pub use names::NameMatcher;
-pub use vector::{MAX_CHUNKS_PER_MEMORY, VectorIndex, chunk_key, split_key};
+pub use vector::{CONTEXT_CHUNK, MAX_CHUNKS_PER_MEMORY, VectorIndex, chunk_key, split_key};
 pub use when::{TimeWindow, time_window};
 
 /// Cosine similarity of two vectors (1 for the same direction). Zero vectors give 0.

@@ -7,8 +7,12 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use crate::{Error, Result};
 
-/// Chunks one memory may have in the vector index (the low 16 bits of a key).
-pub const MAX_CHUNKS_PER_MEMORY: usize = 1 << 16;
+/// Chunks of its own text one memory may have in the vector index (the low 16 bits of
+/// a key, the last value kept for [`CONTEXT_CHUNK`]).
+pub const MAX_CHUNKS_PER_MEMORY: usize = (1 << 16) - 1;
+/// The chunk slot of a memory's session-context vector (its text read with the memory
+/// before it), apart from its own chunks `0..n`.
+pub const CONTEXT_CHUNK: usize = 0xffff;
 /// HNSW graph degree.
 const CONNECTIVITY: usize = 16;
 /// Candidate list size while building.
@@ -161,11 +165,14 @@ impl VectorIndex {
         self.index.remove(key).map(|n| n > 0).map_err(|e| self.err(e))
     }
 
-    /// Removes every chunk vector of memory `seq` (its keys are consecutive from chunk
-    /// 0); returns how many were removed.
+    /// Removes every vector of memory `seq` (its own chunks, consecutive from chunk 0,
+    /// and its [`CONTEXT_CHUNK`]); returns how many were removed.
     pub fn remove_memory(&mut self, seq: u64) -> Result<usize> {
         let mut n = 0;
         while n < MAX_CHUNKS_PER_MEMORY && self.remove(chunk_key(seq, n))? {
+            n += 1;
+        }
+        if self.remove(chunk_key(seq, CONTEXT_CHUNK))? {
             n += 1;
         }
         Ok(n)
@@ -270,7 +277,8 @@ mod tests {
                 ix.add(chunk_key(seq, c), &unit(seq * 10 + c as u64, dim)).unwrap();
             }
         }
-        assert_eq!(ix.remove_memory(7).unwrap(), 3);
+        ix.add(chunk_key(7, CONTEXT_CHUNK), &unit(7, dim)).unwrap();
+        assert_eq!(ix.remove_memory(7).unwrap(), 4, "its chunks and its context vector");
         assert_eq!(ix.remove_memory(7).unwrap(), 0, "idempotent");
         assert!(!ix.remove(chunk_key(999, 0)).unwrap());
         assert_eq!(ix.len(), 147);

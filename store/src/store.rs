@@ -258,6 +258,31 @@ impl Store {
         rows.map(|r| r.map(|s| s as u64).map_err(self.sql())).collect()
     }
 
+    /// The forgotten memories that were filed in a session (seq, scope, time, session),
+    /// by seq.
+    pub fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, scope, COALESCE(event_time, created_at), session_id FROM memories
+                 WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
+            )
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?))
+            })
+            .map_err(self.sql())?;
+        rows.map(|r| {
+            let (seq, scope, time, session_id) = r.map_err(self.sql())?;
+            let scope = scope
+                .parse()
+                .map_err(|e| Error::Corrupt { path: self.path.clone(), detail: format!("seq {seq}: {e}") })?;
+            Ok(Key { seq: seq as u64, scope, time, session_id: Some(session_id) })
+        })
+        .collect()
+    }
+
     /// The memory with this id, forgotten or not.
     pub fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
         let row = self

@@ -24,7 +24,8 @@ fn coverage(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
 }
 
 impl Engine {
-    /// The chunk vectors of an indexed memory (empty when it is not in the vector index).
+    /// The vectors of an indexed memory's own chunks, not its session-context vector
+    /// (empty when it is not in the vector index).
     pub(super) fn chunk_vectors(&self, seq: u64) -> Vec<Vec<f32>> {
         let vectors = read(&self.vectors);
         (0..MAX_CHUNKS_PER_MEMORY).map_while(|i| vectors.get(chunk_key(seq, i))).collect()
