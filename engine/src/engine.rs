@@ -26,7 +26,9 @@ use crate::{Error, Result, default_amber_home};
 
 /// Memories read from the store per step while rebuilding or catching up.
 const SCAN_BATCH: usize = 256;
-/// Texts sent to the model per call while indexing.
+/// Texts embedded per embedding-cache write while indexing. The model runs one text at a
+/// time (see `amber_retrieval::VECTOR_ID`) and its lock is taken per text, so a recall
+/// that shares the model waits at most for one text.
 const EMBED_BATCH: usize = 16;
 /// Up to this many memories pass a filter, the vector search scans their chunks exactly
 /// instead of walking the HNSW graph (exact and fast at this size).
@@ -736,19 +738,24 @@ impl Engine {
             }
         }
         lock(&self.stats).chunks_from_cache += (chunks.len() - missing.len()) as u64;
-        // The model pads each batch to its longest text: batching texts of similar length
-        // wastes less work on padding.
-        missing.sort_by_key(|(t, _)| t.len());
         for group in missing.chunks(EMBED_BATCH) {
-            let texts: Vec<&str> = group.iter().map(|(t, _)| *t).collect();
-            let mut embedder = lock(&self.index_embedder);
             let t0 = Instant::now();
-            let vecs = embedder.embed(&texts)?;
-            drop(embedder);
+            let mut vecs = Vec::with_capacity(group.len());
+            for (text, _) in group {
+                vecs.extend(lock(&self.index_embedder).embed(&[*text])?);
+            }
+            if vecs.len() != group.len() {
+                return Err(amber_retrieval::Error::Model(format!(
+                    "the model returned {} vectors for {} texts",
+                    vecs.len(),
+                    group.len()
+                ))
+                .into());
+            }
             {
                 let mut stats = lock(&self.stats);
                 stats.embed_seconds += t0.elapsed().as_secs_f64();
-                stats.chunks_embedded += texts.len() as u64;
+                stats.chunks_embedded += group.len() as u64;
             }
             let rows: Vec<([u8; 32], &[f32])> =
                 group.iter().zip(&vecs).map(|((_, h), v)| (*h, v.as_slice())).collect();

@@ -58,7 +58,7 @@ fn longmemeval_end_to_end_with_report_rankings_and_cache() {
     assert_eq!(written, r);
     assert_eq!(r["n_questions"], 3);
     assert_eq!(r["n_scored"], 2, "the abstention question is skipped");
-    assert_eq!(r["config"]["model"], "all-MiniLM-L6-v2-q8");
+    assert_eq!(r["config"]["model"], "all-MiniLM-L6-v2-q8+single");
     // q1 has one obvious gold session; q2 two marathon sessions among four.
     assert_eq!(r["metrics"]["recall_any@1"], 1.0, "{r:#}");
     assert_eq!(r["metrics"]["recall_all@3"], 1.0, "{r:#}");

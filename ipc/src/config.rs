@@ -39,7 +39,7 @@ pub struct Config {
     pub log: String,
     /// Keep a second model instance for queries so recalls never wait for indexing
     /// (about 130 MB more). Default false: one model, and a recall that arrives during
-    /// indexing waits for the current group of 16 chunks.
+    /// indexing waits for the text being embedded.
     pub query_model: bool,
     /// Session context (default true): a short memory filed in a session gets a second
     /// vector, of itself followed by the memory filed just before it in the session, so

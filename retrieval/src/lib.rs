@@ -34,7 +34,7 @@ mod when;
 
 pub use bm25::{Bm25Doc, Bm25Filter, Bm25Index};
 pub use chunk::{ChunkConfig, chunk_spans};
-pub use embed::{DEFAULT_MODEL_ID, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
+pub use embed::{DEFAULT_MODEL_ID, Embedder, FastEmbedder, ModelPaths, SETUP_HINT, VECTOR_ID};
 pub use error::{Error, Result};
 pub use names::NameMatcher;
 pub use vector::{CONTEXT_CHUNK, MAX_CHUNKS_PER_MEMORY, VectorIndex, chunk_key, split_key};

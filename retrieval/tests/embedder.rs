@@ -1,0 +1,32 @@
+//! The embedder with the real model (`scripts/setup.sh`; CI runs it first).
+
+use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, VECTOR_ID, cosine};
+
+fn embedder() -> FastEmbedder {
+    let home = amber_core::paths::default_amber_home();
+    FastEmbedder::load(&ModelPaths::under(&home), ChunkConfig::default(), Some(2))
+        .expect("the model is installed: run scripts/setup.sh")
+}
+
+/// A text's vector is the same alone, in any batch and in any position: the vectors a
+/// store holds are the ones a query of the same text gets. (With several texts per model
+/// run, the int8 model's activation scale covered the whole batch: cosine 0.984 alone vs
+/// next to a long text.)
+#[test]
+fn a_texts_vector_does_not_depend_on_what_it_is_embedded_with() {
+    let mut e = embedder();
+    assert_eq!(e.model_id(), VECTOR_ID);
+    let a = "Joanna: Sure! A couch that seats several people, a weighted blanket, and lamps you can dim.";
+    let long = "I have been thinking about my garden a lot lately, the tomatoes especially. ".repeat(20);
+    let alone = e.embed(&[a]).unwrap().remove(0);
+    let batches: [Vec<&str>; 3] =
+        [vec![a, long.as_str()], vec!["short", a], vec![long.as_str(), "x", a, "y"]];
+    for batch in &batches {
+        let out = e.embed(batch).unwrap();
+        let i = batch.iter().position(|t| *t == a).unwrap();
+        let c = cosine(&alone, &out[i]);
+        assert!(c > 0.999_999, "cosine {c} with batch mates {:?}", batch.len());
+    }
+    let n: f32 = alone.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((n - 1.0).abs() < 1e-5, "unit vectors: {n}");
+}
