@@ -258,29 +258,13 @@ impl Store {
         rows.map(|r| r.map(|s| s as u64).map_err(self.sql())).collect()
     }
 
-    /// The forgotten memories that were filed in a session (seq, scope, time, session),
-    /// by seq.
+    /// The forgotten memories that were filed in a session, by seq.
     pub fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT seq, scope, COALESCE(event_time, created_at), session_id FROM memories
-                 WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
-            )
-            .map_err(self.sql())?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?))
-            })
-            .map_err(self.sql())?;
-        rows.map(|r| {
-            let (seq, scope, time, session_id) = r.map_err(self.sql())?;
-            let scope = scope
-                .parse()
-                .map_err(|e| Error::Corrupt { path: self.path.clone(), detail: format!("seq {seq}: {e}") })?;
-            Ok(Key { seq: seq as u64, scope, time, session_id: Some(session_id) })
-        })
-        .collect()
+        self.keys(
+            "SELECT seq, scope, COALESCE(event_time, created_at), session_id FROM memories
+             WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
+            [],
+        )
     }
 
     /// The memory with this id, forgotten or not.
@@ -335,15 +319,18 @@ impl Store {
     /// The [`Key`]s of up to `limit` live memories with seq greater than `after`, in seq
     /// order. Cheaper than [`Store::scan`] when the content is not needed.
     pub fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT seq, scope, COALESCE(event_time, created_at), session_id FROM memories
-                 WHERE seq > ?1 AND forgotten_at IS NULL ORDER BY seq LIMIT ?2",
-            )
-            .map_err(self.sql())?;
+        self.keys(
+            "SELECT seq, scope, COALESCE(event_time, created_at), session_id FROM memories
+             WHERE seq > ?1 AND forgotten_at IS NULL ORDER BY seq LIMIT ?2",
+            params![after as i64, limit as i64],
+        )
+    }
+
+    /// Runs a query whose columns are seq, scope, time and session id.
+    fn keys(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Key>> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(self.sql())?;
         let rows = stmt
-            .query_map(params![after as i64, limit as i64], |r| {
+            .query_map(args, |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
