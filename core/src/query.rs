@@ -164,6 +164,11 @@ pub struct Evidence {
     /// candidate in the same session, if it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neighbour_bonus: Option<f32>,
+    /// What it gained in the fused score from its session (the best candidate of the
+    /// same session, times the session weight), if it was filed in one that had a
+    /// candidate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_bonus: Option<f32>,
     /// Cosine similarity of its best-matching chunk to the query.
     pub best_chunk_cosine: Option<f32>,
     /// Index of that chunk within the memory; one past its last chunk when the best

@@ -18,6 +18,8 @@ fn open(dir: &std::path::Path, neighbour_weight: f32) -> Engine {
     // Session context would let BM25 find the answer by its question's words
     // (tests/session_context.rs): off here, to see the neighbour rule alone.
     opts.session_context = false;
+    // The session prior lifts every candidate of a matching session (tests/session_prior.rs).
+    opts.session_weight = 0.0;
     Engine::open(opts).expect("the model is installed: run scripts/setup.sh")
 }
 

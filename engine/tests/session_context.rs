@@ -18,6 +18,7 @@ const QUERY: &str = "What should go in a living room to make it comfy?";
 fn open(dir: &std::path::Path, session_context: bool) -> Engine {
     let mut opts = EngineOptions::new(dir);
     opts.neighbour_weight = 0.0;
+    opts.session_weight = 0.0;
     opts.session_context = session_context;
     Engine::open(opts).expect("the model is installed: run scripts/setup.sh")
 }

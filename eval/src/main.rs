@@ -131,6 +131,11 @@ struct EngineArgs {
     /// the engine's default); 0 turns it off.
     #[arg(long, default_value_t = 0.5)]
     neighbour_weight: f32,
+    /// Session prior: a candidate turn gains this times the best fused score among the
+    /// candidates of its conversation session (turn level only; the engine's default);
+    /// 0 turns it off.
+    #[arg(long, default_value_t = 0.3)]
+    session_weight: f32,
     /// Session context: each turn also gets a vector of itself followed by the turn
     /// before it in its session (turn level only; the engine's default).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
@@ -244,6 +249,7 @@ fn open_engine(a: &EngineArgs) -> anyhow::Result<(Engine, Option<tempfile::TempD
     opts.time_weight = a.time_weight;
     opts.graph_weight = a.graph_weight;
     opts.neighbour_weight = a.neighbour_weight;
+    opts.session_weight = a.session_weight;
     opts.session_context = a.session_context;
     opts.chunking = ChunkConfig { max_tokens: a.chunk_tokens, overlap_tokens: a.chunk_overlap };
     opts.threads = a.threads;
@@ -266,6 +272,7 @@ fn engine_config(engine: &Engine, a: &EngineArgs) -> Value {
         "time_weight": o.time_weight,
         "graph_weight": o.graph_weight,
         "neighbour_weight": o.neighbour_weight,
+        "session_weight": o.session_weight,
         "session_context": o.session_context,
         "candidates": o.candidates,
         "mode": a.mode,
