@@ -41,7 +41,7 @@ struct Args {
     /// Writes answer `busy` while indexing is this many memories behind.
     #[arg(long, value_name = "N")]
     max_index_backlog: Option<u64>,
-    /// A second model instance for queries: recalls never wait for indexing (costs ~130 MB).
+    /// A second model instance for queries: recalls do not wait for indexing, two embed at once (~55 MB).
     #[arg(long)]
     query_model: bool,
 }

@@ -3,8 +3,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 use std::time::Instant;
 
 use amber_core::{
@@ -74,9 +74,11 @@ pub struct EngineOptions {
     /// Keep the embedding cache in this SQLite file instead of the store, so several
     /// stores (fresh eval runs, benchmarks) share one cache (default: in the store).
     pub embedding_cache: Option<PathBuf>,
-    /// Load a second model instance for queries (default true), so a recall never waits
-    /// for an indexing batch. False saves its memory (see docs/PERFORMANCE.md); recalls
-    /// then take turns with indexing on one model.
+    /// Load a second model instance for queries (default true), so a recall does not wait
+    /// for indexing, and two recalls embed their queries at once (the second on the
+    /// indexing model when it is idle). False saves its memory (see
+    /// docs/PERFORMANCE.md); recalls then take turns with indexing and with each other
+    /// on one model.
     pub query_model: bool,
     /// Weight of the graph ranking in fusion (default 0.5, measured on LoCoMo: see
     /// docs/EVAL.md), for queries with `expand: graph`.
@@ -301,9 +303,10 @@ impl Docs {
 ///   vector index if it changed (under that lock), then deletes a row on the write
 ///   connection.
 /// - [`Engine::open`] loads the model twice, one instance for indexing and one (single
-///   thread) for queries, so a recall never waits behind an indexing batch.
-///   [`Engine::open_with`] shares its one embedder: a recall may then wait for the
-///   current embedding batch (at most 64 chunks).
+///   thread) for queries, so a recall does not wait behind indexing; a query takes the
+///   first free instance (the query one, else the indexing one when idle), so two
+///   recalls embed at once. [`Engine::open_with`] shares its one embedder: a recall may
+///   then wait for the text being embedded (one text per model run).
 pub struct Engine {
     opts: EngineOptions,
     model_id: String,
@@ -319,7 +322,11 @@ pub struct Engine {
     bm25: Bm25Index,
     vectors: RwLock<VectorIndex>,
     index_embedder: SharedEmbedder,
-    query_embedder: SharedEmbedder,
+    /// The instances a query may use, in order of preference: the query model (if
+    /// loaded), then the indexing model. A query takes the first one free.
+    query_embedders: Vec<SharedEmbedder>,
+    /// Which instance a query waits for when none is free (round robin).
+    query_turn: AtomicUsize,
     docs: RwLock<Docs>,
     /// Held by whatever changes the indexes.
     indexing: Mutex<()>,
@@ -365,27 +372,33 @@ fn chunk_hash(text: &str) -> [u8; 32] {
 impl Engine {
     /// Opens the engine with the local all-MiniLM-L6-v2 model installed by
     /// `scripts/setup.sh` under `opts.amber_home`: one instance for indexing
-    /// (`opts.threads`), one single-threaded for queries.
+    /// (`opts.threads`), one single-threaded for queries (unless `opts.query_model` is
+    /// false), which also use the indexing instance when it is idle.
     pub fn open(opts: EngineOptions) -> Result<Engine> {
         let paths = ModelPaths::under(&opts.amber_home);
-        let indexer = FastEmbedder::load(&paths, opts.chunking, opts.threads)?;
         if !opts.query_model {
-            return Self::open_with(opts, Box::new(indexer));
+            let only = FastEmbedder::load(&paths, opts.chunking, opts.threads)?;
+            return Self::open_with(opts, Box::new(only));
         }
-        let querier = FastEmbedder::load(&paths, opts.chunking, Some(QUERY_THREADS))?;
-        Self::start(opts, Arc::new(Mutex::new(Box::new(indexer))), Arc::new(Mutex::new(Box::new(querier))))
+        // Two instances may run at once: neither spins while idle.
+        let indexer = FastEmbedder::load_tuned(&paths, opts.chunking, opts.threads, false)?;
+        let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false)?;
+        let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
+        // A query runs on the query model, or on the indexing model when that one is
+        // idle: two queries at once use both cores.
+        Self::start(opts, indexer.clone(), vec![Arc::new(Mutex::new(Box::new(querier))), indexer])
     }
 
     /// Opens the engine with a given embedder, used both to index and to embed queries.
     pub fn open_with(opts: EngineOptions, embedder: Box<dyn Embedder>) -> Result<Engine> {
         let shared = Arc::new(Mutex::new(embedder));
-        Self::start(opts, shared.clone(), shared)
+        Self::start(opts, shared.clone(), vec![shared])
     }
 
     fn start(
         opts: EngineOptions,
         index_embedder: SharedEmbedder,
-        query_embedder: SharedEmbedder,
+        query_embedders: Vec<SharedEmbedder>,
     ) -> Result<Engine> {
         let dir = opts.data_dir.clone();
         let io = |source| crate::Error::DataDir { path: dir.clone(), source };
@@ -446,7 +459,8 @@ impl Engine {
             bm25,
             vectors: RwLock::new(vectors),
             index_embedder,
-            query_embedder,
+            query_embedders,
+            query_turn: AtomicUsize::new(0),
             docs: RwLock::new(docs),
             indexing: Mutex::new(()),
             vectors_unsaved: AtomicBool::new(false),
@@ -996,9 +1010,21 @@ impl Engine {
         Ok(ranked)
     }
 
-    /// Embeds a query text (one model call, on the query embedder).
+    /// Embeds a query text (one model call, on the first free query instance; when all
+    /// are busy, it waits for one in turn).
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
-        let mut embedder = lock(&self.query_embedder);
+        let free = self.query_embedders.iter().find_map(|m| match m.try_lock() {
+            Ok(g) => Some(g),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        });
+        let mut embedder = match free {
+            Some(g) => g,
+            None => {
+                let turn = self.query_turn.fetch_add(1, Ordering::Relaxed);
+                lock(&self.query_embedders[turn % self.query_embedders.len()])
+            }
+        };
         let t0 = Instant::now();
         let v = embedder.embed(&[text])?.remove(0);
         drop(embedder);

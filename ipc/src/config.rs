@@ -37,9 +37,10 @@ pub struct Config {
     pub log_files: usize,
     /// The log filter, tracing's env-filter syntax (default `info`; `AMBER_LOG` overrides).
     pub log: String,
-    /// Keep a second model instance for queries so recalls never wait for indexing
-    /// (about 130 MB more). Default false: one model, and a recall that arrives during
-    /// indexing waits for the text being embedded.
+    /// Keep a second model instance for queries so recalls do not wait for indexing and
+    /// two recalls embed at once (about 55 MB more, docs/PERFORMANCE.md). Default false:
+    /// one model, and a recall that arrives during indexing or another recall waits for
+    /// the text being embedded.
     pub query_model: bool,
     /// Session context (default true): a short memory filed in a session gets a second
     /// vector, of itself followed by the memory filed just before it in the session, so

@@ -91,6 +91,20 @@ impl FastEmbedder {
     /// [`Error::ModelUnavailable`] naming the setup command, never a panic.
     /// `threads` caps ONNX Runtime's intra-op threads (None: one per core).
     pub fn load(paths: &ModelPaths, chunking: ChunkConfig, threads: Option<usize>) -> Result<FastEmbedder> {
+        Self::load_tuned(paths, chunking, threads, true)
+    }
+
+    /// [`FastEmbedder::load`], choosing whether ONNX Runtime's idle intra-op threads
+    /// spin-wait for work (`spin`, its default: the lowest latency for one caller on its
+    /// own). Turn it off when another model instance runs on the same cores at the same
+    /// time: spinning threads take the CPU its runs need (docs/PERFORMANCE.md, "The
+    /// daemon under load").
+    pub fn load_tuned(
+        paths: &ModelPaths,
+        chunking: ChunkConfig,
+        threads: Option<usize>,
+        spin: bool,
+    ) -> Result<FastEmbedder> {
         if !paths.runtime.is_file() {
             return Err(Error::ModelUnavailable {
                 what: "ONNX Runtime",
@@ -129,6 +143,9 @@ impl FastEmbedder {
             .with_execution_providers(vec![cpu]);
         if let Some(n) = threads {
             options = options.with_intra_threads(n.max(1));
+        }
+        if !spin {
+            options = options.with_session_config("session.intra_op.allow_spinning", "0");
         }
         let model = TextEmbedding::try_new_from_user_defined(model, options)
             .map_err(|e| Error::Model(e.to_string()))?;

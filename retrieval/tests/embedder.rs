@@ -30,3 +30,23 @@ fn a_texts_vector_does_not_depend_on_what_it_is_embedded_with() {
     let n: f32 = alone.iter().map(|x| x * x).sum::<f32>().sqrt();
     assert!((n - 1.0).abs() < 1e-5, "unit vectors: {n}");
 }
+
+/// The engine embeds a query on whichever instance is free: one thread, or the indexing
+/// instance with several threads and no spinning. The vector must not depend on which.
+#[test]
+fn a_texts_vector_does_not_depend_on_threads_or_spinning() {
+    let home = amber_core::paths::default_amber_home();
+    let paths = ModelPaths::under(&home);
+    let config = ChunkConfig::default();
+    let mut one = FastEmbedder::load_tuned(&paths, config, Some(1), false).unwrap();
+    let mut two = FastEmbedder::load_tuned(&paths, config, Some(2), false).unwrap();
+    let mut spin = FastEmbedder::load(&paths, config, Some(2)).unwrap();
+    let long = "The kiln door was stuck again, so the glaze firing waited until Sunday. ".repeat(12);
+    for text in ["What should go in a living room to make it comfy?", long.as_str()] {
+        let a = one.embed(&[text]).unwrap().remove(0);
+        for b in [two.embed(&[text]).unwrap().remove(0), spin.embed(&[text]).unwrap().remove(0)] {
+            let c = cosine(&a, &b);
+            assert!(c > 0.999_999, "cosine {c} between one thread and two for {} bytes", text.len());
+        }
+    }
+}
