@@ -625,8 +625,7 @@ impl Engine {
             let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
-            let contexts = self.contexts(&batch)?;
-            let vectors = self.embed_memories(&batch, &contexts)?;
+            let vectors = self.embed_memories(&batch)?;
             {
                 let mut index = write(&self.vectors);
                 for (key, v) in &vectors {
@@ -655,8 +654,7 @@ impl Engine {
             return Ok(());
         }
         let memories = self.read(|s| s.get_by_seqs(&seqs))?;
-        let contexts = self.contexts(&memories)?;
-        let vectors = self.embed_memories(&memories, &contexts)?;
+        let vectors = self.embed_memories(&memories)?;
         let mut index = write(&self.vectors);
         for m in &memories {
             index.remove_memory(m.seq)?;
@@ -717,12 +715,10 @@ impl Engine {
     }
 
     /// Chunks the memories and gets each chunk's vector, from the cache or the model
-    /// (misses only, cached afterwards): (vector-index key, vector).
-    fn embed_memories(
-        &self,
-        memories: &[Memory],
-        contexts: &HashMap<u64, String>,
-    ) -> Result<Vec<(u64, Vec<f32>)>> {
+    /// (misses only, cached afterwards), with the session context vector of those that
+    /// have one: (vector-index key, vector).
+    fn embed_memories(&self, memories: &[Memory]) -> Result<Vec<(u64, Vec<f32>)>> {
+        let contexts = self.contexts(memories)?;
         let spans: Vec<Vec<std::ops::Range<usize>>> = {
             let embedder = lock(&self.index_embedder);
             memories.iter().map(|m| embedder.chunk(&m.content)).collect()
@@ -1256,8 +1252,7 @@ impl Engine {
             let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
-            let contexts = self.contexts(&batch)?;
-            for (key, v) in self.embed_memories(&batch, &contexts)? {
+            for (key, v) in self.embed_memories(&batch)? {
                 fresh.add(key, &v)?;
             }
         }
