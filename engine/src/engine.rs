@@ -201,6 +201,9 @@ struct VectorState {
 /// Embedding model behind a lock: one model run at a time per instance.
 type SharedEmbedder = Arc<Mutex<Box<dyn Embedder>>>;
 
+/// Vectors of some of a list of texts, each with the text's index in the list.
+type Embedded = Vec<(usize, Vec<f32>)>;
+
 /// Time, scope and session of the live memories, for the filters and the neighbour
 /// ranking.
 #[derive(Default)]
@@ -756,10 +759,8 @@ impl Engine {
         lock(&self.stats).chunks_from_cache += (chunks.len() - missing.len()) as u64;
         for group in missing.chunks(EMBED_BATCH) {
             let t0 = Instant::now();
-            let mut vecs = Vec::with_capacity(group.len());
-            for (text, _) in group {
-                vecs.extend(lock(&self.index_embedder).embed(&[*text])?);
-            }
+            let texts: Vec<&str> = group.iter().map(|(t, _)| *t).collect();
+            let vecs = self.embed_texts(&texts)?;
             if vecs.len() != group.len() {
                 return Err(amber_retrieval::Error::Model(format!(
                     "the model returned {} vectors for {} texts",
@@ -784,6 +785,47 @@ impl Engine {
             .iter()
             .filter_map(|(seq, i, _, h)| cached.get(h).map(|v| (chunk_key(*seq, *i), v.clone())))
             .collect())
+    }
+
+    /// Embeds texts for indexing, one per model run, taking each model's lock per text
+    /// (a query waits at most for one text). With a query model loaded, both instances
+    /// work through the texts at once, one thread each, so indexing uses both cores even
+    /// for short texts (one model run of a short text barely uses a second thread).
+    fn embed_texts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let models = &self.query_embedders;
+        if models.len() < 2 || texts.len() < 2 {
+            let mut out = Vec::with_capacity(texts.len());
+            for text in texts {
+                out.extend(lock(&self.index_embedder).embed(&[*text])?);
+            }
+            return Ok(out);
+        }
+        let next = AtomicUsize::new(0);
+        let work = |model: &SharedEmbedder| -> Result<Embedded> {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(text) = texts.get(i) else { return Ok(done) };
+                let v = lock(model).embed(&[*text])?.pop();
+                done.extend(v.map(|v| (i, v)));
+            }
+        };
+        let parts: Vec<Result<Embedded>> = std::thread::scope(|s| {
+            let helpers: Vec<_> = models[1..].iter().map(|m| s.spawn(|| work(m))).collect();
+            let mut parts = vec![work(&models[0])];
+            for h in helpers {
+                parts.push(h.join().unwrap_or_else(|_| {
+                    Err(amber_retrieval::Error::Model("an embedding thread panicked".into()).into())
+                }));
+            }
+            parts
+        });
+        let mut out: Embedded = Vec::with_capacity(texts.len());
+        for part in parts {
+            out.extend(part?);
+        }
+        out.sort_by_key(|(i, _)| *i);
+        Ok(out.into_iter().map(|(_, v)| v).collect())
     }
 
     /// Writes the vector index and its state file. The caller holds the indexing lock

@@ -358,3 +358,36 @@ fn a_time_named_in_the_query_lifts_memories_from_that_time() {
     assert_eq!(hits.len(), 1);
     assert!(hits[0].memory.content.starts_with("Pottery class"));
 }
+
+/// A batch is embedded on both model instances at once (the engine's default loads a
+/// query model, which helps indexing): every memory must still get its own vectors.
+/// Each memory, asked for by its own text, is its own best vector match at cosine 1;
+/// a long memory's later chunk is found by that chunk's words.
+#[test]
+fn a_batch_embedded_on_two_instances_keeps_each_memorys_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    let long =
+        format!("{} The spare key is taped under the blue flowerpot.", "Notes from the garden. ".repeat(80));
+    let mut seen = std::collections::HashSet::new();
+    let mut texts: Vec<String> =
+        FILLER.iter().chain(MIXED).filter(|t| seen.insert(**t)).map(|t| t.to_string()).collect();
+    texts.push(long.clone());
+    let out = e.commit_batch(texts.iter().map(|t| NewMemory::new(t.clone())).collect()).unwrap();
+    e.index_pending().unwrap();
+    assert!(e.stats().chunks_embedded >= texts.len() as u64);
+    for (text, r) in texts.iter().zip(&out) {
+        if text == &long {
+            continue;
+        }
+        let hits = e.recall(&Query::new(text.clone()).mode(SearchMode::Vector).top(1)).unwrap();
+        assert_eq!(hits[0].memory.id, r.memory.id, "{text}");
+        let cos = hits[0].evidence.best_chunk_cosine.unwrap();
+        assert!(cos > 0.999, "{text}: its own vector at cosine {cos}");
+    }
+    let hits = e
+        .recall(&Query::new("where is the spare key? under the flowerpot").mode(SearchMode::Vector).top(1))
+        .unwrap();
+    assert_eq!(hits[0].memory.content, long);
+    assert!(hits[0].evidence.best_chunk.unwrap() > 0, "found by its last chunk: {:?}", hits[0].evidence);
+}

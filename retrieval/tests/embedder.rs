@@ -31,8 +31,9 @@ fn a_texts_vector_does_not_depend_on_what_it_is_embedded_with() {
     assert!((n - 1.0).abs() < 1e-5, "unit vectors: {n}");
 }
 
-/// The engine embeds a query on whichever instance is free: one thread, or the indexing
-/// instance with several threads and no spinning. The vector must not depend on which.
+/// The engine embeds a query, and with two instances each text it indexes, on whichever
+/// instance is free: one thread, or several without spinning. The vector must not
+/// depend on which (it is the same to the bit here).
 #[test]
 fn a_texts_vector_does_not_depend_on_threads_or_spinning() {
     let home = amber_core::paths::default_amber_home();
@@ -45,8 +46,7 @@ fn a_texts_vector_does_not_depend_on_threads_or_spinning() {
     for text in ["What should go in a living room to make it comfy?", long.as_str()] {
         let a = one.embed(&[text]).unwrap().remove(0);
         for b in [two.embed(&[text]).unwrap().remove(0), spin.embed(&[text]).unwrap().remove(0)] {
-            let c = cosine(&a, &b);
-            assert!(c > 0.999_999, "cosine {c} between one thread and two for {} bytes", text.len());
+            assert_eq!(a, b, "one thread vs two for {} bytes: cosine {}", text.len(), cosine(&a, &b));
         }
     }
 }
