@@ -41,9 +41,10 @@ struct Args {
     /// Writes answer `busy` while indexing is this many memories behind.
     #[arg(long, value_name = "N")]
     max_index_backlog: Option<u64>,
-    /// A second model instance for queries: recalls do not wait for indexing, two embed at once (~55 MB).
-    #[arg(long)]
-    query_model: bool,
+    /// A second model instance (default true, ~55 MB): recalls do not wait for indexing, two
+    /// embed at once, indexing uses both; false keeps one model.
+    #[arg(long, value_name = "BOOL")]
+    query_model: Option<bool>,
 }
 
 fn main() -> ExitCode {
@@ -89,8 +90,8 @@ fn load_config(args: &Args) -> anyhow::Result<Config> {
     if let Some(n) = args.max_index_backlog {
         c.max_index_backlog = n;
     }
-    if args.query_model {
-        c.query_model = true;
+    if let Some(on) = args.query_model {
+        c.query_model = on;
     }
     c.check()?;
     Ok(c)

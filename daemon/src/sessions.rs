@@ -27,6 +27,9 @@ use crate::writer::{WriteDone, WriteOp};
 /// The live sessions and the judge.
 pub(crate) struct Sessions {
     live: Mutex<HashMap<String, Session>>,
+    /// Sessions being ended (taken out of `live`, record not stored yet): shown as they
+    /// were when the end began, so no one reads an older stored record meanwhile.
+    ending: Mutex<HashMap<String, Session>>,
     judge: Arc<dyn Judge>,
     counter: AtomicU64,
 }
@@ -37,7 +40,12 @@ const MAX_QUERY_CHARS: usize = 2000;
 impl Sessions {
     pub(crate) fn new(judge: Arc<dyn Judge>, resumed: Vec<Session>) -> Sessions {
         let live = resumed.into_iter().map(|s| (s.id.clone(), s)).collect();
-        Sessions { live: Mutex::new(live), judge, counter: AtomicU64::new(0) }
+        Sessions {
+            live: Mutex::new(live),
+            ending: Mutex::new(HashMap::new()),
+            judge,
+            counter: AtomicU64::new(0),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
@@ -52,6 +60,11 @@ impl Sessions {
     /// A copy of a live session.
     pub(crate) fn get(&self, id: &str) -> Option<Session> {
         self.lock().get(id).cloned()
+    }
+
+    /// A copy of a session whose end is under way.
+    fn ending(&self, id: &str) -> Option<Session> {
+        self.ending.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
     }
 
     /// Ids of sessions idle for longer than `timeout`.
@@ -327,6 +340,7 @@ pub(crate) async fn end(
     reason: &str,
 ) -> Result<Session, ErrorObject> {
     let mut s = shared.sessions.lock().remove(id).ok_or_else(|| not_found(id))?;
+    let _ending = Ending::begin(&shared.sessions, &s);
     if let Some(t) = transcript {
         for piece in pieces(&t, shared.config.capture.max_chars) {
             let r = capture_text(
@@ -361,6 +375,25 @@ pub(crate) async fn end(
         "session ended"
     );
     Ok(s)
+}
+
+/// Marks a session as being ended for as long as it lives.
+struct Ending<'a> {
+    sessions: &'a Sessions,
+    id: String,
+}
+
+impl<'a> Ending<'a> {
+    fn begin(sessions: &'a Sessions, s: &Session) -> Ending<'a> {
+        sessions.ending.lock().unwrap_or_else(|e| e.into_inner()).insert(s.id.clone(), s.clone());
+        Ending { sessions, id: s.id.clone() }
+    }
+}
+
+impl Drop for Ending<'_> {
+    fn drop(&mut self) {
+        self.sessions.ending.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+    }
 }
 
 /// Curates a session's memories; a failure is logged and reported empty (the session
@@ -420,7 +453,8 @@ pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Res
 }
 
 pub(crate) async fn show(shared: &Arc<Shared>, p: SessionShowParams) -> Result<Value, ErrorObject> {
-    if let Some(s) = shared.sessions.get(&p.session_id) {
+    // A session being ended is still live until its ended record is stored.
+    if let Some(s) = shared.sessions.get(&p.session_id).or_else(|| shared.sessions.ending(&p.session_id)) {
         return to_value(&SessionResult { session: s, live: true });
     }
     let id = p.session_id.clone();

@@ -37,10 +37,11 @@ pub struct Config {
     pub log_files: usize,
     /// The log filter, tracing's env-filter syntax (default `info`; `AMBER_LOG` overrides).
     pub log: String,
-    /// Keep a second model instance for queries so recalls do not wait for indexing and
-    /// two recalls embed at once (about 55 MB more, docs/PERFORMANCE.md). Default false:
-    /// one model, and a recall that arrives during indexing or another recall waits for
-    /// the text being embedded.
+    /// Keep a second model instance (default true, about 55 MB, docs/PERFORMANCE.md):
+    /// queries take whichever instance is free, so recalls do not wait for indexing and
+    /// two recalls embed at once, and indexing embeds on both when no query needs one.
+    /// False: one model, and a recall that arrives during indexing or another recall
+    /// waits for the text being embedded.
     pub query_model: bool,
     /// Session context (default true): a short memory filed in a session gets a second
     /// vector, of itself followed by the memory filed just before it in the session, so
@@ -83,7 +84,7 @@ impl Default for Config {
             max_index_backlog: 2000,
             log_files: 7,
             log: "info".into(),
-            query_model: false,
+            query_model: true,
             session_context: true,
             identity: Default::default(),
             capture: Default::default(),
