@@ -34,6 +34,12 @@ pub(crate) struct Sessions {
     counter: AtomicU64,
 }
 
+/// Locks a session map, going on after a panic in another holder (each entry is a whole
+/// session record, replaced at once).
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Longest event text searched (characters); longer events are searched by their start.
 const MAX_QUERY_CHARS: usize = 2000;
 
@@ -49,7 +55,7 @@ impl Sessions {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
+        locked(&self.live)
     }
 
     fn new_id(&self) -> String {
@@ -64,7 +70,7 @@ impl Sessions {
 
     /// A copy of a session whose end is under way.
     fn ending(&self, id: &str) -> Option<Session> {
-        self.ending.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+        locked(&self.ending).get(id).cloned()
     }
 
     /// Ids of sessions idle for longer than `timeout`.
@@ -385,14 +391,14 @@ struct Ending<'a> {
 
 impl<'a> Ending<'a> {
     fn begin(sessions: &'a Sessions, s: &Session) -> Ending<'a> {
-        sessions.ending.lock().unwrap_or_else(|e| e.into_inner()).insert(s.id.clone(), s.clone());
+        locked(&sessions.ending).insert(s.id.clone(), s.clone());
         Ending { sessions, id: s.id.clone() }
     }
 }
 
 impl Drop for Ending<'_> {
     fn drop(&mut self) {
-        self.sessions.ending.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+        locked(&self.sessions.ending).remove(&self.id);
     }
 }
 
