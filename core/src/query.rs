@@ -51,6 +51,11 @@ pub struct Query {
     /// Only memories within this scope (itself or below it).
     #[serde(default)]
     pub scope: Option<Scope>,
+    /// More scopes searched together with `scope` as one ranking (a session's project
+    /// scope and `user`): a memory within any of them passes. Empty with no `scope`:
+    /// every scope.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Scope>,
     /// How many hits to return.
     #[serde(default = "default_k")]
     pub k: usize,
@@ -95,6 +100,7 @@ impl Query {
         Query {
             text: text.into(),
             scope: None,
+            also: Vec::new(),
             k: default_k(),
             since: None,
             until: None,
@@ -108,6 +114,19 @@ impl Query {
     pub fn in_scope(mut self, scope: Scope) -> Query {
         self.scope = Some(scope);
         self
+    }
+
+    /// The same query also searching `scope` (one ranking over all of them).
+    pub fn also_in(mut self, scope: Scope) -> Query {
+        if self.scope.as_ref() != Some(&scope) && !self.also.contains(&scope) {
+            self.also.push(scope);
+        }
+        self
+    }
+
+    /// Every scope the query is restricted to (empty: none, every scope passes).
+    pub fn scopes(&self) -> Vec<&Scope> {
+        self.scope.iter().chain(self.also.iter()).collect()
     }
 
     /// The same query for the top `k`.

@@ -20,6 +20,9 @@ use sha2::{Digest, Sha256};
 
 mod curation;
 mod graph;
+mod scopes;
+
+pub use scopes::ScopeInfo;
 
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
 use crate::{Error, Result, default_amber_home};
@@ -982,7 +985,8 @@ impl Engine {
 
     /// Seqs that pass the query's filters, or None when it has none.
     fn allowed(&self, q: &Query) -> Option<Vec<u64>> {
-        if q.scope.is_none() && q.since.is_none() && q.until.is_none() {
+        let scopes = q.scopes();
+        if scopes.is_empty() && q.since.is_none() && q.until.is_none() {
             return None;
         }
         let docs = read(&self.docs);
@@ -990,16 +994,27 @@ impl Engine {
             let t = docs.time.get(seq).copied().unwrap_or(0);
             q.since.is_none_or(|s| t >= s) && q.until.is_none_or(|u| t <= u)
         };
-        let mut out: Vec<u64> = match &q.scope {
-            Some(scope) => docs
-                .scopes
-                .range(scope.clone()..)
-                .take_while(|(s, _)| s.as_str().starts_with(scope.as_str()))
-                .filter(|(s, _)| s.is_within(scope))
-                .flat_map(|(_, seqs)| seqs.iter().copied())
+        let mut out: Vec<u64> = if scopes.is_empty() {
+            docs.time.keys().copied().filter(in_time).collect()
+        } else {
+            // A scope within another one listed is already covered by it.
+            let mut roots: Vec<&Scope> = Vec::new();
+            for s in &scopes {
+                if !scopes.iter().any(|o| o != s && s.is_within(o)) && !roots.contains(s) {
+                    roots.push(s);
+                }
+            }
+            roots
+                .into_iter()
+                .flat_map(|scope| {
+                    docs.scopes
+                        .range(scope.clone()..)
+                        .take_while(|(s, _)| s.as_str().starts_with(scope.as_str()))
+                        .filter(|(s, _)| s.is_within(scope))
+                        .flat_map(|(_, seqs)| seqs.iter().copied())
+                })
                 .filter(in_time)
-                .collect(),
-            None => docs.time.keys().copied().filter(in_time).collect(),
+                .collect()
         };
         out.sort_unstable();
         Some(out)
@@ -1082,7 +1097,8 @@ impl Engine {
         if allowed.as_ref().is_some_and(|a| a.is_empty()) {
             return Ok(Vec::new());
         }
-        let filter = Bm25Filter { scope: q.scope.as_ref(), since: q.since, until: q.until };
+        let scopes = q.scopes();
+        let filter = Bm25Filter { scopes: &scopes, since: q.since, until: q.until };
         let (bm25, exact) = if q.mode != SearchMode::Vector {
             (self.bm25.search(&q.text, &filter, want)?, self.bm25.search_identifiers(&q.text, &filter, want)?)
         } else {

@@ -262,6 +262,7 @@ impl Recall {
         Ok(engine.recall(&Query {
             text: text.to_string(),
             scope: Some(scope.clone()),
+            also: Vec::new(),
             k: self.k,
             since: None,
             until: None,

@@ -163,8 +163,8 @@ pub struct Bm25Doc<'a> {
 /// Restrictions on a BM25 search.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Bm25Filter<'a> {
-    /// Only memories within this scope.
-    pub scope: Option<&'a Scope>,
+    /// Only memories within one of these scopes (empty: every scope).
+    pub scopes: &'a [&'a Scope],
     /// Only memories at or after this time.
     pub since: Option<Millis>,
     /// Only memories at or before this time.
@@ -421,9 +421,16 @@ impl Bm25Index {
         let mut must: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
         // Filters must not change the BM25 score: boost them to zero.
         let zero = |q: Box<dyn Query>| -> Box<dyn Query> { Box::new(BoostQuery::new(q, 0.0)) };
-        if let Some(scope) = filter.scope {
-            let t = Term::from_field_text(self.scope, scope.as_str());
-            must.push((Occur::Must, zero(Box::new(TermQuery::new(t, IndexRecordOption::Basic)))));
+        if !filter.scopes.is_empty() {
+            let any: Vec<(Occur, Box<dyn Query>)> = filter
+                .scopes
+                .iter()
+                .map(|scope| {
+                    let t = Term::from_field_text(self.scope, scope.as_str());
+                    (Occur::Should, Box::new(TermQuery::new(t, IndexRecordOption::Basic)) as Box<dyn Query>)
+                })
+                .collect();
+            must.push((Occur::Must, zero(Box::new(BooleanQuery::new(any)))));
         }
         if filter.since.is_some() || filter.until.is_some() {
             let bound = |v: Option<Millis>| match v {
@@ -506,7 +513,7 @@ mod tests {
             ("ab", "kafka", 40),
         ]);
         let a: Scope = "a".parse().unwrap();
-        let f = Bm25Filter { scope: Some(&a), ..Default::default() };
+        let f = Bm25Filter { scopes: &[&a], ..Default::default() };
         let mut got = seqs(ix.search("kafka", &f, 10).unwrap());
         got.sort();
         assert_eq!(got, vec![1, 2]);
@@ -516,9 +523,17 @@ mod tests {
         assert_eq!(got, vec![2, 3]);
         let all = ix.search("kafka consumer", &Bm25Filter::default(), 10).unwrap();
         let scoped =
-            ix.search("kafka consumer", &Bm25Filter { scope: Some(&a), ..Default::default() }, 10).unwrap();
+            ix.search("kafka consumer", &Bm25Filter { scopes: &[&a], ..Default::default() }, 10).unwrap();
         let score = |v: &[(u64, f32)], s| v.iter().find(|(q, _)| *q == s).unwrap().1;
         assert_eq!(score(&all, 1), score(&scoped, 1));
+        // Two scopes: a memory within either passes, scores unchanged.
+        let b: Scope = "b".parse().unwrap();
+        let both =
+            ix.search("kafka consumer", &Bm25Filter { scopes: &[&a, &b], ..Default::default() }, 10).unwrap();
+        let mut got = seqs(both.clone());
+        got.sort();
+        assert_eq!(got, vec![1, 2, 3], "`ab` is not within `a`");
+        assert_eq!(score(&all, 3), score(&both, 3));
     }
 
     #[test]

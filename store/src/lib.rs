@@ -25,11 +25,13 @@
 mod error;
 mod graph;
 mod schema;
+mod scopes;
 mod sessions;
 mod store;
 
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
 pub use schema::SCHEMA_VERSION;
+pub use scopes::{Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;
 pub use store::{Key, Purged, Store, Vector};

@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -120,5 +120,21 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX kg_facts_by_subject ON kg_facts(subject);
     CREATE INDEX kg_facts_by_object ON kg_facts(object) WHERE object IS NOT NULL;
+    "#,
+    // 5 -> 6: the scope model. Which project root a project scope stands for (noted
+    // whenever a working directory is resolved), and where memories moved by
+    // `scope_move` went (their ids derive from scope and content, so a move gives them
+    // new ids; the old id is remembered here).
+    r#"
+    CREATE TABLE scope_roots (
+        scope    TEXT PRIMARY KEY,
+        root     TEXT NOT NULL,
+        seen_at  INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE moved (
+        old_id    TEXT PRIMARY KEY,
+        new_id    TEXT NOT NULL,
+        moved_at  INTEGER NOT NULL
+    ) WITHOUT ROWID;
     "#,
 ];

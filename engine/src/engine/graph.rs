@@ -74,7 +74,7 @@ impl Engine {
                 fresh.add(norm, *entity);
             }
         }
-        let filter = Bm25Filter { scope: Some(scope), since: None, until: None };
+        let filter = Bm25Filter { scopes: &[scope], since: None, until: None };
         let mut seqs = HashSet::new();
         for (_, _, norm) in &added.new_names {
             seqs.extend(self.bm25.search_all_words(norm, &filter, LINK_CANDIDATES)?.into_iter().map(|x| x.0));

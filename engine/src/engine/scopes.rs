@@ -1,0 +1,101 @@
+//! Scopes: counts, the project roots they stand for, moving memories between scopes,
+//! and ids named by a prefix.
+
+use amber_core::{MemoryId, Scope, now_millis};
+use amber_retrieval::Bm25Doc;
+use amber_store::{Moved, PrefixMatch};
+use std::sync::atomic::Ordering::SeqCst;
+
+use super::{Engine, lock, write};
+use crate::Result;
+
+/// One scope as `amber scopes` lists it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ScopeInfo {
+    /// The scope.
+    pub scope: String,
+    /// Live memories filed in it (not in the scopes below it).
+    pub memories: u64,
+    /// The project root it stands for, when it is a project scope seen by the resolver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+}
+
+impl Engine {
+    /// Every scope holding live memories or with a known root, with its count and root.
+    pub fn scopes(&self) -> Result<Vec<ScopeInfo>> {
+        let (counts, roots) = self.read(|s| Ok((s.scope_counts()?, s.scope_roots()?)))?;
+        let mut out: Vec<ScopeInfo> =
+            counts.into_iter().map(|(scope, memories)| ScopeInfo { scope, memories, root: None }).collect();
+        for (scope, root) in roots {
+            match out.iter_mut().find(|i| i.scope == scope) {
+                Some(i) => i.root = Some(root),
+                None => out.push(ScopeInfo { scope, memories: 0, root: Some(root) }),
+            }
+        }
+        out.sort_by(|a, b| a.scope.cmp(&b.scope));
+        Ok(out)
+    }
+
+    /// Notes the project root a project scope stands for.
+    pub fn note_scope_root(&self, scope: &Scope, root: &std::path::Path) -> Result<()> {
+        Ok(lock(&self.writer).note_scope_root(scope, &root.to_string_lossy(), now_millis())?)
+    }
+
+    /// The memory an id prefix names (at least 4 hex digits).
+    pub fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch> {
+        self.read(|s| s.lookup_prefix(prefix))
+    }
+
+    /// Live durable memories (not `event`) filed since `since` in these scopes.
+    pub fn durable_since(&self, scopes: &[Scope], since: amber_core::Millis) -> Result<u64> {
+        self.read(|s| s.durable_since(scopes, since))
+    }
+
+    /// Where a memory moved by [`Engine::move_scope`] went.
+    pub fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
+        self.read(|s| s.moved_to(id))
+    }
+
+    /// Re-files every live memory of `from` (and the scopes below it) into `to`,
+    /// verbatim: see [`amber_store::Store::move_scope`] for what happens to ids, links,
+    /// mentions and sessions. The indexes follow in the same call: a moved memory keeps
+    /// its seq and vectors, BM25 learns its new scope; one merged into a copy already in
+    /// `to` leaves the indexes like a forgotten one.
+    pub fn move_scope(&self, from: &Scope, to: &Scope) -> Result<Vec<Moved>> {
+        let _indexing = lock(&self.indexing);
+        let moved = lock(&self.writer).move_scope(from, to, now_millis())?;
+        if moved.is_empty() {
+            return Ok(moved);
+        }
+        let mark = self.bm25_mark.load(SeqCst);
+        {
+            let mut docs = write(&self.docs);
+            for m in &moved {
+                docs.remove(m.seq, &m.old_scope);
+                if !m.merged {
+                    docs.add(m.seq, m.memory.scope.clone(), m.memory.time(), m.memory.session_id.clone());
+                }
+            }
+        }
+        for m in &moved {
+            if m.merged {
+                self.bm25.delete(m.seq);
+                if write(&self.vectors).remove_memory(m.seq)? > 0 {
+                    self.vectors_unsaved.store(true, SeqCst);
+                }
+            } else if m.seq <= mark {
+                let mm = &m.memory;
+                self.bm25.add(&Bm25Doc {
+                    seq: mm.seq,
+                    scope: &mm.scope,
+                    time: mm.time(),
+                    content: &mm.content,
+                })?;
+            }
+        }
+        self.bm25.commit(mark)?;
+        tracing::info!(from = %from, to = %to, moved = moved.len(), "scope moved");
+        Ok(moved)
+    }
+}
