@@ -15,6 +15,7 @@
 
 mod extract;
 mod graph;
+mod scopes;
 mod server;
 mod sessions;
 mod writer;

@@ -350,14 +350,14 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
             };
             to_value(&RecallResult { hits, fresh, given_earlier })
         }
-        "get" => {
-            let p: IdParams = params(m, req.params)?;
-            let id = p.id.clone();
-            match read(shared, move |e| e.get(&id)).await? {
-                Some(memory) => to_value(&MemoryResult { memory }),
-                None => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))),
-            }
+        "get" => crate::scopes::get(shared, params(m, req.params)?).await,
+        "resolve_scope" => crate::scopes::resolve_method(shared, params(m, req.params)?).await,
+        "scopes" => {
+            no_params(m, &req.params)?;
+            crate::scopes::list(shared).await
         }
+        "scope_move" => crate::scopes::move_method(shared, params(m, req.params)?).await,
+        "session_checkpoint" => crate::sessions::checkpoint(shared, params(m, req.params)?).await,
         "forget" => {
             let p: IdParams = params(m, req.params)?;
             match write(shared, WriteOp::Forget(p.id.clone())).await? {

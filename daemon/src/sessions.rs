@@ -12,13 +12,15 @@ use std::time::Duration;
 use amber_core::{MemoryType, Millis, Query, Scope, now_millis};
 use amber_engine::SessionRow;
 use amber_ipc::protocol::{
-    CaptureResult, ErrorKind, ErrorObject, SessionEndParams, SessionEventParams, SessionEventResult,
-    SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
+    CaptureResult, ErrorKind, ErrorObject, SessionCheckpointParams, SessionCheckpointResult,
+    SessionEndParams, SessionEventParams, SessionEventResult, SessionResult, SessionShowParams,
+    SessionStartParams, SessionStartResult,
 };
 use amber_tiers::briefing::brief;
 use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
 use amber_tiers::judge::Judge;
-use amber_tiers::session::{CaptureNote, Served, Session, Tier, project_scope};
+use amber_tiers::scope::project_scope;
+use amber_tiers::session::{CaptureNote, Served, Session, Tier};
 use serde_json::Value;
 
 use crate::server::{Shared, capture_text, invalid, read, to_value, wait_indexed, write};
@@ -128,46 +130,44 @@ fn absolute_dir(what: &str, p: &Path) -> Result<(), ErrorObject> {
     }
 }
 
-pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result<Value, ErrorObject> {
-    let agent = p.agent.trim().to_string();
-    if agent.is_empty() || agent.chars().count() > 64 {
-        return Err(invalid("agent must be 1 to 64 characters"));
-    }
-    if let Some(r) = &p.project_root {
-        absolute_dir("project_root", r)?;
-    }
-    if let Some(c) = &p.cwd {
-        absolute_dir("cwd", c)?;
-    }
-    let root: Option<PathBuf> =
-        p.project_root.clone().or_else(|| p.cwd.as_deref().map(amber_tiers::identity::find_root));
-    let scope = p.scope.clone().or_else(|| root.as_deref().map(project_scope)).unwrap_or_default();
-    let now = now_millis();
-    let mut session = Session::new(shared.sessions.new_id(), agent, root.clone(), scope.clone(), now);
+/// The id of a session a client names by its own key: stable, so the session can be
+/// continued by any later `session_start` with the same agent and key.
+fn keyed_id(agent: &str, key: &str) -> String {
+    amber_tiers::session::keyed_session_id(agent, key)
+}
 
-    let identity = match root.clone() {
-        Some(root) => {
-            let cwd = p.cwd.clone().unwrap_or_else(|| root.clone());
-            let cfg = shared.config.identity.clone();
-            Some(read(shared, move |_| Ok(amber_tiers::identity::assemble(&cwd, &cfg))).await?)
-        }
-        None => None,
-    };
+/// A stored session (ended, or live before a restart) to continue.
+async fn stored(shared: &Arc<Shared>, id: &str) -> Result<Option<Session>, ErrorObject> {
+    let id = id.to_string();
+    let row = read(shared, move |e| e.get_session(&id)).await?;
+    Ok(row.and_then(|r| serde_json::from_str::<Session>(&r.record).ok()))
+}
 
-    let project = root
-        .as_deref()
-        .and_then(Path::file_name)
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| scope.to_string());
-    let query = match p.prompt.as_deref().map(str::trim) {
+/// Runs the briefing for a session: its scopes searched as one ranking, minus what it
+/// filed itself, recent raw captures and what it was served in its current context.
+async fn briefing(
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    prompt: Option<&str>,
+    project: &str,
+    now: Millis,
+) -> Result<amber_tiers::briefing::Briefing, ErrorObject> {
+    let query = match prompt.map(str::trim) {
         Some(t) if !t.is_empty() => t.chars().take(MAX_QUERY_CHARS).collect(),
         _ => format!("recent work on {project}"),
     };
     let cfg = shared.config.briefing.clone();
     wait_indexed(shared).await;
-    let q = Query::new(query.clone()).in_scope(scope.clone()).top(cfg.candidates.clamp(1, amber_core::MAX_K));
-    let hits = read(shared, move |e| e.recall(&q)).await?;
-    let briefing = brief(&query, &hits, now, &cfg, |_| false);
+    let mut q = Query::new(query.clone())
+        .in_scope(session.scope.clone())
+        .top(cfg.candidates.clamp(1, amber_core::MAX_K));
+    for s in &session.also {
+        q = q.also_in(s.clone());
+    }
+    let mut hits = read(shared, move |e| e.recall(&q)).await?;
+    let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
+    hits.retain(|h| !session.is_echo(&h.memory, now, recent));
+    let briefing = brief(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some());
     for item in &briefing.items {
         session.served.push(Served {
             id: item.id.clone(),
@@ -176,18 +176,135 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
             at: now,
             score: item.score,
             why: format!(
-                "briefing for {query:?}: relevance {:.2}, recency {:.2}, importance {:.2}",
-                item.relevance, item.recency, item.importance
+                "briefing for {query:?}: relevance {:.2}, recency {:.2}, importance {:.2}{}",
+                item.relevance,
+                item.recency,
+                item.importance,
+                if item.expanded { ", shown in full" } else { "" }
             ),
+            context: session.context,
         });
     }
+    Ok(briefing)
+}
+
+pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result<Value, ErrorObject> {
+    let agent = p.agent.trim().to_string();
+    if agent.is_empty() || agent.chars().count() > 64 {
+        return Err(invalid("agent must be 1 to 64 characters"));
+    }
+    if let Some(k) = &p.key
+        && (k.trim().is_empty() || k.chars().count() > 128)
+    {
+        return Err(invalid("key must be 1 to 128 characters"));
+    }
+    if let Some(r) = &p.project_root {
+        absolute_dir("project_root", r)?;
+    }
+    if let Some(c) = &p.cwd {
+        absolute_dir("cwd", c)?;
+    }
+    let now = now_millis();
+    let root: Option<PathBuf> = match (&p.project_root, &p.cwd) {
+        (Some(r), _) => {
+            let r = crate::scopes::resolve(shared, r).await?;
+            r.root
+        }
+        (None, Some(c)) => crate::scopes::resolve(shared, c).await?.root,
+        (None, None) => None,
+    };
+    let scope = p.scope.clone().or_else(|| root.as_deref().map(project_scope)).unwrap_or_default();
+    let user = amber_tiers::scope::user_scope();
+    let also: Vec<Scope> = if scope.is_within(&user) { Vec::new() } else { vec![user] };
+    let project = root
+        .as_deref()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| scope.to_string());
+    let identity_for = |root: Option<PathBuf>| {
+        let cwd = p.cwd.clone();
+        let cfg = shared.config.identity.clone();
+        async move {
+            match root {
+                Some(root) => {
+                    let cwd = cwd.unwrap_or_else(|| root.clone());
+                    Ok::<_, ErrorObject>(Some(
+                        read(shared, move |_| Ok(amber_tiers::identity::assemble(&cwd, &cfg))).await?,
+                    ))
+                }
+                None => Ok(None),
+            }
+        }
+    };
+
+    // A session the client names by its key is continued, not started again.
+    let keyed = p.key.as_deref().map(|k| keyed_id(&agent, k.trim()));
+    if let Some(id) = &keyed {
+        let existing = match shared.sessions.get(id) {
+            Some(s) => Some(s),
+            None if shared.sessions.ending(id).is_some() => {
+                return Err(ErrorObject::new(
+                    ErrorKind::Busy,
+                    format!("session {id} is being ended; start it again in a moment"),
+                ));
+            }
+            None => stored(shared, id).await?,
+        };
+        if let Some(mut session) = existing {
+            let was_ended = session.ended_at.is_some();
+            session.ended_at = None;
+            session.end_reason = None;
+            session.last_active = now;
+            let rebrief = p.rebrief.unwrap_or(false);
+            let (identity, briefing) = if rebrief {
+                session.context += 1;
+                let identity = identity_for(session.project_root.clone()).await?;
+                let b = briefing(shared, &mut session, p.prompt.as_deref(), &project, now).await?;
+                (identity, b)
+            } else {
+                (None, amber_tiers::briefing::Briefing::default())
+            };
+            if was_ended || rebrief {
+                persist(shared, &session).await?;
+            }
+            tracing::debug!(
+                session = %session.id, agent = %session.agent, was_ended, rebrief,
+                briefed = briefing.items.len(), "session continued"
+            );
+            let result = SessionStartResult {
+                session_id: session.id.clone(),
+                scope: session.scope.clone(),
+                project_root: session.project_root.clone(),
+                identity,
+                briefing,
+                resumed: true,
+                search: session.scopes(),
+            };
+            shared.sessions.lock().insert(session.id.clone(), session);
+            return to_value(&result);
+        }
+    }
+
+    let id = keyed.clone().unwrap_or_else(|| shared.sessions.new_id());
+    let mut session = Session::new(id, agent, root.clone(), scope.clone(), now);
+    session.key = p.key.as_ref().map(|k| k.trim().to_string());
+    session.also = also;
+    let identity = identity_for(root.clone()).await?;
+    let briefing = briefing(shared, &mut session, p.prompt.as_deref(), &project, now).await?;
     persist(shared, &session).await?;
     tracing::info!(
         session = %session.id, agent = %session.agent, scope = %scope,
         briefed = briefing.items.len(), "session started"
     );
-    let result =
-        SessionStartResult { session_id: session.id.clone(), scope, project_root: root, identity, briefing };
+    let result = SessionStartResult {
+        session_id: session.id.clone(),
+        scope,
+        project_root: root,
+        identity,
+        briefing,
+        resumed: false,
+        search: session.scopes(),
+    };
     shared.sessions.lock().insert(session.id.clone(), session);
     to_value(&result)
 }
@@ -199,6 +316,9 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
         let s = live.get_mut(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
         s.events += 1;
         s.last_active = now_millis();
+        if matches!(p.kind, EventKind::ToolCall | EventKind::ToolResult) {
+            s.tool_uses += 1;
+        }
         s.clone()
     };
     let n = snapshot.events;
@@ -207,13 +327,19 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
         Some(reason) => Decision::silent(n, reason),
         None => {
             let text: String = p.text.chars().take(MAX_QUERY_CHARS).collect();
-            let q = Query::new(text.clone())
+            let mut q = Query::new(text.clone())
                 .in_scope(snapshot.scope.clone())
                 .top(cfg.candidates.clamp(1, amber_core::MAX_K));
+            for s in &snapshot.also {
+                q = q.also_in(s.clone());
+            }
             wait_indexed(shared).await;
             let mut hits = read(shared, move |e| e.recall(&q)).await?;
-            // What this session filed itself is already in the agent's context.
-            hits.retain(|h| h.memory.session_id.as_deref() != Some(snapshot.id.as_str()));
+            // What this session filed itself is already in the agent's context, and raw
+            // captures of the last minutes are the work going on now.
+            let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
+            let now = now_millis();
+            hits.retain(|h| !snapshot.is_echo(&h.memory, now, recent));
             let judge = shared.sessions.judge.clone();
             let deadline = Duration::from_millis(shared.config.judge.timeout_ms);
             let snap = snapshot.clone();
@@ -268,6 +394,7 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
                             at,
                             score: m.score,
                             why,
+                            context: s.context,
                         });
                     }
                 }
@@ -284,6 +411,86 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
         persist(shared, &s).await?;
     }
     to_value(&SessionEventResult { event: n, decision, captured: captured.map(|c| c.0) })
+}
+
+/// The reason given to the agent when its first stop is blocked.
+pub(crate) fn checkpoint_reason(tool_uses: u64) -> String {
+    format!(
+        "Amber checkpoint: this session did real work ({tool_uses} tool uses) and filed nothing \
+durable in memory yet. Before stopping, file the takeaway a future session should know (a decision, \
+a fact about this project, a pattern that worked, a pitfall) with the MCP `remember` tool and a `type` \
+(fact, pattern, intent, invalidation or discovery), or with `amber remember --type TYPE \"...\"`. \
+If nothing is worth keeping, reply with one line starting \"No takeaway:\" and why. \
+This is asked once per session."
+    )
+}
+
+/// True when a message declines the checkpoint (its first non-empty line starts with
+/// "No takeaway").
+fn decline(message: &str) -> Option<String> {
+    let line = message.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let bare = line.trim_start_matches(['*', '_', '`', '>', '-', ' ']);
+    bare.to_ascii_lowercase().starts_with("no takeaway").then(|| line.chars().take(500).collect())
+}
+
+/// `session_checkpoint`: an agent stops. The first stop of a session that did real
+/// work (`checkpoint_tool_uses` tool uses) and filed nothing durable in its scopes
+/// since it started is blocked once, with a reason asking for the takeaway; the next
+/// stop records what came of it (filed, declined, or none). Never blocks twice, never
+/// while `stop_hook_active`, never with `[session] checkpoint = false`.
+pub(crate) async fn checkpoint(
+    shared: &Arc<Shared>,
+    p: SessionCheckpointParams,
+) -> Result<Value, ErrorObject> {
+    let snapshot = shared.sessions.get(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
+    let cfg = shared.config.session.clone();
+    let scopes = snapshot.scopes();
+    let since = snapshot.checkpoint.blocked_at.unwrap_or(snapshot.started_at);
+    let durable = read(shared, move |e| e.durable_since(&scopes, since)).await?;
+    let mut cp = snapshot.checkpoint.clone();
+    let mut block = false;
+    if cp.blocked_at.is_some() {
+        if cp.outcome.is_none() {
+            let declined = p.message.as_deref().and_then(decline);
+            cp.outcome = Some(
+                if durable > 0 {
+                    "filed"
+                } else if declined.is_some() {
+                    "declined"
+                } else {
+                    "none"
+                }
+                .to_string(),
+            );
+            cp.decline = declined;
+        }
+    } else if cfg.checkpoint
+        && !p.stop_hook_active
+        && snapshot.tool_uses >= cfg.checkpoint_tool_uses
+        && durable == 0
+    {
+        block = true;
+        cp.blocked_at = Some(now_millis());
+        cp.tool_uses = snapshot.tool_uses;
+    }
+    let record = {
+        let mut live = shared.sessions.lock();
+        live.get_mut(&p.session_id).map(|s| {
+            s.last_active = now_millis();
+            let changed = s.checkpoint != cp;
+            s.checkpoint = cp.clone();
+            changed.then(|| s.clone())
+        })
+    };
+    if let Some(Some(s)) = record {
+        persist(shared, &s).await?;
+    }
+    tracing::info!(session = %p.session_id, block, outcome = ?cp.outcome, durable, "checkpoint");
+    to_value(&SessionCheckpointResult {
+        block,
+        reason: block.then(|| checkpoint_reason(cp.tool_uses)),
+        checkpoint: cp,
+    })
 }
 
 /// Notes in the record what a capture did.
@@ -343,24 +550,26 @@ pub(crate) async fn end(
     shared: &Arc<Shared>,
     id: &str,
     transcript: Option<String>,
+    transcript_source: Option<String>,
     reason: &str,
 ) -> Result<Session, ErrorObject> {
     let mut s = shared.sessions.lock().remove(id).ok_or_else(|| not_found(id))?;
     let _ending = Ending::begin(&shared.sessions, &s);
     if let Some(t) = transcript {
+        let source = transcript_source.unwrap_or_else(|| "transcript".into());
         for piece in pieces(&t, shared.config.capture.max_chars) {
             let r = capture_text(
                 shared,
                 &piece,
                 s.scope.clone(),
                 MemoryType::Event,
-                Some("transcript".into()),
+                Some(source.clone()),
                 Some(s.id.clone()),
                 Some(s.agent.clone()),
             )
             .await;
             match r {
-                Ok(r) => note_capture(&mut s, &r, "transcript"),
+                Ok(r) => note_capture(&mut s, &r, &source),
                 Err(e) => {
                     // Keep the session live so the caller can retry the end.
                     shared.sessions.lock().insert(s.id.clone(), s);
@@ -454,7 +663,7 @@ async fn curate(shared: &Arc<Shared>, s: &Session) -> amber_tiers::curate::Curat
 }
 
 pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Result<Value, ErrorObject> {
-    let s = end(shared, &p.session_id, p.transcript, "ended").await?;
+    let s = end(shared, &p.session_id, p.transcript, p.transcript_source, "ended").await?;
     to_value(&SessionResult { session: s, live: false })
 }
 
@@ -489,7 +698,7 @@ pub(crate) async fn idle_loop(shared: Arc<Shared>) {
             _ = crate::server::shutdown_asked(&mut shutdown) => return,
         }
         for id in shared.sessions.idle(now_millis(), timeout) {
-            if let Err(e) = end(&shared, &id, None, "idle").await {
+            if let Err(e) = end(&shared, &id, None, None, "idle").await {
                 tracing::warn!(session = %id, error = %e.message, "idle session not ended");
             }
         }

@@ -22,6 +22,7 @@ pub(crate) enum WriteOp {
     Reindex,
     KgAdd(amber_core::Scope, Vec<amber_core::graph::NewEntity>, Vec<amber_core::graph::NewFact>),
     KgInvalidate { fact: i64, at: Option<amber_core::Millis>, reason: Option<String> },
+    MoveScope { from: amber_core::Scope, to: amber_core::Scope },
 }
 
 /// What a write did.
@@ -33,6 +34,7 @@ pub(crate) enum WriteDone {
     Reindexed,
     KgAdded(Box<amber_store::KgAdded>),
     KgInvalidated(Option<Box<amber_core::graph::Fact>>),
+    Moved(Vec<amber_engine::Moved>),
 }
 
 pub(crate) struct Job {
@@ -95,6 +97,7 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
             WriteOp::KgInvalidate { fact, at, reason } => engine
                 .kg_invalidate(fact, at, reason.as_deref())
                 .map(|f| WriteDone::KgInvalidated(f.map(Box::new))),
+            WriteOp::MoveScope { from, to } => engine.move_scope(&from, &to).map(WriteDone::Moved),
         };
         signal.set(|s| s.work = true);
         if job.reply.send(done).is_err() {

@@ -12,7 +12,8 @@ use amber_ipc::protocol::{
     ErrorKind, RecallParams, SessionEndParams, SessionEventParams, SessionEventResult, SessionStartParams,
 };
 use amber_tiers::interject::{EventKind, Reason};
-use amber_tiers::session::{Tier, project_scope};
+use amber_tiers::scope::project_scope;
+use amber_tiers::session::Tier;
 
 mod common;
 use common::*;
@@ -24,7 +25,15 @@ docker compose up db before running cargo test.";
 const LUNCH: &str = "Team lunch on Fridays is at the Thai place around the corner from the office.";
 
 fn start_params(agent: &str) -> SessionStartParams {
-    SessionStartParams { agent: agent.into(), project_root: None, cwd: None, prompt: None, scope: None }
+    SessionStartParams {
+        agent: agent.into(),
+        project_root: None,
+        cwd: None,
+        prompt: None,
+        scope: None,
+        key: None,
+        rebrief: None,
+    }
 }
 
 fn event(c: &mut Client, session: &str, kind: EventKind, text: &str) -> SessionEventResult {
@@ -287,7 +296,11 @@ locked (SQLITE_BUSY) while the writer held the WAL; rerunning with --test-thread
     let transcript = "user: why did cargo test fail?\n\nassistant: SQLITE_BUSY in store::tests::reopen; \
 a single test thread works around it.\n";
     let end = c
-        .session_end(&SessionEndParams { session_id: sid.clone(), transcript: Some(transcript.into()) })
+        .session_end(&SessionEndParams {
+            session_id: sid.clone(),
+            transcript: Some(transcript.into()),
+            transcript_source: None,
+        })
         .unwrap();
     assert!(!end.live);
     let s = end.session;
@@ -331,7 +344,9 @@ a single test thread works around it.\n";
     // The ended session is stored; ending it again is an error.
     let shown = c.session_show(&sid).unwrap();
     assert!(!shown.live && shown.session.curation.is_some());
-    let err = c.session_end(&SessionEndParams { session_id: sid, transcript: None }).unwrap_err();
+    let err = c
+        .session_end(&SessionEndParams { session_id: sid, transcript: None, transcript_source: None })
+        .unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::SessionNotFound));
 }
 

@@ -11,11 +11,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::protocol::{
-    CaptureParams, CaptureResult, ErrorKind, ErrorObject, HelloParams, HelloResult, IdParams, IdentityParams,
-    IdentityResult, LinksResult, MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult, RecallParams,
-    RecallResult, RememberBatchParams, RememberBatchResult, RememberParams, RememberResult, Request,
-    Response, SessionEndParams, SessionEventParams, SessionEventResult, SessionResult, SessionShowParams,
-    SessionStartParams, SessionStartResult, StatusResult,
+    CaptureParams, CaptureResult, ErrorKind, ErrorObject, GetParams, HelloParams, HelloResult, IdParams,
+    IdentityParams, IdentityResult, LinksResult, MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult,
+    RecallParams, RecallResult, RememberBatchParams, RememberBatchResult, RememberParams, RememberResult,
+    Request, ResolveScopeParams, ResolveScopeResult, Response, ScopeMoveParams, ScopeMoveResult,
+    ScopesResult, SessionCheckpointParams, SessionCheckpointResult, SessionEndParams, SessionEventParams,
+    SessionEventResult, SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
+    StatusResult,
 };
 use amber_core::{MemoryId, NewMemory};
 
@@ -167,6 +169,34 @@ impl Client {
     /// `get`: one memory by id.
     pub fn get(&mut self, id: &MemoryId) -> Result<MemoryResult, ClientError> {
         self.call("get", &IdParams { id: id.clone() })
+    }
+
+    /// `get` by a whole id or a prefix of one (at least 4 hex digits).
+    pub fn get_prefix(&mut self, id: &str) -> Result<MemoryResult, ClientError> {
+        self.call("get", &GetParams { id: id.to_string() })
+    }
+
+    /// `resolve_scope`: the scope a working directory files into and searches.
+    pub fn resolve_scope(&mut self, cwd: &Path) -> Result<ResolveScopeResult, ClientError> {
+        self.call("resolve_scope", &ResolveScopeParams { cwd: cwd.to_path_buf() })
+    }
+
+    /// `scopes`: every scope with its count and project root.
+    pub fn scopes(&mut self) -> Result<ScopesResult, ClientError> {
+        self.call("scopes", &serde_json::json!({}))
+    }
+
+    /// `scope_move`: re-files a scope's memories into another.
+    pub fn scope_move(&mut self, p: &ScopeMoveParams) -> Result<ScopeMoveResult, ClientError> {
+        self.call("scope_move", p)
+    }
+
+    /// `session_checkpoint`: whether an agent's stop should be blocked once.
+    pub fn session_checkpoint(
+        &mut self,
+        p: &SessionCheckpointParams,
+    ) -> Result<SessionCheckpointResult, ClientError> {
+        self.call("session_checkpoint", p)
     }
 
     /// `forget`: tombstones a memory.

@@ -201,6 +201,10 @@ pub const METHODS: &[&str] = &[
     "kg_timeline",
     "kg_traverse",
     "kg_stats",
+    "resolve_scope",
+    "scopes",
+    "scope_move",
+    "session_checkpoint",
 ];
 
 /// `hello` params.
@@ -268,6 +272,9 @@ pub struct RecallParams {
     /// Only this scope and the scopes under it.
     #[serde(default)]
     pub scope: Option<Scope>,
+    /// More scopes searched with `scope` as one ranking (e.g. the project and `user`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Scope>,
     /// How many hits (default 10, at most 1000).
     #[serde(default)]
     pub k: Option<usize>,
@@ -303,6 +310,7 @@ impl RecallParams {
         RecallParams {
             text: text.into(),
             scope: None,
+            also: Vec::new(),
             k: None,
             since: None,
             until: None,
@@ -318,6 +326,9 @@ impl RecallParams {
     pub fn query(&self) -> Query {
         let mut q = Query::new(self.text.clone());
         q.scope = self.scope.clone();
+        for s in &self.also {
+            q = q.also_in(s.clone());
+        }
         if let Some(k) = self.k {
             q.k = k;
         }
@@ -468,6 +479,16 @@ pub struct SessionStartParams {
     /// The scope to work in (default: derived from the project root, see `docs/PROTOCOL.md`).
     #[serde(default)]
     pub scope: Option<Scope>,
+    /// The client's own id for this session (Claude Code's `session_id`): the first
+    /// start with a key begins a session, a later one continues it (served memories
+    /// remembered, no second briefing), even after it ended.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// With `key`, when the session exists: brief again, because the agent's context
+    /// that held the briefing is gone (compacted or cleared). Memories served before
+    /// may be served once more in the new context.
+    #[serde(default)]
+    pub rebrief: Option<bool>,
 }
 
 /// `session_start` result.
@@ -483,6 +504,115 @@ pub struct SessionStartResult {
     pub identity: Option<amber_tiers::identity::Identity>,
     /// Tier 1: the briefing.
     pub briefing: amber_tiers::briefing::Briefing,
+    /// True when an existing session (same `key`) was continued.
+    #[serde(default)]
+    pub resumed: bool,
+    /// The scopes briefing and interjection search (the session's scope and `user`).
+    #[serde(default)]
+    pub search: Vec<Scope>,
+}
+
+/// `get` params: a whole id, or a prefix of one (at least 4 hex digits) naming exactly
+/// one memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GetParams {
+    /// The id or its prefix.
+    pub id: String,
+}
+
+/// Shortest id prefix `get` accepts.
+pub const MIN_ID_PREFIX: usize = 4;
+
+/// `resolve_scope` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveScopeParams {
+    /// A working directory (absolute, existing).
+    pub cwd: std::path::PathBuf,
+}
+
+/// `resolve_scope` result.
+pub type ResolveScopeResult = amber_tiers::scope::Resolved;
+
+/// `scopes` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScopesResult {
+    /// Every scope holding live memories or with a known project root.
+    pub scopes: Vec<ScopeEntry>,
+}
+
+/// One scope in [`ScopesResult`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScopeEntry {
+    /// The scope.
+    pub scope: String,
+    /// Live memories filed in it (not below it).
+    pub memories: u64,
+    /// The project root it stands for, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+}
+
+/// `scope_move` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeMoveParams {
+    /// The scope whose memories (its own and those below it) move.
+    pub from: Scope,
+    /// Where they go (the part below `from` is kept).
+    pub to: Scope,
+}
+
+/// One memory a `scope_move` re-filed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MovedEntry {
+    /// Its id before.
+    pub old_id: MemoryId,
+    /// Its id now (the copy already there, when merged).
+    pub new_id: MemoryId,
+    /// Its scope now.
+    pub scope: Scope,
+    /// True when the same content was already in the target scope.
+    pub merged: bool,
+}
+
+/// `scope_move` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScopeMoveResult {
+    /// Memories moved (merged ones included).
+    pub moved: usize,
+    /// Of those, already in the target scope (the moved copy was forgotten).
+    pub merged: usize,
+    /// Each one.
+    pub memories: Vec<MovedEntry>,
+}
+
+/// `session_checkpoint` params: a stop of the agent (Claude Code's `Stop` hook).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionCheckpointParams {
+    /// The session.
+    pub session_id: String,
+    /// Claude Code's `stop_hook_active`: the agent is already continuing because of a
+    /// block; never block then.
+    #[serde(default)]
+    pub stop_hook_active: bool,
+    /// The agent's last message, when the client has it (a decline is read from it).
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// `session_checkpoint` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionCheckpointResult {
+    /// Block this stop once, asking for the takeaway.
+    pub block: bool,
+    /// What to tell the agent when blocking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The session's checkpoint record.
+    pub checkpoint: amber_tiers::session::Checkpoint,
 }
 
 /// `session_event` params.
@@ -525,6 +655,10 @@ pub struct SessionEndParams {
     /// The transcript, filed in pieces of at most the capture limit before curation.
     #[serde(default)]
     pub transcript: Option<String>,
+    /// The source recorded on the transcript's pieces (default `transcript`), e.g.
+    /// `claude-code:transcript:<path>`.
+    #[serde(default)]
+    pub transcript_source: Option<String>,
 }
 
 /// `session_show` params.

@@ -13,8 +13,19 @@
 //!
 //! Defaults 0.6 / 0.25 / 0.15 with a 14-day half-life: relevance leads, so the briefing
 //! answers the prompt; among comparably relevant memories the recent and the important
-//! (intents, invalidations, patterns) come first. Memories are packed best first; one
-//! that does not fit the remaining budget is left out and the next one tried.
+//! (intents, invalidations, patterns) come first. A memory of type `event` (raw captures:
+//! prompts, tool output, transcripts) has its score multiplied by `event_weight` (0.5),
+//! so it ranks below a durable memory (intent, fact, pattern, invalidation, lifefact,
+//! discovery) of comparable relevance. Memories are packed best first; one that does not
+//! fit the remaining budget is left out and the next one tried.
+//!
+//! **Pointers first.** Each memory is one line, `id prefix · type · scope · summary`,
+//! the summary being the verbatim opening cut at a word (at most 240 characters); the
+//! full text comes on demand (`get` takes the prefix). The lines are grouped in a fixed
+//! type order: intent, fact, lifefact, pattern, invalidation, discovery, event (best
+//! first within a type). A memory the opening prompt overlaps strongly (best chunk
+//! cosine at least `expand_cosine`, 0.6) is shown in full under its line, at most
+//! `expand_max` (2) of them. `pointers = false` lists every memory verbatim instead.
 
 use amber_core::{Hit, Memory, MemoryId, MemoryType, Millis};
 use serde::{Deserialize, Serialize};
@@ -37,6 +48,15 @@ pub struct BriefingConfig {
     pub importance_weight: f32,
     /// Age at which recency halves, in days (default 14).
     pub half_life_days: f32,
+    /// Score multiplier of raw captures (type `event`) (default 0.5).
+    pub event_weight: f32,
+    /// One line per memory, full text on demand (default true).
+    pub pointers: bool,
+    /// Best-chunk cosine to the opening prompt at which a pointer is shown in full
+    /// (default 0.6).
+    pub expand_cosine: f32,
+    /// At most this many memories shown in full (default 2).
+    pub expand_max: usize,
 }
 
 impl Default for BriefingConfig {
@@ -48,6 +68,10 @@ impl Default for BriefingConfig {
             recency_weight: 0.25,
             importance_weight: 0.15,
             half_life_days: 14.0,
+            event_weight: 0.5,
+            pointers: true,
+            expand_cosine: 0.6,
+            expand_max: 2,
         }
     }
 }
@@ -69,6 +93,9 @@ pub struct BriefItem {
     pub importance: f32,
     /// Estimated tokens of its entry in the text.
     pub tokens: usize,
+    /// True when its full text is in the briefing (not only its pointer line).
+    #[serde(default)]
+    pub expanded: bool,
 }
 
 /// What the briefing served.
@@ -114,11 +141,68 @@ pub fn recency(time: Millis, now: Millis, half_life_days: f32) -> f32 {
     0.5f64.powf(age_days / f64::from(half_life_days.max(0.001))) as f32
 }
 
-/// One entry of the briefing text.
-fn entry(m: &Memory) -> String {
-    let date = crate::session::date(m.time());
-    format!("- [{} {}] {}\n", m.kind.as_str(), date, m.content)
+/// Longest summary in a pointer line, in characters.
+pub const SUMMARY_CHARS: usize = 240;
+
+/// Characters of an id shown in a pointer line (`get` takes it as a prefix).
+pub const ID_PREFIX: usize = 8;
+
+/// The order of the types in the briefing text.
+const TYPE_ORDER: [MemoryType; 7] = [
+    MemoryType::Intent,
+    MemoryType::Fact,
+    MemoryType::Lifefact,
+    MemoryType::Pattern,
+    MemoryType::Invalidation,
+    MemoryType::Discovery,
+    MemoryType::Event,
+];
+
+/// The verbatim opening of a text, whitespace runs shown as one space, cut at a word
+/// boundary within `max` characters (with `…` when cut).
+pub fn summary(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+    let at_word = match cut.rfind(' ') {
+        Some(i) if i > cut.len() / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{}…", at_word.trim_end_matches([',', ';', ':', '.', ' ']))
 }
+
+/// A memory's pointer line.
+pub fn pointer(m: &Memory) -> String {
+    let id: String = m.id.as_str().chars().take(ID_PREFIX).collect();
+    let place = match &m.source {
+        Some(src) if !src.is_empty() => format!("{} ({})", m.scope, summary(src, 60)),
+        _ => m.scope.to_string(),
+    };
+    format!("- {id} · {} · {place} · {}\n", m.kind.as_str(), summary(&m.content, SUMMARY_CHARS))
+}
+
+/// One entry of the briefing text: the pointer line, and the full text under it when
+/// `expanded` (or the verbatim entry when pointers are off).
+fn entry(m: &Memory, cfg: &BriefingConfig, expanded: bool) -> String {
+    if !cfg.pointers {
+        let date = crate::session::date(m.time());
+        return format!("- [{} {}] {}\n", m.kind.as_str(), date, m.content);
+    }
+    let line = pointer(m);
+    if !expanded {
+        return line;
+    }
+    let body: String = m.content.trim_end().lines().map(|l| format!("    {l}\n")).collect();
+    format!("{line}{body}")
+}
+
+/// The header of a briefing with pointers.
+pub const POINTER_HEADER: &str = "Memories Amber holds for this work (id · type · scope · opening; \
+the full text of any of them: the `get` tool or `amber get <id>`):\n";
+/// The header of a verbatim briefing.
+const VERBATIM_HEADER: &str = "Memories Amber holds for this work (verbatim, most relevant first):\n";
 
 /// Builds a briefing from the engine's candidates (in fused order), skipping memories
 /// `served` says this session already has.
@@ -141,7 +225,11 @@ pub fn brief(
         let relevance = if best > 0.0 { h.evidence.fused / best } else { 0.0 };
         let rec = recency(h.memory.time(), now, cfg.half_life_days);
         let imp = importance(&h.memory);
-        let score = cfg.relevance_weight * relevance + cfg.recency_weight * rec + cfg.importance_weight * imp;
+        let mut score =
+            cfg.relevance_weight * relevance + cfg.recency_weight * rec + cfg.importance_weight * imp;
+        if h.memory.kind == MemoryType::Event {
+            score *= cfg.event_weight;
+        }
         let item = BriefItem {
             id: h.memory.id.clone(),
             kind: h.memory.kind,
@@ -149,26 +237,47 @@ pub fn brief(
             relevance,
             recency: rec,
             importance: imp,
-            tokens: estimate_tokens(&entry(&h.memory)),
+            tokens: 0,
+            expanded: false,
         };
         scored.push((h, item));
     }
     scored.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
-    const HEADER: &str = "Memories Amber holds for this work (verbatim, most relevant first):\n";
-    let header = estimate_tokens(HEADER);
-    let mut used = header;
-    let mut body = String::new();
-    for (h, item) in scored {
+    let header = if cfg.pointers { POINTER_HEADER } else { VERBATIM_HEADER };
+    let mut used = estimate_tokens(header);
+    let mut chosen: Vec<(&Hit, BriefItem)> = Vec::new();
+    let mut expanded = 0;
+    for (h, mut item) in scored {
+        let expand = cfg.pointers
+            && expanded < cfg.expand_max
+            && h.evidence.best_chunk_cosine.is_some_and(|c| c >= cfg.expand_cosine);
+        let mut text = entry(&h.memory, cfg, expand);
+        item.expanded = expand;
+        if expand && used + estimate_tokens(&text) > cfg.budget_tokens {
+            // Too long in full: its pointer may still fit.
+            text = entry(&h.memory, cfg, false);
+            item.expanded = false;
+        }
+        item.tokens = estimate_tokens(&text);
         if used + item.tokens > cfg.budget_tokens {
             out.left_out += 1;
             continue;
         }
         used += item.tokens;
-        body.push_str(&entry(&h.memory));
+        expanded += usize::from(item.expanded);
+        chosen.push((h, item));
+    }
+    if cfg.pointers {
+        // A fixed type order; best first within a type (the sort is stable).
+        chosen.sort_by_key(|(h, _)| TYPE_ORDER.iter().position(|t| *t == h.memory.kind));
+    }
+    let mut body = String::new();
+    for (h, item) in chosen {
+        body.push_str(&entry(&h.memory, cfg, item.expanded));
         out.items.push(item);
     }
     if !out.items.is_empty() {
-        out.text = format!("{HEADER}{body}");
+        out.text = format!("{header}{body}");
         out.tokens = used;
     }
     out
@@ -225,11 +334,75 @@ mod tests {
         assert!((it.score - expect).abs() < 1e-5, "{} vs {expect}", it.score);
         // Much higher relevance wins over recency and type.
         let hits = [
-            hit("the deploy runbook", MemoryType::Event, 0.05, now - 60 * DAY),
+            hit("the deploy runbook", MemoryType::Fact, 0.05, now - 60 * DAY),
             hit("we intend to move", MemoryType::Intent, 0.01, now),
         ];
-        let b = brief("deploy", &hits, now, &BriefingConfig::default(), |_| false);
-        assert_eq!(b.items[0].kind, MemoryType::Event);
+        let cfg = BriefingConfig { pointers: false, ..BriefingConfig::default() };
+        let b = brief("deploy", &hits, now, &cfg, |_| false);
+        assert_eq!(b.items[0].kind, MemoryType::Fact);
+        // A raw capture (event) is halved: the same relevance as a fact ranks below it.
+        let hits = [
+            hit("deploy output: 3 pods restarted", MemoryType::Event, 0.05, now),
+            hit("the deploy runbook lives in ops/", MemoryType::Fact, 0.03, now - 20 * DAY),
+        ];
+        let b = brief("deploy", &hits, now, &cfg, |_| false);
+        assert_eq!(b.items[0].kind, MemoryType::Fact);
+        let e = &b.items[1];
+        let expect = 0.5 * (0.6 * 1.0 + 0.25 * 1.0 + 0.15 * 0.3);
+        assert!((e.score - expect).abs() < 1e-5, "{} vs {expect}", e.score);
+    }
+
+    #[test]
+    fn pointers_are_one_line_each_in_type_order_and_expand_on_strong_overlap() {
+        let now = 10 * DAY;
+        let long = format!(
+            "Release process: {} and never push tags from a dirty tree.",
+            "bump, tag, wait for CI; ".repeat(20)
+        );
+        let mut hits = vec![
+            hit("deploy output: everything green", MemoryType::Event, 0.05, now),
+            hit(&long, MemoryType::Pattern, 0.04, now),
+            hit("we intend to ship v2 on Friday", MemoryType::Intent, 0.01, now),
+            hit("the API listens on port 8080", MemoryType::Fact, 0.03, now),
+        ];
+        hits[3].evidence.best_chunk_cosine = Some(0.71);
+        let b = brief("release", &hits, now, &BriefingConfig::default(), |_| false);
+        let lines: Vec<&str> = b.text.lines().skip(1).collect();
+        let kinds: Vec<MemoryType> = b.items.iter().map(|i| i.kind).collect();
+        assert_eq!(kinds, vec![MemoryType::Intent, MemoryType::Fact, MemoryType::Pattern, MemoryType::Event]);
+        let id = |i: usize| hits[i].memory.id.as_str()[..ID_PREFIX].to_string();
+        assert_eq!(lines[0], format!("- {} · intent · default · we intend to ship v2 on Friday", id(2)));
+        // The fact overlaps the prompt strongly: its line, then its full text.
+        assert_eq!(lines[1], format!("- {} · fact · default · the API listens on port 8080", id(3)));
+        assert_eq!(lines[2], "    the API listens on port 8080");
+        assert!(b.items[1].expanded && !b.items[0].expanded);
+        // A long memory is cut at a word within 240 characters.
+        let pat = lines[3];
+        let summary = pat.rsplit(" · ").next().unwrap();
+        assert!(summary.chars().count() <= SUMMARY_CHARS && summary.ends_with('…'), "{summary}");
+        assert!(long.starts_with(summary.trim_end_matches('…')), "the opening, verbatim");
+        assert_eq!(lines.len(), 5);
+    }
+
+    #[test]
+    fn pointers_fit_more_memories_in_the_same_budget() {
+        let now = 10 * DAY;
+        let para = "The ingest worker retries a failed batch three times with backoff, then parks it in the dead-letter table; ops checks that table every morning and replays it with `ledger replay --since 1d`. ".repeat(3);
+        let hits: Vec<Hit> = (0..40)
+            .map(|i| hit(&format!("{i}. {para}"), MemoryType::Fact, 1.0 - i as f32 * 0.01, now))
+            .collect();
+        let pointers = brief("q", &hits, now, &BriefingConfig::default(), |_| false);
+        let verbatim =
+            brief("q", &hits, now, &BriefingConfig { pointers: false, ..BriefingConfig::default() }, |_| {
+                false
+            });
+        assert!(pointers.tokens <= 1500 && verbatim.tokens <= 1500);
+        assert!(
+            pointers.items.len() >= 2 * verbatim.items.len(),
+            "{} vs {}",
+            pointers.items.len(),
+            verbatim.items.len()
+        );
     }
 
     #[test]
@@ -239,7 +412,7 @@ mod tests {
         let hits: Vec<Hit> = (0..10)
             .map(|i| hit(&format!("{i} {long}"), MemoryType::Fact, 1.0 - i as f32 * 0.01, now))
             .collect();
-        let cfg = BriefingConfig { budget_tokens: 350, ..BriefingConfig::default() };
+        let cfg = BriefingConfig { budget_tokens: 350, pointers: false, ..BriefingConfig::default() };
         let first = hits[0].memory.id.clone();
         let b = brief("q", &hits, now, &cfg, |id| *id == first);
         assert!(b.tokens <= 350 && estimate_tokens(&b.text) <= 350, "{} tokens", b.tokens);

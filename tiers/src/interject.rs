@@ -387,10 +387,15 @@ mod tests {
             at: 0,
             score: 1.0,
             why: String::new(),
+            context: 0,
         });
         let d = decide(1, "e", &h, &s, &Fixed(true), D, &cfg);
         assert!(!d.fired && d.reason == Reason::AlreadyServed);
         assert!(d.candidates[0].served_earlier);
+        // After the context was compacted (a new context), it may be served again.
+        s.context = 1;
+        let d = decide(1, "e", &h, &s, &Fixed(true), D, &cfg);
+        assert!(d.fired, "{:?}", d.reason);
     }
 
     #[test]

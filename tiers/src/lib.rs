@@ -1,5 +1,7 @@
 //! Amber's tiers: what the daemon hands an agent besides search results.
 //!
+//! - [`scope`]: the one scope model: a working directory's project scope (repository
+//!   root, else the directory, else `default`) and the `user` scope.
 //! - [`session`]: a session's record (what it was served and why, what it captured,
 //!   what curation did) and the project scope it works in.
 //! - Tier 0, [`identity`]: a project's coordination files (`project-context/*.md`,
@@ -30,4 +32,5 @@ pub mod graph;
 pub mod identity;
 pub mod interject;
 pub mod judge;
+pub mod scope;
 pub mod session;

@@ -3,7 +3,7 @@
 //! The daemon keeps a [`Session`] per live session and stores it (as JSON) when it
 //! starts, whenever it is served something, and when it ends.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use amber_core::{MemoryId, Millis, Scope};
 use serde::{Deserialize, Serialize};
@@ -19,11 +19,26 @@ pub struct SessionConfig {
     pub idle_timeout_s: u64,
     /// Interjection decisions kept in a session's record, newest (default 200).
     pub max_decisions: usize,
+    /// Raw captures (memories of type `event` filed by any session: prompts, tool
+    /// output, transcripts) younger than this are never briefed nor interjected: they
+    /// are the work going on now, already in some context (default 1,800 s).
+    pub recent_capture_s: u64,
+    /// The checkpoint: at the first stop of a session that did real work and filed
+    /// nothing durable, ask once for the takeaway (default true).
+    pub checkpoint: bool,
+    /// What counts as real work for the checkpoint: tool uses seen (default 3).
+    pub checkpoint_tool_uses: u64,
 }
 
 impl Default for SessionConfig {
     fn default() -> SessionConfig {
-        SessionConfig { idle_timeout_s: 1800, max_decisions: 200 }
+        SessionConfig {
+            idle_timeout_s: 1800,
+            max_decisions: 200,
+            recent_capture_s: 1800,
+            checkpoint: true,
+            checkpoint_tool_uses: 3,
+        }
     }
 }
 
@@ -52,6 +67,9 @@ pub struct Served {
     pub score: f32,
     /// Why, in words.
     pub why: String,
+    /// The context it was served into (see [`Session::context`]).
+    #[serde(default)]
+    pub context: u32,
 }
 
 /// What one capture did.
@@ -76,11 +94,43 @@ pub struct CaptureSkips {
     pub too_long: usize,
 }
 
+/// The checkpoint of a session (see [`SessionConfig::checkpoint`]).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// When the stop was blocked to ask for the takeaway.
+    pub blocked_at: Option<Millis>,
+    /// Tool uses seen then.
+    pub tool_uses: u64,
+    /// What came of it: `filed` (a durable memory was filed after the ask), `declined`
+    /// (the agent said there was nothing to keep), `none` (neither was seen).
+    pub outcome: Option<String>,
+    /// The agent's one-line decline, verbatim, when it declined.
+    pub decline: Option<String>,
+}
+
 /// A session's record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     /// The session id.
     pub id: String,
+    /// The client's own id for the session (Claude Code's `session_id`), when it gave
+    /// one: a later `session_start` with the same key continues this session.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Scopes searched together with `scope` (the `user` scope).
+    #[serde(default)]
+    pub also: Vec<Scope>,
+    /// The agent's context window this session is in: 0 at start, one more at every
+    /// re-briefing after the context was compacted or cleared. A memory is served at
+    /// most once per context.
+    #[serde(default)]
+    pub context: u32,
+    /// Tool uses seen (`tool_call` or `tool_result` events).
+    #[serde(default)]
+    pub tool_uses: u64,
+    /// The checkpoint, once it was considered.
+    #[serde(default)]
+    pub checkpoint: Checkpoint,
     /// The agent that started it (`claude-code`, `codex`, ...).
     pub agent: String,
     /// The project root (nearest `.git` above the cwd), when known.
@@ -124,6 +174,11 @@ impl Session {
     ) -> Session {
         Session {
             id,
+            key: None,
+            also: Vec::new(),
+            context: 0,
+            tool_uses: 0,
+            checkpoint: Checkpoint::default(),
             agent,
             project_root,
             scope,
@@ -142,9 +197,24 @@ impl Session {
         }
     }
 
-    /// When and how this session was given a memory, if it was.
+    /// When and how this session was given a memory in its current context, if it was.
     pub fn served_earlier(&self, id: &MemoryId) -> Option<&Served> {
-        self.served.iter().find(|s| &s.id == id)
+        self.served.iter().find(|s| &s.id == id && s.context == self.context)
+    }
+
+    /// True for a memory the session must not be served: one it filed itself (its own
+    /// prompts and captures are in its context already), or a raw capture (type
+    /// `event` filed in a session) younger than `recent_ms` (the work going on now).
+    pub fn is_echo(&self, m: &amber_core::Memory, now: Millis, recent_ms: Millis) -> bool {
+        m.session_id.as_deref() == Some(self.id.as_str())
+            || (m.kind == amber_core::MemoryType::Event
+                && m.session_id.is_some()
+                && now - m.created_at < recent_ms)
+    }
+
+    /// Every scope the session searches: its own, then `also`.
+    pub fn scopes(&self) -> Vec<Scope> {
+        std::iter::once(self.scope.clone()).chain(self.also.iter().cloned()).collect()
     }
 
     /// Records a decision, keeping at most `max` of them.
@@ -158,26 +228,13 @@ impl Session {
     }
 }
 
-/// The scope of a project: `project/<dir name>-<8 hex of its path>`, so two checkouts
-/// with the same name stay apart and the scope still reads as the project.
-pub fn project_scope(root: &Path) -> Scope {
-    let name: String = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "root".into())
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "_-.".contains(c) { c } else { '-' })
-        .take(64)
-        .collect();
-    let name = name.trim_matches('.');
-    let name = if name.is_empty() { "project" } else { name };
-    // FNV-1a: stable across builds and platforms, no dependency.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in root.to_string_lossy().as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("project/{name}-{:08x}", h as u32).parse().unwrap_or_default()
+/// The id of a session a client names by its own key (Claude Code's `session_id`):
+/// stable, so any later `session_start` (or a hook that only knows the key) finds it.
+pub fn keyed_session_id(agent: &str, key: &str) -> String {
+    let safe = |t: &str| -> String {
+        t.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+    };
+    format!("k-{}-{}", safe(agent.trim()), safe(key.trim()))
 }
 
 /// `YYYY-MM-DD` (UTC) of a time.
@@ -205,18 +262,6 @@ mod tests {
         assert_eq!(date(951_782_400_000), "2000-02-29");
         assert_eq!(date(1_796_256_000_000 - 1), "2026-12-02");
         assert_eq!(date(-86_400_000), "1969-12-31");
-    }
-
-    #[test]
-    fn project_scopes_are_valid_and_tell_same_named_checkouts_apart() {
-        let a = project_scope(Path::new("/home/u/src/amber"));
-        let b = project_scope(Path::new("/home/u/other/amber"));
-        assert!(a.as_str().starts_with("project/amber-"), "{a}");
-        assert_ne!(a, b);
-        assert_eq!(a, project_scope(Path::new("/home/u/src/amber")));
-        let odd = project_scope(Path::new("/tmp/my project (copy)"));
-        assert!(odd.as_str().starts_with("project/my-project--copy-"), "{odd}");
-        assert!(project_scope(Path::new("/")).as_str().starts_with("project/root-"));
     }
 
     #[test]

@@ -1,0 +1,109 @@
+//! The scope methods: `resolve_scope` (the one resolver every client asks), `scopes`,
+//! `scope_move`, and `get` by an id or a prefix of one.
+
+use std::sync::Arc;
+
+use amber_engine::PrefixMatch;
+use amber_ipc::protocol::{
+    ErrorKind, ErrorObject, GetParams, MIN_ID_PREFIX, MemoryResult, MovedEntry, ResolveScopeParams,
+    ScopeEntry, ScopeMoveParams, ScopeMoveResult, ScopesResult,
+};
+use amber_tiers::scope::Resolved;
+use serde_json::Value;
+
+use crate::server::{Shared, invalid, read, to_value, write};
+use crate::writer::{WriteDone, WriteOp};
+
+/// Resolves a working directory and notes the root its project scope stands for.
+pub(crate) async fn resolve(shared: &Arc<Shared>, cwd: &std::path::Path) -> Result<Resolved, ErrorObject> {
+    if !(cwd.is_absolute() && cwd.is_dir()) {
+        return Err(invalid(format!("cwd must be an existing absolute directory: {}", cwd.display())));
+    }
+    let r = amber_tiers::scope::resolve_here(cwd);
+    if let Some(root) = r.root.clone() {
+        let scope = r.scope.clone();
+        // Best effort: a failure to note the root does not fail the resolution.
+        if let Err(e) = read(shared, move |e| e.note_scope_root(&scope, &root)).await {
+            tracing::warn!(error = %e.message, "project root not noted");
+        }
+    }
+    Ok(r)
+}
+
+pub(crate) async fn resolve_method(
+    shared: &Arc<Shared>,
+    p: ResolveScopeParams,
+) -> Result<Value, ErrorObject> {
+    to_value(&resolve(shared, &p.cwd).await?)
+}
+
+pub(crate) async fn list(shared: &Arc<Shared>) -> Result<Value, ErrorObject> {
+    let scopes = read(shared, |e| e.scopes()).await?;
+    let scopes = scopes
+        .into_iter()
+        .map(|s| ScopeEntry { scope: s.scope, memories: s.memories, root: s.root })
+        .collect();
+    to_value(&ScopesResult { scopes })
+}
+
+pub(crate) async fn move_method(shared: &Arc<Shared>, p: ScopeMoveParams) -> Result<Value, ErrorObject> {
+    if p.from == p.to || p.to.is_within(&p.from) || p.from.is_within(&p.to) {
+        return Err(invalid(format!("cannot move {} into {}: one lies within the other", p.from, p.to)));
+    }
+    let WriteDone::Moved(moved) = write(shared, WriteOp::MoveScope { from: p.from, to: p.to }).await? else {
+        return Err(ErrorObject::new(ErrorKind::Internal, "unexpected write result"));
+    };
+    let memories: Vec<MovedEntry> = moved
+        .into_iter()
+        .map(|m| MovedEntry {
+            old_id: m.old_id,
+            new_id: m.memory.id,
+            scope: m.memory.scope,
+            merged: m.merged,
+        })
+        .collect();
+    let merged = memories.iter().filter(|m| m.merged).count();
+    to_value(&ScopeMoveResult { moved: memories.len(), merged, memories })
+}
+
+/// `get`: a whole id (a moved one says where it went), or a prefix naming one memory.
+pub(crate) async fn get(shared: &Arc<Shared>, p: GetParams) -> Result<Value, ErrorObject> {
+    let given = p.id.trim().to_ascii_lowercase();
+    if given.len() < MIN_ID_PREFIX || given.len() > 32 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid(format!(
+            "id must be a memory id or a prefix of one ({MIN_ID_PREFIX} to 32 hex digits), got {:?}",
+            p.id.chars().take(40).collect::<String>()
+        )));
+    }
+    let id = match read(shared, {
+        let g = given.clone();
+        move |e| e.lookup_prefix(&g)
+    })
+    .await?
+    {
+        PrefixMatch::One(id) => id,
+        PrefixMatch::Many(ids) => {
+            let listed: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+            return Err(invalid(format!(
+                "the prefix {given} names more than one memory ({}{}); give more digits",
+                listed.join(", "),
+                if ids.len() > 5 { ", ..." } else { "" }
+            )));
+        }
+        PrefixMatch::None => {
+            if let Ok(full) = given.parse::<amber_core::MemoryId>()
+                && let Some(to) = read(shared, move |e| e.moved_to(&full)).await?
+            {
+                return Err(ErrorObject::new(
+                    ErrorKind::NotFound,
+                    format!("memory {given} was moved to another scope; its id is now {to}"),
+                ));
+            }
+            return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {given}")));
+        }
+    };
+    match read(shared, move |e| e.get(&id)).await? {
+        Some(memory) => to_value(&MemoryResult { memory }),
+        None => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {given}"))),
+    }
+}
