@@ -1,6 +1,11 @@
 //! Claude Code integration: `amber hook claude-code <event>` answers Claude Code's hooks
-//! (SessionStart, UserPromptSubmit, PostToolUse, Stop, and SessionEnd as an alias of
-//! Stop), and `amber install|uninstall claude-code` edits its settings.json.
+//! (SessionStart, UserPromptSubmit, PostToolUse, Stop, SessionEnd), and `amber
+//! install|uninstall claude-code` edits its settings.json.
+//!
+//! One Amber session per Claude Code session, for its whole life: every hook names it by
+//! Claude Code's `session_id` (the session's `key`), so nothing is served twice across
+//! the session's prompts. `Stop` (after every response) is a checkpoint, not an end;
+//! `SessionEnd` ends the session, files the transcript and curates.
 //!
 //! A hook never breaks the user's session: whatever happens (no daemon, a slow one, bad
 //! input), it exits 0 within its deadline, printing nothing when it has nothing to add,
@@ -8,8 +13,9 @@
 //!
 //! Output follows Claude Code's hook output format: for SessionStart and
 //! UserPromptSubmit, `{"hookSpecificOutput": {"hookEventName": <event>,
-//! "additionalContext": <text>}}` on stdout with exit 0; PostToolUse and Stop print
-//! nothing (they only file and curate).
+//! "additionalContext": <text>}}` on stdout with exit 0; for Stop, `{"decision":
+//! "block", "reason": <text>}` once per session at most (the checkpoint); PostToolUse and
+//! SessionEnd print nothing.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -17,26 +23,27 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use amber_ipc::Config;
-use amber_ipc::protocol::{SessionEndParams, SessionEventParams, SessionStartParams};
+use amber_ipc::protocol::{
+    SessionCheckpointParams, SessionEndParams, SessionEventParams, SessionStartParams,
+};
 use amber_tiers::interject::EventKind;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 /// The events `amber hook claude-code` answers.
-pub const EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"];
+pub const EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"];
 
 /// Longest tool output sent for capture (characters); longer ones are cut.
 const MAX_TOOL_TEXT: usize = 8000;
 
-/// Where the hook keeps which Amber session serves which Claude Code session.
-fn map_path(cfg: &Config, claude_session: &str) -> PathBuf {
-    let safe: String = claude_session
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
-        .take(128)
-        .collect();
-    cfg.state_dir.join("claude-code").join(format!("{safe}.session"))
-}
+/// Longest transcript sent at SessionEnd (characters of message text); the rest, the
+/// oldest part, is left out and the log says so.
+const MAX_TRANSCRIPT_CHARS: usize = 1_000_000;
+
+/// SessionEnd files the transcript and curates: it gets at least this long.
+const END_DEADLINE: Duration = Duration::from_secs(8);
+
+const AGENT: &str = "claude-code";
 
 fn log(cfg: &Config, event: &str, msg: &str) {
     let dir = cfg.state_dir.join("logs");
@@ -61,6 +68,7 @@ pub fn hook(cfg: Config, config_file: Option<PathBuf>, event: &str, deadline: Du
             return;
         }
     };
+    let deadline = if event == "SessionEnd" { deadline.max(END_DEADLINE) } else { deadline };
     let (tx, rx) = mpsc::channel();
     let event_name = event.to_string();
     let worker_cfg = cfg.clone();
@@ -86,36 +94,130 @@ fn additional_context(event: &str, text: &str) -> String {
     json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } }).to_string()
 }
 
-/// The Amber session for a Claude Code session, starting one when there is none (or the
-/// last one ended). Returns (amber session id, start result when just started).
-fn session_for(
+/// Starts or continues the Amber session of a Claude Code session (its `session_id` is
+/// the key). `rebrief` when the context that held the briefing is gone.
+fn start(
     client: &mut amber_ipc::Client,
-    cfg: &Config,
     payload: &Value,
     prompt: Option<&str>,
-    force_new: bool,
-) -> anyhow::Result<(String, Option<amber_ipc::protocol::SessionStartResult>)> {
-    let claude = field(payload, "session_id").context("the payload has no session_id")?;
-    let map = map_path(cfg, claude);
-    if !force_new && let Ok(id) = std::fs::read_to_string(&map) {
-        let id = id.trim().to_string();
-        if client.session_show(&id).map(|s| s.live).unwrap_or(false) {
-            return Ok((id, None));
-        }
-    }
+    rebrief: bool,
+) -> anyhow::Result<amber_ipc::protocol::SessionStartResult> {
+    let key = field(payload, "session_id").context("the payload has no session_id")?;
     let cwd = field(payload, "cwd").map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir());
-    let started = client.session_start(&SessionStartParams {
-        agent: "claude-code".into(),
+    Ok(client.session_start(&SessionStartParams {
+        agent: AGENT.into(),
         project_root: None,
         cwd,
         prompt: prompt.map(str::to_string),
         scope: None,
-    })?;
-    if let Some(dir) = map.parent() {
-        amber_core::paths::create_private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+        key: Some(key.to_string()),
+        rebrief: Some(rebrief),
+    })?)
+}
+
+/// The Amber session id of a Claude Code session.
+fn session_id(payload: &Value) -> anyhow::Result<String> {
+    let key = field(payload, "session_id").context("the payload has no session_id")?;
+    Ok(amber_tiers::session::keyed_session_id(AGENT, key))
+}
+
+fn not_live(e: &amber_ipc::ClientError) -> bool {
+    e.kind() == Some(amber_ipc::protocol::ErrorKind::SessionNotFound)
+}
+
+/// Runs `call` on the session; when it is not live (never started, or ended by the idle
+/// timeout), continues it first and tries once more. Returns the call's result and the
+/// start's result when one was made.
+fn on_session<T>(
+    client: &mut amber_ipc::Client,
+    payload: &Value,
+    prompt: Option<&str>,
+    mut call: impl FnMut(&mut amber_ipc::Client, &str) -> Result<T, amber_ipc::ClientError>,
+) -> anyhow::Result<(T, Option<amber_ipc::protocol::SessionStartResult>)> {
+    let id = session_id(payload)?;
+    match call(client, &id) {
+        Ok(r) => Ok((r, None)),
+        Err(e) if not_live(&e) => {
+            let started = start(client, payload, prompt, false)?;
+            Ok((call(client, &started.session_id)?, Some(started)))
+        }
+        Err(e) => Err(e.into()),
     }
-    std::fs::write(&map, &started.session_id).with_context(|| format!("writing {}", map.display()))?;
-    Ok((started.session_id.clone(), Some(started)))
+}
+
+/// The text of the messages in a Claude Code transcript (JSONL: one object per line,
+/// `type` `user` or `assistant`, `message.content` a string or content blocks), in
+/// order: `user: ...` / `assistant: ...`, tool calls and results in brackets. Lines that
+/// are not messages or do not parse are skipped.
+pub fn transcript_text(jsonl: &str) -> String {
+    let mut out = String::new();
+    for line in jsonl.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+        let role = match field(&v, "type") {
+            Some(t @ ("user" | "assistant")) => t,
+            _ => continue,
+        };
+        if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        let Some(content) = v.get("message").and_then(|m| m.get("content")) else { continue };
+        let mut parts: Vec<String> = Vec::new();
+        match content {
+            Value::String(t) => parts.push(t.clone()),
+            Value::Array(blocks) => {
+                for b in blocks {
+                    match field(b, "type") {
+                        Some("text") => parts.extend(field(b, "text").map(str::to_string)),
+                        Some("tool_use") => {
+                            let input = b.get("input").cloned().unwrap_or(Value::Null);
+                            let what = ["command", "file_path", "path", "pattern", "query", "url"]
+                                .iter()
+                                .find_map(|k| input.get(*k).and_then(Value::as_str).map(str::to_string))
+                                .unwrap_or_else(|| input.to_string());
+                            parts.push(format!("[tool {}: {what}]", field(b, "name").unwrap_or("tool")));
+                        }
+                        Some("tool_result") => {
+                            let text = match b.get("content") {
+                                Some(Value::String(t)) => t.clone(),
+                                Some(Value::Array(xs)) => {
+                                    xs.iter().filter_map(|x| field(x, "text")).collect::<Vec<_>>().join("\n")
+                                }
+                                _ => String::new(),
+                            };
+                            let text: String = text.chars().take(2000).collect();
+                            parts.push(format!("[tool result]\n{text}"));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        let text = parts.join("\n");
+        if !text.trim().is_empty() {
+            out.push_str(&format!("{role}: {}\n\n", text.trim_end()));
+        }
+    }
+    out
+}
+
+/// The last assistant message's text in a transcript, if any.
+fn last_assistant_text(jsonl: &str) -> Option<String> {
+    jsonl.lines().rev().find_map(|line| {
+        let v: Value = serde_json::from_str(line).ok()?;
+        (field(&v, "type") == Some("assistant")).then_some(())?;
+        let t = transcript_text(line);
+        let t = t.strip_prefix("assistant: ")?.trim().to_string();
+        (!t.is_empty() && !t.starts_with("[tool ")).then_some(t)
+    })
+}
+
+fn read_transcript(payload: &Value) -> anyhow::Result<Option<(PathBuf, String)>> {
+    let Some(path) = field(payload, "transcript_path").filter(|p| !p.is_empty()).map(PathBuf::from) else {
+        return Ok(None);
+    };
+    let text = std::fs::read(&path).with_context(|| format!("reading the transcript {}", path.display()))?;
+    Ok(Some((path, String::from_utf8_lossy(&text).into_owned())))
 }
 
 fn start_context(s: &amber_ipc::protocol::SessionStartResult) -> String {
@@ -162,27 +264,43 @@ fn answer(
     config_file: Option<&Path>,
     event: &str,
     payload: &Value,
-    start: bool,
+    start_daemon: bool,
 ) -> anyhow::Result<Option<String>> {
-    let mut client = crate::daemon::connect_or_start(cfg, config_file, start)?;
+    let mut client = crate::daemon::connect_or_start(cfg, config_file, start_daemon)?;
     match event {
         "SessionStart" => {
-            let (_, started) = session_for(&mut client, cfg, payload, None, true)?;
-            let text = started.as_ref().map(start_context).unwrap_or_default();
+            // startup: a new session, briefed. resume: the same session continues (its
+            // context still holds what it was given). compact, clear: the context that held
+            // the briefing is gone, so it is briefed again.
+            let source = field(payload, "source").unwrap_or("startup");
+            let rebrief = matches!(source, "compact" | "clear");
+            let started = start(&mut client, payload, None, rebrief)?;
+            log(
+                cfg,
+                event,
+                &format!(
+                    "source {source}: session {} resumed={} briefed {}",
+                    started.session_id,
+                    started.resumed,
+                    started.briefing.items.len()
+                ),
+            );
+            let text = start_context(&started);
             Ok((!text.is_empty()).then(|| additional_context(event, &text)))
         }
         "UserPromptSubmit" => {
             let prompt = field(payload, "prompt").unwrap_or("");
-            let (id, started) = session_for(&mut client, cfg, payload, Some(prompt), false)?;
+            let (r, started) = on_session(&mut client, payload, Some(prompt), |c, id| {
+                c.session_event(&SessionEventParams {
+                    session_id: id.to_string(),
+                    kind: EventKind::Prompt,
+                    text: prompt.to_string(),
+                    source: Some("claude-code:prompt".into()),
+                    capture: None,
+                })
+            })?;
             // A session started here (no SessionStart seen) carries its briefing too.
             let mut parts: Vec<String> = started.as_ref().map(start_context).into_iter().collect();
-            let r = client.session_event(&SessionEventParams {
-                session_id: id,
-                kind: EventKind::Prompt,
-                text: prompt.to_string(),
-                source: Some("claude-code:prompt".into()),
-                capture: None,
-            })?;
             log(
                 cfg,
                 event,
@@ -199,44 +317,82 @@ fn answer(
         }
         "PostToolUse" => {
             let Some(text) = tool_text(payload) else { return Ok(None) };
-            let (id, _) = session_for(&mut client, cfg, payload, None, false)?;
             let source = format!("claude-code:tool:{}", field(payload, "tool_name").unwrap_or("tool"));
-            client.session_event(&SessionEventParams {
-                session_id: id,
-                kind: EventKind::ToolResult,
-                text,
-                source: Some(source),
-                capture: Some(true),
+            on_session(&mut client, payload, None, |c, id| {
+                c.session_event(&SessionEventParams {
+                    session_id: id.to_string(),
+                    kind: EventKind::ToolResult,
+                    text: text.clone(),
+                    source: Some(source.clone()),
+                    capture: Some(true),
+                })
             })?;
             Ok(None)
         }
-        "Stop" | "SessionEnd" => {
-            if payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true) {
-                return Ok(None);
-            }
-            let Some(claude) = field(payload, "session_id") else { bail!("the payload has no session_id") };
-            let map = map_path(cfg, claude);
-            let Ok(id) = std::fs::read_to_string(&map) else { return Ok(None) };
-            match client.session_end(&SessionEndParams { session_id: id.trim().into(), transcript: None }) {
-                Ok(r) => {
-                    let c = r.session.curation.unwrap_or_default();
-                    log(
-                        cfg,
-                        event,
-                        &format!(
-                            "session {} ended: {} served, {} captured, {} near duplicates, {} collapsed",
-                            r.session.id,
-                            r.session.served.len(),
-                            r.session.captured.len(),
-                            c.near_duplicates.len(),
-                            c.collapsed
-                        ),
-                    );
+        "Stop" => {
+            // A checkpoint, not an end: the session goes on with the next prompt.
+            let stop_hook_active = payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true);
+            let message = match field(payload, "last_assistant_message") {
+                Some(m) => Some(m.to_string()),
+                None => read_transcript(payload).ok().flatten().and_then(|(_, t)| last_assistant_text(&t)),
+            };
+            let (r, _) = on_session(&mut client, payload, None, |c, id| {
+                c.session_checkpoint(&SessionCheckpointParams {
+                    session_id: id.to_string(),
+                    stop_hook_active,
+                    message: message.clone(),
+                })
+            })?;
+            log(cfg, event, &format!("block={} outcome={:?}", r.block, r.checkpoint.outcome));
+            Ok(r.block
+                .then(|| json!({ "decision": "block", "reason": r.reason.unwrap_or_default() }).to_string()))
+        }
+        "SessionEnd" => {
+            let transcript = match read_transcript(payload) {
+                Ok(Some((path, raw))) => {
+                    let text = transcript_text(&raw);
+                    let n = text.chars().count();
+                    let text = if n > MAX_TRANSCRIPT_CHARS {
+                        log(
+                            cfg,
+                            event,
+                            &format!("transcript of {n} characters: its last {MAX_TRANSCRIPT_CHARS} filed"),
+                        );
+                        text.chars().skip(n - MAX_TRANSCRIPT_CHARS).collect()
+                    } else {
+                        text
+                    };
+                    (!text.trim().is_empty())
+                        .then(|| (text, format!("claude-code:transcript:{}", path.display())))
                 }
-                Err(e) if e.kind() == Some(amber_ipc::protocol::ErrorKind::SessionNotFound) => {}
-                Err(e) => return Err(e.into()),
-            }
-            let _ = std::fs::remove_file(&map);
+                Ok(None) => None,
+                Err(e) => {
+                    log(cfg, event, &format!("{e:#}; ending the session without it"));
+                    None
+                }
+            };
+            let (transcript, transcript_source) = transcript.unzip();
+            let (r, _) = on_session(&mut client, payload, None, |c, id| {
+                c.session_end(&SessionEndParams {
+                    session_id: id.to_string(),
+                    transcript: transcript.clone(),
+                    transcript_source: transcript_source.clone(),
+                })
+            })?;
+            let c = r.session.curation.unwrap_or_default();
+            log(
+                cfg,
+                event,
+                &format!(
+                    "session {} ended ({}): {} served, {} captured, {} near duplicates, {} collapsed",
+                    r.session.id,
+                    field(payload, "reason").unwrap_or("?"),
+                    r.session.served.len(),
+                    r.session.captured.len(),
+                    c.near_duplicates.len(),
+                    c.collapsed
+                ),
+            );
             Ok(None)
         }
         other => bail!("unknown Claude Code hook event {other:?} (known: {})", EVENTS.join(", ")),
@@ -372,7 +528,7 @@ mod tests {
         });
         let mut s = original.clone();
         let amber = Path::new("/opt/amber/bin/amber");
-        assert_eq!(merge_hooks(&mut s, amber).unwrap(), 4);
+        assert_eq!(merge_hooks(&mut s, amber).unwrap(), 5);
         assert_eq!(merge_hooks(&mut s, amber).unwrap(), 0, "installing twice adds nothing");
         assert_eq!(s["model"], "opus");
         assert_eq!(s["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
@@ -380,7 +536,7 @@ mod tests {
             s["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
             "/opt/amber/bin/amber hook claude-code UserPromptSubmit"
         );
-        assert_eq!(remove_hooks(&mut s), 4);
+        assert_eq!(remove_hooks(&mut s), 5);
         assert_eq!(s, original, "uninstall restores the settings exactly");
         let mut bare = json!({});
         merge_hooks(&mut bare, amber).unwrap();

@@ -48,9 +48,11 @@ enum Command {
     Remember {
         /// The text to remember, or `-` for standard input.
         text: String,
-        /// Where it lives: a project, then an optional topic (`amber/retrieval`).
-        #[arg(long, default_value = Scope::DEFAULT)]
-        scope: String,
+        /// Where it lives [default: this project's scope (the repository root above the
+        /// working directory, else the directory), or `default` outside any project].
+        /// `user` is for what is true of you across projects.
+        #[arg(long)]
+        scope: Option<String>,
         /// intent, fact, pattern, invalidation, discovery, event or lifefact.
         #[arg(long = "type", default_value = "fact")]
         kind: String,
@@ -71,9 +73,13 @@ enum Command {
     Recall {
         /// What to look for.
         query: String,
-        /// Only this scope and the scopes under it.
-        #[arg(long)]
+        /// Only this scope and the scopes under it [default: this project's scope and
+        /// `user`, as one ranking].
+        #[arg(long, conflicts_with = "all_scopes")]
         scope: Option<String>,
+        /// Search every scope.
+        #[arg(long)]
+        all_scopes: bool,
         /// How many results.
         #[arg(long, short = 'k', default_value_t = 5)]
         k: usize,
@@ -83,18 +89,25 @@ enum Command {
     },
     /// Print one memory by id.
     Get {
-        /// The memory id (32 hex digits).
+        /// The memory id (32 hex digits) or a prefix of it (at least 4, as a briefing shows).
         id: String,
     },
     /// Forget a memory: recall stops returning it; `purge` deletes it for good.
     Forget {
-        /// The memory id.
+        /// The memory id or a prefix of it.
         id: String,
     },
     /// Delete a forgotten memory's content for good.
     Purge {
-        /// The memory id.
+        /// The memory id or a prefix of it.
         id: String,
+    },
+    /// List the scopes with their memory counts and, for project scopes, their roots.
+    Scopes,
+    /// Scope operations.
+    Scope {
+        #[command(subcommand)]
+        action: ScopeAction,
     },
     /// Rebuild the search indexes from the store (vectors come from the cache).
     Reindex,
@@ -159,6 +172,22 @@ enum InstallRuntime {
         #[arg(long)]
         user: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum ScopeAction {
+    /// Re-file every memory of FROM (and the scopes below it) into TO, verbatim. Their
+    /// ids change (an id derives from scope and content); `get` of an old id says the new
+    /// one. Links, graph mentions and fact sources follow; session records keep the ids
+    /// they were served under.
+    Move {
+        /// The scope to empty (e.g. `default`).
+        from: String,
+        /// The scope to file into (e.g. `project/app-1a2b3c4d`, as `amber scopes` shows).
+        to: String,
+    },
+    /// The scope this directory files into and searches.
+    Here,
 }
 
 #[derive(Subcommand, Debug)]
@@ -266,6 +295,20 @@ fn print_session(r: &amber_ipc::protocol::SessionResult) {
     }
 }
 
+/// The scope of the working directory, as the daemon's one resolver says.
+fn here(client: &mut Client) -> anyhow::Result<amber_ipc::protocol::ResolveScopeResult> {
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    Ok(client.resolve_scope(&cwd)?)
+}
+
+/// A whole memory id from an id or a prefix of one.
+fn full_id(client: &mut Client, id: &str) -> anyhow::Result<amber_core::MemoryId> {
+    match id.parse() {
+        Ok(full) => Ok(full),
+        Err(_) => Ok(client.get_prefix(id)?.memory.id),
+    }
+}
+
 fn connect(cli: &Cli, cfg: &Config) -> anyhow::Result<Client> {
     daemon::connect_or_start(cfg, cli.config.as_deref(), !cli.no_start)
 }
@@ -322,9 +365,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 text.clone()
             };
-            let mut m = NewMemory::new(content)
-                .in_scope(scope.parse().context("--scope")?)
-                .of_type(kind.parse::<MemoryType>().context("--type")?);
+            let kind = kind.parse::<MemoryType>().context("--type")?;
+            let explicit: Option<Scope> = scope.as_deref().map(str::parse).transpose().context("--scope")?;
+            let mut client = connect(&cli, &cfg)?;
+            let scope = match explicit {
+                Some(s) => s,
+                None => here(&mut client)?.scope,
+            };
+            let mut m = NewMemory::new(content).in_scope(scope).of_type(kind);
             m.source = source.clone();
             m.author = author.clone();
             m.session_id = session.clone();
@@ -332,7 +380,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 m.metadata = serde_json::from_str(meta).context("--meta is not JSON")?;
             }
             m.validate()?;
-            let r = connect(&cli, &cfg)?.remember(&m)?;
+            let r = client.remember(&m)?;
             if cli.json {
                 print_json(&r)?;
             } else if r.created {
@@ -341,7 +389,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!("already remembered as {} in {}", r.id, m.scope);
             }
         }
-        Command::Recall { query, scope, k, mode } => {
+        Command::Recall { query, scope, all_scopes, k, mode } => {
             let mut p = RecallParams::new(query.clone());
             p.k = Some(*k);
             p.mode = Some(mode.parse::<SearchMode>()?);
@@ -349,7 +397,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 p.scope = Some(s.parse().context("--scope")?);
             }
             p.query().validate()?;
-            let hits = connect(&cli, &cfg)?.recall(&p)?.hits;
+            let mut client = connect(&cli, &cfg)?;
+            if scope.is_none() && !all_scopes {
+                let mut search = here(&mut client)?.search.into_iter();
+                p.scope = search.next();
+                p.also = search.collect();
+            }
+            let hits = client.recall(&p)?.hits;
             if cli.json {
                 print_json(&hits)?;
             } else if hits.is_empty() {
@@ -370,8 +424,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Get { id } => {
-            let id = id.parse().context("bad id")?;
-            let m = connect(&cli, &cfg)?.get(&id)?.memory;
+            let m = connect(&cli, &cfg)?.get_prefix(id)?.memory;
             if cli.json {
                 print_json(&m)?;
             } else {
@@ -381,8 +434,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Forget { id } => {
-            let id = id.parse().context("bad id")?;
-            let m = connect(&cli, &cfg)?.forget(&id)?.memory;
+            let mut c = connect(&cli, &cfg)?;
+            let id = full_id(&mut c, id)?;
+            let m = c.forget(&id)?.memory;
             if cli.json {
                 print_json(&m)?;
             } else {
@@ -390,8 +444,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Purge { id } => {
-            let id = id.parse().context("bad id")?;
-            let r = connect(&cli, &cfg)?.purge(&id)?;
+            let mut c = connect(&cli, &cfg)?;
+            let id = full_id(&mut c, id)?;
+            let r = c.purge(&id)?;
             if cli.json {
                 print_json(&r)?;
             } else {
@@ -419,6 +474,48 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print_json(&st)?;
             } else {
                 print_status(&st);
+            }
+        }
+        Command::Scopes => {
+            let r = connect(&cli, &cfg)?.scopes()?;
+            if cli.json {
+                print_json(&r)?;
+            } else if r.scopes.is_empty() {
+                println!("no scopes yet");
+            } else {
+                let width = r.scopes.iter().map(|s| s.scope.len()).max().unwrap_or(0);
+                for s in &r.scopes {
+                    let root = s.root.as_deref().map(|r| format!("  {r}")).unwrap_or_default();
+                    println!("{:<width$}  {:>7}{root}", s.scope, s.memories);
+                }
+            }
+        }
+        Command::Scope { action: ScopeAction::Move { from, to } } => {
+            let p = amber_ipc::protocol::ScopeMoveParams {
+                from: from.parse().context("FROM")?,
+                to: to.parse().context("TO")?,
+            };
+            let r = connect(&cli, &cfg)?.scope_move(&p)?;
+            if cli.json {
+                print_json(&r)?;
+            } else {
+                println!(
+                    "moved {} memories from {} to {} ({} were already there and were merged)",
+                    r.moved, p.from, p.to, r.merged
+                );
+            }
+        }
+        Command::Scope { action: ScopeAction::Here } => {
+            let r = here(&mut connect(&cli, &cfg)?)?;
+            if cli.json {
+                print_json(&r)?;
+            } else {
+                match &r.root {
+                    Some(root) => println!("{} (project root {})", r.scope, root.display()),
+                    None => println!("{} (outside any project)", r.scope),
+                }
+                let names: Vec<String> = r.search.iter().map(|s| s.to_string()).collect();
+                println!("recall searches {}", names.join(" + "));
             }
         }
         Command::Mcp => mcp::run(cfg.clone(), cli.config.clone(), !cli.no_start)?,

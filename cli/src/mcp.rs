@@ -32,8 +32,11 @@ use crate::daemon;
 /// What the server tells a client about itself in `initialize`.
 const INSTRUCTIONS: &str = "Amber is a local memory that persists across sessions. \
 Use `recall` before answering questions about earlier work, decisions or facts, and \
-`remember` to file anything worth knowing next time (verbatim, in a project scope such \
-as `myproj` or `myproj/topic`). Facts about people, projects and things that change over \
+`remember` to file anything worth knowing next time, verbatim, with a `type` (fact, \
+pattern, intent, invalidation, discovery). Without a `scope`, memories go to the client's \
+project (its root) and `recall` searches that project and `user` together; use scope \
+`user` for what is true of the person across projects (preferences). `get` takes an id or \
+the 8-digit prefix a briefing shows. Facts about people, projects and things that change over \
 time go in the knowledge graph: `kg_add` files them (with the memory they came from), \
 `kg_query` says what holds now or at a date, `kg_traverse` how things connect. Results are JSON.";
 
@@ -308,7 +311,8 @@ struct HitOut<'a> {
 struct RememberArgs {
     /// The text to remember; it is stored exactly as given.
     content: String,
-    /// Where it lives: a project, then optional topics, `/`-separated (`myproj/retrieval`).
+    /// Where it lives (default: the client's project; `user` for what holds across projects),
+    /// `/`-separated (`myproj/retrieval`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     scope: Option<String>,
     /// What kind of memory it is (default `fact`).
@@ -331,7 +335,8 @@ struct RememberArgs {
 /// A memory id.
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
 struct IdArgs {
-    /// The memory id: 32 hex digits, as `remember` and `recall` return it.
+    /// The memory id: 32 hex digits, as `remember` and `recall` return it, or a prefix of
+    /// at least 4 (the briefing shows 8).
     id: String,
 }
 
@@ -486,7 +491,7 @@ impl FactArg {
 /// `kg_add` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct KgAddArgs {
-    /// The graph's scope (each scope has its own graph; default `default`). Use the
+    /// The graph's scope (each scope has its own graph; default: the client's project). Use the
     /// project scope the memories are in (`myproj`).
     #[serde(default)]
     scope: Option<String>,
@@ -549,7 +554,7 @@ impl KgInvalidateArgs {
 struct KgQueryArgs {
     /// The entity's name or any alias (case and punctuation ignored).
     entity: String,
-    /// The graph's scope (default `default`).
+    /// The graph's scope (default: the client's project).
     #[serde(default)]
     scope: Option<String>,
     /// The moment asked about (default now): only facts valid then.
@@ -576,7 +581,7 @@ impl KgQueryArgs {
 struct KgTimelineArgs {
     /// The entity's name or any alias (case and punctuation ignored).
     entity: String,
-    /// The graph's scope (default `default`).
+    /// The graph's scope (default: the client's project).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     scope: Option<String>,
 }
@@ -586,7 +591,7 @@ struct KgTimelineArgs {
 struct KgTraverseArgs {
     /// The entity to start from (name or alias).
     start: String,
-    /// The graph's scope (default `default`).
+    /// The graph's scope (default: the client's project).
     #[serde(default)]
     scope: Option<String>,
     /// Hops out (default 2, at most 4).
@@ -641,16 +646,107 @@ struct KgStatsArgs {
     scope: Option<String>,
 }
 
+/// The project the client works in: the directory it came from and what the daemon's
+/// resolver made of it.
+#[derive(Debug, Clone)]
+struct Here {
+    cwd: PathBuf,
+    resolved: amber_ipc::protocol::ResolveScopeResult,
+}
+
+/// Tools whose scope defaults to the client's project.
+const SCOPED_TOOLS: &[&str] =
+    &["remember", "recall", "session_start", "kg_add", "kg_query", "kg_timeline", "kg_traverse"];
+
+/// The path of a `file://` URI (percent-escapes decoded), if it is one.
+fn file_uri_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    // `file:///p` or `file://localhost/p`.
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?, 16)
+        {
+            out.push(b);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok().map(PathBuf::from)
+}
+
 /// The MCP server: the tools, each a call to the daemon.
 #[derive(Clone)]
 pub struct AmberMcp {
     bridge: Arc<Bridge>,
     tool_router: ToolRouter<Self>,
+    /// The client's project, resolved on the first scoped tool call (from the client's
+    /// roots when it offers them, else this process's working directory); forgotten
+    /// when the client says its roots changed.
+    here: Arc<Mutex<Option<Here>>>,
 }
 
 impl AmberMcp {
     fn new(bridge: Bridge) -> AmberMcp {
-        AmberMcp { bridge: Arc::new(bridge), tool_router: Self::tool_router() }
+        AmberMcp {
+            bridge: Arc::new(bridge),
+            tool_router: Self::tool_router(),
+            here: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    fn here_now(&self) -> Option<Here> {
+        self.here.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Resolves the client's project once: the first `file://` root the client lists
+    /// (MCP `roots/list`, when it declared the capability), else the working directory.
+    /// Roots are deprecated by a later MCP revision (SEP-2577) but are what today's hosts
+    /// (Claude Code, editors) send.
+    #[allow(deprecated)]
+    async fn resolve_here(&self, peer: &rmcp::service::Peer<RoleServer>) {
+        if self.here_now().is_some() {
+            return;
+        }
+        let mut cwd = None;
+        if peer.peer_info().is_some_and(|i| i.capabilities.roots.is_some()) {
+            match tokio::time::timeout(std::time::Duration::from_secs(5), peer.list_roots()).await {
+                Ok(Ok(r)) => {
+                    cwd = r.roots.iter().find_map(|root| file_uri_path(&root.uri)).filter(|p| p.is_dir())
+                }
+                Ok(Err(e)) => tracing::debug!("roots/list failed: {e}"),
+                Err(_) => tracing::debug!("roots/list timed out"),
+            }
+        }
+        let Some(cwd) = cwd.or_else(|| std::env::current_dir().ok()) else { return };
+        match self.bridge.call("resolve_scope", json!({ "cwd": cwd })).await {
+            Ok(v) => match serde_json::from_value(v) {
+                Ok(resolved) => {
+                    *self.here.lock().unwrap_or_else(|e| e.into_inner()) = Some(Here { cwd, resolved })
+                }
+                Err(e) => tracing::warn!("unexpected resolve_scope result: {e}"),
+            },
+            Err(e) => tracing::debug!("resolve_scope failed: {e}"),
+        }
+    }
+
+    /// Params with the project's scope filled in when the caller named none.
+    fn with_scope(&self, mut p: Value) -> Value {
+        if let (Some(h), Some(obj)) = (self.here_now(), p.as_object_mut())
+            && !obj.contains_key("scope")
+        {
+            obj.insert("scope".into(), h.resolved.scope.to_string().into());
+        }
+        p
     }
 
     /// Calls a method whose tool arguments are its params.
@@ -664,7 +760,10 @@ impl AmberMcp {
     /// Calls a knowledge-graph method: its result with readable times.
     async fn kg(&self, method: &'static str, p: Result<Value, String>) -> CallToolResult {
         let r = match p {
-            Ok(p) => self.bridge.call(method, p).await,
+            Ok(p) => {
+                let p = if method == "kg_invalidate" { p } else { self.with_scope(p) };
+                self.bridge.call(method, p).await
+            }
             Err(e) => Err(e),
         };
         reply(r.map(|mut v| {
@@ -675,8 +774,14 @@ impl AmberMcp {
 
     async fn recall_hits(&self, a: RecallArgs) -> Result<Value, String> {
         let mut p = json!({ "text": a.query });
-        if let Some(s) = a.scope {
-            p["scope"] = s.into();
+        match (a.scope, self.here_now()) {
+            (Some(s), _) => p["scope"] = s.into(),
+            (None, Some(h)) => {
+                let mut search = h.resolved.search.iter().map(|s| Value::from(s.to_string()));
+                p["scope"] = search.next().unwrap_or(Value::Null);
+                p["also"] = Value::Array(search.collect());
+            }
+            (None, None) => {}
         }
         if let Some(k) = a.k {
             p["k"] = k.into();
@@ -753,7 +858,10 @@ impl AmberMcp {
         )
     )]
     async fn remember(&self, Parameters(a): Parameters<RememberArgs>) -> CallToolResult {
-        self.forward("remember", &a).await
+        match params(&a) {
+            Ok(p) => reply(self.bridge.call("remember", self.with_scope(p)).await),
+            Err(e) => reply(Err(e)),
+        }
     }
 
     /// One memory by id.
@@ -817,7 +925,19 @@ impl AmberMcp {
         )
     )]
     async fn session_start(&self, Parameters(a): Parameters<SessionStartArgs>) -> CallToolResult {
-        self.forward("session_start", &a).await
+        match params(&a) {
+            Ok(mut p) => {
+                if a.cwd.is_none()
+                    && a.project_root.is_none()
+                    && a.scope.is_none()
+                    && let Some(h) = self.here_now()
+                {
+                    p["cwd"] = json!(h.cwd);
+                }
+                reply(self.bridge.call("session_start", p).await)
+            }
+            Err(e) => reply(Err(e)),
+        }
     }
 
     /// Report a session event.
@@ -970,12 +1090,19 @@ impl ServerHandler for AmberMcp {
             .with_instructions(INSTRUCTIONS)
     }
 
+    async fn on_roots_list_changed(&self, _context: rmcp::service::NotificationContext<RoleServer>) {
+        *self.here.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let known = self.tool_router.has_route(&request.name);
+        if SCOPED_TOOLS.contains(&request.name.as_ref()) {
+            self.resolve_here(&context.peer).await;
+        }
         let tcc = ToolCallContext::new(self, request, context);
         match self.tool_router.call(tcc).await {
             // Arguments that do not fit a known tool's schema: a tool error the model can

@@ -120,7 +120,7 @@ fn a_claude_code_session_gets_identity_briefing_interjection_capture_and_curatio
     std::fs::create_dir_all(proj.path().join("project-context")).unwrap();
     std::fs::write(proj.path().join("project-context/HANDOFF.md"), "Next: ship the staging release.\n")
         .unwrap();
-    let scope = amber_tiers::session::project_scope(proj.path());
+    let scope = amber_tiers::scope::project_scope(proj.path());
     let o = env.amber(&["remember", "--scope", scope.as_str(), RELEASE]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let claude = "0b9a7c2e-5f1d-4c1e-9d3a-7e2f1a6b8c90";
