@@ -20,6 +20,10 @@ if [ ! -x "$PY" ]; then
   python3 -m venv target/py
 fi
 "$PY" -m pip install --quiet --disable-pip-version-check pytest==9.2.0 mcp==2.3.0
+# The official MCP TypeScript SDK (npm, pinned by tests/mcp/ts/package-lock.json) as a
+# second MCP client nobody here wrote.
+echo "== node: the MCP TypeScript SDK" >&2
+npm ci --prefix tests/mcp/ts --no-audit --no-fund --loglevel=error
 tests=(clients/python)
 [ -d tests/mcp ] && tests+=(tests/mcp)
 AMBERD="$PWD/target/release/amberd" AMBER_BIN="$PWD/target/release/amber" "$PY" -m pytest -q "${tests[@]}"

@@ -31,7 +31,8 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 /// The events `amber hook claude-code` answers.
-pub const EVENTS: &[&str] = &["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"];
+pub const EVENTS: &[&str] =
+    &["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"];
 
 /// Longest tool output sent for capture (characters); longer ones are cut.
 const MAX_TOOL_TEXT: usize = 8000;
@@ -233,7 +234,10 @@ fn start_context(s: &amber_ipc::protocol::SessionStartResult) -> String {
     parts.join("\n\n")
 }
 
-/// Text of a tool call and its result, for capture.
+/// Text of a tool call and its result, for capture: `<tool>: <what>` then the output.
+/// Read gives the file's content, Edit and Write what was written (not the whole old
+/// file Claude Code sends along), Grep and Glob the files or lines found; a failed tool
+/// (PostToolUseFailure) its error.
 fn tool_text(payload: &Value) -> Option<String> {
     let name = field(payload, "tool_name").unwrap_or("tool");
     let input = payload.get("tool_input").cloned().unwrap_or(Value::Null);
@@ -242,18 +246,42 @@ fn tool_text(payload: &Value) -> Option<String> {
         .find_map(|k| input.get(*k).and_then(Value::as_str))
         .map(str::to_string)
         .unwrap_or_else(|| input.to_string());
-    let response = payload.get("tool_response")?;
-    let out = match response {
-        Value::String(s) => s.clone(),
-        Value::Object(o) => ["stdout", "output", "content", "result"]
-            .iter()
-            .find_map(|k| o.get(*k).and_then(Value::as_str))
-            .map(|s| {
-                let err = o.get("stderr").and_then(Value::as_str).unwrap_or("");
-                if err.is_empty() { s.to_string() } else { format!("{s}\n[stderr]\n{err}") }
-            })
-            .unwrap_or_else(|| response.to_string()),
-        other => other.to_string(),
+    let out = if let Some(err) = field(payload, "error") {
+        format!("[failed]\n{err}")
+    } else {
+        let response = payload.get("tool_response")?;
+        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        match (name, response) {
+            (_, Value::String(t)) => t.clone(),
+            ("Read", r) => r.get("file").and_then(|f| s(f, "content")).unwrap_or_else(|| r.to_string()),
+            ("Edit" | "MultiEdit", _) => {
+                let new = s(&input, "new_string").unwrap_or_default();
+                let old = s(&input, "old_string").unwrap_or_default();
+                format!("[replaced]\n{old}\n[with]\n{new}")
+            }
+            ("Write", _) => s(&input, "content").unwrap_or_default(),
+            (_, Value::Object(o)) => {
+                let text = ["stdout", "output", "content", "result"]
+                    .iter()
+                    .find_map(|k| o.get(*k).and_then(Value::as_str))
+                    .map(str::to_string)
+                    .or_else(|| {
+                        ["filenames", "lines"].iter().find_map(|k| {
+                            o.get(*k).and_then(Value::as_array).map(|xs| {
+                                xs.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")
+                            })
+                        })
+                    });
+                match text {
+                    Some(t) => {
+                        let err = o.get("stderr").and_then(Value::as_str).unwrap_or("");
+                        if err.is_empty() { t } else { format!("{t}\n[stderr]\n{err}") }
+                    }
+                    None => response.to_string(),
+                }
+            }
+            (_, other) => other.to_string(),
+        }
     };
     let text = format!("{name}: {what}\n{out}");
     Some(text.chars().take(MAX_TOOL_TEXT).collect())
@@ -315,7 +343,7 @@ fn answer(
             parts.retain(|p| !p.trim().is_empty());
             Ok((!parts.is_empty()).then(|| additional_context(event, &parts.join("\n\n"))))
         }
-        "PostToolUse" => {
+        "PostToolUse" | "PostToolUseFailure" => {
             let Some(text) = tool_text(payload) else { return Ok(None) };
             let source = format!("claude-code:tool:{}", field(payload, "tool_name").unwrap_or("tool"));
             on_session(&mut client, payload, None, |c, id| {
@@ -427,7 +455,7 @@ pub fn merge_hooks(settings: &mut Value, amber: &Path) -> anyhow::Result<usize> 
         }
         let mut group =
             json!({ "hooks": [{ "type": "command", "command": hook_command(amber, event), "timeout": 10 }] });
-        if *event == "PostToolUse" {
+        if event.starts_with("PostToolUse") {
             group["matcher"] = json!("*");
         }
         groups.push(group);
@@ -528,7 +556,7 @@ mod tests {
         });
         let mut s = original.clone();
         let amber = Path::new("/opt/amber/bin/amber");
-        assert_eq!(merge_hooks(&mut s, amber).unwrap(), 5);
+        assert_eq!(merge_hooks(&mut s, amber).unwrap(), EVENTS.len());
         assert_eq!(merge_hooks(&mut s, amber).unwrap(), 0, "installing twice adds nothing");
         assert_eq!(s["model"], "opus");
         assert_eq!(s["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
@@ -536,13 +564,22 @@ mod tests {
             s["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
             "/opt/amber/bin/amber hook claude-code UserPromptSubmit"
         );
-        assert_eq!(remove_hooks(&mut s), 5);
+        assert_eq!(remove_hooks(&mut s), EVENTS.len());
         assert_eq!(s, original, "uninstall restores the settings exactly");
         let mut bare = json!({});
         merge_hooks(&mut bare, amber).unwrap();
         remove_hooks(&mut bare);
         assert_eq!(bare, json!({}));
         assert!(merge_hooks(&mut json!([1]), amber).is_err());
+        // An install made by an older version (four events, no SessionEnd): installing
+        // again adds the missing ones and leaves the rest alone.
+        let mut old = json!({ "hooks": {} });
+        for e in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
+            old["hooks"][e] = json!([{ "hooks": [{ "type": "command", "command": hook_command(amber, e), "timeout": 10 }] }]);
+        }
+        assert_eq!(merge_hooks(&mut old, amber).unwrap(), 2);
+        assert_eq!(old["hooks"]["SessionEnd"][0]["hooks"][0]["command"], "/opt/amber/bin/amber hook claude-code SessionEnd");
+        assert_eq!(old["hooks"]["Stop"].as_array().unwrap().len(), 1);
     }
 
     #[test]
@@ -554,5 +591,23 @@ mod tests {
         });
         assert_eq!(tool_text(&p).unwrap(), "Bash: cargo test\ntest result: ok\n[stderr]\nwarning: x");
         assert!(tool_text(&json!({ "tool_name": "Bash" })).is_none());
+        let read = json!({
+            "tool_name": "Read",
+            "tool_input": { "file_path": "/p/src/db.rs" },
+            "tool_response": { "type": "text", "file": { "filePath": "/p/src/db.rs", "content": "fn main() {}", "numLines": 1 } }
+        });
+        assert_eq!(tool_text(&read).unwrap(), "Read: /p/src/db.rs\nfn main() {}");
+        let edit = json!({
+            "tool_name": "Edit",
+            "tool_input": { "file_path": "/p/a.rs", "old_string": "x = 1", "new_string": "x = 2" },
+            "tool_response": { "filePath": "/p/a.rs", "originalFile": "a whole file we do not want" }
+        });
+        assert_eq!(tool_text(&edit).unwrap(), "Edit: /p/a.rs\n[replaced]\nx = 1\n[with]\nx = 2");
+        let failed = json!({
+            "tool_name": "Bash",
+            "tool_input": { "command": "cargo test" },
+            "error": "Exit code 101\ntest failed"
+        });
+        assert_eq!(tool_text(&failed).unwrap(), "Bash: cargo test\n[failed]\nExit code 101\ntest failed");
     }
 }

@@ -301,8 +301,18 @@ fn here(client: &mut Client) -> anyhow::Result<amber_ipc::protocol::ResolveScope
     Ok(client.resolve_scope(&cwd)?)
 }
 
+/// Refuses what cannot be an id or a prefix of one before asking the daemon.
+fn check_id(id: &str) -> anyhow::Result<()> {
+    let min = amber_ipc::protocol::MIN_ID_PREFIX;
+    if id.len() < min || id.len() > 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        anyhow::bail!("bad id {id:?}: a memory id is 32 hex digits, or a prefix of at least {min} of them");
+    }
+    Ok(())
+}
+
 /// A whole memory id from an id or a prefix of one.
 fn full_id(client: &mut Client, id: &str) -> anyhow::Result<amber_core::MemoryId> {
+    check_id(id)?;
     match id.parse() {
         Ok(full) => Ok(full),
         Err(_) => Ok(client.get_prefix(id)?.memory.id),
@@ -424,6 +434,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Get { id } => {
+            check_id(id)?;
             let m = connect(&cli, &cfg)?.get_prefix(id)?.memory;
             if cli.json {
                 print_json(&m)?;

@@ -63,9 +63,9 @@ impl Env {
         (out, t0.elapsed())
     }
 
+    /// The Amber session of a Claude Code session (named by its key).
     fn amber_session(&self, claude: &str) -> String {
-        let p = self.root.path().join("state").join("claude-code").join(format!("{claude}.session"));
-        std::fs::read_to_string(p).unwrap().trim().to_string()
+        amber_tiers::session::keyed_session_id("claude-code", claude)
     }
 
     fn hooks_log(&self) -> String {
@@ -171,30 +171,82 @@ fn a_claude_code_session_gets_identity_briefing_interjection_capture_and_curatio
         show["session"]["served"].as_array().unwrap().iter().map(|s| s["tier"].as_str().unwrap()).collect();
     assert!(served.contains(&"briefing") && served.contains(&"interjection"), "{served:?}");
 
+    // Stop ends a response, not the session: with one tool use the checkpoint does not
+    // ask, and the session stays live.
     let (out, _) = env.hook("Stop", &payload("Stop", proj.path(), json!({"stop_hook_active": false})), &[]);
     assert_eq!(context_of(&out, "Stop"), None);
     let show: Value =
         serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
+    assert_eq!(show["live"], true);
+
+    // The next prompt continues the same Amber session: the release memory it was briefed
+    // is not handed back, and neither is its own earlier prompt.
+    let (out, _) = env.hook(
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", proj.path(), json!({"prompt": "release to staging again please, AWS_PROFILE staging"})),
+        &[],
+    );
+    if let Some(ctx) = context_of(&out, "UserPromptSubmit") {
+        assert!(!ctx.contains("AWS_PROFILE=staging before") && !ctx.contains("capital of Mongolia"), "{ctx}");
+    }
+    let show: Value =
+        serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
+    assert_eq!(show["live"], true);
+    assert_eq!(show["session"]["events"], 4, "one session for the whole Claude Code session");
+
+    // SessionEnd ends it, files the transcript and curates.
+    let transcript = proj.path().join("t.jsonl");
+    let line = |role: &str, text: &str| {
+        json!({"type": role, "message": {"role": role, "content": text}, "sessionId": claude}).to_string()
+    };
+    std::fs::write(
+        &transcript,
+        [
+            line("user", prompt),
+            line("assistant", "Run docker compose up db first; the tests expect Postgres 16 on port 5433."),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let end = payload(
+        "SessionEnd",
+        proj.path(),
+        json!({"reason": "prompt_input_exit", "transcript_path": transcript.to_string_lossy()}),
+    );
+    let (out, _) = env.hook("SessionEnd", &end, &[]);
+    assert!(out.status.success() && out.stdout.is_empty(), "{}", text(&out.stdout));
+    let show: Value =
+        serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
     assert_eq!(show["live"], false);
     assert!(show["session"]["curation"].is_object());
+    let captured = show["session"]["captured"].as_array().unwrap();
+    assert!(
+        captured.iter().any(|c| c["source"].as_str().is_some_and(|s| s.starts_with("claude-code:transcript:"))),
+        "{captured:?}"
+    );
     let human = text(&env.amber(&["session", "show", &sid]).stdout);
     assert!(human.contains("ended (ended)") && human.contains("interjection decisions"), "{human}");
 
-    // The next prompt of the same Claude Code session starts a new Amber session.
-    let (out, _) = env.hook(
-        "UserPromptSubmit",
-        &payload("UserPromptSubmit", proj.path(), json!({"prompt": "release to staging again please"})),
-        &[],
-    );
+    // A missing transcript is logged and skipped; the end still happens.
+    let other = json!({"session_id": "second", "cwd": proj.path(), "hook_event_name": "SessionEnd",
+        "transcript_path": proj.path().join("nope.jsonl"), "reason": "other"});
+    let (out, _) = env.hook("UserPromptSubmit", &json!({"session_id": "second", "cwd": proj.path(), "prompt": "hello there, anything new?"}), &[]);
     assert!(out.status.success());
-    assert_ne!(env.amber_session(claude), sid);
+    let (out, _) = env.hook("SessionEnd", &other, &[]);
+    assert!(out.status.success());
+    assert!(env.hooks_log().contains("reading the transcript"), "{}", env.hooks_log());
+    let show: Value = serde_json::from_slice(
+        &env.amber(&["--json", "session", "show", &env.amber_session("second")]).stdout,
+    )
+    .unwrap();
+    assert_eq!(show["live"], false);
 }
 
 #[test]
 fn a_hook_never_breaks_the_session_when_the_daemon_is_down_or_the_input_is_bad() {
     let env = Env::new();
     let cwd = env.root.path().to_path_buf();
-    for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
+    for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"] {
         let p = payload(event, &cwd, json!({"prompt": "anything at all here", "tool_response": "x"}));
         let (out, took) = env.hook(event, &p, &[("AMBER_NO_START", "1"), ("AMBER_HOOK_DEADLINE_MS", "500")]);
         assert!(
@@ -225,10 +277,10 @@ fn install_merges_the_hooks_with_a_backup_and_uninstall_removes_exactly_them() {
 
     let o = env.amber_home(&["install", "claude-code"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("added 4 Amber hooks"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("added 6 Amber hooks"), "{}", text(&o.stdout));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(v["model"], "opus");
-    for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
+    for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"] {
         let cmds: Vec<String> = v["hooks"][event]
             .as_array()
             .unwrap()
@@ -247,7 +299,7 @@ fn install_merges_the_hooks_with_a_backup_and_uninstall_removes_exactly_them() {
     assert!(text(&env.amber_home(&["install", "claude-code"]).stdout).contains("already"));
 
     let o = env.amber_home(&["uninstall", "claude-code"]);
-    assert!(text(&o.stdout).contains("removed 4 Amber hooks"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("removed 6 Amber hooks"), "{}", text(&o.stdout));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(v, mine, "uninstall leaves the user's settings as they were");
 
