@@ -267,9 +267,9 @@ fn tool_text(payload: &Value) -> Option<String> {
                     .map(str::to_string)
                     .or_else(|| {
                         ["filenames", "lines"].iter().find_map(|k| {
-                            o.get(*k).and_then(Value::as_array).map(|xs| {
-                                xs.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")
-                            })
+                            o.get(*k)
+                                .and_then(Value::as_array)
+                                .map(|xs| xs.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n"))
                         })
                     });
                 match text {
@@ -578,7 +578,10 @@ mod tests {
             old["hooks"][e] = json!([{ "hooks": [{ "type": "command", "command": hook_command(amber, e), "timeout": 10 }] }]);
         }
         assert_eq!(merge_hooks(&mut old, amber).unwrap(), 2);
-        assert_eq!(old["hooks"]["SessionEnd"][0]["hooks"][0]["command"], "/opt/amber/bin/amber hook claude-code SessionEnd");
+        assert_eq!(
+            old["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
+            "/opt/amber/bin/amber hook claude-code SessionEnd"
+        );
         assert_eq!(old["hooks"]["Stop"].as_array().unwrap().len(), 1);
     }
 

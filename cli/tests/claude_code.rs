@@ -1,102 +1,20 @@
 //! `amber hook claude-code <event>` fed recorded Claude Code hook payloads against a real
 //! daemon (started on demand by the first hook), and `amber install|uninstall claude-code`.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{Env, context_of, text};
 use serde_json::{Value, json};
 
 const RELEASE: &str = "Releasing to staging: export AWS_PROFILE=staging before running make release, \
 otherwise the upload to the eu-west-1 bucket fails with AccessDenied.";
 const POSTGRES: &str = "The integration tests need a local Postgres 16 on port 5433; start it with \
 docker compose up db before running cargo test.";
-
-struct Env {
-    root: tempfile::TempDir,
-    socket: PathBuf,
-}
-
-impl Env {
-    fn new() -> Env {
-        let root = tempfile::tempdir().unwrap();
-        let socket = root.path().join("run").join("amber.sock");
-        Env { root, socket }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_amber"));
-        c.arg("--data-dir")
-            .arg(self.root.path().join("data"))
-            .arg("--socket")
-            .arg(&self.socket)
-            .args(args)
-            .env("AMBER_STATE_DIR", self.root.path().join("state"))
-            .env("AMBER_CONFIG", self.root.path().join("config.toml"))
-            .env_remove("AMBER_NO_START")
-            .env_remove("AMBERD")
-            .env_remove("AMBER_HOOK_DEADLINE_MS");
-        c
-    }
-
-    fn amber(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-
-    /// With HOME in the temporary directory (for the user's settings.json).
-    fn amber_home(&self, args: &[&str]) -> Output {
-        self.cmd(args).env("HOME", self.root.path().join("home")).output().unwrap()
-    }
-
-    /// Runs a hook with a payload on stdin.
-    fn hook(&self, event: &str, payload: &Value, extra_env: &[(&str, &str)]) -> (Output, Duration) {
-        let mut c = self.cmd(&["hook", "claude-code", event]);
-        for (k, v) in extra_env {
-            c.env(k, v);
-        }
-        let t0 = Instant::now();
-        let mut child =
-            c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        (out, t0.elapsed())
-    }
-
-    /// The Amber session of a Claude Code session (named by its key).
-    fn amber_session(&self, claude: &str) -> String {
-        amber_tiers::session::keyed_session_id("claude-code", claude)
-    }
-
-    fn hooks_log(&self) -> String {
-        std::fs::read_to_string(self.root.path().join("state/logs/hooks.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = self.amber(&["daemon", "stop"]);
-    }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// The hook's answer: nothing, or Claude Code's documented JSON with additionalContext.
-fn context_of(out: &Output, event: &str) -> Option<String> {
-    assert!(out.status.success(), "a hook always exits 0: {}", text(&out.stderr));
-    let stdout = text(&out.stdout);
-    if stdout.trim().is_empty() {
-        return None;
-    }
-    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
-    let h = &v["hookSpecificOutput"];
-    assert_eq!(h["hookEventName"], event, "{v}");
-    let ctx = h["additionalContext"].as_str().expect("additionalContext is a string");
-    assert_eq!(v.as_object().unwrap().len(), 1, "only hookSpecificOutput: {v}");
-    Some(ctx.to_string())
-}
 
 fn payload(event: &str, cwd: &Path, extra: Value) -> Value {
     let mut p = json!({
@@ -183,7 +101,11 @@ fn a_claude_code_session_gets_identity_briefing_interjection_capture_and_curatio
     // is not handed back, and neither is its own earlier prompt.
     let (out, _) = env.hook(
         "UserPromptSubmit",
-        &payload("UserPromptSubmit", proj.path(), json!({"prompt": "release to staging again please, AWS_PROFILE staging"})),
+        &payload(
+            "UserPromptSubmit",
+            proj.path(),
+            json!({"prompt": "release to staging again please, AWS_PROFILE staging"}),
+        ),
         &[],
     );
     if let Some(ctx) = context_of(&out, "UserPromptSubmit") {
@@ -221,7 +143,9 @@ fn a_claude_code_session_gets_identity_briefing_interjection_capture_and_curatio
     assert!(show["session"]["curation"].is_object());
     let captured = show["session"]["captured"].as_array().unwrap();
     assert!(
-        captured.iter().any(|c| c["source"].as_str().is_some_and(|s| s.starts_with("claude-code:transcript:"))),
+        captured
+            .iter()
+            .any(|c| c["source"].as_str().is_some_and(|s| s.starts_with("claude-code:transcript:"))),
         "{captured:?}"
     );
     let human = text(&env.amber(&["session", "show", &sid]).stdout);
@@ -230,7 +154,11 @@ fn a_claude_code_session_gets_identity_briefing_interjection_capture_and_curatio
     // A missing transcript is logged and skipped; the end still happens.
     let other = json!({"session_id": "second", "cwd": proj.path(), "hook_event_name": "SessionEnd",
         "transcript_path": proj.path().join("nope.jsonl"), "reason": "other"});
-    let (out, _) = env.hook("UserPromptSubmit", &json!({"session_id": "second", "cwd": proj.path(), "prompt": "hello there, anything new?"}), &[]);
+    let (out, _) = env.hook(
+        "UserPromptSubmit",
+        &json!({"session_id": "second", "cwd": proj.path(), "prompt": "hello there, anything new?"}),
+        &[],
+    );
     assert!(out.status.success());
     let (out, _) = env.hook("SessionEnd", &other, &[]);
     assert!(out.status.success());
@@ -280,7 +208,9 @@ fn install_merges_the_hooks_with_a_backup_and_uninstall_removes_exactly_them() {
     assert!(text(&o.stdout).contains("added 6 Amber hooks"), "{}", text(&o.stdout));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(v["model"], "opus");
-    for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"] {
+    for event in
+        ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"]
+    {
         let cmds: Vec<String> = v["hooks"][event]
             .as_array()
             .unwrap()
