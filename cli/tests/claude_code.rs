@@ -243,3 +243,107 @@ fn install_merges_the_hooks_with_a_backup_and_uninstall_removes_exactly_them() {
     assert!(!o.status.success() && text(&o.stderr).contains("not valid JSON"));
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ broken");
 }
+
+#[test]
+fn each_session_start_source_does_what_it_says() {
+    let env = Env::new();
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(proj.path().join(".git")).unwrap();
+    // Filed from inside the project with no scope: the project's scope.
+    let o = env.cmd(&["remember", RELEASE]).current_dir(proj.path()).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let start = |source: &str, session: &str| {
+        let mut p = payload("SessionStart", proj.path(), json!({ "source": source }));
+        p["session_id"] = session.into();
+        let (out, _) = env.hook("SessionStart", &p, &[]);
+        context_of(&out, "SessionStart")
+    };
+    let first = "0b9a7c2e-5f1d-4c1e-9d3a-7e2f1a6b8c90";
+    // startup: briefed, as a pointer line (id prefix · type · scope · opening).
+    let ctx = start("startup", first).expect("a briefing");
+    assert!(ctx.contains("· fact · project/") && ctx.contains("Releasing to staging"), "{ctx}");
+    // resume: the same session goes on; its context still holds the briefing: nothing.
+    assert_eq!(start("resume", first), None);
+    let sid = env.amber_session(first);
+    let show: Value =
+        serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
+    assert_eq!(show["session"]["served"].as_array().unwrap().len(), 1);
+    // compact: the context that held it is gone: briefed again, in a new context.
+    let ctx = start("compact", first).expect("briefed again after compaction");
+    assert!(ctx.contains("Releasing to staging"), "{ctx}");
+    let show: Value =
+        serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
+    let served = show["session"]["served"].as_array().unwrap();
+    assert_eq!(served.len(), 2);
+    assert_eq!((served[0]["context"].as_u64(), served[1]["context"].as_u64()), (Some(0), Some(1)));
+    // ... but still once per context: a prompt about it does not bring it a third time.
+    let p = payload(
+        "UserPromptSubmit",
+        proj.path(),
+        json!({"prompt": "make release fails with AccessDenied on eu-west-1, why?"}),
+    );
+    let (out, _) = env.hook("UserPromptSubmit", &p, &[]);
+    assert_eq!(context_of(&out, "UserPromptSubmit"), None);
+    // clear: Claude Code starts a new session id; a new Amber session, briefed.
+    let ctx = start("clear", "5d1e0f3a-0000-4000-8000-000000000001").expect("a new session's briefing");
+    assert!(ctx.contains("Releasing to staging"), "{ctx}");
+    // clear with the same id (older Claude Code versions): briefed again too.
+    assert!(start("clear", first).is_some());
+    // A hook of an unknown session (SessionStart never seen) starts it on the first prompt.
+    let mut p =
+        payload("UserPromptSubmit", proj.path(), json!({"prompt": "how do we release to staging again?"}));
+    p["session_id"] = "never-started".into();
+    let (out, _) = env.hook("UserPromptSubmit", &p, &[]);
+    assert!(context_of(&out, "UserPromptSubmit").is_some_and(|c| c.contains("Releasing to staging")));
+}
+
+#[test]
+fn the_checkpoint_can_be_declined_once_and_turned_off() {
+    let env = Env::new();
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(proj.path().join(".git")).unwrap();
+    let tool = |n: usize| {
+        json!({"tool_name": "Bash", "tool_input": {"command": format!("make step{n}")},
+               "tool_response": {"stdout": format!("step {n} done: {}", "output line ".repeat(8)), "stderr": ""}})
+    };
+    let stop = |active: bool, msg: &str| {
+        payload("Stop", proj.path(), json!({"stop_hook_active": active, "last_assistant_message": msg}))
+    };
+    let p = payload("UserPromptSubmit", proj.path(), json!({"prompt": "run the three build steps please"}));
+    assert!(env.hook("UserPromptSubmit", &p, &[]).0.status.success());
+    // Two tool uses: not real work yet.
+    for n in 0..2 {
+        env.hook("PostToolUse", &payload("PostToolUse", proj.path(), tool(n)), &[]);
+    }
+    assert!(env.hook("Stop", &stop(false, "Done."), &[]).0.stdout.is_empty());
+    env.hook("PostToolUse", &payload("PostToolUse", proj.path(), tool(2)), &[]);
+    // stop_hook_active is honoured even then.
+    assert!(env.hook("Stop", &stop(true, "Done."), &[]).0.stdout.is_empty());
+    let (out, _) = env.hook("Stop", &stop(false, "Done."), &[]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("blocked once");
+    assert_eq!(v["decision"], "block");
+    assert!(v["reason"].as_str().unwrap().contains("No takeaway:"));
+    assert!(
+        env.hook("Stop", &stop(true, "No takeaway: routine build, nothing new.").clone(), &[])
+            .0
+            .stdout
+            .is_empty()
+    );
+    assert!(env.hook("Stop", &stop(false, "Done."), &[]).0.stdout.is_empty(), "never twice");
+    let sid = env.amber_session("0b9a7c2e-5f1d-4c1e-9d3a-7e2f1a6b8c90");
+    let show: Value =
+        serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
+    let cp = &show["session"]["checkpoint"];
+    assert_eq!((cp["outcome"].as_str(), cp["tool_uses"].as_u64()), (Some("declined"), Some(3)), "{cp}");
+    assert_eq!(cp["decline"], "No takeaway: routine build, nothing new.");
+
+    // `[session] checkpoint = false`: never.
+    let env = Env::new();
+    std::fs::write(env.root.path().join("config.toml"), "[session]\ncheckpoint = false\n").unwrap();
+    let p = payload("UserPromptSubmit", proj.path(), json!({"prompt": "run the three build steps please"}));
+    env.hook("UserPromptSubmit", &p, &[]);
+    for n in 0..5 {
+        env.hook("PostToolUse", &payload("PostToolUse", proj.path(), tool(n)), &[]);
+    }
+    assert!(env.hook("Stop", &stop(false, "Done."), &[]).0.stdout.is_empty());
+}
