@@ -5,11 +5,15 @@ line, over a Unix socket; see ``docs/PROTOCOL.md``), finds the socket the way ``
 does, starts ``amberd`` when none answers, and raises one exception class per error
 kind.
 
+    import os
+
     from amber_client import Client, NotFound
 
     with Client() as amber:
-        amber.remember("The CI cache lives in target/", scope="myproj")
-        for hit in amber.recall("where is the build cache?", scope="myproj")["hits"]:
+        # cwd: this directory's project scope (its git root's); without scope or cwd, `default`
+        amber.remember("The CI cache lives in target/", cwd=os.getcwd())
+        # searches the project's scope and `user` as one ranking
+        for hit in amber.recall("where is the build cache?", cwd=os.getcwd())["hits"]:
             print(hit["memory"]["content"])
 """
 

@@ -98,6 +98,9 @@ class Client:
         self._sock: _socket.socket | None = None
         self._buf = bytearray()
         self._next_id = 1
+        self.scope_cache: dict[str, dict[str, Any]] = {}
+        """``resolve_scope`` answers by absolute directory (``clear()`` it to ask again,
+        e.g. after ``git init`` in a parent directory)."""
         with self._lock:
             self._connect(self._deadline(timeout))
 
@@ -335,6 +338,7 @@ class Client:
         content: str,
         scope: str | None = None,
         *,
+        cwd: str | os.PathLike[str] | None = None,
         type: str | None = None,
         source: str | None = None,
         author: str | None = None,
@@ -342,13 +346,17 @@ class Client:
         event_time: int | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Files one memory verbatim: ``{id, seq, created}``."""
+        """Files one memory verbatim: ``{id, seq, created}``.
+
+        The scope: ``scope`` when given; else, with ``cwd``, the project scope of that
+        directory (:meth:`resolve_scope`; ``cwd=os.getcwd()`` files into the current
+        project); else the daemon's default, ``default``."""
         return self.call(
             "remember",
             _drop_none(
                 {
                     "content": content,
-                    "scope": scope,
+                    "scope": self._filing_scope(scope, cwd),
                     "type": type,
                     "source": source,
                     "author": author,
@@ -359,10 +367,17 @@ class Client:
             ),
         )
 
-    def remember_batch(self, memories: Iterable[dict[str, Any] | str]) -> dict[str, Any]:
+    def remember_batch(
+        self, memories: Iterable[dict[str, Any] | str], *, cwd: str | os.PathLike[str] | None = None
+    ) -> dict[str, Any]:
         """Files 1 to 1000 memories in one transaction (each a ``remember`` params dict, or
-        a string for its content): ``{results: [{id, seq, created}]}``."""
+        a string for its content): ``{results: [{id, seq, created}]}``. With ``cwd``, the
+        memories without a ``scope`` go to that directory's project scope."""
         ms = [{"content": m} if isinstance(m, str) else _drop_none(dict(m)) for m in memories]
+        if cwd is not None:
+            scope = self.resolve_scope(cwd)["scope"]
+            for m in ms:
+                m.setdefault("scope", scope)
         return self.call("remember_batch", {"memories": ms})
 
     def recall(
@@ -370,6 +385,9 @@ class Client:
         text: str,
         scope: str | None = None,
         *,
+        cwd: str | os.PathLike[str] | None = None,
+        also: Iterable[str] | None = None,
+        all_scopes: bool = False,
         k: int | None = None,
         since: int | None = None,
         until: int | None = None,
@@ -380,14 +398,30 @@ class Client:
         expand: str | None = None,
     ) -> dict[str, Any]:
         """Hybrid search: ``{hits: [{memory, evidence}], fresh, given_earlier?}``.
+
+        Where it searches (each scope with the scopes under it, as one ranking):
+        ``scope`` (plus ``also``) when given; else, with ``cwd``, the scopes a search from
+        that directory covers (``resolve_scope(cwd)["search"]``: the project's and
+        ``user``), plus ``also``; ``all_scopes=True`` searches every scope (``cwd`` is then
+        ignored; ``scope`` and ``also`` are refused). With none of these: only ``also``
+        when given, else every scope.
+
         ``expand="graph"`` also ranks the memories about entities one hop away in the
         knowledge graph from those the text names (their ``evidence.graph_rank`` is set)."""
+        extra = [also] if isinstance(also, str) else list(also or ())
+        if all_scopes:
+            if scope is not None or extra:
+                raise ValueError("recall: all_scopes=True searches every scope; do not give scope or also")
+        elif scope is None and cwd is not None:
+            search = list(self.resolve_scope(cwd)["search"])
+            scope, extra = search[0], search[1:] + [s for s in extra if s not in search]
         return self.call(
             "recall",
             _drop_none(
                 {
                     "text": text,
                     "scope": scope,
+                    "also": extra or None,
                     "k": k,
                     "since": since,
                     "until": until,
@@ -401,7 +435,10 @@ class Client:
         )
 
     def get(self, id: str) -> dict[str, Any]:
-        """``{memory}``, forgotten ones too (with ``forgotten_at``)."""
+        """``{memory}``, forgotten ones too (with ``forgotten_at``). ``id`` is a whole id
+        or a prefix of at least 4 hex digits naming one memory (an ambiguous prefix
+        raises :class:`InvalidParams`); the id of a memory moved to another scope raises
+        :class:`NotFound` whose message names its new id."""
         return self.call("get", {"id": id})
 
     def forget(self, id: str) -> dict[str, Any]:
@@ -467,11 +504,29 @@ class Client:
         cwd: str | os.PathLike[str] | None = None,
         prompt: str | None = None,
         scope: str | None = None,
+        key: str | None = None,
+        rebrief: bool | None = None,
     ) -> dict[str, Any]:
-        """Starts a session: ``{session_id, scope, project_root, identity, briefing}``."""
+        """Starts a session: ``{session_id, scope, project_root, identity, briefing,
+        resumed, search}`` (``search``: the scopes briefing and interjection search).
+
+        ``key`` is the client's own id for the session: a later ``session_start`` with the
+        same agent and key continues that session, even after it ended (``resumed:
+        True``, same ``session_id``, no identity, an empty briefing). ``rebrief=True``
+        with a key briefs again, for a new context (compacted or cleared)."""
         return self.call(
             "session_start",
-            _drop_none({"agent": agent, "project_root": project_root, "cwd": cwd, "prompt": prompt, "scope": scope}),
+            _drop_none(
+                {
+                    "agent": agent,
+                    "project_root": project_root,
+                    "cwd": cwd,
+                    "prompt": prompt,
+                    "scope": scope,
+                    "key": key,
+                    "rebrief": rebrief,
+                }
+            ),
         )
 
     def session_event(
@@ -491,13 +546,67 @@ class Client:
             _drop_none({"session_id": session_id, "kind": kind, "text": text, "source": source, "capture": capture}),
         )
 
-    def session_end(self, session_id: str, *, transcript: str | None = None) -> dict[str, Any]:
-        """Ends a session (curation runs): ``{session, live}``."""
-        return self.call("session_end", _drop_none({"session_id": session_id, "transcript": transcript}))
+    def session_checkpoint(
+        self, session_id: str, stop_hook_active: bool = False, message: str | None = None
+    ) -> dict[str, Any]:
+        """The agent stops (Claude Code's ``Stop`` hook): ``{block, reason?,
+        checkpoint}``. ``block`` asks to block this stop once with ``reason`` (the ask for
+        the session's takeaway); never when ``stop_hook_active``. ``message``: the agent's
+        last message, when known (a decline is read from it)."""
+        return self.call(
+            "session_checkpoint",
+            _drop_none({"session_id": session_id, "stop_hook_active": bool(stop_hook_active), "message": message}),
+        )
+
+    def session_end(
+        self, session_id: str, *, transcript: str | None = None, transcript_source: str | None = None
+    ) -> dict[str, Any]:
+        """Ends a session (curation runs): ``{session, live}``. ``transcript`` is filed in
+        pieces first, with ``transcript_source`` as their source (default
+        ``transcript``)."""
+        return self.call(
+            "session_end",
+            _drop_none({"session_id": session_id, "transcript": transcript, "transcript_source": transcript_source}),
+        )
 
     def session_show(self, session_id: str) -> dict[str, Any]:
         """A session's record, live or ended: ``{session, live}``."""
         return self.call("session_show", {"session_id": session_id})
+
+    # -- scopes ---------------------------------------------------------------------
+
+    def resolve_scope(self, cwd: str | os.PathLike[str]) -> dict[str, Any]:
+        """The scopes of a working directory (made absolute; it must exist): ``{scope,
+        root, search}``. ``scope`` is the project scope (``project/<dir>-<8 hex>``, the
+        project being the nearest ancestor with ``.git``, else the directory itself), or
+        ``default`` outside any project (``/``, the home directory or an ancestor of it);
+        ``root`` the project root or None; ``search`` the scopes a search from there
+        covers (``[scope, "user"]``). Asked once per directory, then answered from
+        :attr:`scope_cache`."""
+        key = os.path.abspath(os.fspath(cwd))
+        cached = self.scope_cache.get(key)
+        if cached is None:
+            cached = self.call("resolve_scope", {"cwd": key})
+            self.scope_cache[key] = cached
+        return {**cached, "search": list(cached["search"])}
+
+    def _filing_scope(self, scope: str | None, cwd: str | os.PathLike[str] | None) -> str | None:
+        """``scope``, else the project scope of ``cwd``, else None (the daemon's default)."""
+        if scope is None and cwd is not None:
+            return self.resolve_scope(cwd)["scope"]
+        return scope
+
+    def scopes(self) -> dict[str, Any]:
+        """Every scope holding live memories or with a known project root: ``{scopes:
+        [{scope, memories, root?}]}`` (``memories``: filed in it, not below it)."""
+        return self.call("scopes")
+
+    def scope_move(self, from_scope: str, to_scope: str) -> dict[str, Any]:
+        """Re-files the memories of ``from_scope`` and the scopes under it into
+        ``to_scope`` (the part below ``from_scope`` is kept): ``{moved, merged, memories:
+        [{old_id, new_id, scope, merged}]}``. A memory's id changes with its scope; one
+        whose content was already in the target is merged into that copy."""
+        return self.call("scope_move", {"from": from_scope, "to": to_scope})
 
     # -- the knowledge graph (times in ms since the epoch) ----------------------------
 
@@ -507,35 +616,51 @@ class Client:
         entities: Iterable[dict[str, Any] | str] = (),
         *,
         scope: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
     ) -> dict[str, Any]:
         """Adds entities and facts to a scope's graph in one transaction:
         ``{entities, facts, superseded}``. A fact is a dict ``{subject, predicate,
         object | literal, valid_from?, valid_to?, confidence?, sources?, supersede?}``
         (``sources``: memory ids); an entity ``{name, type?, aliases?}`` or just its name.
-        Entities named by facts are created; an identical fact comes back with its id."""
+        Entities named by facts are created; an identical fact comes back with its id.
+        The scope: ``scope``, else the project scope of ``cwd``, else ``default``."""
         es = [{"name": e} if isinstance(e, str) else _drop_none(dict(e)) for e in entities]
         fs = [_drop_none(dict(f)) for f in facts]
-        return self.call("kg_add", _drop_none({"scope": scope, "entities": es or None, "facts": fs or None}))
+        return self.call("kg_add", _drop_none({"scope": self._filing_scope(scope, cwd), "entities": es or None, "facts": fs or None}))
 
     def kg_invalidate(self, fact: int, *, at: int | None = None, reason: str | None = None) -> dict[str, Any]:
         """Ends a fact's window at ``at`` (default now): ``{fact}``. Raises
         :class:`FactNotFound` for an unknown id."""
         return self.call("kg_invalidate", _drop_none({"fact": fact, "at": at, "reason": reason}))
 
-    def kg_query(self, entity: str, scope: str | None = None, *, as_of: int | None = None) -> dict[str, Any]:
+    def kg_query(
+        self,
+        entity: str,
+        scope: str | None = None,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        as_of: int | None = None,
+    ) -> dict[str, Any]:
         """The facts about an entity (name or alias) valid at ``as_of`` (default now):
-        ``{entity, as_of, facts}``; ``entity`` is None for an unknown name."""
-        return self.call("kg_query", _drop_none({"entity": entity, "scope": scope, "as_of": as_of}))
+        ``{entity, as_of, facts}``; ``entity`` is None for an unknown name. The graph of
+        ``scope``, else of ``cwd``'s project scope, else ``default``."""
+        return self.call(
+            "kg_query", _drop_none({"entity": entity, "scope": self._filing_scope(scope, cwd), "as_of": as_of})
+        )
 
-    def kg_timeline(self, entity: str, scope: str | None = None) -> dict[str, Any]:
-        """Every fact about an entity, valid or not, by start of validity: ``{entity, facts}``."""
-        return self.call("kg_timeline", _drop_none({"entity": entity, "scope": scope}))
+    def kg_timeline(
+        self, entity: str, scope: str | None = None, *, cwd: str | os.PathLike[str] | None = None
+    ) -> dict[str, Any]:
+        """Every fact about an entity, valid or not, by start of validity: ``{entity,
+        facts}``. The scope as for :meth:`kg_query`."""
+        return self.call("kg_timeline", _drop_none({"entity": entity, "scope": self._filing_scope(scope, cwd)}))
 
     def kg_traverse(
         self,
         start: str,
         scope: str | None = None,
         *,
+        cwd: str | os.PathLike[str] | None = None,
         max_hops: int | None = None,
         as_of: int | None = None,
         predicates: Iterable[str] | None = None,
@@ -545,13 +670,14 @@ class Client:
         """Walks from an entity by facts valid at ``as_of`` (default now), up to
         ``max_hops`` (default 2, at most 4): ``{start, as_of, max_hops, paths: [{hops, end,
         steps: [{fact, forward}]}], nodes: [{entity, hops, mentioned_in}], memories,
-        truncated}``; ``memories`` holds every memory the paths and nodes refer to."""
+        truncated}``; ``memories`` holds every memory the paths and nodes refer to. The
+        scope as for :meth:`kg_query`."""
         return self.call(
             "kg_traverse",
             _drop_none(
                 {
                     "start": start,
-                    "scope": scope,
+                    "scope": self._filing_scope(scope, cwd),
                     "max_hops": max_hops,
                     "as_of": as_of,
                     "predicates": list(predicates) if predicates is not None else None,

@@ -7,8 +7,11 @@ priority=..., name=...)``, which returns an unregister function. A handler that 
 ``HookResult(action="inject_context", context_injection=text)`` adds ``text`` to the
 agent's context. This module maps the session's events onto Amber's session methods:
 
-- ``session:start`` -> ``session_start(agent="amplifier", cwd=..., prompt=...)``: the
-  identity (coordination files) and the briefing are injected (*);
+- ``session:start`` -> ``session_start(agent="amplifier", cwd=..., prompt=...,
+  key=<Amplifier's session id>)``: the identity (coordination files) and the briefing are
+  injected (*). With the key, a hook mounted again in the same Amplifier session (or a
+  session the daemon ended for being idle) continues the same Amber session: nothing is
+  injected again and what was served is remembered;
 - ``prompt:submit`` -> ``session_event(kind="prompt", text=<the prompt>)``: the
   interjection is injected when ``decision.fired``;
 - ``tool:pre`` -> ``session_event(kind="tool_call", text=<command, path, query...>)``:
@@ -112,6 +115,17 @@ def tool_result_text(data: dict[str, Any]) -> str:
     return _as_text(r)
 
 
+def _session_key(data: dict[str, Any]) -> str | None:
+    """The host's session id as Amber's session ``key`` (1 to 128 characters), if the
+    event has one."""
+    sid = data.get("session_id")
+    if isinstance(sid, (str, int)) and not isinstance(sid, bool):
+        key = str(sid).strip()
+        if 0 < len(key) <= 128:
+            return key
+    return None
+
+
 class AmberHooks:
     """Amber's side of an agent session, one method per host event. Each takes the
     event's data dict and returns the text to inject into the agent's context (``""``
@@ -193,7 +207,7 @@ class AmberHooks:
     def _start(self, c: Client, data: dict[str, Any], prompt: str | None) -> tuple[str, str]:
         """Starts an Amber session for the host's: its id and its context text (the
         identity, then the briefing)."""
-        r = c.session_start(self.agent, cwd=self._cwd(data), prompt=prompt or None)
+        r = c.session_start(self.agent, cwd=self._cwd(data), prompt=prompt or None, key=_session_key(data))
         self._sessions[data.get("session_id")] = r["session_id"]
         parts = [(r.get("identity") or {}).get("text", ""), (r.get("briefing") or {}).get("text", "")]
         return r["session_id"], "\n\n".join(p.strip() for p in parts if p and p.strip())
@@ -201,8 +215,9 @@ class AmberHooks:
     def _event(self, c: Client, data: dict[str, Any], kind: str, text: str, source: str | None) -> str:
         """``session_event`` in the host session's Amber session: the text to inject (the
         interjection when one fired). Starts a session when there is none (the hook was
-        mounted after session:start; its context comes first then) or the daemon ended
-        it (idle timeout)."""
+        mounted after session:start; its context comes first then, unless that continues
+        the Amber session of an earlier mount) or the daemon ended it (idle timeout; with a
+        host session id, the same Amber session is continued)."""
         key = data.get("session_id")
         sid = self._sessions.get(key)
         context = ""

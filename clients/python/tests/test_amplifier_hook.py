@@ -68,19 +68,54 @@ def test_a_hook_mounted_late_starts_the_session_at_the_first_prompt(daemon, proj
     hooks.close()
 
 
-def test_a_session_the_daemon_ended_is_started_again(daemon, project):
+def test_a_session_the_daemon_ended_is_continued(daemon, project):
     hooks = AmberHooks(socket=str(daemon.socket), start=False, cwd=str(project))
     hooks.session_start({"session_id": "idle"})
     first = hooks._sessions["idle"]
     with daemon.client() as c:
         c.session_end(first)  # as the idle timeout would
     assert hooks.prompt_submit({"session_id": "idle", "prompt": "a prompt after a long pause"}) == ""
-    second = hooks._sessions["idle"]
+    assert hooks._sessions["idle"] == first, "keyed by the host's session id: the same Amber session, live again"
+    with daemon.client() as c:
+        shown = c.session_show(first)
+        assert shown["live"] is True and shown["session"]["key"] == "idle"
+        assert shown["session"]["events"] == 1
+    hooks.session_end({"session_id": "idle"})
+    hooks.close()
+
+
+def test_without_a_host_session_id_an_ended_session_is_started_again(daemon, project):
+    hooks = AmberHooks(socket=str(daemon.socket), start=False, cwd=str(project))
+    hooks.session_start({})
+    first = hooks._sessions[None]
+    with daemon.client() as c:
+        c.session_end(first)
+    assert hooks.prompt_submit({"prompt": "a prompt after a long pause"}) == ""
+    second = hooks._sessions[None]
     assert second != first
     with daemon.client() as c:
         assert c.session_show(second)["session"]["events"] == 1
-    hooks.session_end({"session_id": "idle"})
+    hooks.session_end({})
     hooks.close()
+
+
+def test_a_hook_mounted_again_continues_the_amber_session(daemon, project):
+    ev = {"session_id": "remount"}
+    hooks = AmberHooks(socket=str(daemon.socket), start=False, cwd=str(project))
+    assert "ship the staging release" in hooks.session_start(ev)
+    first = hooks._sessions["remount"]
+    hooks.close()
+    again = AmberHooks(socket=str(daemon.socket), start=False, cwd=str(project))
+    assert again.session_start(ev) == "", "the agent's context already holds the identity and briefing"
+    assert again._sessions["remount"] == first
+    # Mounted late (no session:start seen): the first prompt continues it, injecting nothing again.
+    late = AmberHooks(socket=str(daemon.socket), start=False, cwd=str(project))
+    assert late.prompt_submit({**ev, "prompt": "what is next for the staging release?"}) == ""
+    assert late._sessions["remount"] == first
+    with daemon.client() as c:
+        assert c.session_show(first)["session"]["events"] == 1
+    late.session_end(ev)
+    again.close()
 
 
 def test_the_amplifier_glue_injects_the_start_context_with_the_first_prompt(daemon, project):
