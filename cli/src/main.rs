@@ -263,11 +263,31 @@ fn print_session(r: &amber_ipc::protocol::SessionResult) {
     if let Some(root) = &s.project_root {
         println!("project {}", root.display());
     }
-    println!("{} events · {} served · {} captured", s.events, s.served.len(), s.captured.len());
+    println!(
+        "{} events · {} tool uses · {} served · {} captured · context {}",
+        s.events,
+        s.tool_uses,
+        s.served.len(),
+        s.captured.len(),
+        s.context
+    );
+    if !s.also.is_empty() {
+        let also: Vec<String> = s.also.iter().map(|x| x.to_string()).collect();
+        println!("also searches {}", also.join(", "));
+    }
+    if let Some(at) = s.checkpoint.blocked_at {
+        println!(
+            "checkpoint: asked at {} after {} tool uses · {}{}",
+            amber_tiers::session::date(at),
+            s.checkpoint.tool_uses,
+            s.checkpoint.outcome.as_deref().unwrap_or("no answer yet"),
+            s.checkpoint.decline.as_deref().map(|d| format!(": {d}")).unwrap_or_default()
+        );
+    }
     if !s.served.is_empty() {
         println!("served:");
         for x in &s.served {
-            println!("  {} {:?} score {:.3}: {}", x.id, x.tier, x.score, x.why);
+            println!("  {} {:?} (context {}) score {:.3}: {}", x.id, x.tier, x.context, x.score, x.why);
         }
     }
     let fired = s.decisions.iter().filter(|d| d.fired).count();
