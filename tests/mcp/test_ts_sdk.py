@@ -15,7 +15,6 @@ Run: npm ci --prefix tests/mcp/ts --no-audit --no-fund
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,7 @@ TS_DIR = Path(__file__).resolve().parent / "ts"
 RUN_TIMEOUT = 600
 
 
-def test_typescript_sdk_client():
+def test_typescript_sdk_client(amber_env):
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the MCP TypeScript SDK test needs Node.js 18 or later")
@@ -36,41 +35,22 @@ def test_typescript_sdk_client():
         pytest.skip(
             f"{TS_DIR / 'node_modules'} is absent: run `npm ci --prefix tests/mcp/ts --no-audit --no-fund`"
         )
-    if not os.path.exists(AMBER):
-        pytest.fail(f"amber binary not found at {AMBER} (set AMBER_BIN)")
-
-    # Short: a Unix socket path must stay under ~100 bytes.
-    tmp = tempfile.mkdtemp(prefix="amber-ts-")
+    tmp = os.path.dirname(amber_env["AMBER_DATA_DIR"])
     project = os.path.join(tmp, "ledger-api")
     os.makedirs(project)
     subprocess.run(["git", "init", "-q", project], check=True, timeout=30)
-    env = {
-        "AMBER_BIN": AMBER,
-        "AMBER_TEST_ROOT": project,
-        "AMBER_DATA_DIR": os.path.join(tmp, "data"),
-        "AMBER_SOCKET": os.path.join(tmp, "amber.sock"),
-        "AMBER_STATE_DIR": os.path.join(tmp, "state"),
-        "AMBER_CONFIG": os.path.join(tmp, "config.toml"),  # absent: defaults
-        "AMBER_LOG": "warn",
-    }
-    for key in ("AMBERD", "AMBER_HOME", "HOME", "PATH"):
-        if os.environ.get(key):
-            env[key] = os.environ[key]
-    try:
-        # Not from the project directory: the scope must come from the root the client
-        # offers, not from the server's working directory.
-        r = subprocess.run(
-            [node, str(TS_DIR / "client.mjs")],
-            cwd=tmp,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT,
-        )
-        print(r.stdout)
-        assert r.returncode == 0, f"client.mjs exited {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr[-4000:]}"
-        assert "FAIL" not in r.stdout
-        assert r.stdout.count("ok - ") >= 7, r.stdout
-    finally:
-        subprocess.run([AMBER, "daemon", "stop"], env=env, timeout=90, check=False, capture_output=True)
-        shutil.rmtree(tmp, ignore_errors=True)
+    env = dict(amber_env, AMBER_BIN=AMBER, AMBER_TEST_ROOT=project)
+    # Not from the project directory: the scope must come from the root the client
+    # offers, not from the server's working directory.
+    r = subprocess.run(
+        [node, str(TS_DIR / "client.mjs")],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+    print(r.stdout)
+    assert r.returncode == 0, f"client.mjs exited {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr[-4000:]}"
+    assert "FAIL" not in r.stdout
+    assert r.stdout.count("ok - ") >= 7, r.stdout
