@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from mcp_env import amber_env  # noqa: F401 (a fixture)
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 

@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from mcp_env import amber_env  # noqa: F401 (a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 AMBER = os.environ.get("AMBER_BIN") or str(ROOT / "target" / "release" / "amber")

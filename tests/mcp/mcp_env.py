@@ -1,5 +1,8 @@
 """What the MCP tests share: the `amber` binary and a private data directory, socket,
-state directory and (absent) config for `amber mcp` and the daemon it starts."""
+state directory and (absent) config for `amber mcp` and the daemon it starts.
+
+A module of its own, not a conftest.py: the Python client's tests import from theirs by
+name, and pytest runs both folders in one session."""
 
 import os
 import shutil
