@@ -428,12 +428,34 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             p.query().validate()?;
             let mut client = connect(&cli, &cfg)?;
+            let mut unsearched_default = 0;
             if scope.is_none() && !all_scopes {
                 let mut search = here(&mut client)?.search.into_iter();
                 p.scope = search.next();
                 p.also = search.collect();
+                // Memories an older Amber filed under `default` are not hidden: say so.
+                let default = Scope::default();
+                if p.scope.as_ref() != Some(&default) && !p.also.contains(&default) {
+                    unsearched_default = client
+                        .scopes()?
+                        .scopes
+                        .iter()
+                        .filter(|s| s.scope == default.as_str() || s.scope.starts_with("default/"))
+                        .map(|s| s.memories)
+                        .sum::<u64>();
+                }
             }
             let hits = client.recall(&p)?.hits;
+            if unsearched_default > 0 && !cli.json {
+                let searched: Vec<String> =
+                    p.scope.iter().chain(p.also.iter()).map(|s| s.to_string()).collect();
+                eprintln!(
+                    "amber: searched {}; {unsearched_default} memories in `default` were not \
+(--scope default or --all-scopes; `amber scope move default {}` gives them to this project)",
+                    searched.join(" + "),
+                    p.scope.as_ref().map(|s| s.to_string()).unwrap_or_default()
+                );
+            }
             if cli.json {
                 print_json(&hits)?;
             } else if hits.is_empty() {
