@@ -24,8 +24,8 @@
 //! full text comes on demand (`get` takes the prefix). The lines are grouped in a fixed
 //! type order: intent, fact, lifefact, pattern, invalidation, discovery, event (best
 //! first within a type). A memory the opening prompt overlaps strongly (best chunk
-//! cosine at least `expand_cosine`, 0.6) is shown in full under its line, at most
-//! `expand_max` (2) of them. `pointers = false` lists every memory verbatim instead.
+//! cosine at least `expand_cosine`, 0.6) and longer than its line's summary is shown in
+//! full under its line, at most `expand_max` (2) of them. `pointers = false` lists every memory verbatim instead.
 
 use amber_core::{Hit, Memory, MemoryId, MemoryType, Millis};
 use serde::{Deserialize, Serialize};
@@ -159,11 +159,15 @@ const TYPE_ORDER: [MemoryType; 7] = [
 ];
 
 /// The verbatim opening of a text, whitespace runs shown as one space, cut at a word
-/// boundary within `max` characters (with `…` when cut).
+/// boundary within `max` characters (with `…` when cut, and only then).
 pub fn summary(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
-        return flat;
+        // A text that itself ends with the ellipsis is not mistaken for a cut one.
+        return match flat.strip_suffix('…') {
+            Some(rest) => format!("{rest}..."),
+            None => flat,
+        };
     }
     let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
     let at_word = match cut.rfind(' ') {
@@ -248,9 +252,11 @@ pub fn brief(
     let mut chosen: Vec<(&Hit, BriefItem)> = Vec::new();
     let mut expanded = 0;
     for (h, mut item) in scored {
+        // A memory whose pointer line already holds all of it is never shown twice.
         let expand = cfg.pointers
             && expanded < cfg.expand_max
-            && h.evidence.best_chunk_cosine.is_some_and(|c| c >= cfg.expand_cosine);
+            && h.evidence.best_chunk_cosine.is_some_and(|c| c >= cfg.expand_cosine)
+            && summary(&h.memory.content, SUMMARY_CHARS).ends_with('…');
         let mut text = entry(&h.memory, cfg, expand);
         item.expanded = expand;
         if expand && used + estimate_tokens(&text) > cfg.budget_tokens {
@@ -359,29 +365,40 @@ mod tests {
             "Release process: {} and never push tags from a dirty tree.",
             "bump, tag, wait for CI; ".repeat(20)
         );
+        let port = format!(
+            "The API listens on port 8080 behind the load balancer. {}",
+            "It terminates TLS itself. ".repeat(10)
+        );
         let mut hits = vec![
             hit("deploy output: everything green", MemoryType::Event, 0.05, now),
             hit(&long, MemoryType::Pattern, 0.04, now),
             hit("we intend to ship v2 on Friday", MemoryType::Intent, 0.01, now),
-            hit("the API listens on port 8080", MemoryType::Fact, 0.03, now),
+            hit(&port, MemoryType::Fact, 0.03, now),
         ];
         hits[3].evidence.best_chunk_cosine = Some(0.71);
+        // A short memory overlapping as strongly: its line already holds all of it.
+        hits[2].evidence.best_chunk_cosine = Some(0.9);
         let b = brief("release", &hits, now, &BriefingConfig::default(), |_| false);
         let lines: Vec<&str> = b.text.lines().skip(1).collect();
         let kinds: Vec<MemoryType> = b.items.iter().map(|i| i.kind).collect();
         assert_eq!(kinds, vec![MemoryType::Intent, MemoryType::Fact, MemoryType::Pattern, MemoryType::Event]);
         let id = |i: usize| hits[i].memory.id.as_str()[..ID_PREFIX].to_string();
         assert_eq!(lines[0], format!("- {} · intent · default · we intend to ship v2 on Friday", id(2)));
+        assert!(!b.items[0].expanded, "not shown twice");
         // The fact overlaps the prompt strongly: its line, then its full text.
-        assert_eq!(lines[1], format!("- {} · fact · default · the API listens on port 8080", id(3)));
-        assert_eq!(lines[2], "    the API listens on port 8080");
-        assert!(b.items[1].expanded && !b.items[0].expanded);
+        assert!(
+            lines[1].starts_with(&format!("- {} · fact · default · The API listens on port 8080", id(3)))
+        );
+        assert!(lines[1].ends_with('…'), "{}", lines[1]);
+        assert_eq!(lines[2], format!("    {}", port.trim_end()));
+        assert!(b.items[1].expanded);
         // A long memory is cut at a word within 240 characters.
         let pat = lines[3];
         let summary = pat.rsplit(" · ").next().unwrap();
         assert!(summary.chars().count() <= SUMMARY_CHARS && summary.ends_with('…'), "{summary}");
         assert!(long.starts_with(summary.trim_end_matches('…')), "the opening, verbatim");
         assert_eq!(lines.len(), 5);
+        assert_eq!(summary("it  was\n fine…", 240), "it was fine...", "only a cut ends with …");
     }
 
     #[test]
