@@ -394,9 +394,9 @@ mod tests {
         assert!(b.items[1].expanded);
         // A long memory is cut at a word within 240 characters.
         let pat = lines[3];
-        let summary = pat.rsplit(" · ").next().unwrap();
-        assert!(summary.chars().count() <= SUMMARY_CHARS && summary.ends_with('…'), "{summary}");
-        assert!(long.starts_with(summary.trim_end_matches('…')), "the opening, verbatim");
+        let opening = pat.rsplit(" · ").next().unwrap();
+        assert!(opening.chars().count() <= SUMMARY_CHARS && opening.ends_with('…'), "{opening}");
+        assert!(long.starts_with(opening.trim_end_matches('…')), "the opening, verbatim");
         assert_eq!(lines.len(), 5);
         assert_eq!(summary("it  was\n fine…", 240), "it was fine...", "only a cut ends with …");
     }
