@@ -14,10 +14,11 @@
 #![deny(missing_docs)]
 
 mod extract;
-mod graph;
-mod scopes;
+mod live;
+mod methods;
+mod rpc;
 mod server;
-mod sessions;
+mod state;
 mod writer;
 
 use std::fs::File;
@@ -35,7 +36,8 @@ use interprocess::local_socket::ListenerOptions;
 use interprocess::local_socket::traits::tokio::Listener as _;
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use crate::server::{Shared, serve_connection, shutdown_asked};
+use crate::server::serve_connection;
+use crate::state::{Shared, shutdown_asked};
 
 /// The lock file's name in the data directory.
 pub const LOCK_FILE: &str = "amberd.lock";
@@ -184,7 +186,7 @@ async fn serve(
         .into();
     let extract = crate::extract::Extraction::from_config(&config.extract)
         .map_err(|e| anyhow::anyhow!("the [extract] config cannot be used: {e}"))?;
-    let resumed = crate::sessions::resumable(&engine);
+    let resumed = crate::methods::session::resumable(&engine);
     if !resumed.is_empty() {
         tracing::info!(sessions = resumed.len(), "resuming sessions that were live at the last stop");
     }
@@ -209,10 +211,10 @@ async fn serve(
         connections: AtomicUsize::new(0),
         started,
         uid: own_uid(),
-        sessions: crate::sessions::Sessions::new(judge, resumed),
+        sessions: crate::live::Sessions::new(judge, resumed),
         extract,
     });
-    let idle = tokio::spawn(crate::sessions::idle_loop(shared.clone()));
+    let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     spawn_signal_handler(shared.shutdown.clone());
 
     tracing::info!(socket = %socket.display(), secs = started.elapsed().as_secs_f64(), "amberd ready");
@@ -255,7 +257,7 @@ async fn serve(
         tasks.abort_all();
     }
     let _ = idle.await;
-    crate::sessions::save_all(&shared).await;
+    crate::methods::session::save_all(&shared).await;
     // The writer drains its queue and stops once the last sender is gone.
     drop(shared);
     tokio::task::spawn_blocking(move || writer.join())

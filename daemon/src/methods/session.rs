@@ -3,89 +3,30 @@
 //! the idle timeout. The decisions themselves are in `amber-tiers`; this module runs the
 //! searches and writes around them.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use amber_core::{MemoryType, Millis, Query, Scope, now_millis};
 use amber_engine::SessionRow;
 use amber_ipc::protocol::{
-    CaptureResult, ErrorKind, ErrorObject, SessionCheckpointParams, SessionCheckpointResult,
-    SessionEndParams, SessionEventParams, SessionEventResult, SessionResult, SessionShowParams,
-    SessionStartParams, SessionStartResult,
+    CaptureResult, ErrorKind, ErrorObject, SessionEndParams, SessionEventParams, SessionEventResult,
+    SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
 };
 use amber_tiers::briefing::brief;
 use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
-use amber_tiers::judge::Judge;
 use amber_tiers::scope::project_scope;
 use amber_tiers::session::{CaptureNote, Served, Session, Tier};
 use serde_json::Value;
 
-use crate::server::{Shared, capture_text, invalid, read, to_value, wait_indexed, write};
+use crate::live::{Ending, not_found};
+use crate::methods::capture::capture_text;
+use crate::rpc::{invalid, read, to_value, wait_indexed, write};
+use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
-
-/// The live sessions and the judge.
-pub(crate) struct Sessions {
-    live: Mutex<HashMap<String, Session>>,
-    /// Sessions being ended (taken out of `live`, record not stored yet): shown as they
-    /// were when the end began, so no one reads an older stored record meanwhile.
-    ending: Mutex<HashMap<String, Session>>,
-    judge: Arc<dyn Judge>,
-    counter: AtomicU64,
-}
-
-/// Locks a session map, going on after a panic in another holder (each entry is a whole
-/// session record, replaced at once).
-fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Longest event text searched (characters); longer events are searched by their start.
 const MAX_QUERY_CHARS: usize = 2000;
-
-impl Sessions {
-    pub(crate) fn new(judge: Arc<dyn Judge>, resumed: Vec<Session>) -> Sessions {
-        let live = resumed.into_iter().map(|s| (s.id.clone(), s)).collect();
-        Sessions {
-            live: Mutex::new(live),
-            ending: Mutex::new(HashMap::new()),
-            judge,
-            counter: AtomicU64::new(0),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
-        locked(&self.live)
-    }
-
-    fn new_id(&self) -> String {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        format!("s-{:x}-{:x}-{n}", now_millis(), std::process::id())
-    }
-
-    /// A copy of a live session.
-    pub(crate) fn get(&self, id: &str) -> Option<Session> {
-        self.lock().get(id).cloned()
-    }
-
-    /// A copy of a session whose end is under way.
-    fn ending(&self, id: &str) -> Option<Session> {
-        locked(&self.ending).get(id).cloned()
-    }
-
-    /// Ids of sessions idle for longer than `timeout`.
-    pub(crate) fn idle(&self, now: Millis, timeout: Duration) -> Vec<String> {
-        let limit = timeout.as_millis() as Millis;
-        self.lock().values().filter(|s| now - s.last_active > limit).map(|s| s.id.clone()).collect()
-    }
-
-    /// Every live session (for shutdown).
-    pub(crate) fn all(&self) -> Vec<Session> {
-        self.lock().values().cloned().collect()
-    }
-}
 
 /// Live sessions from before a restart (stored with no end).
 pub(crate) fn resumable(engine: &amber_engine::Engine) -> Vec<Session> {
@@ -102,12 +43,8 @@ pub(crate) fn resumable(engine: &amber_engine::Engine) -> Vec<Session> {
     }
 }
 
-pub(crate) fn not_found(id: &str) -> ErrorObject {
-    ErrorObject::new(ErrorKind::SessionNotFound, format!("no live session with id {id:?}"))
-}
-
 /// Stores a session's record.
-async fn persist(shared: &Arc<Shared>, s: &Session) -> Result<(), ErrorObject> {
+pub(crate) async fn persist(shared: &Arc<Shared>, s: &Session) -> Result<(), ErrorObject> {
     let row = SessionRow {
         id: s.id.clone(),
         agent: s.agent.clone(),
@@ -207,10 +144,10 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
     let now = now_millis();
     let root: Option<PathBuf> = match (&p.project_root, &p.cwd) {
         (Some(r), _) => {
-            let r = crate::scopes::resolve(shared, r).await?;
+            let r = crate::methods::scope::resolve(shared, r).await?;
             r.root
         }
-        (None, Some(c)) => crate::scopes::resolve(shared, c).await?.root,
+        (None, Some(c)) => crate::methods::scope::resolve(shared, c).await?.root,
         (None, None) => None,
     };
     let scope = p.scope.clone().or_else(|| root.as_deref().map(project_scope)).unwrap_or_default();
@@ -413,86 +350,6 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
     to_value(&SessionEventResult { event: n, decision, captured: captured.map(|c| c.0) })
 }
 
-/// The reason given to the agent when its first stop is blocked.
-pub(crate) fn checkpoint_reason(tool_uses: u64) -> String {
-    format!(
-        "Amber checkpoint: this session did real work ({tool_uses} tool uses) and filed nothing \
-durable in memory yet. Before stopping, file the takeaway a future session should know (a decision, \
-a fact about this project, a pattern that worked, a pitfall) with the MCP `remember` tool and a `type` \
-(fact, pattern, intent, invalidation or discovery), or with `amber remember --type TYPE \"...\"`. \
-If nothing is worth keeping, reply with one line starting \"No takeaway:\" and why. \
-This is asked once per session."
-    )
-}
-
-/// True when a message declines the checkpoint (its first non-empty line starts with
-/// "No takeaway").
-fn decline(message: &str) -> Option<String> {
-    let line = message.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let bare = line.trim_start_matches(['*', '_', '`', '>', '-', ' ']);
-    bare.to_ascii_lowercase().starts_with("no takeaway").then(|| line.chars().take(500).collect())
-}
-
-/// `session_checkpoint`: an agent stops. The first stop of a session that did real
-/// work (`checkpoint_tool_uses` tool uses) and filed nothing durable in its scopes
-/// since it started is blocked once, with a reason asking for the takeaway; the next
-/// stop records what came of it (filed, declined, or none). Never blocks twice, never
-/// while `stop_hook_active`, never with `[session] checkpoint = false`.
-pub(crate) async fn checkpoint(
-    shared: &Arc<Shared>,
-    p: SessionCheckpointParams,
-) -> Result<Value, ErrorObject> {
-    let snapshot = shared.sessions.get(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
-    let cfg = shared.config.session.clone();
-    let scopes = snapshot.scopes();
-    let since = snapshot.checkpoint.blocked_at.unwrap_or(snapshot.started_at);
-    let durable = read(shared, move |e| e.durable_since(&scopes, since)).await?;
-    let mut cp = snapshot.checkpoint.clone();
-    let mut block = false;
-    if cp.blocked_at.is_some() {
-        if cp.outcome.is_none() {
-            let declined = p.message.as_deref().and_then(decline);
-            cp.outcome = Some(
-                if durable > 0 {
-                    "filed"
-                } else if declined.is_some() {
-                    "declined"
-                } else {
-                    "none"
-                }
-                .to_string(),
-            );
-            cp.decline = declined;
-        }
-    } else if cfg.checkpoint
-        && !p.stop_hook_active
-        && snapshot.tool_uses >= cfg.checkpoint_tool_uses
-        && durable == 0
-    {
-        block = true;
-        cp.blocked_at = Some(now_millis());
-        cp.tool_uses = snapshot.tool_uses;
-    }
-    let record = {
-        let mut live = shared.sessions.lock();
-        live.get_mut(&p.session_id).map(|s| {
-            s.last_active = now_millis();
-            let changed = s.checkpoint != cp;
-            s.checkpoint = cp.clone();
-            changed.then(|| s.clone())
-        })
-    };
-    if let Some(Some(s)) = record {
-        persist(shared, &s).await?;
-    }
-    tracing::info!(session = %p.session_id, block, outcome = ?cp.outcome, durable, "checkpoint");
-    to_value(&SessionCheckpointResult {
-        block,
-        reason: block.then(|| checkpoint_reason(cp.tool_uses)),
-        checkpoint: cp,
-    })
-}
-
 /// Notes in the record what a capture did.
 fn note_capture(s: &mut Session, r: &CaptureResult, source: &str) {
     match (&r.memory, r.skipped) {
@@ -592,25 +449,6 @@ pub(crate) async fn end(
     Ok(s)
 }
 
-/// Marks a session as being ended for as long as it lives.
-struct Ending<'a> {
-    sessions: &'a Sessions,
-    id: String,
-}
-
-impl<'a> Ending<'a> {
-    fn begin(sessions: &'a Sessions, s: &Session) -> Ending<'a> {
-        locked(&sessions.ending).insert(s.id.clone(), s.clone());
-        Ending { sessions, id: s.id.clone() }
-    }
-}
-
-impl Drop for Ending<'_> {
-    fn drop(&mut self) {
-        locked(&self.sessions.ending).remove(&self.id);
-    }
-}
-
 /// Curates a session's memories; a failure is logged and reported empty (the session
 /// still ends, nothing was changed by the failed part).
 async fn curate(shared: &Arc<Shared>, s: &Session) -> amber_tiers::curate::CurationReport {
@@ -695,7 +533,7 @@ pub(crate) async fn idle_loop(shared: Arc<Shared>) {
     loop {
         tokio::select! {
             _ = tokio::time::sleep(tick) => {}
-            _ = crate::server::shutdown_asked(&mut shutdown) => return,
+            _ = crate::state::shutdown_asked(&mut shutdown) => return,
         }
         for id in shared.sessions.idle(now_millis(), timeout) {
             if let Err(e) = end(&shared, &id, None, None, "idle").await {

@@ -15,7 +15,8 @@ use amber_store::Store;
 use amber_tiers::graph::{DEFAULT_HOPS, DEFAULT_PATHS, GraphRead, MAX_HOPS, TraverseOptions};
 use serde_json::Value;
 
-use crate::server::{Shared, invalid, read, to_value, write};
+use crate::rpc::{invalid, read, to_value, write};
+use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
 /// Memories per reached entity when the caller gives no number, and the most allowed.

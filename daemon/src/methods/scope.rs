@@ -11,7 +11,8 @@ use amber_ipc::protocol::{
 use amber_tiers::scope::Resolved;
 use serde_json::Value;
 
-use crate::server::{Shared, invalid, read, to_value, write};
+use crate::rpc::{invalid, read, to_value, write};
+use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
 /// Resolves a working directory and notes the root its project scope stands for.
@@ -37,7 +38,7 @@ pub(crate) async fn resolve_method(
     to_value(&resolve(shared, &p.cwd).await?)
 }
 
-pub(crate) async fn list(shared: &Arc<Shared>) -> Result<Value, ErrorObject> {
+pub(crate) async fn list(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObject> {
     let scopes = read(shared, |e| e.scopes()).await?;
     let scopes = scopes
         .into_iter()

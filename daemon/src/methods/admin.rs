@@ -1,0 +1,72 @@
+//! The daemon's own methods: `hello`, `status`, `reindex`, `shutdown`, and tier 0's
+//! `identity` (the project's coordination files, read fresh on every call).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use amber_ipc::protocol::{
+    ErrorKind, ErrorObject, HelloParams, HelloResult, IdentityParams, METHODS, OkResult, PROTOCOL_VERSION,
+    StatusResult,
+};
+use serde_json::Value;
+
+use crate::rpc::{invalid, read, to_value, write};
+use crate::state::Shared;
+use crate::writer::WriteOp;
+
+pub(crate) async fn hello(shared: &Arc<Shared>, p: HelloParams) -> Result<Value, ErrorObject> {
+    if let Some(v) = p.protocol_version
+        && v != PROTOCOL_VERSION
+    {
+        return Err(ErrorObject::new(
+            ErrorKind::UnsupportedProtocol,
+            format!("this daemon speaks protocol version {PROTOCOL_VERSION}, the client {v}"),
+        ));
+    }
+    tracing::debug!(client = p.client.as_deref().unwrap_or("?"), "hello");
+    to_value(&HelloResult {
+        server: "amberd".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        protocol_version: PROTOCOL_VERSION,
+        methods: METHODS.iter().map(|s| s.to_string()).collect(),
+        model: shared.engine.model_id().to_string(),
+    })
+}
+
+pub(crate) async fn status(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObject> {
+    let engine = read(shared, |e| e.status()).await?;
+    to_value(&StatusResult {
+        protocol_version: PROTOCOL_VERSION,
+        version: env!("CARGO_PKG_VERSION").into(),
+        pid: std::process::id(),
+        uptime_seconds: shared.started.elapsed().as_secs_f64(),
+        socket: shared.socket.clone(),
+        connections: shared.connections.load(Ordering::Relaxed),
+        queue_depth: shared.queue_depth(),
+        engine: to_value(&engine)?,
+        extract: shared.extract.as_ref().map(|x| x.stats()),
+    })
+}
+
+pub(crate) async fn reindex(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObject> {
+    write(shared, WriteOp::Reindex).await?;
+    to_value(&OkResult { ok: true })
+}
+
+/// Answers; the connection loop stops the daemon once the answer is sent.
+pub(crate) async fn shutdown(_: ()) -> Result<Value, ErrorObject> {
+    tracing::info!("shutdown asked by a client");
+    to_value(&OkResult { ok: true })
+}
+
+pub(crate) async fn identity(shared: &Arc<Shared>, p: IdentityParams) -> Result<Value, ErrorObject> {
+    if !p.cwd.is_absolute() || !p.cwd.is_dir() {
+        return Err(invalid(format!("cwd must be an existing absolute directory: {}", p.cwd.display())));
+    }
+    let mut cfg = shared.config.identity.clone();
+    if let Some(b) = p.budget_tokens {
+        cfg.budget_tokens = b;
+    }
+    let id = read(shared, move |_| Ok(amber_tiers::identity::assemble(&p.cwd, &cfg))).await?;
+    to_value(&id)
+}

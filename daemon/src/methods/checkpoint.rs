@@ -1,0 +1,94 @@
+//! `session_checkpoint`: an agent stopped (Claude Code's `Stop`). The first stop of a
+//! session that did real work and filed nothing durable is blocked once, asking for the
+//! takeaway; the next records what came of it.
+
+use std::sync::Arc;
+
+use amber_core::now_millis;
+use amber_ipc::protocol::{ErrorObject, SessionCheckpointParams, SessionCheckpointResult};
+use serde_json::Value;
+
+use crate::live::not_found;
+use crate::methods::session::persist;
+use crate::rpc::{read, to_value};
+use crate::state::Shared;
+
+/// The reason given to the agent when its first stop is blocked.
+pub(crate) fn checkpoint_reason(tool_uses: u64) -> String {
+    format!(
+        "Amber checkpoint: this session did real work ({tool_uses} tool uses) and filed nothing \
+durable in memory yet. Before stopping, file the takeaway a future session should know (a decision, \
+a fact about this project, a pattern that worked, a pitfall) with the MCP `remember` tool and a `type` \
+(fact, pattern, intent, invalidation or discovery), or with `amber remember --type TYPE \"...\"`. \
+If nothing is worth keeping, reply with one line starting \"No takeaway:\" and why. \
+This is asked once per session."
+    )
+}
+
+/// True when a message declines the checkpoint (its first non-empty line starts with
+/// "No takeaway").
+fn decline(message: &str) -> Option<String> {
+    let line = message.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let bare = line.trim_start_matches(['*', '_', '`', '>', '-', ' ']);
+    bare.to_ascii_lowercase().starts_with("no takeaway").then(|| line.chars().take(500).collect())
+}
+
+/// `session_checkpoint`: an agent stops. The first stop of a session that did real
+/// work (`checkpoint_tool_uses` tool uses) and filed nothing durable in its scopes
+/// since it started is blocked once, with a reason asking for the takeaway; the next
+/// stop records what came of it (filed, declined, or none). Never blocks twice, never
+/// while `stop_hook_active`, never with `[session] checkpoint = false`.
+pub(crate) async fn checkpoint(
+    shared: &Arc<Shared>,
+    p: SessionCheckpointParams,
+) -> Result<Value, ErrorObject> {
+    let snapshot = shared.sessions.get(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
+    let cfg = shared.config.session.clone();
+    let scopes = snapshot.scopes();
+    let since = snapshot.checkpoint.blocked_at.unwrap_or(snapshot.started_at);
+    let durable = read(shared, move |e| e.durable_since(&scopes, since)).await?;
+    let mut cp = snapshot.checkpoint.clone();
+    let mut block = false;
+    if cp.blocked_at.is_some() {
+        if cp.outcome.is_none() {
+            let declined = p.message.as_deref().and_then(decline);
+            cp.outcome = Some(
+                if durable > 0 {
+                    "filed"
+                } else if declined.is_some() {
+                    "declined"
+                } else {
+                    "none"
+                }
+                .to_string(),
+            );
+            cp.decline = declined;
+        }
+    } else if cfg.checkpoint
+        && !p.stop_hook_active
+        && snapshot.tool_uses >= cfg.checkpoint_tool_uses
+        && durable == 0
+    {
+        block = true;
+        cp.blocked_at = Some(now_millis());
+        cp.tool_uses = snapshot.tool_uses;
+    }
+    let record = {
+        let mut live = shared.sessions.lock();
+        live.get_mut(&p.session_id).map(|s| {
+            s.last_active = now_millis();
+            let changed = s.checkpoint != cp;
+            s.checkpoint = cp.clone();
+            changed.then(|| s.clone())
+        })
+    };
+    if let Some(Some(s)) = record {
+        persist(shared, &s).await?;
+    }
+    tracing::info!(session = %p.session_id, block, outcome = ?cp.outcome, durable, "checkpoint");
+    to_value(&SessionCheckpointResult {
+        block,
+        reason: block.then(|| checkpoint_reason(cp.tool_uses)),
+        checkpoint: cp,
+    })
+}

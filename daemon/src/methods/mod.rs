@@ -1,0 +1,18 @@
+//! The methods, one module per family (after mini-redis's `cmd/`). Each parses nothing
+//! itself: the dispatch table in `server.rs` hands it typed params; it calls the engine
+//! (through `rpc::read` / `rpc::write`) or the tiers, and shapes its result. Families
+//! depend on the plumbing (`rpc`), the shared state (`state`, `live`) and, where one
+//! builds on another, on that family (sessions capture and resolve scopes); nothing
+//! depends on `server.rs`.
+//!
+//! Adding a method: a function in its family's file (or a new file here for a new
+//! family), its name in `amber_ipc::protocol::METHODS`, and one line in
+//! `server::dispatch`.
+
+pub(crate) mod admin;
+pub(crate) mod capture;
+pub(crate) mod checkpoint;
+pub(crate) mod graph;
+pub(crate) mod memory;
+pub(crate) mod scope;
+pub(crate) mod session;

@@ -1,0 +1,157 @@
+//! The RPC plumbing every method family uses: params in, results out, errors mapped to
+//! the wire, reads on the blocking pool, writes through the one writer's queue, and the
+//! wait for indexing to catch up.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use amber_core::NewMemory;
+use amber_engine::Engine;
+use amber_ipc::protocol::{ErrorKind, ErrorObject, RememberResult};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::state::Shared;
+use crate::writer::{Job, WriteDone, WriteOp};
+
+pub(crate) fn invalid(msg: impl Into<String>) -> ErrorObject {
+    ErrorObject::new(ErrorKind::InvalidParams, msg)
+}
+
+/// Params into a type; absent params read as `{}`.
+pub(crate) fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorObject> {
+    let v = if v.is_null() { json!({}) } else { v };
+    serde_json::from_value(v).map_err(|e| invalid(format!("{method}: {e}")))
+}
+
+pub(crate) fn no_params(method: &str, v: &Value) -> Result<(), ErrorObject> {
+    match v {
+        Value::Null => Ok(()),
+        Value::Object(o) if o.is_empty() => Ok(()),
+        _ => Err(invalid(format!("{method} takes no params"))),
+    }
+}
+
+pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ErrorObject> {
+    serde_json::to_value(v).map_err(|e| {
+        tracing::error!(cause = %e, "a result did not serialize");
+        ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)")
+    })
+}
+
+/// Maps an engine error to the wire. Internal details go to the log, not the client.
+pub(crate) fn engine_error(e: amber_engine::Error) -> ErrorObject {
+    if e.is_model_unavailable() {
+        tracing::error!(cause = %e, "embedding model unavailable");
+        return ErrorObject::new(
+            ErrorKind::ModelUnavailable,
+            "the embedding model or runtime is unavailable: run scripts/setup.sh (see the daemon log)",
+        );
+    }
+    match e {
+        amber_engine::Error::Invalid(i) => invalid(i.to_string()),
+        amber_engine::Error::NotForgotten => ErrorObject::new(
+            ErrorKind::NotForgotten,
+            "purge deletes forgotten memories only: forget it first",
+        ),
+        amber_engine::Error::Store(s) if s.is_disk_full() => {
+            tracing::error!(cause = %s, "disk full");
+            ErrorObject::new(ErrorKind::StorageFull, "the disk is full: nothing was written")
+        }
+        amber_engine::Error::Store(s) => {
+            tracing::error!(cause = %s, "store error");
+            ErrorObject::new(ErrorKind::StorageError, "the store failed (see the daemon log)")
+        }
+        other => {
+            tracing::error!(cause = %other, "engine error");
+            ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)")
+        }
+    }
+}
+
+/// Runs a read on the blocking pool.
+pub(crate) async fn read<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+) -> Result<T, ErrorObject> {
+    let engine = shared.engine.clone();
+    match tokio::task::spawn_blocking(move || f(&engine)).await {
+        Ok(r) => r.map_err(engine_error),
+        Err(e) => {
+            tracing::error!(cause = %e, "a read task failed");
+            Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"))
+        }
+    }
+}
+
+/// Queues a write for the writer and waits for its answer.
+pub(crate) async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone, ErrorObject> {
+    if *shared.shutdown.borrow() {
+        return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
+    }
+    if matches!(op, WriteOp::Remember(_)) {
+        let behind = shared.engine.committed_through().saturating_sub(shared.engine.indexed_through());
+        if behind >= shared.config.max_index_backlog {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                format!("indexing is {behind} memories behind (max_index_backlog): retry shortly"),
+            ));
+        }
+    }
+    let (tx, rx) = oneshot::channel();
+    match shared.writes.try_send(Job { op, reply: tx }) {
+        Ok(()) => {}
+        Err(mpsc::error::TrySendError::Full(_)) => {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                format!(
+                    "the write queue is full ({} writes waiting): retry shortly",
+                    shared.writes.max_capacity()
+                ),
+            ));
+        }
+        Err(mpsc::error::TrySendError::Closed(_)) => {
+            return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
+        }
+    }
+    match rx.await {
+        Ok(r) => r.map_err(engine_error),
+        Err(_) => Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon stopped before the write ran")),
+    }
+}
+
+pub(crate) fn remembered(done: WriteDone) -> Vec<RememberResult> {
+    match done {
+        WriteDone::Remembered(v) => v
+            .into_iter()
+            .map(|r| RememberResult { id: r.memory.id, seq: r.memory.seq, created: r.created })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+pub(crate) fn validate_all(memories: &[NewMemory]) -> Result<(), ErrorObject> {
+    for (i, m) in memories.iter().enumerate() {
+        m.validate().map_err(|e| {
+            invalid(if memories.len() > 1 { format!("memories[{i}]: {e}") } else { e.to_string() })
+        })?;
+    }
+    Ok(())
+}
+
+/// Waits until the indexes cover every write committed before now. False when that took
+/// longer than `fresh_timeout_ms` (the recall then runs on what is indexed).
+pub(crate) async fn wait_indexed(shared: &Arc<Shared>) -> bool {
+    let target = shared.engine.committed_through();
+    let mut rx = shared.indexed.clone();
+    let timeout = Duration::from_millis(shared.config.fresh_timeout_ms);
+    match tokio::time::timeout(timeout, rx.wait_for(|&v| v >= target)).await {
+        Ok(Ok(_)) => true,
+        Ok(Err(_)) => shared.engine.indexed_through() >= target,
+        Err(_) => {
+            tracing::warn!(target, "recall waited {timeout:?} for indexing; answering from what is indexed");
+            false
+        }
+    }
+}
