@@ -10,6 +10,8 @@
 //!   and the opening prompt, ranked by relevance, recency and importance, within a budget.
 //! - Tier 2, [`interject`]: mid-session, a memory only when it clears the gate (or the
 //!   [`judge`] says yes in the band below it); silent otherwise, with the reason.
+//! - [`decision`]: an interjection decision as recorded (shared by [`session`] and
+//!   [`interject`]).
 //! - [`judge`]: the interjection judge for the uncertain band: [`judge::Off`], an
 //!   OpenAI-compatible chat endpoint ([`judge::OpenAiJudge`]: Ollama, llama.cpp's server,
 //!   a hosted API), built by [`judge::from_config`]; a failure or timeout counts as "no".
@@ -27,6 +29,7 @@ pub mod briefing;
 pub mod capture;
 mod chat;
 pub mod curate;
+pub mod decision;
 pub mod extract;
 pub mod graph;
 pub mod identity;

@@ -9,7 +9,7 @@ use amber_core::{MemoryId, Millis, Scope};
 use serde::{Deserialize, Serialize};
 
 use crate::curate::CurationReport;
-use crate::interject::Decision;
+use crate::decision::Decision;
 
 /// Session settings (`[session]` table).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -268,7 +268,7 @@ mod tests {
     fn decisions_stay_bounded() {
         let mut s = Session::new("s".into(), "a".into(), None, Scope::default(), 0);
         for i in 0..5 {
-            s.push_decision(Decision::silent(i, crate::interject::Reason::TooShort), 3);
+            s.push_decision(Decision::silent(i, crate::decision::Reason::TooShort), 3);
         }
         assert_eq!(s.decisions.len(), 3);
         assert_eq!(s.decisions_dropped, 2);
