@@ -17,6 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+mod briefing_cmd;
 mod curate;
 mod interject_cmd;
 mod kg_bench;
@@ -56,6 +57,10 @@ enum Command {
     /// Knowledge graph: `kg_traverse` latency per hop count on a synthetic graph (100k
     /// facts by default), against a running or private daemon.
     KgBench(kg_bench::KgBenchArgs),
+    /// Tier-1 briefing, pointers (the default) against the old verbatim one: memories
+    /// shown, tokens, precision and recall of evidence, on a hand-written project fixture
+    /// and (with --data) on LongMemEval haystacks.
+    Briefing(briefing_cmd::BriefingArgs),
 }
 
 #[derive(Args, Debug)]
@@ -211,6 +216,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => run_plot(a),
         Command::Interject(a) => interject_cmd::run(a),
         Command::Curate(a) => curate::run(a),
+        Command::Briefing(a) => briefing_cmd::run(a),
         Command::Load(a) => {
             let out = a.out.clone();
             load::run(a).and_then(|r| write_report(&r, out.as_deref()))
