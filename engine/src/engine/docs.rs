@@ -1,0 +1,95 @@
+//! The engine's in-memory view of the live memories: the time, scope and session of
+//! each, loaded from the store at open and kept in step by every write. The query
+//! filters, the time ranking, the session prior, session neighbours and session context
+//! read it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use amber_core::{Millis, Scope};
+use amber_store::Store;
+
+use crate::Result;
+
+/// Time, scope and session of the live memories, for the filters and the neighbour
+/// ranking.
+#[derive(Default)]
+pub(super) struct Docs {
+    /// seq -> time (event time, else filing time).
+    pub(super) time: HashMap<u64, Millis>,
+    /// scope -> seqs filed in it (not in its sub-scopes).
+    pub(super) scopes: BTreeMap<Scope, Vec<u64>>,
+    /// (scope, session id) -> its index in `session_seqs`.
+    session_ids: HashMap<(Scope, String), u32>,
+    /// Per session: the seqs filed in it, in filing order.
+    session_seqs: Vec<Vec<u64>>,
+    /// seq -> its session's index, for memories filed in a session.
+    pub(super) session_of: HashMap<u64, u32>,
+}
+
+impl Docs {
+    pub(super) fn load(store: &Store) -> Result<Docs> {
+        let mut docs = Docs::default();
+        let mut after = 0;
+        loop {
+            let batch = store.scan_keys(after, 10_000)?;
+            let Some(last) = batch.last() else { break };
+            after = last.seq;
+            for k in batch {
+                docs.add(k.seq, k.scope, k.time, k.session_id);
+            }
+        }
+        Ok(docs)
+    }
+
+    /// Notes a memory; seqs come in increasing order (filing order).
+    pub(super) fn add(&mut self, seq: u64, scope: Scope, time: Millis, session_id: Option<String>) {
+        if let Some(session) = session_id {
+            let next = u32::try_from(self.session_seqs.len()).unwrap_or(u32::MAX);
+            let i = *self.session_ids.entry((scope.clone(), session)).or_insert(next);
+            if i == next {
+                self.session_seqs.push(Vec::new());
+            }
+            if let Some(seqs) = self.session_seqs.get_mut(i as usize) {
+                seqs.push(seq);
+                self.session_of.insert(seq, i);
+            }
+        }
+        self.scopes.entry(scope).or_default().push(seq);
+        self.time.insert(seq, time);
+    }
+
+    pub(super) fn remove(&mut self, seq: u64, scope: &Scope) {
+        self.time.remove(&seq);
+        if let Some(seqs) = self.scopes.get_mut(scope) {
+            seqs.retain(|s| *s != seq);
+            if seqs.is_empty() {
+                self.scopes.remove(scope);
+            }
+        }
+        // An emptied session keeps its (small) slot until the next load.
+        if let Some(i) = self.session_of.remove(&seq)
+            && let Some(seqs) = self.session_seqs.get_mut(i as usize)
+        {
+            seqs.retain(|s| *s != seq);
+        }
+    }
+
+    /// The first live memory filed after `seq` in this session of this scope.
+    pub(super) fn next_in_session(&self, scope: &Scope, session: &str, seq: u64) -> Option<u64> {
+        let i = *self.session_ids.get(&(scope.clone(), session.to_string()))?;
+        let seqs = self.session_seqs.get(i as usize)?;
+        seqs.get(seqs.partition_point(|s| *s <= seq)).copied()
+    }
+
+    /// The live memories filed just before and just after `seq` in its session (same
+    /// scope), if it was filed in one.
+    pub(super) fn neighbours(&self, seq: u64) -> [Option<u64>; 2] {
+        let Some(seqs) = self.session_of.get(&seq).and_then(|&i| self.session_seqs.get(i as usize)) else {
+            return [None, None];
+        };
+        match seqs.binary_search(&seq) {
+            Ok(i) => [i.checked_sub(1).map(|j| seqs[j]), seqs.get(i + 1).copied()],
+            Err(_) => [None, None],
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Indexing: bringing BM25 and the vector index up to what the store holds. Fills BM25,
+//! catches the vectors up, chunks and embeds memories (vectors from the embedding cache
+//! where it has them), and builds and refreshes the session-context vectors.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering::SeqCst;
+use std::time::Instant;
+
+use amber_core::Memory;
+use amber_retrieval::{Bm25Doc, CONTEXT_CHUNK, chunk_key};
+use sha2::{Digest, Sha256};
+
+use super::{Engine, SCAN_BATCH, lock, read, write};
+use crate::Result;
+
+/// Texts embedded per embedding-cache write while indexing. The model runs one text at a
+/// time (see `amber_retrieval::VECTOR_ID`) and its lock is taken per text, so a recall
+/// that shares the model waits at most for one text.
+const EMBED_BATCH: usize = 16;
+
+impl Engine {
+    /// Indexes (BM25, then vectors) every memory committed but not yet indexed, by
+    /// anyone, and returns the seq indexed through. The vector index file is written by
+    /// [`Engine::flush`].
+    pub fn index_pending(&self) -> Result<u64> {
+        let _indexing = lock(&self.indexing);
+        let through = self.committed_through();
+        let mark = self.bm25_mark.load(SeqCst);
+        if mark < through {
+            self.fill_bm25(mark, through)?;
+        }
+        if self.vector_mark.load(SeqCst) < through {
+            self.catch_up_vectors(through)?;
+        }
+        Ok(self.indexed_through())
+    }
+
+    /// Adds the live memories in `(after, through]` to BM25 and commits with watermark
+    /// `through`; on failure nothing since the last commit is kept. The caller holds the
+    /// indexing lock (or is opening).
+    pub(super) fn fill_bm25(&self, after: u64, through: u64) -> Result<usize> {
+        let out = self.try_fill_bm25(after, through);
+        if out.is_err()
+            && let Err(e) = self.bm25.rollback()
+        {
+            tracing::warn!(cause = %e, "could not roll back the bm25 index");
+        }
+        out
+    }
+
+    fn try_fill_bm25(&self, after: u64, through: u64) -> Result<usize> {
+        let started = Instant::now();
+        let mut cursor = after;
+        let mut n = 0usize;
+        loop {
+            let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
+            let Some(last) = batch.last() else { break };
+            cursor = last.seq;
+            for m in &batch {
+                self.bm25.add(&Bm25Doc {
+                    seq: m.seq,
+                    scope: &m.scope,
+                    time: m.time(),
+                    content: &m.content,
+                })?;
+            }
+            n += batch.len();
+        }
+        self.bm25.commit(through)?;
+        self.bm25_mark.store(through, SeqCst);
+        tracing::debug!(memories = n, secs = started.elapsed().as_secs_f64(), "bm25 index caught up");
+        Ok(n)
+    }
+
+    /// Embeds the live memories in `(vector watermark, through]` batch by batch, adding
+    /// each batch's vectors under a short write lock. The caller holds the indexing lock
+    /// (or is opening).
+    pub(super) fn catch_up_vectors(&self, through: u64) -> Result<usize> {
+        let mut cursor = self.vector_mark.load(SeqCst);
+        let mut n = 0usize;
+        loop {
+            let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
+            let Some(last) = batch.last() else { break };
+            cursor = last.seq;
+            let vectors = self.embed_memories(&batch)?;
+            {
+                let mut index = write(&self.vectors);
+                for (key, v) in &vectors {
+                    index.add(*key, v)?;
+                }
+            }
+            self.vectors_unsaved.store(true, SeqCst);
+            self.vector_mark.store(cursor, SeqCst);
+            n += batch.len();
+        }
+        if self.vector_mark.swap(through, SeqCst) != through {
+            self.vectors_unsaved.store(true, SeqCst);
+        }
+        Ok(n)
+    }
+
+    /// Re-embeds live memories whose session context changed (the memory before them
+    /// was forgotten): their vectors are replaced by those of their current context
+    /// (from the cache or the model). Only those already in the vector index; later ones
+    /// get their context when they are indexed. The caller holds the indexing lock (or
+    /// is opening).
+    pub(super) fn refresh_vector_context(&self, seqs: &[u64]) -> Result<()> {
+        let mark = self.vector_mark.load(SeqCst);
+        let seqs: Vec<u64> = seqs.iter().copied().filter(|s| *s <= mark).collect();
+        if !self.opts.session_context || seqs.is_empty() {
+            return Ok(());
+        }
+        let memories = self.read(|s| s.get_by_seqs(&seqs))?;
+        let vectors = self.embed_memories(&memories)?;
+        let mut index = write(&self.vectors);
+        for m in &memories {
+            index.remove_memory(m.seq)?;
+        }
+        for (key, v) in &vectors {
+            index.add(*key, v)?;
+        }
+        self.vectors_unsaved.store(true, SeqCst);
+        Ok(())
+    }
+
+    /// The live memories that follow a forgotten one in its session: their session
+    /// context may still hold its text if a forget was interrupted.
+    pub(super) fn successors_of_forgotten(&self) -> Result<Vec<u64>> {
+        if !self.opts.session_context {
+            return Ok(Vec::new());
+        }
+        let forgotten = self.read(|s| s.forgotten_session_keys())?;
+        let docs = read(&self.docs);
+        let mut out: Vec<u64> = forgotten
+            .iter()
+            .filter_map(|k| docs.next_in_session(&k.scope, k.session_id.as_deref()?, k.seq))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The session context of each of `memories` that has one: the end of the live
+    /// memory filed just before it in its session (its last chunk, at most one model
+    /// window). Empty when session context is off.
+    fn contexts(&self, memories: &[Memory]) -> Result<HashMap<u64, String>> {
+        if !self.opts.session_context {
+            return Ok(HashMap::new());
+        }
+        let before: Vec<(u64, u64)> = {
+            let docs = read(&self.docs);
+            memories.iter().filter_map(|m| docs.neighbours(m.seq)[0].map(|p| (m.seq, p))).collect()
+        };
+        if before.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let batch: HashMap<u64, &Memory> = memories.iter().map(|m| (m.seq, m)).collect();
+        let missing: Vec<u64> = before.iter().map(|x| x.1).filter(|p| !batch.contains_key(p)).collect();
+        let fetched: HashMap<u64, Memory> = if missing.is_empty() {
+            HashMap::new()
+        } else {
+            self.read(|s| s.get_by_seqs(&missing))?.into_iter().map(|m| (m.seq, m)).collect()
+        };
+        let embedder = lock(&self.index_embedder);
+        let mut out = HashMap::with_capacity(before.len());
+        for (seq, p) in before {
+            let Some(prev) = batch.get(&p).copied().or_else(|| fetched.get(&p)) else { continue };
+            let tail = embedder.chunk(&prev.content).last().map_or(0, |span| span.start);
+            out.insert(seq, prev.content[tail..].to_string());
+        }
+        Ok(out)
+    }
+
+    /// Chunks the memories and gets each chunk's vector, from the cache or the model
+    /// (misses only, cached afterwards), with the session context vector of those that
+    /// have one: (vector-index key, vector).
+    pub(super) fn embed_memories(&self, memories: &[Memory]) -> Result<Vec<(u64, Vec<f32>)>> {
+        let contexts = self.contexts(memories)?;
+        let spans: Vec<Vec<std::ops::Range<usize>>> = {
+            let embedder = lock(&self.index_embedder);
+            memories.iter().map(|m| embedder.chunk(&m.content)).collect()
+        };
+        // A memory of one chunk with a session context gets a second vector: its text
+        // followed by the context (the model truncates the context, never the memory).
+        let with_context: Vec<(u64, String)> = memories
+            .iter()
+            .zip(&spans)
+            .filter(|(_, spans)| spans.len() == 1)
+            .filter_map(|(m, _)| contexts.get(&m.seq).map(|c| (m.seq, format!("{}\n{c}", m.content))))
+            .collect();
+        let with_context: HashMap<u64, &str> =
+            with_context.iter().map(|(seq, t)| (*seq, t.as_str())).collect();
+        // (seq, chunk index, chunk text, hash)
+        let mut chunks: Vec<(u64, usize, &str, [u8; 32])> = Vec::new();
+        for (m, spans) in memories.iter().zip(spans) {
+            for (i, span) in spans.into_iter().take(amber_retrieval::MAX_CHUNKS_PER_MEMORY).enumerate() {
+                let text = &m.content[span];
+                chunks.push((m.seq, i, text, chunk_hash(text)));
+            }
+            if let Some(text) = with_context.get(&m.seq) {
+                chunks.push((m.seq, CONTEXT_CHUNK, text, chunk_hash(text)));
+            }
+        }
+        let hashes: Vec<[u8; 32]> = chunks.iter().map(|c| c.3).collect();
+        let mut cached = self.cache_read(|s| s.cached_vectors(&self.model_id, &hashes))?;
+        let mut missing: Vec<(&str, [u8; 32])> = Vec::new();
+        let mut seen = HashSet::new();
+        for c in &chunks {
+            if !cached.contains_key(&c.3) && seen.insert(c.3) {
+                missing.push((c.2, c.3));
+            }
+        }
+        lock(&self.stats).chunks_from_cache += (chunks.len() - missing.len()) as u64;
+        for group in missing.chunks(EMBED_BATCH) {
+            let t0 = Instant::now();
+            let texts: Vec<&str> = group.iter().map(|(t, _)| *t).collect();
+            let vecs = self.embed_texts(&texts)?;
+            if vecs.len() != group.len() {
+                return Err(amber_retrieval::Error::Model(format!(
+                    "the model returned {} vectors for {} texts",
+                    vecs.len(),
+                    group.len()
+                ))
+                .into());
+            }
+            {
+                let mut stats = lock(&self.stats);
+                stats.embed_seconds += t0.elapsed().as_secs_f64();
+                stats.chunks_embedded += group.len() as u64;
+            }
+            let rows: Vec<([u8; 32], &[f32])> =
+                group.iter().zip(&vecs).map(|((_, h), v)| (*h, v.as_slice())).collect();
+            self.cache_write(|s| s.put_vectors(&self.model_id, &rows))?;
+            for ((_, h), v) in group.iter().zip(vecs) {
+                cached.insert(*h, v);
+            }
+        }
+        Ok(chunks
+            .iter()
+            .filter_map(|(seq, i, _, h)| cached.get(h).map(|v| (chunk_key(*seq, *i), v.clone())))
+            .collect())
+    }
+}
+
+fn chunk_hash(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}

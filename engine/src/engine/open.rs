@@ -1,0 +1,390 @@
+//! Opening the engine: loading the model instances, the store and both indexes, and
+//! checking each index against the store (rebuilt when missing, corrupt or stale, caught
+//! up when behind). Also the full rebuild (`reindex`), saving the vector index (`flush`,
+//! on drop) and the `status` snapshot.
+
+use std::path::Path;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths, VectorIndex};
+use amber_store::Store;
+
+use super::{
+    Docs, Engine, EngineOptions, EngineStats, SCAN_BATCH, SharedEmbedder, Status, graph, lock, read, write,
+};
+use crate::Result;
+use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
+
+/// Bumped when the vector index layout changes.
+const VECTOR_FORMAT: u32 = 1;
+/// ONNX Runtime threads of the query embedder: a query is one short text.
+const QUERY_THREADS: usize = 1;
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+struct VectorState {
+    format: u32,
+    model: String,
+    dim: usize,
+    chunking: String,
+    watermark: u64,
+    count: usize,
+}
+
+impl Engine {
+    /// Opens the engine with the local all-MiniLM-L6-v2 model installed by
+    /// `scripts/setup.sh` under `opts.amber_home`: one instance for indexing
+    /// (`opts.threads`), one single-threaded for queries (unless `opts.query_model` is
+    /// false), which also use the indexing instance when it is idle.
+    pub fn open(opts: EngineOptions) -> Result<Engine> {
+        let paths = ModelPaths::under(&opts.amber_home);
+        if !opts.query_model {
+            let only = FastEmbedder::load(&paths, opts.chunking, opts.threads)?;
+            return Self::open_with(opts, Box::new(only));
+        }
+        // Two instances may run at once: neither spins while idle.
+        let indexer = FastEmbedder::load_tuned(&paths, opts.chunking, opts.threads, false)?;
+        let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false)?;
+        let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
+        // A query runs on the query model, or on the indexing model when that one is
+        // idle: two queries at once use both cores.
+        Self::start(opts, indexer.clone(), vec![Arc::new(Mutex::new(Box::new(querier))), indexer])
+    }
+
+    /// Opens the engine with a given embedder, used both to index and to embed queries.
+    pub fn open_with(opts: EngineOptions, embedder: Box<dyn Embedder>) -> Result<Engine> {
+        let shared = Arc::new(Mutex::new(embedder));
+        Self::start(opts, shared.clone(), vec![shared])
+    }
+
+    fn start(
+        opts: EngineOptions,
+        index_embedder: SharedEmbedder,
+        query_embedders: Vec<SharedEmbedder>,
+    ) -> Result<Engine> {
+        let dir = opts.data_dir.clone();
+        let io = |source| crate::Error::DataDir { path: dir.clone(), source };
+        create_private_dir(&dir).map_err(io)?;
+        create_private_dir(&index_dir(&dir)).map_err(io)?;
+        let db = db_path(&dir);
+        let mut store = Store::open(&db)?;
+        let cache = match &opts.embedding_cache {
+            Some(path) => {
+                if let Some(parent) = path.parent() {
+                    create_private_dir(parent).map_err(io)?;
+                }
+                Some(Mutex::new(Store::open(path)?))
+            }
+            None => None,
+        };
+        let (model_id, dim, chunking) = {
+            let e = lock(&index_embedder);
+            (e.model_id().to_string(), e.dim(), e.chunk_config())
+        };
+
+        let mut events = Vec::new();
+        let recorded = store.meta("embedding_model")?;
+        let model_line = format!("{model_id}:{dim}");
+        if recorded.as_deref() != Some(model_line.as_str()) {
+            if let Some(old) = recorded {
+                let e =
+                    format!("embedding model changed from {old} to {model_line}: vectors will be recomputed");
+                tracing::warn!("{e}");
+                events.push(e);
+            }
+            store.set_meta("embedding_model", &model_line)?;
+        }
+
+        let (bm25, bm25_fresh) = open_bm25(&dir, &mut events)?;
+        let wanted = VectorState {
+            format: VECTOR_FORMAT,
+            model: model_id.clone(),
+            dim,
+            chunking: vector_layout(&chunking, opts.session_context),
+            watermark: 0,
+            count: 0,
+        };
+        let (vectors, state) = open_vectors(&dir, &wanted, &mut events)?;
+        let committed = store.max_seq()?;
+        let docs = Docs::load(&store)?;
+        let demoted = store.duplicate_seqs()?.into_iter().collect();
+        let names = graph::load_names(&store)?;
+        let mut engine = Engine {
+            opts,
+            model_id,
+            dim,
+            chunking,
+            db,
+            writer: Mutex::new(store),
+            readers: Mutex::new(Vec::new()),
+            cache,
+            bm25,
+            vectors: RwLock::new(vectors),
+            index_embedder,
+            query_embedders,
+            query_turn: AtomicUsize::new(0),
+            docs: RwLock::new(docs),
+            indexing: Mutex::new(()),
+            vectors_unsaved: AtomicBool::new(false),
+            committed: AtomicU64::new(committed),
+            bm25_mark: AtomicU64::new(0),
+            vector_mark: AtomicU64::new(state.map(|s| s.watermark).unwrap_or(0)),
+            stats: Mutex::new(EngineStats::default()),
+            events,
+            demoted: RwLock::new(demoted),
+            names: RwLock::new(names),
+        };
+        engine.check_bm25(bm25_fresh)?;
+        engine.drop_forgotten_vectors()?;
+        if engine.vector_mark.load(SeqCst) < committed {
+            let started = Instant::now();
+            let n = engine.catch_up_vectors(committed)?;
+            tracing::info!(memories = n, secs = started.elapsed().as_secs_f64(), "vector index caught up");
+        }
+        if engine.vectors_unsaved.load(SeqCst) {
+            engine.save_vectors()?;
+        }
+        Ok(engine)
+    }
+
+    /// At open: a BM25 index whose document count disagrees with the store up to its
+    /// watermark is rebuilt (after dropping forgotten memories a crash may have left in
+    /// it); one that is behind is caught up.
+    fn check_bm25(&mut self, fresh: bool) -> Result<()> {
+        let committed = self.committed_through();
+        let mark = self.bm25.watermark().unwrap_or(0);
+        let expected = self.read(|s| s.count_through(mark))?;
+        if !fresh && self.bm25.num_docs() != expected {
+            // A forget interrupted between the store and the index leaves its memory here.
+            let forgotten = self.read(|s| s.forgotten_seqs())?;
+            if !forgotten.is_empty() {
+                let before = self.bm25.num_docs();
+                forgotten.iter().for_each(|seq| self.bm25.delete(*seq));
+                self.bm25.commit(mark)?;
+                let removed = before - self.bm25.num_docs();
+                if removed > 0 {
+                    let e = format!("removed {removed} forgotten memories from the bm25 index");
+                    tracing::warn!("{e}");
+                    self.events.push(e);
+                }
+            }
+        }
+        if !fresh && self.bm25.num_docs() != expected {
+            let e = format!(
+                "bm25 index holds {} documents but the store has {expected} up to seq {mark}: rebuilding it",
+                self.bm25.num_docs()
+            );
+            tracing::warn!("{e}");
+            self.events.push(e);
+            self.bm25.clear()?;
+            self.fill_bm25(0, committed)?;
+        } else {
+            self.bm25_mark.store(mark, SeqCst);
+            if mark < committed {
+                self.fill_bm25(mark, committed)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// At open: removes the vectors of forgotten memories that a forget interrupted
+    /// between the store and the index left behind.
+    fn drop_forgotten_vectors(&mut self) -> Result<()> {
+        let forgotten = self.read(|s| s.forgotten_seqs())?;
+        let mut removed = 0;
+        {
+            let mut vectors = write(&self.vectors);
+            for seq in forgotten {
+                removed += vectors.remove_memory(seq)?;
+            }
+        }
+        if removed > 0 {
+            let successors = self.successors_of_forgotten()?;
+            self.refresh_vector_context(&successors)?;
+            let e = format!("removed {removed} vectors of forgotten memories from the vector index");
+            tracing::warn!("{e}");
+            self.events.push(e);
+            self.vectors_unsaved.store(true, SeqCst);
+        }
+        Ok(())
+    }
+
+    /// Rebuilds both indexes from the store (and the filters' view of it). Vectors come
+    /// from the embedding cache; only chunks never embedded with this model go to the
+    /// model. Recall keeps answering from the old indexes meanwhile: BM25 switches at
+    /// its commit, the vector index is built aside and swapped in. Memories committed
+    /// during the rebuild are left to the next [`Engine::index_pending`].
+    pub fn reindex(&self) -> Result<()> {
+        let _indexing = lock(&self.indexing);
+        tracing::info!("rebuilding the bm25 and vector indexes from the store");
+        {
+            // With the write connection held, no commit can fall between the scan and the swap.
+            let store = lock(&self.writer);
+            *write(&self.docs) = Docs::load(&store)?;
+        }
+        let through = self.committed_through();
+        self.bm25.clear()?;
+        self.fill_bm25(0, through)?;
+        let mut fresh = VectorIndex::new(self.dim)?;
+        let mut cursor = 0;
+        loop {
+            let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
+            let Some(last) = batch.last() else { break };
+            cursor = last.seq;
+            for (key, v) in self.embed_memories(&batch)? {
+                fresh.add(key, &v)?;
+            }
+        }
+        *write(&self.vectors) = fresh;
+        self.vector_mark.store(through, SeqCst);
+        self.save_vectors()
+    }
+
+    /// Writes the vector index and its state file. The caller holds the indexing lock
+    /// (or is opening).
+    fn save_vectors(&self) -> Result<()> {
+        let dir = &self.opts.data_dir;
+        let count = {
+            let vectors = read(&self.vectors);
+            vectors.save(&vectors_path(dir))?;
+            vectors.len()
+        };
+        let state = VectorState {
+            format: VECTOR_FORMAT,
+            model: self.model_id.clone(),
+            dim: self.dim,
+            chunking: vector_layout(&self.chunking, self.opts.session_context),
+            watermark: self.vector_mark.load(SeqCst),
+            count,
+        };
+        let path = vectors_state_path(dir);
+        let tmp = path.with_extension("json.tmp");
+        let io = |source| crate::Error::DataDir { path: path.clone(), source };
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&state).unwrap_or_default()).map_err(io)?;
+        std::fs::rename(&tmp, &path).map_err(io)?;
+        self.vectors_unsaved.store(false, SeqCst);
+        Ok(())
+    }
+
+    /// Writes the vector index if it changed since the last save. Called on drop too;
+    /// a crash before it only costs a catch-up (from the cache) at the next open.
+    pub fn flush(&self) -> Result<()> {
+        let _indexing = lock(&self.indexing);
+        if self.vectors_unsaved.load(SeqCst) { self.save_vectors() } else { Ok(()) }
+    }
+
+    /// Work counters since open.
+    pub fn stats(&self) -> EngineStats {
+        *lock(&self.stats)
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &EngineOptions {
+        &self.opts
+    }
+
+    /// The embedding model id.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    /// A snapshot of the engine's state (its parts are read one after another, so a
+    /// concurrent write may show in some and not yet in others).
+    pub fn status(&self) -> Result<Status> {
+        let committed_through = self.committed_through();
+        let indexed_through = self.indexed_through();
+        let (memories, forgotten) = self.read(|s| Ok((s.count()?, s.count_forgotten()?)))?;
+        let bm25_docs = self.bm25.num_docs();
+        let vectors = read(&self.vectors).len();
+        let scopes = read(&self.docs).scopes.len();
+        let cached_vectors = self.cache_read(|s| s.cached_vector_count(&self.model_id))?;
+        Ok(Status {
+            data_dir: self.opts.data_dir.clone(),
+            memories,
+            forgotten,
+            scopes,
+            model: self.model_id.clone(),
+            dim: self.dim,
+            chunking: vector_layout(&self.chunking, self.opts.session_context),
+            bm25_docs,
+            vectors,
+            cached_vectors,
+            committed_through,
+            indexed_through,
+            indexes_complete: indexed_through >= committed_through && bm25_docs == memories,
+            index_events: self.events.clone(),
+            stats: self.stats(),
+        })
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Err(e) = self.flush() {
+            tracing::warn!(cause = %e, "could not save the vector index; it will be caught up at the next open");
+        }
+    }
+}
+
+/// What the vectors of a memory are, as recorded with the vector index: a change
+/// rebuilds it (from the embedding cache where it can).
+fn vector_layout(chunking: &ChunkConfig, session_context: bool) -> String {
+    if session_context { format!("{} + session context", chunking.label()) } else { chunking.label() }
+}
+
+fn open_bm25(dir: &Path, events: &mut Vec<String>) -> Result<(Bm25Index, bool)> {
+    let path = bm25_dir(dir);
+    let existed = path.join("meta.json").exists();
+    match Bm25Index::open_or_create(&path) {
+        Ok(ix) => Ok((ix, !existed)),
+        Err(e) => {
+            let msg =
+                format!("bm25 index at {} is unusable ({e}): rebuilding it from the store", path.display());
+            tracing::warn!("{msg}");
+            events.push(msg);
+            let _ = std::fs::remove_dir_all(&path);
+            Ok((Bm25Index::open_or_create(&path)?, true))
+        }
+    }
+}
+
+/// Loads the vector index if it matches the model, chunking and format and holds what
+/// its state file says; otherwise starts an empty one (to be filled from the store).
+fn open_vectors(
+    dir: &Path,
+    wanted: &VectorState,
+    events: &mut Vec<String>,
+) -> Result<(VectorIndex, Option<VectorState>)> {
+    let path = vectors_path(dir);
+    let state_path = vectors_state_path(dir);
+    let want = |s: &VectorState| {
+        s.format == wanted.format
+            && s.model == wanted.model
+            && s.dim == wanted.dim
+            && s.chunking == wanted.chunking
+    };
+    let reason = match std::fs::read(&state_path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !path.exists() => None,
+        Err(e) => Some(format!("its state file is unreadable ({e})")),
+        Ok(bytes) => match serde_json::from_slice::<VectorState>(&bytes) {
+            Err(e) => Some(format!("its state file is corrupt ({e})")),
+            Ok(s) if !want(&s) => Some(format!(
+                "it was built with {} {}d {} (format {}), now {} {}d {}",
+                s.model, s.dim, s.chunking, s.format, wanted.model, wanted.dim, wanted.chunking
+            )),
+            Ok(s) => match VectorIndex::load(&path, wanted.dim) {
+                Ok(ix) if ix.len() == s.count => return Ok((ix, Some(s))),
+                Ok(ix) => Some(format!("it holds {} vectors, its state says {}", ix.len(), s.count)),
+                Err(e) => Some(format!("it does not load ({e})")),
+            },
+        },
+    };
+    if let Some(reason) = reason {
+        let msg = format!("vector index at {} rebuilt from the store: {reason}", path.display());
+        tracing::warn!("{msg}");
+        events.push(msg);
+    }
+    Ok((VectorIndex::new(wanted.dim)?, None))
+}

@@ -1,0 +1,122 @@
+//! The write path: committing memories to the store (then indexing them), forgetting and
+//! purging, reading one back, and the watermarks of what is committed and indexed.
+
+use std::sync::atomic::Ordering::SeqCst;
+
+use amber_core::{Memory, MemoryId, NewMemory, now_millis};
+use amber_store::Purged;
+
+use super::{Engine, Remembered, lock, write};
+use crate::{Error, Result};
+
+impl Engine {
+    /// Commits memories to the store in one transaction (all or nothing): durable when
+    /// this returns. Does not index them: [`Engine::index_pending`] does, and until then
+    /// recall does not find them (get does).
+    ///
+    /// Content already filed in the same scope returns the existing memory with
+    /// `created: false`. Content identical to a *forgotten* memory is filed anew: it
+    /// replaces the forgotten one (same id, a new `seq` and `created_at`, this write's
+    /// type, source and metadata, no longer forgotten), is indexed like any new memory
+    /// and comes back with `created: true`.
+    pub fn commit_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<Remembered>> {
+        if memories.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut store = lock(&self.writer);
+        let stored = store.insert_batch(&memories, now_millis())?;
+        // Noted while the write connection is held, so a forget (which needs it) of one
+        // of these memories cannot slip in before it.
+        let mut max = None;
+        {
+            let mut docs = write(&self.docs);
+            for (m, created) in &stored {
+                if *created {
+                    docs.add(m.seq, m.scope.clone(), m.time(), m.session_id.clone());
+                    max = max.max(Some(m.seq));
+                }
+            }
+        }
+        if let Some(max) = max {
+            self.committed.fetch_max(max, SeqCst);
+        }
+        let created: Vec<&Memory> = stored.iter().filter(|(_, c)| *c).map(|(m, _)| m).collect();
+        self.link_new_memories(&mut store, &created);
+        drop(store);
+        Ok(stored.into_iter().map(|(memory, created)| Remembered { memory, created }).collect())
+    }
+
+    /// Files one memory: committed to the store, then indexed, when this returns.
+    /// See [`Engine::commit_batch`] for what a repeat or a forgotten memory does.
+    pub fn remember(&self, memory: NewMemory) -> Result<Remembered> {
+        Ok(self.remember_batch(vec![memory])?.remove(0))
+    }
+
+    /// Files many memories in one transaction (all or nothing), then indexes them:
+    /// [`Engine::commit_batch`] plus [`Engine::index_pending`].
+    /// When this returns, every returned memory is recallable (a repeat may have been
+    /// committed, not yet indexed, by another caller: it is indexed too).
+    pub fn remember_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<Remembered>> {
+        let out = self.commit_batch(memories)?;
+        if !out.is_empty() {
+            self.index_pending()?;
+        }
+        Ok(out)
+    }
+
+    /// The highest seq committed to the store.
+    pub fn committed_through(&self) -> u64 {
+        self.committed.load(SeqCst)
+    }
+
+    /// The seq through which every live memory is in both indexes (recallable).
+    pub fn indexed_through(&self) -> u64 {
+        self.bm25_mark.load(SeqCst).min(self.vector_mark.load(SeqCst))
+    }
+
+    /// The memory with this id, forgotten ones included (with `forgotten_at` set).
+    pub fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
+        self.read(|s| s.get(id))
+    }
+
+    /// Forgets a memory: recall stops returning it; its content stays in the store (and
+    /// [`Engine::get`] returns it) until [`Engine::purge`]. The store is updated first,
+    /// in one transaction, then the memory leaves the indexes. Idempotent: forgetting it
+    /// again keeps the first `forgotten_at` (and completes an index removal that failed).
+    /// Returns the memory with `forgotten_at` set, or None when no memory has this id.
+    pub fn forget(&self, id: &MemoryId) -> Result<Option<Memory>> {
+        let _indexing = lock(&self.indexing);
+        let Some((memory, _)) = lock(&self.writer).forget(id, now_millis())? else { return Ok(None) };
+        // The memory after it in its session had it as session context: re-embedded
+        // without it (its context becomes the memory before the forgotten one).
+        let next = {
+            let mut docs = write(&self.docs);
+            let [_, next] = docs.neighbours(memory.seq);
+            docs.remove(memory.seq, &memory.scope);
+            next
+        };
+        self.bm25.delete(memory.seq);
+        self.bm25.commit(self.bm25_mark.load(SeqCst))?;
+        if write(&self.vectors).remove_memory(memory.seq)? > 0 {
+            self.vectors_unsaved.store(true, SeqCst);
+        }
+        self.refresh_vector_context(&next.into_iter().collect::<Vec<_>>())?;
+        Ok(Some(memory))
+    }
+
+    /// Deletes a forgotten memory's row for good. Ok(true) when deleted, Ok(false) when
+    /// no memory has this id, [`Error::NotForgotten`] (and nothing deleted) when the
+    /// memory is not forgotten. The embedding cache keeps its vectors (keyed by chunk
+    /// hash, no text).
+    pub fn purge(&self, id: &MemoryId) -> Result<bool> {
+        // The vector index on disk may still hold the memory's vectors (or a session
+        // context made from it) until it is saved: saved first, so that no index file
+        // outlives the row.
+        self.flush()?;
+        match lock(&self.writer).purge(id)? {
+            Purged::Deleted => Ok(true),
+            Purged::NotFound => Ok(false),
+            Purged::NotForgotten => Err(Error::NotForgotten),
+        }
+    }
+}
