@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 
 bash scripts/setup.sh
+echo "== layout: file sizes and import cycles (ARCHITECTURE.md)" >&2
+python3 scripts/check_layout.py
 echo "== cargo fmt --check" >&2
 cargo fmt --all --check
 echo "== cargo clippy" >&2
