@@ -67,6 +67,9 @@ pub struct BriefingArgs {
     /// Put each fixture briefing's text in the report.
     #[arg(long)]
     texts: bool,
+    /// The pointer briefing's `min_relevance` [default: the daemon's default].
+    #[arg(long)]
+    min_relevance: Option<f32>,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -118,8 +121,11 @@ pub fn length_class(content: &str) -> &'static str {
 }
 
 /// The two briefings compared, and on the fixture the pointers without the event weight.
-fn configs() -> [(&'static str, BriefingConfig); 3] {
-    let new = BriefingConfig::default();
+fn configs(min_relevance: Option<f32>) -> [(&'static str, BriefingConfig); 3] {
+    let mut new = BriefingConfig::default();
+    if let Some(m) = min_relevance {
+        new.min_relevance = m;
+    }
     let old = BriefingConfig { pointers: false, event_weight: 1.0, ..BriefingConfig::default() };
     let no_event_weight = BriefingConfig { event_weight: 1.0, ..BriefingConfig::default() };
     [("pointers", new), ("verbatim", old), ("pointers_event_weight_1", no_event_weight)]
@@ -196,7 +202,7 @@ fn run_fixture(a: &BriefingArgs, engine: &Engine, mode: SearchMode) -> anyhow::R
         *types.entry(f.kind.as_str()).or_default() += 1;
     }
     let all_tokens: usize = fixture.iter().map(|f| estimate_tokens(&f.content)).sum();
-    let cfgs = configs();
+    let cfgs = configs(a.min_relevance);
     let k = cfgs[0].1.candidates.clamp(1, amber_core::MAX_K);
     let mut per_prompt = Vec::new();
     // Per config: shown, tokens, expanded, events shown, targets shown, targets in full,
@@ -382,7 +388,8 @@ fn run_longmemeval(a: &BriefingArgs, engine: &Engine, mode: SearchMode) -> anyho
         questions.truncate(n);
     }
     let mut records = open_rankings(a.engine.rankings.as_deref())?;
-    let cfgs = &configs()[..2];
+    let all = configs(a.min_relevance);
+    let cfgs = &all[..2];
     let k = cfgs[0].1.candidates.clamp(1, amber_core::MAX_K);
     // [gold set][config]
     let mut scores: Vec<Vec<Scores>> = vec![vec![Scores::default(); cfgs.len()]; 2];
@@ -532,7 +539,7 @@ pub fn run(a: BriefingArgs) -> anyhow::Result<()> {
     }
     let lme = run_longmemeval(&a, &engine, mode)?;
     engine.flush()?;
-    let cfgs = configs();
+    let cfgs = configs(a.min_relevance);
     let report = json!({
         "benchmark": "tier-1 briefing: pointers (default) vs verbatim (pointers false, event_weight 1)",
         "briefings": cfgs.iter().map(|(n, c)| (n.to_string(), config_json(c))).collect::<serde_json::Map<_, _>>(),

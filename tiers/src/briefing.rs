@@ -19,6 +19,11 @@
 //! discovery) of comparable relevance. Memories are packed best first; one that does not
 //! fit the remaining budget is left out and the next one tried.
 //!
+//! **Restraint.** With an opening prompt, a candidate whose fused score is under
+//! `min_relevance` (0.5) of the best one's is left out (`too_weak`), so a briefing fills
+//! its budget only when that many memories are about the prompt (measured in
+//! `docs/EVAL.md`, "Briefing: pointers vs verbatim").
+//!
 //! **Pointers first.** Each memory is one line, `id prefix · type · scope · summary`,
 //! the summary being the verbatim opening cut at a word (at most 240 characters); the
 //! full text comes on demand (`get` takes the prefix). The lines are grouped in a fixed
@@ -57,6 +62,11 @@ pub struct BriefingConfig {
     pub expand_cosine: f32,
     /// At most this many memories shown in full (default 2).
     pub expand_max: usize,
+    /// A candidate whose fused score is under this share of the best one's is not
+    /// briefed at all: the budget is a ceiling, not a quota (default 0.5; the daemon
+    /// applies it when the briefing answers an opening prompt, not to the overview it
+    /// gives without one).
+    pub min_relevance: f32,
 }
 
 impl Default for BriefingConfig {
@@ -72,6 +82,7 @@ impl Default for BriefingConfig {
             pointers: true,
             expand_cosine: 0.6,
             expand_max: 2,
+            min_relevance: 0.5,
         }
     }
 }
@@ -115,6 +126,9 @@ pub struct Briefing {
     pub left_out: usize,
     /// Candidates skipped because this session was already given them.
     pub already_served: usize,
+    /// Candidates not briefed because their relevance was under `min_relevance`.
+    #[serde(default)]
+    pub too_weak: usize,
 }
 
 /// A memory's importance: `metadata.importance` (a number in 0..=1) when present, else by
@@ -227,6 +241,10 @@ pub fn brief(
             continue;
         }
         let relevance = if best > 0.0 { h.evidence.fused / best } else { 0.0 };
+        if relevance < cfg.min_relevance {
+            out.too_weak += 1;
+            continue;
+        }
         let rec = recency(h.memory.time(), now, cfg.half_life_days);
         let imp = importance(&h.memory);
         let mut score =
@@ -343,7 +361,7 @@ mod tests {
             hit("the deploy runbook", MemoryType::Fact, 0.05, now - 60 * DAY),
             hit("we intend to move", MemoryType::Intent, 0.01, now),
         ];
-        let cfg = BriefingConfig { pointers: false, ..BriefingConfig::default() };
+        let cfg = BriefingConfig { pointers: false, min_relevance: 0.0, ..BriefingConfig::default() };
         let b = brief("deploy", &hits, now, &cfg, |_| false);
         assert_eq!(b.items[0].kind, MemoryType::Fact);
         // A raw capture (event) is halved: the same relevance as a fact ranks below it.
@@ -378,7 +396,8 @@ mod tests {
         hits[3].evidence.best_chunk_cosine = Some(0.71);
         // A short memory overlapping as strongly: its line already holds all of it.
         hits[2].evidence.best_chunk_cosine = Some(0.9);
-        let b = brief("release", &hits, now, &BriefingConfig::default(), |_| false);
+        let all = BriefingConfig { min_relevance: 0.0, ..BriefingConfig::default() };
+        let b = brief("release", &hits, now, &all, |_| false);
         let lines: Vec<&str> = b.text.lines().skip(1).collect();
         let kinds: Vec<MemoryType> = b.items.iter().map(|i| i.kind).collect();
         assert_eq!(kinds, vec![MemoryType::Intent, MemoryType::Fact, MemoryType::Pattern, MemoryType::Event]);
@@ -399,6 +418,10 @@ mod tests {
         assert!(long.starts_with(opening.trim_end_matches('…')), "the opening, verbatim");
         assert_eq!(lines.len(), 5);
         assert_eq!(summary("it  was\n fine…", 240), "it was fine...", "only a cut ends with …");
+        // With the default relevance floor, the intent (a fifth of the best score) is left out.
+        let b = brief("release", &hits, now, &BriefingConfig::default(), |_| false);
+        assert_eq!((b.items.len(), b.too_weak), (3, 1));
+        assert!(!b.items.iter().any(|i| i.kind == MemoryType::Intent));
     }
 
     #[test]

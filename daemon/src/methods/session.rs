@@ -89,11 +89,15 @@ async fn briefing(
     project: &str,
     now: Millis,
 ) -> Result<amber_tiers::briefing::Briefing, ErrorObject> {
+    let mut cfg = shared.config.briefing.clone();
     let query = match prompt.map(str::trim) {
         Some(t) if !t.is_empty() => t.chars().take(MAX_QUERY_CHARS).collect(),
-        _ => format!("recent work on {project}"),
+        _ => {
+            // No prompt to answer: an overview of the project, within the budget.
+            cfg.min_relevance = 0.0;
+            format!("recent work on {project}")
+        }
     };
-    let cfg = shared.config.briefing.clone();
     wait_indexed(shared).await;
     let mut q = Query::new(query.clone())
         .in_scope(session.scope.clone())
