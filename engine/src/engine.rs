@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuar
 use amber_core::{Memory, Scope};
 use amber_retrieval::fusion::DEFAULT_K;
 use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, VectorIndex};
-use amber_store::Store;
+use amber_store::{Backend, MemoryStore};
 
 mod curation;
 mod docs;
@@ -219,13 +219,14 @@ pub struct Engine {
     model_id: String,
     dim: usize,
     chunking: ChunkConfig,
-    db: PathBuf,
+    /// Opens the store's connections (the storage boundary: `amber_store::Backend`).
+    backend: Arc<dyn Backend>,
     /// The one connection that writes the store.
-    writer: Mutex<Store>,
+    writer: Mutex<Box<dyn MemoryStore>>,
     /// Idle read-only connections to the store.
-    readers: Mutex<Vec<Store>>,
+    readers: Mutex<Vec<Box<dyn MemoryStore>>>,
     /// A separate embedding cache, when configured; else the store holds it.
-    cache: Option<Mutex<Store>>,
+    cache: Option<Mutex<Box<dyn MemoryStore>>>,
     bm25: Bm25Index,
     vectors: RwLock<VectorIndex>,
     index_embedder: SharedEmbedder,
@@ -274,13 +275,13 @@ fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 
 impl Engine {
     /// Runs `f` on an idle read-only connection (opening one when none is idle).
-    fn read<R>(&self, f: impl FnOnce(&Store) -> amber_store::Result<R>) -> Result<R> {
+    fn read<R>(&self, f: impl FnOnce(&dyn MemoryStore) -> amber_store::Result<R>) -> Result<R> {
         let idle = lock(&self.readers).pop();
         let conn = match idle {
             Some(c) => c,
-            None => Store::open_reader(&self.db)?,
+            None => self.backend.open_reader()?,
         };
-        let out = f(&conn);
+        let out = f(conn.as_ref());
         let mut pool = lock(&self.readers);
         if pool.len() < MAX_IDLE_READERS {
             pool.push(conn);
@@ -289,18 +290,18 @@ impl Engine {
     }
 
     /// Reads the embedding cache.
-    fn cache_read<R>(&self, f: impl FnOnce(&Store) -> amber_store::Result<R>) -> Result<R> {
+    fn cache_read<R>(&self, f: impl FnOnce(&dyn MemoryStore) -> amber_store::Result<R>) -> Result<R> {
         match &self.cache {
-            Some(cache) => Ok(f(&lock(cache))?),
+            Some(cache) => Ok(f(lock(cache).as_ref())?),
             None => self.read(f),
         }
     }
 
     /// Writes the embedding cache.
-    fn cache_write(&self, f: impl FnOnce(&mut Store) -> amber_store::Result<()>) -> Result<()> {
+    fn cache_write(&self, f: impl FnOnce(&mut dyn MemoryStore) -> amber_store::Result<()>) -> Result<()> {
         match &self.cache {
-            Some(cache) => Ok(f(&mut lock(cache))?),
-            None => Ok(f(&mut lock(&self.writer))?),
+            Some(cache) => Ok(f(lock(cache).as_mut())?),
+            None => Ok(f(lock(&self.writer).as_mut())?),
         }
     }
 }

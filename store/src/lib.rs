@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod backend;
 mod error;
 mod graph;
 mod schema;
@@ -29,6 +30,7 @@ mod scopes;
 mod sessions;
 mod store;
 
+pub use backend::{Backend, MemoryStore, SqliteBackend};
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
 pub use schema::SCHEMA_VERSION;

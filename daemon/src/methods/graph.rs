@@ -11,7 +11,7 @@ use amber_ipc::protocol::{
     KgInvalidateParams, KgNode, KgStatsParams, KgStatsResult, KgTraverseParams, KgTraverseResult,
     MAX_KG_BATCH,
 };
-use amber_store::Store;
+use amber_store::MemoryStore;
 use amber_tiers::graph::{DEFAULT_HOPS, DEFAULT_PATHS, GraphRead, MAX_HOPS, TraverseOptions};
 use serde_json::Value;
 
@@ -79,7 +79,7 @@ pub(crate) async fn query(
 }
 
 /// The traversal's view of the store.
-struct StoreGraph<'a>(&'a Store);
+struct StoreGraph<'a>(&'a dyn MemoryStore);
 
 impl GraphRead for StoreGraph<'_> {
     type Error = amber_store::Error;

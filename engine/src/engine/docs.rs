@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use amber_core::{Millis, Scope};
-use amber_store::Store;
+use amber_store::MemoryStore;
 
 use crate::Result;
 
@@ -27,7 +27,7 @@ pub(super) struct Docs {
 }
 
 impl Docs {
-    pub(super) fn load(store: &Store) -> Result<Docs> {
+    pub(super) fn load(store: &dyn MemoryStore) -> Result<Docs> {
         let mut docs = Docs::default();
         let mut after = 0;
         loop {

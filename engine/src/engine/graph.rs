@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use amber_core::graph::{Fact, NewEntity, NewFact};
 use amber_core::{InvalidInput, Memory, MemoryId, Millis, Query, Scope, now_millis};
 use amber_retrieval::{Bm25Filter, NameMatcher, cosine};
-use amber_store::{KgAdded, Store};
+use amber_store::{KgAdded, MemoryStore};
 
 use super::{Engine, lock, read, write};
 use crate::{Error, Result};
@@ -27,7 +27,7 @@ const HUB_SHARE: f64 = 0.1;
 const HUB_FLOOR: f64 = 5.0;
 
 /// Every entity name, by scope: what the matchers are built from.
-pub(super) fn load_names(store: &Store) -> Result<HashMap<Scope, NameMatcher>> {
+pub(super) fn load_names(store: &dyn MemoryStore) -> Result<HashMap<Scope, NameMatcher>> {
     let mut out: HashMap<Scope, NameMatcher> = HashMap::new();
     for (entity, scope, norm) in store.kg_names()? {
         out.entry(scope).or_default().add(&norm, entity);
@@ -39,7 +39,7 @@ impl Engine {
     /// Links freshly filed memories to the entities of their scope that they name.
     /// Called with the write connection held, right after the memories' commit; a
     /// failure here is logged, never lost data (mentions are derived).
-    pub(super) fn link_new_memories(&self, store: &mut Store, memories: &[&Memory]) {
+    pub(super) fn link_new_memories(&self, store: &mut dyn MemoryStore, memories: &[&Memory]) {
         let pairs: Vec<(i64, MemoryId)> = {
             let names = read(&self.names);
             if names.is_empty() {
@@ -112,7 +112,7 @@ impl Engine {
     }
 
     /// Runs `f` on a read-only connection to the store (for graph reads).
-    pub fn read_store<R>(&self, f: impl FnOnce(&Store) -> amber_store::Result<R>) -> Result<R> {
+    pub fn read_store<R>(&self, f: impl FnOnce(&dyn MemoryStore) -> amber_store::Result<R>) -> Result<R> {
         self.read(f)
     }
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths, VectorIndex};
-use amber_store::Store;
+use amber_store::{Backend, SqliteBackend};
 
 use super::{
     Docs, Engine, EngineOptions, EngineStats, SCAN_BATCH, SharedEmbedder, Status, graph, lock, read, write,
@@ -68,14 +68,14 @@ impl Engine {
         let io = |source| crate::Error::DataDir { path: dir.clone(), source };
         create_private_dir(&dir).map_err(io)?;
         create_private_dir(&index_dir(&dir)).map_err(io)?;
-        let db = db_path(&dir);
-        let mut store = Store::open(&db)?;
+        let backend: Arc<dyn Backend> = Arc::new(SqliteBackend::new(db_path(&dir)));
+        let mut store = backend.open_writer()?;
         let cache = match &opts.embedding_cache {
             Some(path) => {
                 if let Some(parent) = path.parent() {
                     create_private_dir(parent).map_err(io)?;
                 }
-                Some(Mutex::new(Store::open(path)?))
+                Some(Mutex::new(SqliteBackend::new(path).open_writer()?))
             }
             None => None,
         };
@@ -108,15 +108,15 @@ impl Engine {
         };
         let (vectors, state) = open_vectors(&dir, &wanted, &mut events)?;
         let committed = store.max_seq()?;
-        let docs = Docs::load(&store)?;
+        let docs = Docs::load(store.as_ref())?;
         let demoted = store.duplicate_seqs()?.into_iter().collect();
-        let names = graph::load_names(&store)?;
+        let names = graph::load_names(store.as_ref())?;
         let mut engine = Engine {
             opts,
             model_id,
             dim,
             chunking,
-            db,
+            backend,
             writer: Mutex::new(store),
             readers: Mutex::new(Vec::new()),
             cache,
@@ -222,7 +222,7 @@ impl Engine {
         {
             // With the write connection held, no commit can fall between the scan and the swap.
             let store = lock(&self.writer);
-            *write(&self.docs) = Docs::load(&store)?;
+            *write(&self.docs) = Docs::load(store.as_ref())?;
         }
         let through = self.committed_through();
         self.bm25.clear()?;

@@ -41,7 +41,7 @@ impl Engine {
             self.committed.fetch_max(max, SeqCst);
         }
         let created: Vec<&Memory> = stored.iter().filter(|(_, c)| *c).map(|(m, _)| m).collect();
-        self.link_new_memories(&mut store, &created);
+        self.link_new_memories(store.as_mut(), &created);
         drop(store);
         Ok(stored.into_iter().map(|(memory, created)| Remembered { memory, created }).collect())
     }

@@ -1,0 +1,371 @@
+//! The storage boundary: everything the engine (and, through it, the tiers and the
+//! daemon) needs of a store, as one trait. The SQLite [`Store`] implements it by
+//! delegating to its own methods; a second backend (PostgreSQL, for team scopes)
+//! implements the same trait, so no SQL dialect appears outside this crate. A
+//! [`Backend`] opens a store's write connection and its read connections.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use amber_core::graph::{Entity, Fact, GraphStats, NewEntity, NewFact};
+use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, Scope};
+
+use crate::{FactPage, Key, KgAdded, Moved, PrefixMatch, Purged, Result, SessionRow, Store, Vector};
+
+/// What the engine needs of a store. Methods that change something take `&mut self`
+/// and are atomic (one transaction each); the rest read a consistent snapshot.
+pub trait MemoryStore: Send {
+    // Memories: the source of truth, verbatim
+    /// Files memories in one transaction (see `Store::insert_batch`).
+    fn insert_batch(&mut self, memories: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>>;
+    /// Marks a memory forgotten (see `Store::forget`).
+    fn forget(&mut self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>>;
+    /// Deletes a forgotten memory for good.
+    fn purge(&mut self, id: &MemoryId) -> Result<Purged>;
+    /// The forgotten memories' seqs.
+    fn forgotten_seqs(&self) -> Result<Vec<u64>>;
+    /// The forgotten memories filed in a session.
+    fn forgotten_session_keys(&self) -> Result<Vec<Key>>;
+    /// A memory by id, forgotten or not.
+    fn get(&self, id: &MemoryId) -> Result<Option<Memory>>;
+    /// Live memories by seq, in the order asked.
+    fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>>;
+    /// Live memories with `after < seq <= through`, in seq order, at most `limit`.
+    fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>>;
+    /// The filter keys of live memories after `after`, at most `limit`.
+    fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>>;
+    /// Live memories.
+    fn count(&self) -> Result<u64>;
+    /// Forgotten memories.
+    fn count_forgotten(&self) -> Result<u64>;
+    /// Live memories with `seq <= seq`.
+    fn count_through(&self, seq: u64) -> Result<u64>;
+    /// The highest seq ever given.
+    fn max_seq(&self) -> Result<u64>;
+    /// Live memories per scope.
+    fn scope_counts(&self) -> Result<Vec<(String, u64)>>;
+
+    // The embedding cache and metadata
+    /// Cached vectors of these chunk hashes under a model.
+    fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>>;
+    /// Caches vectors under a model.
+    fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()>;
+    /// Vectors cached under a model.
+    fn cached_vector_count(&self, model: &str) -> Result<u64>;
+    /// A metadata value.
+    fn meta(&self, key: &str) -> Result<Option<String>>;
+    /// Sets a metadata value.
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()>;
+    /// True when the backend's own consistency check passes.
+    fn integrity_check(&self) -> Result<bool>;
+
+    // Links and sessions
+    /// Adds curation links; returns how many were new.
+    fn add_links(&mut self, links: &[Link]) -> Result<usize>;
+    /// Links from or to a memory.
+    fn links_of(&self, id: &MemoryId) -> Result<Vec<Link>>;
+    /// Seqs of memories linked as the newer copy of a duplicate.
+    fn duplicate_seqs(&self) -> Result<Vec<u64>>;
+    /// The live memories a session filed.
+    fn session_memories(&self, session_id: &str) -> Result<Vec<Memory>>;
+    /// Stores a session's record.
+    fn put_session(&mut self, s: &SessionRow) -> Result<()>;
+    /// A stored session record.
+    fn get_session(&self, id: &str) -> Result<Option<SessionRow>>;
+    /// The most recent session records.
+    fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionRow>>;
+
+    // The knowledge graph
+    /// Adds entities and facts to a scope's graph in one transaction.
+    fn kg_add(
+        &mut self,
+        scope: &Scope,
+        entities: &[NewEntity],
+        facts: &[NewFact],
+        now: Millis,
+    ) -> Result<KgAdded>;
+    /// Ends a fact's window.
+    fn kg_invalidate(
+        &mut self,
+        id: i64,
+        at: Millis,
+        reason: Option<&str>,
+        now: Millis,
+    ) -> Result<Option<Fact>>;
+    /// A fact by id.
+    fn kg_fact(&self, id: i64) -> Result<Option<Fact>>;
+    /// An entity by id.
+    fn kg_entity(&self, id: i64) -> Result<Option<Entity>>;
+    /// The entity a name or alias names in a scope.
+    fn kg_resolve(&self, scope: &Scope, name: &str) -> Result<Option<Entity>>;
+    /// An entity's facts (valid at `as_of` when given).
+    fn kg_facts_of(&self, entity: i64, as_of: Option<Millis>) -> Result<Vec<Fact>>;
+    /// A page of an entity's facts valid at `as_of`, after a fact id.
+    fn kg_facts_page(&self, entity: i64, as_of: Millis, after: i64, limit: usize) -> Result<FactPage>;
+    /// Every name and alias: (entity, scope, normalized name).
+    fn kg_names(&self) -> Result<Vec<(i64, Scope, String)>>;
+    /// Links entities to memories that mention them.
+    fn kg_add_mentions(&mut self, pairs: &[(i64, MemoryId)]) -> Result<usize>;
+    /// The newest memories mentioning an entity.
+    fn kg_mentions(&self, entity: i64, limit: usize) -> Result<Vec<Memory>>;
+    /// How many memories mention an entity.
+    fn kg_mention_count(&self, entity: i64) -> Result<u64>;
+    /// Seqs of the newest memories mentioning each entity.
+    fn kg_mention_seqs(&self, entities: &[i64], per_entity: usize) -> Result<Vec<(i64, u64)>>;
+    /// Counts of one scope's graph, or all.
+    fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats>;
+
+    // Scopes
+    /// Notes the project root a scope stands for.
+    fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()>;
+    /// Every scope with a known root.
+    fn scope_roots(&self) -> Result<Vec<(String, String)>>;
+    /// Live durable memories filed since a time in these scopes.
+    fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64>;
+    /// Where a moved memory went.
+    fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>>;
+    /// The memory an id prefix names.
+    fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch>;
+    /// Re-files a scope's memories into another, in one transaction.
+    fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>>;
+}
+
+impl MemoryStore for Store {
+    fn insert_batch(&mut self, memories: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>> {
+        Store::insert_batch(self, memories, now)
+    }
+
+    fn forget(&mut self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>> {
+        Store::forget(self, id, now)
+    }
+
+    fn purge(&mut self, id: &MemoryId) -> Result<Purged> {
+        Store::purge(self, id)
+    }
+
+    fn forgotten_seqs(&self) -> Result<Vec<u64>> {
+        Store::forgotten_seqs(self)
+    }
+
+    fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
+        Store::forgotten_session_keys(self)
+    }
+
+    fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
+        Store::get(self, id)
+    }
+
+    fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>> {
+        Store::get_by_seqs(self, seqs)
+    }
+
+    fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>> {
+        Store::scan(self, after, through, limit)
+    }
+
+    fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
+        Store::scan_keys(self, after, limit)
+    }
+
+    fn count(&self) -> Result<u64> {
+        Store::count(self)
+    }
+
+    fn count_forgotten(&self) -> Result<u64> {
+        Store::count_forgotten(self)
+    }
+
+    fn count_through(&self, seq: u64) -> Result<u64> {
+        Store::count_through(self, seq)
+    }
+
+    fn max_seq(&self) -> Result<u64> {
+        Store::max_seq(self)
+    }
+
+    fn scope_counts(&self) -> Result<Vec<(String, u64)>> {
+        Store::scope_counts(self)
+    }
+
+    fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>> {
+        Store::cached_vectors(self, model, hashes)
+    }
+
+    fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
+        Store::put_vectors(self, model, vectors)
+    }
+
+    fn cached_vector_count(&self, model: &str) -> Result<u64> {
+        Store::cached_vector_count(self, model)
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        Store::meta(self, key)
+    }
+
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        Store::set_meta(self, key, value)
+    }
+
+    fn integrity_check(&self) -> Result<bool> {
+        Store::integrity_check(self)
+    }
+
+    fn add_links(&mut self, links: &[Link]) -> Result<usize> {
+        Store::add_links(self, links)
+    }
+
+    fn links_of(&self, id: &MemoryId) -> Result<Vec<Link>> {
+        Store::links_of(self, id)
+    }
+
+    fn duplicate_seqs(&self) -> Result<Vec<u64>> {
+        Store::duplicate_seqs(self)
+    }
+
+    fn session_memories(&self, session_id: &str) -> Result<Vec<Memory>> {
+        Store::session_memories(self, session_id)
+    }
+
+    fn put_session(&mut self, s: &SessionRow) -> Result<()> {
+        Store::put_session(self, s)
+    }
+
+    fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
+        Store::get_session(self, id)
+    }
+
+    fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionRow>> {
+        Store::recent_sessions(self, limit)
+    }
+
+    fn kg_add(
+        &mut self,
+        scope: &Scope,
+        entities: &[NewEntity],
+        facts: &[NewFact],
+        now: Millis,
+    ) -> Result<KgAdded> {
+        Store::kg_add(self, scope, entities, facts, now)
+    }
+
+    fn kg_invalidate(
+        &mut self,
+        id: i64,
+        at: Millis,
+        reason: Option<&str>,
+        now: Millis,
+    ) -> Result<Option<Fact>> {
+        Store::kg_invalidate(self, id, at, reason, now)
+    }
+
+    fn kg_fact(&self, id: i64) -> Result<Option<Fact>> {
+        Store::kg_fact(self, id)
+    }
+
+    fn kg_entity(&self, id: i64) -> Result<Option<Entity>> {
+        Store::kg_entity(self, id)
+    }
+
+    fn kg_resolve(&self, scope: &Scope, name: &str) -> Result<Option<Entity>> {
+        Store::kg_resolve(self, scope, name)
+    }
+
+    fn kg_facts_of(&self, entity: i64, as_of: Option<Millis>) -> Result<Vec<Fact>> {
+        Store::kg_facts_of(self, entity, as_of)
+    }
+
+    fn kg_facts_page(&self, entity: i64, as_of: Millis, after: i64, limit: usize) -> Result<FactPage> {
+        Store::kg_facts_page(self, entity, as_of, after, limit)
+    }
+
+    fn kg_names(&self) -> Result<Vec<(i64, Scope, String)>> {
+        Store::kg_names(self)
+    }
+
+    fn kg_add_mentions(&mut self, pairs: &[(i64, MemoryId)]) -> Result<usize> {
+        Store::kg_add_mentions(self, pairs)
+    }
+
+    fn kg_mentions(&self, entity: i64, limit: usize) -> Result<Vec<Memory>> {
+        Store::kg_mentions(self, entity, limit)
+    }
+
+    fn kg_mention_count(&self, entity: i64) -> Result<u64> {
+        Store::kg_mention_count(self, entity)
+    }
+
+    fn kg_mention_seqs(&self, entities: &[i64], per_entity: usize) -> Result<Vec<(i64, u64)>> {
+        Store::kg_mention_seqs(self, entities, per_entity)
+    }
+
+    fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats> {
+        Store::kg_stats(self, scope, now)
+    }
+
+    fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
+        Store::note_scope_root(self, scope, root, now)
+    }
+
+    fn scope_roots(&self) -> Result<Vec<(String, String)>> {
+        Store::scope_roots(self)
+    }
+
+    fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64> {
+        Store::durable_since(self, scopes, since)
+    }
+
+    fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
+        Store::moved_to(self, id)
+    }
+
+    fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch> {
+        Store::lookup_prefix(self, prefix)
+    }
+
+    fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
+        Store::move_scope(self, from, to, now)
+    }
+}
+
+/// Opens a store: one write connection, any number of read connections.
+pub trait Backend: Send + Sync {
+    /// The write connection (creating and migrating the store if needed).
+    fn open_writer(&self) -> Result<Box<dyn MemoryStore>>;
+    /// A read connection; it sees every committed write.
+    fn open_reader(&self) -> Result<Box<dyn MemoryStore>>;
+    /// Where the store is, for messages and `status`.
+    fn location(&self) -> String;
+}
+
+/// The embedded SQLite store at a path (the default backend).
+#[derive(Debug, Clone)]
+pub struct SqliteBackend {
+    path: PathBuf,
+}
+
+impl SqliteBackend {
+    /// The store at `path` (`amber.db` in the data directory).
+    pub fn new(path: impl Into<PathBuf>) -> SqliteBackend {
+        SqliteBackend { path: path.into() }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Backend for SqliteBackend {
+    fn open_writer(&self) -> Result<Box<dyn MemoryStore>> {
+        Ok(Box::new(Store::open(&self.path)?))
+    }
+
+    fn open_reader(&self) -> Result<Box<dyn MemoryStore>> {
+        Ok(Box::new(Store::open_reader(&self.path)?))
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+}
