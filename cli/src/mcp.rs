@@ -4,7 +4,9 @@
 //! daemon's result comes back as JSON text, and a daemon error (or a daemon that cannot
 //! be reached or started) becomes a tool result with `isError` and the daemon's message.
 //! The connection is made on the first tool call, so `initialize` and `tools/list` work
-//! without a daemon; a broken connection is dropped and made again on the next call.
+//! without a daemon; a broken connection is dropped and made again on the next call, and
+//! one left unused for [`IDLE_DROP`] is closed (the next call opens another), so an idle
+//! MCP session holds none of the daemon's `max_connections`.
 //!
 //! Adding a tool is one method in the `#[tool_router]` block below: an argument struct
 //! (its doc comments are the JSON schema's descriptions) and a call to
@@ -12,6 +14,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use amber_ipc::protocol::{RecallResult, StatusResult};
 use amber_ipc::{Client, ClientError, Config};
@@ -40,11 +43,25 @@ the 8-digit prefix a briefing shows. Facts about people, projects and things tha
 time go in the knowledge graph: `kg_add` files them (with the memory they came from), \
 `kg_query` says what holds now or at a date, `kg_traverse` how things connect. Results are JSON.";
 
+/// The daemon connection is closed after this long unused.
+const IDLE_DROP: Duration = Duration::from_secs(60);
+/// How often the bridge looks for an idle connection.
+const IDLE_CHECK: Duration = Duration::from_secs(10);
+
 /// Runs the MCP server on stdin/stdout until the client closes its end.
 pub fn run(cfg: Config, config_file: Option<PathBuf>, start: bool) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
         let server = AmberMcp::new(Bridge::new(cfg, config_file, start));
+        let bridge = Arc::clone(&server.bridge);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(IDLE_CHECK).await;
+                if bridge.drop_idle(IDLE_DROP) {
+                    tracing::debug!("closed the amberd connection, unused for {IDLE_DROP:?}");
+                }
+            }
+        });
         let service = server.serve(rmcp::transport::stdio()).await?;
         service.waiting().await?;
         anyhow::Ok(())
@@ -54,17 +71,29 @@ pub fn run(cfg: Config, config_file: Option<PathBuf>, start: bool) -> anyhow::Re
     Ok(())
 }
 
-/// The daemon connection, made on first use and remade after a failure.
+/// The daemon connection, made on first use, remade after a failure, closed when idle.
 struct Bridge {
     cfg: Config,
     config_file: Option<PathBuf>,
     start: bool,
-    client: Mutex<Option<Client>>,
+    /// The connection and when its last call ended.
+    client: Mutex<Option<(Client, Instant)>>,
 }
 
 impl Bridge {
     fn new(cfg: Config, config_file: Option<PathBuf>, start: bool) -> Bridge {
         Bridge { cfg, config_file, start, client: Mutex::new(None) }
+    }
+
+    /// Closes the connection when no call has used it for `after`. A call in progress
+    /// holds the lock, so a busy connection is never closed. True when one was closed.
+    fn drop_idle(&self, after: Duration) -> bool {
+        let Ok(mut slot) = self.client.try_lock() else { return false };
+        if slot.as_ref().is_some_and(|(_, used)| used.elapsed() >= after) {
+            *slot = None;
+            return true;
+        }
+        false
     }
 
     /// Calls a daemon method on the blocking pool. `Err` holds the message for the
@@ -79,16 +108,24 @@ impl Bridge {
     fn call_blocking(&self, method: &str, params: Value) -> Result<Value, String> {
         let mut slot = self.client.lock().unwrap_or_else(|e| e.into_inner());
         // A read is tried once more on a fresh connection when the kept one turns out
-        // broken (the daemon was restarted); a write is not, the caller decides.
+        // broken (the daemon was restarted); a write is not, the caller decides. (The
+        // client itself resends once when the daemon had closed the connection unread.)
         let attempts = if is_read(method) { 2 } else { 1 };
         for attempt in 1..=attempts {
             let fresh = slot.is_none();
-            let client = match slot.as_mut() {
+            let (client, used) = match slot.as_mut() {
                 Some(c) => c,
-                None => slot.insert(self.connect()?),
+                None => slot.insert((self.connect()?, Instant::now())),
             };
-            match client.call_value(method, params.clone()) {
+            let r = client.call_value(method, params.clone());
+            *used = Instant::now();
+            match r {
                 Ok(v) => return Ok(v),
+                Err(e) if e.is_too_many_connections() => {
+                    // The daemon closed this connection after saying so.
+                    *slot = None;
+                    return Err(e.to_string());
+                }
                 Err(e @ ClientError::Server(_)) => return Err(e.to_string()),
                 Err(e) => {
                     // The connection is unusable: drop it so the next call reconnects.
@@ -106,7 +143,10 @@ impl Bridge {
     fn connect(&self) -> Result<Client, String> {
         let mut c = daemon::connect_or_start(&self.cfg, self.config_file.as_deref(), self.start)
             .map_err(|e| format!("{e:#}"))?;
-        c.hello("amber-mcp").map_err(|e| format!("amberd refused the handshake: {e}"))?;
+        c.hello("amber-mcp").map_err(|e| match e.is_too_many_connections() {
+            true => e.to_string(),
+            false => format!("amberd refused the handshake: {e}"),
+        })?;
         Ok(c)
     }
 }
@@ -1241,6 +1281,68 @@ mod tests {
         assert_eq!(TimeArg::Text("1970-01-02".into()).millis("since"), Ok(86_400_000));
         assert_eq!(TimeArg::Text("1970-01-01T00:00:01Z".into()).millis("since"), Ok(1000));
         assert!(TimeArg::Text("last week".into()).millis("since").unwrap_err().contains("since"));
+    }
+
+    /// A stand-in daemon on a Unix socket: answers `hello` and any other method, and
+    /// counts the connections opened and closed by the client.
+    #[cfg(unix)]
+    fn fake_daemon(
+        socket: &std::path::Path,
+    ) -> (Arc<std::sync::atomic::AtomicUsize>, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{BufRead, BufReader, Write};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = std::os::unix::net::UnixListener::bind(socket).unwrap();
+        let (opened, closed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (o, c) = (opened.clone(), closed.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { return };
+                o.fetch_add(1, Ordering::SeqCst);
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    let mut w = conn.try_clone().unwrap();
+                    for line in BufReader::new(conn).lines() {
+                        let Ok(line) = line else { break };
+                        let req: Value = serde_json::from_str(&line).unwrap();
+                        let result = match req["method"].as_str() {
+                            Some("hello") => {
+                                json!({"server": "amberd", "version": "0", "protocol_version": 1,
+                                                    "methods": [], "model": "m"})
+                            }
+                            _ => json!({"ok": true}),
+                        };
+                        let resp = json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
+                        writeln!(w, "{resp}").unwrap();
+                    }
+                    c.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+        (opened, closed)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_idle_connection_is_closed_and_the_next_call_reconnects() {
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("fake.sock");
+        let (opened, closed) = fake_daemon(&socket);
+        let cfg = Config { data_dir: dir.path().join("data"), socket: Some(socket), ..Default::default() };
+        let bridge = Arc::new(Bridge::new(cfg, None, false));
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        assert_eq!(rt.block_on(bridge.call("status", Value::Null)).unwrap(), json!({"ok": true}));
+        assert!(!bridge.drop_idle(IDLE_DROP), "a connection just used is kept");
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        assert!(bridge.drop_idle(Duration::ZERO), "an idle connection is closed");
+        let t0 = Instant::now();
+        while closed.load(Ordering::SeqCst) < 1 {
+            assert!(t0.elapsed() < Duration::from_secs(5), "the daemon never saw the close");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!bridge.drop_idle(Duration::ZERO), "nothing left to close");
+        assert_eq!(rt.block_on(bridge.call("status", Value::Null)).unwrap(), json!({"ok": true}));
+        assert_eq!(opened.load(Ordering::SeqCst), 2, "the next call reconnected");
     }
 
     #[test]

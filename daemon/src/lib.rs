@@ -8,6 +8,10 @@
 //! - Reads (`recall`, `get`, `status`) run concurrently on the blocking pool. Writes go
 //!   through one writer thread fed by a bounded queue: a full queue answers `busy`. A
 //!   write is answered once its SQLite transaction commits; the writer indexes after.
+//! - At most `max_connections` connections are served; one more is answered
+//!   `too_many_connections` and closed. A connection with no request for
+//!   `idle_connection_timeout_s`, a request line left incomplete for `frame_timeout_ms`,
+//!   or a reply left unread for `reply_timeout_ms` is closed (docs/RELIABILITY.md).
 //! - SIGINT, SIGTERM and the `shutdown` method stop accepting, let in-flight requests
 //!   finish, drain the write queue, save the vector index and remove the socket file.
 #![forbid(unsafe_code)]
@@ -36,7 +40,7 @@ use interprocess::local_socket::ListenerOptions;
 use interprocess::local_socket::traits::tokio::Listener as _;
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use crate::server::serve_connection;
+use crate::server::{refuse, serve_connection};
 use crate::state::{Shared, shutdown_asked};
 
 /// The lock file's name in the data directory.
@@ -220,25 +224,30 @@ async fn serve(
     tracing::info!(socket = %socket.display(), secs = started.elapsed().as_secs_f64(), "amberd ready");
     ready(&socket);
 
+    // A permit per connection served. A connection past the limit is still accepted,
+    // answered `too_many_connections` and closed, so no client waits unanswered.
     let limit = Arc::new(Semaphore::new(max_connections));
+    let mut refused = Refusals::default();
     let mut tasks = tokio::task::JoinSet::new();
     loop {
-        let permit = tokio::select! {
-            p = limit.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-            _ = shutdown_asked(&mut shutdown_rx) => break,
-        };
         let conn = tokio::select! {
             c = listener.accept() => c,
             _ = shutdown_asked(&mut shutdown_rx) => break,
         };
         match conn {
-            Ok(conn) => {
-                let shared = shared.clone();
-                tasks.spawn(async move {
-                    serve_connection(conn, shared).await;
-                    drop(permit);
-                });
-            }
+            Ok(conn) => match limit.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    let shared = shared.clone();
+                    tasks.spawn(async move {
+                        serve_connection(conn, shared).await;
+                        drop(permit);
+                    });
+                }
+                Err(_) => {
+                    refused.note(max_connections);
+                    refuse(conn, max_connections).await;
+                }
+            },
             Err(e) => {
                 tracing::warn!(cause = %e, "accept failed");
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -266,6 +275,28 @@ async fn serve(
         .and_then(|r| r.ok())
         .context("the writer thread panicked")?;
     Ok(())
+}
+
+/// Counts connections refused for `max_connections` and logs them at most once a minute.
+#[derive(Default)]
+struct Refusals {
+    since_log: u64,
+    logged: Option<Instant>,
+}
+
+impl Refusals {
+    fn note(&mut self, max_connections: usize) {
+        self.since_log += 1;
+        if self.logged.is_none_or(|t| t.elapsed() >= Duration::from_secs(60)) {
+            tracing::warn!(
+                refused = self.since_log,
+                max_connections,
+                "connections refused: the daemon serves max_connections already (too_many_connections)"
+            );
+            self.since_log = 0;
+            self.logged = Some(Instant::now());
+        }
+    }
 }
 
 fn spawn_signal_handler(shutdown: watch::Sender<bool>) {

@@ -1,10 +1,10 @@
 //! Connections: the accept loop's per-connection task, the framing (a line in, a line
-//! out, whatever a client sends), and the dispatch table from method names to the
-//! method families in `methods/`.
+//! out, whatever a client sends), the timeouts that close a connection nobody uses, and
+//! the dispatch table from method names to the method families in `methods/`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use amber_ipc::frame::{Frame, Framer, parse_request};
 use amber_ipc::protocol::{ErrorKind, ErrorObject, METHODS, Request, Response};
@@ -17,50 +17,130 @@ use crate::methods::{admin, capture, checkpoint, graph, memory, scope, session};
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
 
-/// Serves one connection until the client leaves or the daemon shuts down.
+/// How long the answer to a connection over `max_connections` may take to write (it fits
+/// in a fresh socket's buffer, so this is never reached by a live client).
+const REFUSE_WRITE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// A connection's time limits (from the config).
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    /// From the first byte of a request line to its newline.
+    frame: Duration,
+    /// From the last reply (or the accept) to the first byte of the next request.
+    idle: Duration,
+    /// To write one reply.
+    reply: Duration,
+}
+
+impl Limits {
+    fn of(config: &amber_ipc::Config) -> Limits {
+        Limits {
+            frame: Duration::from_millis(config.frame_timeout_ms),
+            idle: Duration::from_secs(config.idle_connection_timeout_s),
+            reply: Duration::from_millis(config.reply_timeout_ms),
+        }
+    }
+}
+
+/// What reading the next request produced.
+enum Next {
+    /// A frame.
+    Frame(Frame),
+    /// The client closed its end.
+    Closed,
+    /// Nothing arrived within the idle timeout.
+    Idle,
+    /// A request line was begun and not finished within the frame timeout.
+    Stalled,
+}
+
+/// Answers a connection past `max_connections` with `too_many_connections` (id null) and
+/// closes it, so the client gets a clear error at once instead of waiting.
+pub(crate) async fn refuse(conn: Stream, max_connections: usize) {
+    let e = ErrorObject::new(
+        ErrorKind::TooManyConnections,
+        format!(
+            "amberd is serving its limit of connections (max_connections = {max_connections}): \
+             close idle clients or raise max_connections, then retry"
+        ),
+    );
+    let line = Response::err(Value::Null, e).to_line();
+    let _ = tokio::time::timeout(REFUSE_WRITE_TIMEOUT, (&conn).write_all(&line)).await;
+}
+
+/// Serves one connection until the client leaves, the daemon shuts down, or the
+/// connection times out (see [`Limits`]).
 pub(crate) async fn serve_connection(conn: Stream, shared: Arc<Shared>) {
     shared.connections.fetch_add(1, Ordering::Relaxed);
     let _count = scopeguard(&shared.connections);
     if let Err(reason) = check_peer(&conn, shared.uid) {
         tracing::warn!(%reason, "connection refused");
         let e = ErrorObject::new(ErrorKind::InvalidRequest, format!("connection refused: {reason}"));
-        let _ = (&conn).write_all(&Response::err(Value::Null, e).to_line()).await;
+        let line = Response::err(Value::Null, e).to_line();
+        let _ = tokio::time::timeout(REFUSE_WRITE_TIMEOUT, (&conn).write_all(&line)).await;
         return;
     }
+    let limits = Limits::of(&shared.config);
     let mut reader = BufReader::new(&conn);
     let mut writer = &conn;
     let mut framer = Framer::new(shared.config.max_frame_bytes);
     let mut shutdown = shared.shutdown.subscribe();
     loop {
-        let frame = tokio::select! {
-            f = next_frame(&mut reader, &mut framer) => f,
+        let next = tokio::select! {
+            f = next_frame(&mut reader, &mut framer, limits) => f,
             _ = shutdown_asked(&mut shutdown) => break,
         };
-        let (response, stop) = match frame {
-            Ok(Some(Frame::Line(line))) => {
+        let (response, stop) = match next {
+            Ok(Next::Frame(Frame::Line(line))) => {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
                 handle_line(&line, &shared).await
             }
-            Ok(Some(Frame::TooLarge(n))) => {
+            Ok(Next::Frame(Frame::TooLarge(n))) => {
                 let msg = format!(
                     "the request line is {n} bytes, over the limit of {} bytes (max_frame_bytes)",
                     framer.max()
                 );
                 (Some(Response::err(Value::Null, ErrorObject::new(ErrorKind::FrameTooLarge, msg))), false)
             }
-            Ok(None) => break,
+            Ok(Next::Closed) => break,
+            Ok(Next::Idle) => {
+                tracing::debug!(
+                    secs = limits.idle.as_secs(),
+                    "closing an idle connection (idle_connection_timeout_s)"
+                );
+                break;
+            }
+            Ok(Next::Stalled) => {
+                tracing::debug!(
+                    ms = limits.frame.as_millis() as u64,
+                    "closing a connection whose request line stayed incomplete (frame_timeout_ms)"
+                );
+                break;
+            }
             Err(e) => {
                 tracing::debug!(cause = %e, "connection read failed");
                 break;
             }
         };
-        if let Some(r) = response
-            && let Err(e) = writer.write_all(&r.to_line()).await
-        {
-            tracing::debug!(cause = %e, "client left before its answer was sent");
-            break;
+        // The reply is written before the next request is read: a client that does not
+        // read holds one reply and the socket's buffer, until reply_timeout_ms.
+        if let Some(r) = response {
+            match tokio::time::timeout(limits.reply, writer.write_all(&r.to_line())).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::debug!(cause = %e, "client left before its answer was sent");
+                    break;
+                }
+                Err(_) => {
+                    tracing::debug!(
+                        ms = limits.reply.as_millis() as u64,
+                        "closing a connection that does not read its replies (reply_timeout_ms)"
+                    );
+                    break;
+                }
+            }
         }
         if stop {
             let _ = shared.shutdown.send(true);
@@ -92,20 +172,32 @@ fn check_peer(conn: &Stream, uid: Option<u32>) -> Result<(), String> {
     }
 }
 
-/// Reads the next frame; `None` at end of input (a partial last line is dropped).
+/// Reads the next frame (a partial last line at end of input is dropped). Gives up when
+/// no byte arrives within `limits.idle`, or a begun line is not finished within
+/// `limits.frame` of its first byte.
 async fn next_frame<R: AsyncBufRead + Unpin>(
     r: &mut R,
     framer: &mut Framer,
-) -> std::io::Result<Option<Frame>> {
+    limits: Limits,
+) -> std::io::Result<Next> {
+    let idle_until = tokio::time::Instant::now() + limits.idle;
+    let mut frame_until = None;
     loop {
-        let buf = r.fill_buf().await?;
+        let deadline = frame_until.unwrap_or(idle_until);
+        let buf = match tokio::time::timeout_at(deadline, r.fill_buf()).await {
+            Ok(b) => b?,
+            Err(_) => return Ok(if frame_until.is_some() { Next::Stalled } else { Next::Idle }),
+        };
         if buf.is_empty() {
-            return Ok(None);
+            return Ok(Next::Closed);
         }
         let (n, frame) = framer.feed(buf);
         r.consume(n);
-        if frame.is_some() {
-            return Ok(frame);
+        if let Some(f) = frame {
+            return Ok(Next::Frame(f));
+        }
+        if frame_until.is_none() && framer.has_partial() {
+            frame_until = Some(tokio::time::Instant::now() + limits.frame);
         }
     }
 }

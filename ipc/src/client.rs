@@ -1,5 +1,12 @@
 //! Clients: [`Client`] (blocking) and [`AsyncClient`] (tokio). Both send one request at a
 //! time and wait for its response.
+//!
+//! The daemon closes connections that stay idle (`idle_connection_timeout_s`) and answers
+//! a connection past `max_connections` with `too_many_connections` before closing it. A
+//! client therefore resends a request once, on a new connection, when the daemon is known
+//! not to have read it: the write found the connection closed, or the read found it reset
+//! with the request still unread. Before that, whatever the daemon said on the way out
+//! (its `too_many_connections` line) is returned as the error.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -58,7 +65,29 @@ impl ClientError {
         matches!(self, ClientError::Connect { source, .. }
             if matches!(source.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused))
     }
+
+    /// True when the daemon refused the connection because it serves `max_connections`
+    /// already (`too_many_connections`): retry later, or close idle clients.
+    pub fn is_too_many_connections(&self) -> bool {
+        self.kind() == Some(ErrorKind::TooManyConnections)
+    }
 }
+
+/// A write error meaning the daemon closed the connection before this request: it was
+/// not read, so it can be sent again on a new connection.
+fn closed_before_sent(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e.kind(), K::BrokenPipe | K::ConnectionReset | K::ConnectionAborted | K::NotConnected)
+}
+
+/// A read error meaning the daemon closed the connection with the request unread (a
+/// Unix socket closed with unread input resets its peer), so it can be sent again.
+fn reset_unread(e: &std::io::Error, line: &[u8]) -> bool {
+    e.kind() == std::io::ErrorKind::ConnectionReset && line.is_empty()
+}
+
+/// How long a client reads what the daemon said before it closed the connection.
+const LAST_WORDS: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The socket's name for interprocess: a file path on Unix, a named pipe on Windows.
 pub fn socket_name(path: &Path) -> std::io::Result<Name<'_>> {
@@ -100,6 +129,20 @@ fn decode(line: &[u8], id: u64) -> Result<Value, ClientError> {
     resp.result.ok_or_else(|| ClientError::Protocol("a response with neither result nor error".into()))
 }
 
+/// One try of a call: failed for good, or to be sent again on a new connection.
+enum Attempt {
+    Failed(ClientError),
+    Resend(ClientError),
+}
+
+impl Attempt {
+    fn into_error(self) -> ClientError {
+        match self {
+            Attempt::Failed(e) | Attempt::Resend(e) => e,
+        }
+    }
+}
+
 fn params<P: Serialize>(p: &P) -> Result<Value, ClientError> {
     serde_json::to_value(p).map_err(|e| ClientError::Protocol(format!("params do not serialize ({e})")))
 }
@@ -129,14 +172,58 @@ impl Client {
         &self.path
     }
 
-    /// Calls a method with JSON params; returns the JSON result.
+    /// Calls a method with JSON params; returns the JSON result. Sent again once on a new
+    /// connection when the daemon had closed this one without reading the request.
     pub fn call_value(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
-        self.conn.get_mut().write_all(&encode(id, method, params))?;
+        let request = encode(id, method, params);
+        match self.send(&request, id) {
+            Err(Attempt::Resend(_)) => {
+                self.reconnect()?;
+                self.send(&request, id).map_err(Attempt::into_error)
+            }
+            r => r.map_err(Attempt::into_error),
+        }
+    }
+
+    fn send(&mut self, request: &[u8], id: u64) -> Result<Value, Attempt> {
+        if let Err(e) = self.conn.get_mut().write_all(request) {
+            if !closed_before_sent(&e) {
+                return Err(Attempt::Failed(e.into()));
+            }
+            // The daemon closed the connection; it may have said why (too_many_connections).
+            return match self.last_words() {
+                Some(err) => Err(Attempt::Failed(err)),
+                None => Err(Attempt::Resend(e.into())),
+            };
+        }
         let mut line = Vec::new();
-        self.conn.read_until(b'\n', &mut line)?;
-        decode(line.trim_ascii_end(), id)
+        match self.conn.read_until(b'\n', &mut line) {
+            Ok(_) => decode(line.trim_ascii_end(), id).map_err(Attempt::Failed),
+            Err(e) if reset_unread(&e, &line) => Err(Attempt::Resend(e.into())),
+            Err(e) => Err(Attempt::Failed(e.into())),
+        }
+    }
+
+    /// An error line the daemon sent before closing the connection, if any.
+    fn last_words(&mut self) -> Option<ClientError> {
+        let _ = self.conn.get_ref().set_recv_timeout(Some(LAST_WORDS));
+        let mut line = Vec::new();
+        let read = self.conn.read_until(b'\n', &mut line);
+        let _ = self.conn.get_ref().set_recv_timeout(None);
+        read.ok()?;
+        let resp: Response = serde_json::from_slice(line.trim_ascii_end()).ok()?;
+        resp.error.map(ClientError::Server)
+    }
+
+    /// Replaces the connection with a new one to the same socket.
+    fn reconnect(&mut self) -> Result<(), ClientError> {
+        let err = |source| ClientError::Connect { path: self.path.clone(), source };
+        let name = socket_name(&self.path).map_err(err)?;
+        let conn = Stream::connect(name).map_err(err)?;
+        self.conn = BufReader::new(conn);
+        Ok(())
     }
 
     /// Calls a method with typed params and result.
@@ -312,27 +399,62 @@ impl Client {
 pub struct AsyncClient {
     conn: tokio::io::BufReader<interprocess::local_socket::tokio::Stream>,
     next_id: u64,
+    path: PathBuf,
 }
 
 impl AsyncClient {
     /// Connects to the daemon listening on `path`.
     pub async fn connect(path: &Path) -> Result<AsyncClient, ClientError> {
+        let conn = Self::open(path).await?;
+        Ok(AsyncClient { conn, next_id: 1, path: path.to_path_buf() })
+    }
+
+    async fn open(
+        path: &Path,
+    ) -> Result<tokio::io::BufReader<interprocess::local_socket::tokio::Stream>, ClientError> {
         use interprocess::local_socket::tokio::prelude::*;
         let err = |source| ClientError::Connect { path: path.to_path_buf(), source };
         let name = socket_name(path).map_err(err)?;
         let conn = interprocess::local_socket::tokio::Stream::connect(name).await.map_err(err)?;
-        Ok(AsyncClient { conn: tokio::io::BufReader::new(conn), next_id: 1 })
+        Ok(tokio::io::BufReader::new(conn))
     }
 
-    /// Calls a method with JSON params; returns the JSON result.
+    /// Calls a method with JSON params; returns the JSON result. Sent again once on a new
+    /// connection when the daemon had closed this one without reading the request.
     pub async fn call_value(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
-        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
         let id = self.next_id;
         self.next_id += 1;
-        self.conn.get_mut().write_all(&encode(id, method, params)).await?;
+        let request = encode(id, method, params);
+        match self.send(&request, id).await {
+            Err(Attempt::Resend(_)) => {
+                self.conn = Self::open(&self.path).await?;
+                self.send(&request, id).await.map_err(Attempt::into_error)
+            }
+            r => r.map_err(Attempt::into_error),
+        }
+    }
+
+    async fn send(&mut self, request: &[u8], id: u64) -> Result<Value, Attempt> {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        if let Err(e) = self.conn.get_mut().write_all(request).await {
+            if !closed_before_sent(&e) {
+                return Err(Attempt::Failed(e.into()));
+            }
+            let mut line = Vec::new();
+            let said = tokio::time::timeout(LAST_WORDS, self.conn.read_until(b'\n', &mut line)).await;
+            if let Ok(Ok(_)) = said
+                && let Ok(Response { error: Some(err), .. }) = serde_json::from_slice(line.trim_ascii_end())
+            {
+                return Err(Attempt::Failed(ClientError::Server(err)));
+            }
+            return Err(Attempt::Resend(e.into()));
+        }
         let mut line = Vec::new();
-        self.conn.read_until(b'\n', &mut line).await?;
-        decode(line.trim_ascii_end(), id)
+        match self.conn.read_until(b'\n', &mut line).await {
+            Ok(_) => decode(line.trim_ascii_end(), id).map_err(Attempt::Failed),
+            Err(e) if reset_unread(&e, &line) => Err(Attempt::Resend(e.into())),
+            Err(e) => Err(Attempt::Failed(e.into())),
+        }
     }
 
     /// Calls a method with typed params and result.

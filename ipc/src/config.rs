@@ -24,8 +24,19 @@ pub struct Config {
     pub state_dir: PathBuf,
     /// The longest request line in bytes (default 4 MiB).
     pub max_frame_bytes: usize,
-    /// Connections served at once; more wait to be accepted (default 256).
+    /// Connections served at once (default 256). One more is accepted, answered
+    /// `too_many_connections` and closed.
     pub max_connections: usize,
+    /// A connection that has sent part of a request line and not its end within this
+    /// many ms of its first byte is closed (default 60000).
+    pub frame_timeout_ms: u64,
+    /// A connection with no request for this many seconds (between requests, nothing
+    /// sent) is closed (default 600); clients reconnect on their next call.
+    pub idle_connection_timeout_s: u64,
+    /// A reply the client does not read within this many ms (the socket's buffer stays
+    /// full) closes the connection (default 30000). Replies are written before the next
+    /// request is read, so a client that never reads holds one reply at most.
+    pub reply_timeout_ms: u64,
     /// Writes waiting for the writer before the daemon answers `busy` (default 1024).
     pub write_queue: usize,
     /// How long a `recall` waits for indexing to cover earlier writes, in ms (default 10000).
@@ -79,6 +90,9 @@ impl Default for Config {
             state_dir: paths::default_state_dir(),
             max_frame_bytes: DEFAULT_MAX_FRAME,
             max_connections: 256,
+            frame_timeout_ms: 60_000,
+            idle_connection_timeout_s: 600,
+            reply_timeout_ms: 30_000,
             write_queue: 1024,
             fresh_timeout_ms: 10_000,
             max_index_backlog: 2000,
@@ -195,6 +209,11 @@ impl Config {
                 "max_connections, write_queue and max_index_backlog must be at least 1".into(),
             ));
         }
+        if self.frame_timeout_ms == 0 || self.idle_connection_timeout_s == 0 || self.reply_timeout_ms == 0 {
+            return Err(ConfigError::Invalid(
+                "frame_timeout_ms, idle_connection_timeout_s and reply_timeout_ms must be at least 1".into(),
+            ));
+        }
         let i = &self.interject;
         if !(1..=2).contains(&i.max_memories) {
             return Err(ConfigError::Invalid(format!(
@@ -272,12 +291,18 @@ mod tests {
         assert_eq!((&c.capture, &c.session, &c.briefing), (&d.capture, &d.session, &d.briefing));
         assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));
         assert_eq!(&c.extract, &d.extract);
+        assert_eq!(
+            (c.frame_timeout_ms, c.idle_connection_timeout_s, c.reply_timeout_ms),
+            (d.frame_timeout_ms, d.idle_connection_timeout_s, d.reply_timeout_ms)
+        );
     }
 
     #[test]
     fn out_of_range_values_are_refused() {
         let c = Config { max_frame_bytes: 10, ..Config::default() };
         assert!(c.check().is_err());
+        let c = Config::parse("frame_timeout_ms = 0\n").unwrap();
+        assert!(c.check().unwrap_err().to_string().contains("frame_timeout_ms"));
         let c = Config::parse("[interject]\nmax_memories = 3\n").unwrap();
         assert!(c.check().unwrap_err().to_string().contains("max_memories"));
         let c = Config::parse("[curation]\nduplicate_threshold = 0.8\n").unwrap();

@@ -47,6 +47,16 @@ _BROKEN = {errno.EPIPE, errno.ECONNRESET, errno.ECONNABORTED, errno.ENOTCONN, er
 _spawned: list[subprocess.Popen[bytes]] = []
 
 
+class _ResetUnread(Exception):
+    """The daemon reset the connection before answering, with the request unread."""
+
+
+def _error_kind(response: dict[str, Any]) -> Any:
+    error = response.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    return data.get("kind") if isinstance(data, dict) else None
+
+
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     """Params without the unset ones: the daemon refuses unknown fields, and an absent
     optional field means its default."""
@@ -67,9 +77,11 @@ class Client:
     The constructor connects (and starts the daemon if allowed): it raises
     :class:`DaemonNotRunning` or :class:`DaemonStartError` when that fails. Every method
     returns the decoded ``result`` object and raises a subclass of :class:`AmberError`
-    named after ``error.data.kind``. A connection found broken when a request is sent is
-    reopened once. Calls from several threads are serialised by one lock; use one client
-    per thread for parallel requests.
+    named after ``error.data.kind``. A connection the daemon closed (it closes idle ones,
+    ``idle_connection_timeout_s``) is reopened once, when the request was not read; a
+    connection past the daemon's ``max_connections`` raises :class:`TooManyConnections`.
+    Calls from several threads are serialised by one lock; use one client per thread for
+    parallel requests.
     """
 
     def __init__(
@@ -271,23 +283,9 @@ class Client:
             self._next_id += 1
             request["id"] = rid
             line = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-            for attempt in (0, 1):
-                if self._sock is None:
-                    self._connect(deadline)
-                assert self._sock is not None
-                try:
-                    self._sock.settimeout(self._remaining(deadline))
-                    self._sock.sendall(line)
-                    break
-                except _socket.timeout:
-                    self._drop()
-                    raise ResponseTimeout(f"{method}: sending the request timed out", os.fspath(self.socket_path)) from None
-                except OSError as e:
-                    self._drop()
-                    if e.errno in _BROKEN and attempt == 0:
-                        continue  # the daemon went away since the last request: reconnect once
-                    raise ConnectionLost(f"{method}: the connection to amberd broke: {e}", os.fspath(self.socket_path)) from None
-            response = self._read_response(method, deadline)
+            response = self._exchange(method, line, deadline)
+            if isinstance(response, dict) and _error_kind(response) == "too_many_connections":
+                self._drop()  # the daemon closed this connection after saying so
         if not isinstance(response, dict):
             raise ProtocolError(f"{method}: the response is not an object: {response!r}")
         if response.get("error") is not None:
@@ -297,6 +295,60 @@ class Client:
         if "result" not in response:
             raise ProtocolError(f"{method}: a response with neither result nor error")
         return response["result"]
+
+    def _exchange(self, method: str, line: bytes, deadline: float | None) -> Any:
+        """Sends one request line and reads its response. The request is sent again once,
+        on a new connection, when the daemon had closed the kept one without reading it
+        (it closes connections idle for ``idle_connection_timeout_s``, or it restarted):
+        the send found the connection closed, or the read found it reset before any answer.
+        What the daemon said before closing (``too_many_connections``) is the answer."""
+        path = os.fspath(self.socket_path)
+        for attempt in (0, 1):
+            if self._sock is None:
+                self._connect(deadline)
+            assert self._sock is not None
+            try:
+                self._sock.settimeout(self._remaining(deadline))
+                self._sock.sendall(line)
+            except _socket.timeout:
+                self._drop()
+                raise ResponseTimeout(f"{method}: sending the request timed out", path) from None
+            except OSError as e:
+                said = self._last_words() if e.errno in _BROKEN else None
+                self._drop()
+                if said is not None:
+                    return said
+                if e.errno in _BROKEN and attempt == 0:
+                    continue  # the daemon closed it before this request: reconnect once
+                raise ConnectionLost(f"{method}: the connection to amberd broke: {e}", path) from None
+            try:
+                return self._read_response(method, deadline)
+            except _ResetUnread as e:
+                if attempt == 0:
+                    continue  # closed with the request unread: reconnect once
+                raise ConnectionLost(f"{method}: the connection to amberd broke: {e}", path) from None
+        raise ConnectionLost(f"{method}: amberd could not be reached", path)
+
+    def _last_words(self) -> Any:
+        """The response line the daemon sent before it closed the connection, if any."""
+        assert self._sock is not None
+        try:
+            self._sock.settimeout(1.0)
+            while b"\n" not in self._buf:
+                chunk = self._sock.recv(1 << 16)
+                if not chunk:
+                    break
+                self._buf.extend(chunk)
+        except OSError:
+            pass
+        nl = self._buf.find(b"\n")
+        if nl < 0:
+            return None
+        try:
+            said = json.loads(bytes(self._buf[:nl]).decode("utf-8"))
+        except ValueError:
+            return None
+        return said if isinstance(said, dict) and said.get("error") is not None else None
 
     def _read_response(self, method: str, deadline: float | None) -> Any:
         assert self._sock is not None
@@ -320,7 +372,11 @@ class Client:
                 self._drop()
                 raise ResponseTimeout(f"{method}: no answer from amberd in time", path) from None
             except OSError as e:
+                unread = e.errno == errno.ECONNRESET and not self._buf
                 self._drop()
+                if unread:
+                    # A Unix socket closed with our request unread resets: it never ran.
+                    raise _ResetUnread(str(e)) from None
                 raise ConnectionLost(f"{method}: the connection to amberd broke: {e}", path) from None
             if not chunk:
                 self._drop()

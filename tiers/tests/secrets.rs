@@ -1,0 +1,195 @@
+//! Capture's redaction against a corpus of secret shapes, and against ordinary text.
+//!
+//! The corpus (`fixtures/secrets.jsonl`, built by `fixtures/make_secrets_corpus.py`) has
+//! one example for every text rule of gitleaks' default config (`config/gitleaks.toml`,
+//! the reference for the patterns in `tiers/src/capture.rs`): a synthetic secret drawn
+//! from the rule's own regex, in a line such as a terminal or a config file shows. Then
+//! the fake keys providers publish in their docs, and the 14 shapes of issue 22. A secret
+//! counts as redacted when no 12 characters of it in a row are left. Every shape is
+//! redacted but those in [`KEPT`], each kept on purpose; the test fails when one of them
+//! starts being redacted too, so the list stays true. docs/RELIABILITY.md has the counts.
+//!
+//! The ignored test `dev_texts_are_left_alone` runs the redactor over every turn of the
+//! LongMemEval and LoCoMo dev sets and reports what it redacts there (false positives):
+//! `cargo test --release -p amber-tiers --test secrets -- --ignored --nocapture`.
+
+use std::collections::HashMap;
+
+use amber_tiers::capture::redact;
+use serde_json::Value;
+
+/// Shapes kept on purpose, with why.
+const KEPT: &[(&str, &str)] = &[
+    ("adobe-client-id", "a client id identifies an app; it is not a secret"),
+    ("asana-client-id", "a client id identifies an app; it is not a secret"),
+    ("bitbucket-client-id", "a client id identifies an app; it is not a secret"),
+    ("discord-client-id", "a client id identifies an app; it is not a secret"),
+    ("linkedin-client-id", "a client id identifies an app; it is not a secret"),
+    ("looker-client-id", "a client id identifies an app; it is not a secret"),
+    ("messagebird-client-id", "a client id identifies an app; it is not a secret"),
+    ("plaid-client-id", "a client id identifies an app; it is not a secret"),
+    ("sendbird-access-id", "an access id names a key; its secret is the token"),
+    ("sumologic-access-id", "an access id names a key; its secret is the token"),
+    ("new-relic-user-api-id", "an id, not the key (NRAK-...), which is redacted"),
+];
+
+/// The gitleaks rules that look at text (all but `pkcs12-file`, which matches file names).
+const GITLEAKS_TEXT_RULES: usize = 221;
+
+struct Example {
+    rule: String,
+    source: String,
+    secret: String,
+    text: String,
+}
+
+fn corpus() -> Vec<Example> {
+    include_str!("fixtures/secrets.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("bad corpus line ({e}): {l}"));
+            let s = |k: &str| v[k].as_str().unwrap_or_else(|| panic!("no {k}: {l}")).to_string();
+            Example { rule: s("rule"), source: s("source"), secret: s("secret"), text: s("text") }
+        })
+        .collect()
+}
+
+/// True when some 12 characters in a row of the secret (all of it, if shorter) survive.
+fn leaks(out: &str, secret: &str) -> bool {
+    let chars: Vec<char> = secret.chars().collect();
+    let n = chars.len().min(12);
+    chars.windows(n).any(|w| out.contains(&w.iter().collect::<String>()))
+}
+
+#[test]
+fn the_corpus_of_secret_shapes_is_redacted_but_the_kept_list() {
+    let corpus = corpus();
+    let gitleaks = corpus.iter().filter(|e| e.source.starts_with("gitleaks")).count();
+    assert_eq!(gitleaks, GITLEAKS_TEXT_RULES, "one example per gitleaks text rule");
+    let mut missed = Vec::new();
+    let mut wrongly_kept = Vec::new();
+    let mut redacted = 0;
+    for e in &corpus {
+        assert!(e.text.contains(&e.secret), "{}: the text does not hold its secret", e.rule);
+        let (out, n) = redact(&e.text);
+        let leaked = leaks(&out, &e.secret);
+        let kept = KEPT.iter().any(|(r, _)| *r == e.rule);
+        match (leaked, kept) {
+            (true, false) => missed.push(format!("{}: {}\n  -> {out}", e.rule, e.text)),
+            (false, true) => wrongly_kept.push(e.rule.clone()),
+            (false, false) => {
+                assert!(n >= 1);
+                redacted += 1;
+            }
+            (true, true) => {}
+        }
+    }
+    eprintln!(
+        "secrets corpus: {} shapes ({gitleaks} gitleaks rules, {} published or issue-22 examples), \
+         {redacted} redacted, {} kept on purpose",
+        corpus.len(),
+        corpus.len() - gitleaks,
+        KEPT.len()
+    );
+    assert!(missed.is_empty(), "{} shapes not redacted:\n{}", missed.len(), missed.join("\n"));
+    assert!(wrongly_kept.is_empty(), "now redacted, take them off KEPT: {wrongly_kept:?}");
+    assert_eq!(redacted + KEPT.len(), corpus.len());
+}
+
+#[test]
+fn every_issue_22_shape_and_stripe_is_redacted() {
+    let corpus = corpus();
+    let issue: Vec<_> =
+        corpus.iter().filter(|e| e.rule.starts_with("issue22-") || e.rule.starts_with("stripe")).collect();
+    assert!(issue.len() >= 14 + 5, "{}", issue.len());
+    for e in issue {
+        let (out, _) = redact(&e.text);
+        assert!(!leaks(&out, &e.secret), "{}: {out}", e.rule);
+    }
+    let (out, n) =
+        redact("charged with sk_live_51H8xYzAbCdEfGhIjKlMnOpQr and rk_live_51H8xYzAbCdEfGhIjKlMnO");
+    assert_eq!(n, 2, "{out}");
+    assert_eq!(out, "charged with [REDACTED:stripe_key] and [REDACTED:stripe_key]");
+}
+
+/// Turn texts of the LongMemEval and LoCoMo dev sets (each distinct text once).
+fn dev_texts() -> Option<Vec<(&'static str, String)>> {
+    let root = std::env::var_os("AMBER_BENCH_DATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
+    let lme = root.join("longmemeval/longmemeval_s_dev.json.xz");
+    let locomo = root.join("locomo/locomo_dev.json");
+    if !lme.exists() || !locomo.exists() {
+        eprintln!("dev data not found under {} (set AMBER_BENCH_DATA)", root.display());
+        return None;
+    }
+    let out = std::process::Command::new("xz").arg("-dc").arg(&lme).output().expect("xz decompresses");
+    assert!(out.status.success(), "xz failed");
+    let lme: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let locomo: Value = serde_json::from_slice(&std::fs::read(&locomo).unwrap()).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let mut texts = Vec::new();
+    for q in lme.as_array().unwrap() {
+        for session in q["haystack_sessions"].as_array().unwrap() {
+            for turn in session.as_array().unwrap() {
+                let t = turn["content"].as_str().unwrap_or_default();
+                if seen.insert(t.to_string()) {
+                    texts.push(("longmemeval", t.to_string()));
+                }
+            }
+        }
+    }
+    for conv in locomo.as_array().unwrap() {
+        for (k, session) in conv["conversation"].as_object().unwrap() {
+            let Some(turns) = session.as_array().filter(|_| k.starts_with("session_")) else { continue };
+            for turn in turns {
+                let t = turn["text"].as_str().unwrap_or_default();
+                if seen.insert(t.to_string()) {
+                    texts.push(("locomo", t.to_string()));
+                }
+            }
+        }
+    }
+    Some(texts)
+}
+
+/// Words of `before` that are not in `after` (a multiset difference).
+fn words_changed(before: &str, after: &str) -> usize {
+    let mut counts: HashMap<&str, i64> = HashMap::new();
+    for w in before.split_whitespace() {
+        *counts.entry(w).or_default() += 1;
+    }
+    for w in after.split_whitespace() {
+        *counts.entry(w).or_default() -= 1;
+    }
+    counts.values().filter(|&&c| c > 0).map(|&c| c as usize).sum()
+}
+
+#[test]
+#[ignore = "reads the dev sets (../shared/data); run with --ignored"]
+fn dev_texts_are_left_alone() {
+    let Some(texts) = dev_texts() else { return };
+    let mut per_set: HashMap<&str, (usize, usize, usize, usize)> = HashMap::new();
+    for (set, t) in &texts {
+        let (out, n) = redact(t);
+        let e = per_set.entry(set).or_default();
+        e.0 += 1;
+        e.1 += t.split_whitespace().count();
+        e.2 += n;
+        if n > 0 {
+            e.3 += words_changed(t, &out);
+            for (i, _) in out.match_indices("[REDACTED:") {
+                let a = out.floor_char_boundary(i.saturating_sub(60));
+                let b = out.ceil_char_boundary((i + 90).min(out.len()));
+                eprintln!("  {set}: …{}…", out[a..b].replace('\n', " "));
+            }
+        }
+    }
+    let mut total_words = 0;
+    for (set, (n, words, spans, changed)) in &per_set {
+        eprintln!("{set}: {n} distinct turns, {words} words, {spans} redactions, {changed} words redacted");
+        total_words += changed;
+    }
+    assert!(total_words <= 50, "{total_words} words redacted in ordinary conversation");
+}
