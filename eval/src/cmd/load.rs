@@ -17,9 +17,11 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
 
+use crate::common::{percentile, write_report};
+
 /// Arguments of `amber-eval load`.
 #[derive(Args, Debug)]
-pub struct LoadArgs {
+pub(crate) struct LoadArgs {
     /// The daemon's socket [default: as `amber` finds it].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
@@ -37,7 +39,7 @@ pub struct LoadArgs {
     no_writes: bool,
     /// Write the results (JSON) here; they are also printed.
     #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    out: Option<PathBuf>,
 }
 
 /// How long a client waits after a `busy` answer.
@@ -55,14 +57,6 @@ const BUILTIN_QUERIES: &[&str] = &[
     "what was the cause of the outage in April?",
     "which book was I reading on vacation?",
 ];
-
-fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    Some(sorted[i.min(sorted.len() - 1)])
-}
 
 /// Resident memory of a process, in MiB (Linux).
 fn rss_of(pid: u32) -> Option<f64> {
@@ -155,8 +149,15 @@ fn phase(
     })
 }
 
-/// Runs the load phases and writes the report.
-pub fn run(a: LoadArgs) -> anyhow::Result<Value> {
+/// Runs `amber-eval load`: the load phases, then the report.
+pub(crate) fn run(a: LoadArgs) -> anyhow::Result<()> {
+    let out = a.out.clone();
+    let report = measure(a)?;
+    write_report(&report, out.as_deref())
+}
+
+/// Runs the load phases; returns the report.
+fn measure(a: LoadArgs) -> anyhow::Result<Value> {
     let socket = match &a.socket {
         Some(s) => s.clone(),
         None => amber_ipc::Config::resolve(None, None, None)?.socket_path(),

@@ -27,9 +27,11 @@ use clap::Args;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::common::{Rng, percentile, write_report};
+
 /// Arguments of `amber-eval kg-bench`.
 #[derive(Args, Debug)]
-pub struct KgBenchArgs {
+pub(crate) struct KgBenchArgs {
     /// A running daemon's socket [default: start a private amberd on a temporary data dir].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
@@ -70,7 +72,7 @@ pub struct KgBenchArgs {
     seed: u64,
     /// Write the results (JSON) here; they are also printed.
     #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    out: Option<PathBuf>,
 }
 
 /// Entities, facts or memories per call (the protocol's `MAX_KG_BATCH` and `MAX_BATCH`).
@@ -95,25 +97,6 @@ const TOPICS: &[&str] = &[
     "the security audit",
 ];
 
-/// SplitMix64: small, fast and fully determined by the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// Draws entity ranks with probability proportional to 1 / (rank + 1)^s.
 struct Zipf(Vec<f64>);
 
@@ -137,14 +120,6 @@ impl Zipf {
 
 fn name(i: usize) -> String {
     format!("entity {i}")
-}
-
-fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    Some(sorted[i.min(sorted.len() - 1)])
 }
 
 /// Calls `f` until the daemon stops answering `busy` (it does while indexing is far
@@ -223,7 +198,7 @@ impl Drop for Private {
 
 /// Loads the synthetic graph and its memories; returns the load report.
 fn load(c: &mut Client, a: &KgBenchArgs, scope: &Scope) -> anyhow::Result<Value> {
-    let mut rng = Rng(a.seed);
+    let mut rng = Rng::new(a.seed);
     let zipf = Zipf::new(a.entities, a.zipf);
     let mut busy = 0;
 
@@ -368,7 +343,7 @@ fn measure(
     limit: Option<usize>,
 ) -> anyhow::Result<Value> {
     // The same start sequence for every configuration.
-    let mut rng = Rng(a.seed ^ 0x5EED);
+    let mut rng = Rng::new(a.seed ^ 0x5EED);
     let params = |rng: &mut Rng| KgTraverseParams {
         scope: Some(scope.clone()),
         start: name(rng.below(a.entities)),
@@ -378,7 +353,7 @@ fn measure(
         limit,
         memories_per_node: Some(a.memories_per_node),
     };
-    let mut warm = Rng(a.seed ^ 0x0A17);
+    let mut warm = Rng::new(a.seed ^ 0x0A17);
     for _ in 0..WARMUP {
         c.kg_traverse(&params(&mut warm))?;
     }
@@ -423,8 +398,15 @@ fn fmt(v: &Value) -> String {
     v.as_f64().map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into())
 }
 
+/// Runs `amber-eval kg-bench`.
+pub(crate) fn run(a: KgBenchArgs) -> anyhow::Result<()> {
+    let out = a.out.clone();
+    let report = bench(a)?;
+    write_report(&report, out.as_deref())
+}
+
 /// Loads (unless the scope already holds the graph), measures and reports.
-pub fn run(a: KgBenchArgs) -> anyhow::Result<Value> {
+fn bench(a: KgBenchArgs) -> anyhow::Result<Value> {
     if a.entities < 2 || a.facts == 0 || a.queries == 0 || a.hops.is_empty() {
         bail!("--entities must be at least 2, --facts, --queries and --hops not empty");
     }

@@ -1,0 +1,14 @@
+//! One module per benchmark: its arguments and its `run`. Each drives the product's own
+//! code: the engine (`amber_engine::Engine`), the tiers' decision functions
+//! (`amber_tiers`), or the daemon over its socket (`amber_ipc::Client`); what is its own
+//! is data loading, simulation and reporting. Shared helpers are in [`crate::common`].
+
+pub(crate) mod bench;
+pub(crate) mod briefing;
+pub(crate) mod curate;
+pub(crate) mod interject;
+pub(crate) mod kg_bench;
+pub(crate) mod load;
+pub(crate) mod locomo;
+pub(crate) mod longmemeval;
+pub(crate) mod plot;
