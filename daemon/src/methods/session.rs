@@ -25,6 +25,16 @@ use crate::rpc::{invalid, read, to_value, wait_indexed, write};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
+/// Candidates asked of the engine when `n` are wanted after the echo rule: a busy
+/// session's own captures can fill the top of a ranking, so more are fetched and the
+/// echoes dropped before the first `n` are kept.
+fn overfetch(n: usize) -> usize {
+    n.clamp(1, amber_core::MAX_K).saturating_mul(ECHO_OVERFETCH).min(amber_core::MAX_K)
+}
+
+/// How many times the wanted candidates are fetched before the echo rule.
+const ECHO_OVERFETCH: usize = 8;
+
 /// Longest event text searched (characters); longer events are searched by their start.
 const MAX_QUERY_CHARS: usize = 2000;
 
@@ -99,15 +109,14 @@ async fn briefing(
         }
     };
     wait_indexed(shared).await;
-    let mut q = Query::new(query.clone())
-        .in_scope(session.scope.clone())
-        .top(cfg.candidates.clamp(1, amber_core::MAX_K));
+    let mut q = Query::new(query.clone()).in_scope(session.scope.clone()).top(overfetch(cfg.candidates));
     for s in &session.also {
         q = q.also_in(s.clone());
     }
     let mut hits = read(shared, move |e| e.recall(&q)).await?;
     let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
     hits.retain(|h| !session.is_echo(&h.memory, now, recent));
+    hits.truncate(cfg.candidates);
     let briefing = brief(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some());
     for item in &briefing.items {
         session.served.push(Served {
@@ -268,9 +277,8 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
         Some(reason) => Decision::silent(n, reason),
         None => {
             let text: String = p.text.chars().take(MAX_QUERY_CHARS).collect();
-            let mut q = Query::new(text.clone())
-                .in_scope(snapshot.scope.clone())
-                .top(cfg.candidates.clamp(1, amber_core::MAX_K));
+            let mut q =
+                Query::new(text.clone()).in_scope(snapshot.scope.clone()).top(overfetch(cfg.candidates));
             for s in &snapshot.also {
                 q = q.also_in(s.clone());
             }
@@ -281,6 +289,7 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
             let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
             let now = now_millis();
             hits.retain(|h| !snapshot.is_echo(&h.memory, now, recent));
+            hits.truncate(cfg.candidates);
             let judge = shared.sessions.judge.clone();
             let deadline = Duration::from_millis(shared.config.judge.timeout_ms);
             let snap = snapshot.clone();
