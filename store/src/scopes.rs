@@ -45,6 +45,12 @@ pub fn moved_scope(scope: &Scope, from: &Scope, to: &Scope) -> Option<Scope> {
     format!("{}{rest}", to.as_str()).parse().ok()
 }
 
+/// The bounds of the scopes strictly below `scope` in the store's order: every `s` with
+/// `lo < s < hi` starts with `scope/` (`0` sorts right after `/`).
+fn below(scope: &Scope) -> (String, String) {
+    (format!("{}/", scope.as_str()), format!("{}0", scope.as_str()))
+}
+
 impl Store {
     /// Notes the project root a project scope stands for (the latest wins).
     pub fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
@@ -72,7 +78,7 @@ impl Store {
     pub fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64> {
         let mut n = 0;
         for scope in scopes {
-            let (lo, hi) = (format!("{}/", scope.as_str()), format!("{}0", scope.as_str()));
+            let (lo, hi) = below(scope);
             n += self
                 .conn
                 .prepare_cached(
@@ -139,7 +145,7 @@ impl Store {
                          AND (scope = ?1 OR (scope > ?2 AND scope < ?3)) ORDER BY seq"
                     ))
                     .map_err(sql)?;
-                let (lo, hi) = (format!("{}/", from.as_str()), format!("{}0", from.as_str()));
+                let (lo, hi) = below(from);
                 let found = stmt.query_map(params![from.as_str(), lo, hi], raw_row).map_err(sql)?;
                 for r in found {
                     rows.push(decode(r.map_err(sql)?, &path)?);

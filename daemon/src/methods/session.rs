@@ -77,17 +77,34 @@ fn absolute_dir(what: &str, p: &Path) -> Result<(), ErrorObject> {
     }
 }
 
-/// The id of a session a client names by its own key: stable, so the session can be
-/// continued by any later `session_start` with the same agent and key.
-fn keyed_id(agent: &str, key: &str) -> String {
-    amber_tiers::session::keyed_session_id(agent, key)
-}
-
 /// A stored session (ended, or live before a restart) to continue.
 async fn stored(shared: &Arc<Shared>, id: &str) -> Result<Option<Session>, ErrorObject> {
     let id = id.to_string();
     let row = read(shared, move |e| e.get_session(&id)).await?;
     Ok(row.and_then(|r| serde_json::from_str::<Session>(&r.record).ok()))
+}
+
+/// The first `n` candidates for a text in a session's scopes (one ranking), once
+/// indexing has caught up, minus the echo rule: what the session filed itself is already
+/// in the agent's context, and raw captures of the last minutes are the work going on
+/// now.
+async fn candidates(
+    shared: &Arc<Shared>,
+    session: &Session,
+    text: &str,
+    n: usize,
+    now: Millis,
+) -> Result<Vec<amber_core::Hit>, ErrorObject> {
+    let mut q = Query::new(text).in_scope(session.scope.clone()).top(overfetch(n));
+    for s in &session.also {
+        q = q.also_in(s.clone());
+    }
+    wait_indexed(shared).await;
+    let mut hits = read(shared, move |e| e.recall(&q)).await?;
+    let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
+    hits.retain(|h| !session.is_echo(&h.memory, now, recent));
+    hits.truncate(n);
+    Ok(hits)
 }
 
 /// Runs the briefing for a session: its scopes searched as one ranking, minus what it
@@ -108,15 +125,7 @@ async fn briefing(
             format!("recent work on {project}")
         }
     };
-    wait_indexed(shared).await;
-    let mut q = Query::new(query.clone()).in_scope(session.scope.clone()).top(overfetch(cfg.candidates));
-    for s in &session.also {
-        q = q.also_in(s.clone());
-    }
-    let mut hits = read(shared, move |e| e.recall(&q)).await?;
-    let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
-    hits.retain(|h| !session.is_echo(&h.memory, now, recent));
-    hits.truncate(cfg.candidates);
+    let hits = candidates(shared, session, &query, cfg.candidates, now).await?;
     let briefing = brief(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some());
     for item in &briefing.items {
         session.served.push(Served {
@@ -155,13 +164,9 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
         absolute_dir("cwd", c)?;
     }
     let now = now_millis();
-    let root: Option<PathBuf> = match (&p.project_root, &p.cwd) {
-        (Some(r), _) => {
-            let r = crate::methods::scope::resolve(shared, r).await?;
-            r.root
-        }
-        (None, Some(c)) => crate::methods::scope::resolve(shared, c).await?.root,
-        (None, None) => None,
+    let root: Option<PathBuf> = match p.project_root.as_deref().or(p.cwd.as_deref()) {
+        Some(dir) => crate::methods::scope::resolve(shared, dir).await?.root,
+        None => None,
     };
     let scope = p.scope.clone().or_else(|| root.as_deref().map(project_scope)).unwrap_or_default();
     let user = amber_tiers::scope::user_scope();
@@ -188,7 +193,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
     };
 
     // A session the client names by its key is continued, not started again.
-    let keyed = p.key.as_deref().map(|k| keyed_id(&agent, k.trim()));
+    let keyed = p.key.as_deref().map(|k| amber_tiers::session::keyed_session_id(&agent, k));
     if let Some(id) = &keyed {
         let existing = match shared.sessions.get(id) {
             Some(s) => Some(s),
@@ -277,19 +282,7 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
         Some(reason) => Decision::silent(n, reason),
         None => {
             let text: String = p.text.chars().take(MAX_QUERY_CHARS).collect();
-            let mut q =
-                Query::new(text.clone()).in_scope(snapshot.scope.clone()).top(overfetch(cfg.candidates));
-            for s in &snapshot.also {
-                q = q.also_in(s.clone());
-            }
-            wait_indexed(shared).await;
-            let mut hits = read(shared, move |e| e.recall(&q)).await?;
-            // What this session filed itself is already in the agent's context, and raw
-            // captures of the last minutes are the work going on now.
-            let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
-            let now = now_millis();
-            hits.retain(|h| !snapshot.is_echo(&h.memory, now, recent));
-            hits.truncate(cfg.candidates);
+            let hits = candidates(shared, &snapshot, &text, cfg.candidates, now_millis()).await?;
             let judge = shared.sessions.judge.clone();
             let deadline = Duration::from_millis(shared.config.judge.timeout_ms);
             let snap = snapshot.clone();
