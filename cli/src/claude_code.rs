@@ -405,6 +405,7 @@ fn answer(
                     session_id: id.to_string(),
                     transcript: transcript.clone(),
                     transcript_source: transcript_source.clone(),
+                    manifest: Vec::new(),
                 })
             })?;
             let c = r.session.curation.unwrap_or_default();

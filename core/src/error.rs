@@ -26,6 +26,21 @@ pub enum InvalidInput {
         /// The known types, comma-separated.
         expected: &'static str,
     },
+    /// An outcome that is not success, failure or neutral.
+    #[error("unknown outcome {given:?}: expected one of success, failure, neutral")]
+    UnknownOutcome {
+        /// What the caller sent.
+        given: String,
+    },
+    /// `supersedes` given on a memory that is not an invalidation.
+    #[error("only an invalidation supersedes: file it with type invalidation")]
+    SupersedesNeedsInvalidation,
+    /// A recipient that is not an agent name, `all` or `self`.
+    #[error("bad recipient {given:?}: an agent name, `all` or `self` (letters, digits, `-`, `_`, `.`, at most 64)")]
+    BadRecipient {
+        /// What the caller sent.
+        given: String,
+    },
     /// A scope that is not a `/`-separated path of allowed characters.
     #[error("bad scope {given:?}: {reason}")]
     BadScope {

@@ -154,6 +154,27 @@ pub struct NewMemory {
     /// Free metadata: a JSON object.
     #[serde(default = "empty_object")]
     pub metadata: serde_json::Value,
+    /// Who it is for: an agent's name, `all`, or `self` (the author's diary, served to
+    /// no one else). None: whoever its scope reaches, as before addressing existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The memory this one answers (a thread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<MemoryId>,
+    /// The memories an invalidation replaces: they are archived while it stands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<MemoryId>,
+}
+
+/// The longest agent name a memory can be addressed to.
+pub const MAX_AGENT_BYTES: usize = 64;
+
+/// True when `s` is a valid recipient: `all`, `self`, or an agent name of letters,
+/// digits, `-`, `_`, `.` and `:` (at most [`MAX_AGENT_BYTES`]).
+pub fn valid_recipient(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= MAX_AGENT_BYTES
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
 fn empty_object() -> serde_json::Value {
@@ -172,6 +193,9 @@ impl NewMemory {
             session_id: None,
             event_time: None,
             metadata: empty_object(),
+            to: None,
+            reply_to: None,
+            supersedes: Vec::new(),
         }
     }
 
@@ -198,6 +222,14 @@ impl NewMemory {
         }
         if !self.metadata.is_object() {
             return Err(InvalidInput::BadMetadata);
+        }
+        if !self.supersedes.is_empty() && self.kind != MemoryType::Invalidation {
+            return Err(InvalidInput::SupersedesNeedsInvalidation);
+        }
+        if let Some(to) = &self.to
+            && !valid_recipient(to)
+        {
+            return Err(InvalidInput::BadRecipient { given: to.chars().take(80).collect() });
         }
         Ok(())
     }
@@ -238,6 +270,32 @@ pub struct Memory {
     /// until it is purged. Absent for a live memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forgotten_at: Option<Millis>,
+    /// Who it is for (see [`NewMemory::to`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The memory it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<MemoryId>,
+    /// What it replaces (an invalidation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<MemoryId>,
+    /// Its weight, 0..1: 1.0 until outcomes move it (see [`crate::standing`]).
+    #[serde(default = "full_weight")]
+    pub weight: f32,
+    /// The last time a session relied on it and did not find it wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_at: Option<Millis>,
+    /// When it was archived (its weight fell below 0.10, or an invalidation superseded
+    /// it): recall, briefings and interjections leave it out, `get` still reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<Millis>,
+    /// The invalidation that retired it, while that one stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<MemoryId>,
+}
+
+fn full_weight() -> f32 {
+    1.0
 }
 
 impl Memory {
@@ -245,6 +303,11 @@ impl Memory {
     /// else the filing time.
     pub fn time(&self) -> Millis {
         self.event_time.unwrap_or(self.created_at)
+    }
+
+    /// True when the memory is archived (see [`Memory::archived_at`]).
+    pub fn is_archived(&self) -> bool {
+        self.archived_at.is_some()
     }
 
     /// True when the memory was forgotten (see [`Memory::forgotten_at`]).
@@ -304,6 +367,13 @@ mod tests {
             event_time: None,
             metadata: empty_object(),
             forgotten_at: None,
+            to: None,
+            reply_to: None,
+            supersedes: Vec::new(),
+            weight: 1.0,
+            used_at: None,
+            archived_at: None,
+            superseded_by: None,
         };
         let json = serde_json::to_value(&m).unwrap();
         assert!(json.get("forgotten_at").is_none(), "{json}");

@@ -75,6 +75,9 @@ pub struct Query {
     /// What to add to the ranking beyond the memories that match the text.
     #[serde(default)]
     pub expand: Expand,
+    /// Include archived memories (marked so in their evidence); default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
 }
 
 /// Extra candidates a query may bring in.
@@ -107,6 +110,7 @@ impl Query {
             mode: SearchMode::Hybrid,
             now: None,
             expand: Expand::None,
+            archived: false,
         }
     }
 
@@ -194,8 +198,37 @@ pub struct Evidence {
     /// match was the memory read with its session context (the memory filed just
     /// before it in its session).
     pub best_chunk: Option<usize>,
-    /// The reciprocal-rank-fused score that ordered the results.
+    /// The reciprocal-rank-fused score that ordered the results (after the standing's
+    /// prior).
     pub fused: f32,
+    /// The memory's standing and the prior it put on the fused score.
+    #[serde(default)]
+    pub standing: Standing,
+}
+
+/// A hit's standing: what outcomes and age say of the memory, and what that did to its
+/// score (see `amber_core::standing`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Standing {
+    /// Its weight, 0..1 (1.0 until outcomes move it).
+    pub weight: f32,
+    /// Its age factor (its type's lifespan since it was last relied on, with a floor).
+    pub age_factor: f32,
+    /// The factor its fused score was multiplied by.
+    pub prior: f32,
+    /// Successes reported for it (the latest word per session).
+    pub successes: u32,
+    /// Failures reported for it.
+    pub failures: u32,
+    /// True when it is archived (shown only when the query asks for archived memories).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
+}
+
+impl Default for Standing {
+    fn default() -> Standing {
+        Standing { weight: 1.0, age_factor: 1.0, prior: 1.0, successes: 0, failures: 0, archived: false }
+    }
 }
 
 /// One result of a query.

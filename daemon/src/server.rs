@@ -13,7 +13,7 @@ use interprocess::local_socket::traits::StreamCommon as _;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::methods::{admin, capture, checkpoint, graph, memory, scope, session};
+use crate::methods::{admin, capture, checkpoint, graph, memory, outcome, scope, session};
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
 
@@ -254,6 +254,11 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
         "kg_timeline" => graph::query(shared, params(m, p)?, true).await,
         "kg_traverse" => graph::traverse(shared, params(m, p)?).await,
         "kg_stats" => graph::stats(shared, params(m, p)?).await,
+        "outcome" => outcome::outcome(shared, params(m, p)?).await,
+        "outcomes" => outcome::outcomes(shared, params(m, p)?).await,
+        "unarchive" => outcome::unarchive(shared, params(m, p)?).await,
+        "archived" => outcome::archived(shared, params(m, p)?).await,
+        "audit" => outcome::audit(shared, params(m, p)?).await,
         other => Err(ErrorObject::new(
             ErrorKind::MethodNotFound,
             format!("unknown method {:?}; this daemon serves {}", truncate(other, 64), METHODS.join(", ")),

@@ -300,6 +300,7 @@ a single test thread works around it.\n";
             session_id: sid.clone(),
             transcript: Some(transcript.into()),
             transcript_source: None,
+            manifest: Vec::new(),
         })
         .unwrap();
     assert!(!end.live);
@@ -345,7 +346,7 @@ a single test thread works around it.\n";
     let shown = c.session_show(&sid).unwrap();
     assert!(!shown.live && shown.session.curation.is_some());
     let err = c
-        .session_end(&SessionEndParams { session_id: sid, transcript: None, transcript_source: None })
+        .session_end(&SessionEndParams { session_id: sid, transcript: None, transcript_source: None, manifest: Vec::new() })
         .unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::SessionNotFound));
 }

@@ -12,6 +12,8 @@
 //!   evidence);
 //! - `docs`: the in-memory view of the live memories (time, scope, session) that the
 //!   filters and the session signals read;
+//! - `standing`: outcomes, supersession, the archive, and the standing's prior on
+//!   ranking;
 //! - `curation`, `graph`, `scopes`: similarity and links, the knowledge graph, scopes.
 
 use std::collections::{HashMap, HashSet};
@@ -32,6 +34,7 @@ mod models;
 mod open;
 mod recall;
 mod scopes;
+mod standing;
 mod write;
 
 use docs::Docs;
@@ -104,6 +107,15 @@ pub struct EngineOptions {
     /// the better of the two. BM25 sees the memory alone. The memory itself stays
     /// verbatim; forgetting the earlier memory re-embeds the later one without it.
     pub session_context: bool,
+    /// How much a memory's standing (weight times age factor) moves its fused score
+    /// (default 0.5, see docs/EVAL.md "Standing"): the score is multiplied by
+    /// `1 − s + s × weight × age`. 0 turns the prior off (archiving still applies).
+    pub standing_strength: f32,
+    /// The lowest age factor (default 0.75, measured on the dev splits: see
+    /// docs/EVAL.md "Standing"). A memory not relied on for a while loses standing at
+    /// its type's lifespan rate, down to this: with the default strength a memory
+    /// however old keeps 87.5% of its score. 1 turns age off.
+    pub age_floor: f32,
 }
 
 impl EngineOptions {
@@ -127,6 +139,8 @@ impl EngineOptions {
             session_weight: 0.3,
             duplicate_factor: 0.5,
             session_context: true,
+            standing_strength: 0.5,
+            age_floor: 0.75,
         }
     }
 }
@@ -249,6 +263,9 @@ pub struct Engine {
     events: Vec<String>,
     /// Seqs of memories marked as duplicates of older ones (ranked down by recall).
     demoted: RwLock<HashSet<u64>>,
+    /// Standings that differ from a new memory's (weights moved by outcomes, archived,
+    /// relied on), by seq.
+    standing: RwLock<standing::Standings>,
     /// The knowledge graph's entity names, by scope.
     names: RwLock<HashMap<Scope, amber_retrieval::NameMatcher>>,
 }

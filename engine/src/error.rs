@@ -19,6 +19,26 @@ pub enum Error {
     /// Purge was asked for a memory that is not forgotten: forget it first.
     #[error("the memory is not forgotten: forget it before purging it")]
     NotForgotten,
+    /// `unarchive` of a memory that an invalidation supersedes.
+    #[error("memory {id} is superseded by invalidation {by}: supersede or forget {by} to restore it")]
+    Superseded {
+        /// The memory.
+        id: amber_core::MemoryId,
+        /// The invalidation that retires it.
+        by: amber_core::MemoryId,
+    },
+    /// `supersedes` names a memory that does not exist.
+    #[error("supersedes: no memory has id {id}")]
+    SupersedesUnknown {
+        /// The id given.
+        id: amber_core::MemoryId,
+    },
+    /// `supersedes` names a lifefact.
+    #[error("supersedes: {id} is a lifefact, and lifefacts are immune to supersession (forget it instead)")]
+    SupersedesLifefact {
+        /// The lifefact.
+        id: amber_core::MemoryId,
+    },
     /// The data directory could not be prepared.
     #[error("data directory {path}: {source}")]
     DataDir {

@@ -62,6 +62,15 @@ pub(crate) struct EngineArgs {
     /// before it in its session (turn level only; the engine's default).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub(crate) session_context: bool,
+    /// How much a memory's standing (weight x age factor) moves its fused score (the
+    /// engine's default).
+    #[arg(long, default_value_t = 0.5)]
+    pub(crate) standing_strength: f32,
+    /// The lowest age factor (the engine's default): a memory loses standing at its
+    /// type's lifespan rate since its time (relative to the question date), down to
+    /// this; 1 turns age off.
+    #[arg(long, default_value_t = 0.75)]
+    pub(crate) age_floor: f32,
     /// Chunk window in word pieces (the model's window: 256 for MiniLM).
     #[arg(long, default_value_t = 256)]
     pub(crate) chunk_tokens: usize,
@@ -104,6 +113,8 @@ pub(crate) fn open_engine(a: &EngineArgs) -> anyhow::Result<(Engine, Option<temp
     opts.neighbour_weight = a.neighbour_weight;
     opts.session_weight = a.session_weight;
     opts.session_context = a.session_context;
+    opts.standing_strength = a.standing_strength;
+    opts.age_floor = a.age_floor;
     opts.chunking = ChunkConfig { max_tokens: a.chunk_tokens, overlap_tokens: a.chunk_overlap };
     opts.threads = a.threads;
     let engine =
@@ -127,6 +138,8 @@ pub(crate) fn engine_config(engine: &Engine, a: &EngineArgs) -> Value {
         "neighbour_weight": o.neighbour_weight,
         "session_weight": o.session_weight,
         "session_context": o.session_context,
+        "standing_strength": o.standing_strength,
+        "age_floor": o.age_floor,
         "candidates": o.candidates,
         "mode": a.mode,
         "query": "the question text, verbatim",

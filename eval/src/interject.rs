@@ -543,6 +543,13 @@ pub(crate) mod tests {
                     event_time: None,
                     metadata: serde_json::json!({}),
                     forgotten_at: None,
+                    to: None,
+                    reply_to: None,
+                    supersedes: Vec::new(),
+                    weight: 1.0,
+                    used_at: None,
+                    archived_at: None,
+                    superseded_by: None,
                 };
                 // cosines around the daemon's gate and band; some memories found by BM25 only
                 let mut cos = (next() % 8 != 0).then(|| 0.25 + (next() % 25_000) as f32 / 100_000.0);

@@ -6,6 +6,12 @@ use amber_core::{Expand, Hit, Memory, MemoryId, Millis, NewMemory, Query, Scope,
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod standing;
+pub use standing::{
+    ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
+    OutcomesParams, OutcomesResult, StandingResult, UnbackedClaim, Unreported,
+};
+
 /// The protocol version. A client that says another major version in `hello` is refused
 /// with [`ErrorKind::UnsupportedProtocol`]. Bumped when a method changes incompatibly;
 /// adding methods or optional fields does not bump it.
@@ -174,6 +180,9 @@ error_kinds! {
     SessionNotFound = "session_not_found", -32012;
     /// `kg_invalidate` of a fact that does not exist.
     FactNotFound = "fact_not_found", -32013;
+    /// `unarchive` of a memory that an invalidation supersedes (supersede or forget the
+    /// invalidation instead).
+    Superseded = "superseded", -32014;
 }
 
 /// The methods of protocol version 1.
@@ -205,6 +214,11 @@ pub const METHODS: &[&str] = &[
     "scopes",
     "scope_move",
     "session_checkpoint",
+    "outcome",
+    "outcomes",
+    "unarchive",
+    "archived",
+    "audit",
 ];
 
 /// `hello` params.
@@ -302,6 +316,9 @@ pub struct RecallParams {
     /// (default: no expansion).
     #[serde(default)]
     pub expand: Option<Expand>,
+    /// Include archived memories, marked so in their evidence (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived: Option<bool>,
 }
 
 impl RecallParams {
@@ -319,6 +336,7 @@ impl RecallParams {
             fresh: None,
             session_id: None,
             expand: None,
+            archived: None,
         }
     }
 
@@ -337,6 +355,7 @@ impl RecallParams {
         q.mode = self.mode.unwrap_or_default();
         q.now = self.now;
         q.expand = self.expand.unwrap_or_default();
+        q.archived = self.archived.unwrap_or(false);
         q
     }
 }
@@ -659,6 +678,10 @@ pub struct SessionEndParams {
     /// `claude-code:transcript:<path>`.
     #[serde(default)]
     pub transcript_source: Option<String>,
+    /// What the session relied on: each line moves the memory's weight (used with
+    /// success +0.15, used with failure −0.10, not used ×0.95).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub manifest: Vec<ManifestEntry>,
 }
 
 /// `session_show` params.
@@ -676,6 +699,9 @@ pub struct SessionResult {
     pub session: amber_tiers::session::Session,
     /// True while the session is live.
     pub live: bool,
+    /// What `session_end` did with its manifest, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<ManifestResult>,
 }
 
 /// `links` params.

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use amber_core::graph::{Entity, Fact, GraphStats, NewEntity, NewFact};
-use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, Scope};
+use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, Report, Scope};
 
-use crate::{FactPage, Key, KgAdded, Moved, PrefixMatch, Purged, Result, SessionRow, Store, Vector};
+use crate::{FactPage, Key, KgAdded, Moved, PrefixMatch, Purged, Refusal, Result, SessionRow, StandingRow, Store, Vector};
 
 /// What the engine needs of a store. Methods that change something take `&mut self`
 /// and are atomic (one transaction each); the rest read a consistent snapshot.
@@ -128,6 +128,26 @@ pub trait MemoryStore: Send {
     fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch>;
     /// Re-files a scope's memories into another, in one transaction.
     fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>>;
+
+    // Standing: outcomes, supersession, the archive
+    /// Logs a word on a live memory and recomputes its standing (see `Store::report`).
+    fn report(&mut self, id: &MemoryId, report: &Report, now: Millis) -> Result<Option<Vec<StandingRow>>>;
+    /// Every word logged on a memory.
+    fn reports(&self, id: &MemoryId) -> Result<Vec<Report>>;
+    /// The words logged in a session.
+    fn session_reports(&self, session_id: &str) -> Result<Vec<(MemoryId, Report)>>;
+    /// Live memories whose standing differs from a new memory's.
+    fn standings(&self) -> Result<Vec<StandingRow>>;
+    /// Checks the targets of a supersession.
+    fn supersession_targets(&self, ids: &[MemoryId]) -> Result<std::result::Result<Vec<u64>, Refusal>>;
+    /// Records invalidations' supersessions and recomputes what they retire.
+    fn apply_supersessions(&mut self, seqs: &[u64], now: Millis) -> Result<Vec<StandingRow>>;
+    /// Invalidations whose supersessions are not recorded yet.
+    fn unapplied_supersessions(&self) -> Result<Vec<u64>>;
+    /// Recomputes a memory's standing and what it supersedes.
+    fn refresh_targets(&mut self, seq: u64, now: Millis) -> Result<Vec<StandingRow>>;
+    /// Archived live memories.
+    fn archived(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Memory>>;
 }
 
 impl MemoryStore for Store {
@@ -325,6 +345,42 @@ impl MemoryStore for Store {
 
     fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
         Store::move_scope(self, from, to, now)
+    }
+
+    fn report(&mut self, id: &MemoryId, report: &Report, now: Millis) -> Result<Option<Vec<StandingRow>>> {
+        Store::report(self, id, report, now)
+    }
+
+    fn reports(&self, id: &MemoryId) -> Result<Vec<Report>> {
+        Store::reports(self, id)
+    }
+
+    fn session_reports(&self, session_id: &str) -> Result<Vec<(MemoryId, Report)>> {
+        Store::session_reports(self, session_id)
+    }
+
+    fn standings(&self) -> Result<Vec<StandingRow>> {
+        Store::standings(self)
+    }
+
+    fn supersession_targets(&self, ids: &[MemoryId]) -> Result<std::result::Result<Vec<u64>, Refusal>> {
+        Store::supersession_targets(self, ids)
+    }
+
+    fn apply_supersessions(&mut self, seqs: &[u64], now: Millis) -> Result<Vec<StandingRow>> {
+        Store::apply_supersessions(self, seqs, now)
+    }
+
+    fn unapplied_supersessions(&self) -> Result<Vec<u64>> {
+        Store::unapplied_supersessions(self)
+    }
+
+    fn refresh_targets(&mut self, seq: u64, now: Millis) -> Result<Vec<StandingRow>> {
+        Store::refresh_targets(self, seq, now)
+    }
+
+    fn archived(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Memory>> {
+        Store::archived(self, scope, limit)
     }
 }
 

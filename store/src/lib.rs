@@ -28,6 +28,7 @@ mod graph;
 mod schema;
 mod scopes;
 mod sessions;
+mod standing;
 mod store;
 
 pub use backend::{Backend, MemoryStore, SqliteBackend};
@@ -36,4 +37,5 @@ pub use graph::{FactPage, KgAdded};
 pub use schema::SCHEMA_VERSION;
 pub use scopes::{Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;
+pub use standing::{Refusal, StandingRow};
 pub use store::{Key, Purged, Store, Vector};

@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -136,5 +136,66 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         new_id    TEXT NOT NULL,
         moved_at  INTEGER NOT NULL
     ) WITHOUT ROWID;
+    "#,
+    // 6 -> 7: outcomes and addressing. A memory's standing (its weight, derived from
+    // the outcome log; when a session last relied on it; when it was archived and the
+    // invalidation that superseded it), who it is for and what it answers. The outcome
+    // log (every word on a memory, by seq: a move keeps the seq), supersession edges
+    // (derived from the invalidations' `supersedes`), which memories each agent's inbox
+    // has served, held threads, and the loop guard's decisions.
+    r#"
+    ALTER TABLE memories ADD COLUMN recipient TEXT;
+    ALTER TABLE memories ADD COLUMN reply_to TEXT;
+    ALTER TABLE memories ADD COLUMN supersedes TEXT;
+    ALTER TABLE memories ADD COLUMN weight REAL NOT NULL DEFAULT 1.0;
+    ALTER TABLE memories ADD COLUMN used_at INTEGER;
+    ALTER TABLE memories ADD COLUMN archived_at INTEGER;
+    ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+    ALTER TABLE memories ADD COLUMN successes INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE memories ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX memories_standing ON memories(seq)
+        WHERE weight < 1.0 OR used_at IS NOT NULL OR archived_at IS NOT NULL;
+    CREATE INDEX memories_recipient ON memories(recipient, seq) WHERE recipient IS NOT NULL;
+    CREATE INDEX memories_reply_to ON memories(reply_to) WHERE reply_to IS NOT NULL;
+    CREATE INDEX memories_supersedes ON memories(seq) WHERE supersedes IS NOT NULL;
+    CREATE TABLE outcomes (
+        n           INTEGER PRIMARY KEY,
+        seq         INTEGER NOT NULL,
+        kind        TEXT NOT NULL,
+        result      TEXT,
+        session_id  TEXT,
+        agent       TEXT,
+        note        TEXT,
+        at          INTEGER NOT NULL
+    );
+    CREATE INDEX outcomes_seq ON outcomes(seq);
+    CREATE INDEX outcomes_session ON outcomes(session_id) WHERE session_id IS NOT NULL;
+    CREATE TABLE supersessions (
+        by_seq  INTEGER NOT NULL,
+        target  INTEGER NOT NULL,
+        at      INTEGER NOT NULL,
+        PRIMARY KEY (by_seq, target)
+    ) WITHOUT ROWID;
+    CREATE INDEX supersessions_target ON supersessions(target);
+    CREATE TABLE inbox_served (
+        agent  TEXT NOT NULL,
+        seq    INTEGER NOT NULL,
+        at     INTEGER NOT NULL,
+        PRIMARY KEY (agent, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE thread_holds (
+        thread       TEXT PRIMARY KEY,
+        reason       TEXT NOT NULL,
+        at           INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE guard_log (
+        n         INTEGER PRIMARY KEY,
+        agent     TEXT NOT NULL,
+        trigger   TEXT NOT NULL,
+        decision  TEXT NOT NULL,
+        rule      TEXT NOT NULL,
+        at        INTEGER NOT NULL
+    );
+    CREATE INDEX guard_log_agent ON guard_log(agent, trigger);
     "#,
 ];

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use amber_core::{Memory, MemoryId, Millis, NewMemory, Scope};
+use amber_core::{Memory, MemoryId, MemoryType, Millis, NewMemory, Scope};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::schema::{MIGRATIONS, SCHEMA_VERSION};
@@ -30,6 +30,8 @@ pub struct Key {
     pub time: Millis,
     /// The session it was filed in, if any.
     pub session_id: Option<String>,
+    /// Its type.
+    pub kind: MemoryType,
 }
 
 /// The SQLite store: memories verbatim, the embedding cache, and metadata.
@@ -38,7 +40,7 @@ pub struct Store {
     pub(crate) path: PathBuf,
 }
 
-pub(crate) const MEMORY_COLUMNS: &str = "seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, forgotten_at";
+pub(crate) const MEMORY_COLUMNS: &str = "seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, forgotten_at, recipient, reply_to, supersedes, weight, used_at, archived_at, superseded_by";
 
 /// What [`Store::purge`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,8 +165,8 @@ impl Store {
         {
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO memories (id, scope, content, kind, source, author, session_id, created_at, event_time, metadata)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                    "INSERT INTO memories (id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, recipient, reply_to, supersedes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                      ON CONFLICT(id) DO NOTHING",
                 )
                 .map_err(sql)?;
@@ -189,6 +191,9 @@ impl Store {
                         now,
                         m.event_time,
                         m.metadata.to_string(),
+                        m.to,
+                        m.reply_to.as_ref().map(|r| r.as_str()),
+                        (!m.supersedes.is_empty()).then(|| serde_json::json!(m.supersedes).to_string()),
                     ])
                     .map_err(sql)?;
                 let row = select.query_row([id.as_str()], raw_row).map_err(sql)?;
@@ -261,7 +266,7 @@ impl Store {
     /// The forgotten memories that were filed in a session, by seq.
     pub fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
         self.keys(
-            "SELECT seq, scope, COALESCE(event_time, created_at), session_id FROM memories
+            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
              WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
             [],
         )
@@ -320,13 +325,13 @@ impl Store {
     /// order. Cheaper than [`Store::scan`] when the content is not needed.
     pub fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
         self.keys(
-            "SELECT seq, scope, COALESCE(event_time, created_at), session_id FROM memories
+            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
              WHERE seq > ?1 AND forgotten_at IS NULL ORDER BY seq LIMIT ?2",
             params![after as i64, limit as i64],
         )
     }
 
-    /// Runs a query whose columns are seq, scope, time and session id.
+    /// Runs a query whose columns are seq, scope, time, session id and type.
     fn keys(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Key>> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(self.sql())?;
         let rows = stmt
@@ -336,15 +341,19 @@ impl Store {
                     r.get::<_, String>(1)?,
                     r.get::<_, i64>(2)?,
                     r.get::<_, Option<String>>(3)?,
+                    r.get::<_, String>(4)?,
                 ))
             })
             .map_err(self.sql())?;
         rows.map(|r| {
-            let (seq, scope, time, session_id) = r.map_err(self.sql())?;
-            let scope = scope
-                .parse()
-                .map_err(|e| Error::Corrupt { path: self.path.clone(), detail: format!("seq {seq}: {e}") })?;
-            Ok(Key { seq: seq as u64, scope, time, session_id })
+            let (seq, scope, time, session_id, kind) = r.map_err(self.sql())?;
+            let corrupt = |e: amber_core::InvalidInput| Error::Corrupt {
+                path: self.path.clone(),
+                detail: format!("seq {seq}: {e}"),
+            };
+            let scope = scope.parse().map_err(corrupt)?;
+            let kind = kind.parse().map_err(corrupt)?;
+            Ok(Key { seq: seq as u64, scope, time, session_id, kind })
         })
         .collect()
     }
@@ -480,68 +489,83 @@ impl Store {
     }
 }
 
-pub(crate) type RawRow = (
-    i64,
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    i64,
-    Option<i64>,
-    String,
-    Option<i64>,
-);
+/// A memory's row as read, before its fields are checked.
+pub(crate) struct RawRow {
+    seq: i64,
+    id: String,
+    scope: String,
+    content: String,
+    kind: String,
+    source: Option<String>,
+    author: Option<String>,
+    session_id: Option<String>,
+    created_at: i64,
+    event_time: Option<i64>,
+    metadata: String,
+    forgotten_at: Option<i64>,
+    recipient: Option<String>,
+    reply_to: Option<String>,
+    supersedes: Option<String>,
+    weight: f64,
+    used_at: Option<i64>,
+    archived_at: Option<i64>,
+    superseded_by: Option<String>,
+}
 
 pub(crate) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
-    Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-        r.get(6)?,
-        r.get(7)?,
-        r.get(8)?,
-        r.get(9)?,
-        r.get(10)?,
-        r.get(11)?,
-    ))
+    Ok(RawRow {
+        seq: r.get(0)?,
+        id: r.get(1)?,
+        scope: r.get(2)?,
+        content: r.get(3)?,
+        kind: r.get(4)?,
+        source: r.get(5)?,
+        author: r.get(6)?,
+        session_id: r.get(7)?,
+        created_at: r.get(8)?,
+        event_time: r.get(9)?,
+        metadata: r.get(10)?,
+        forgotten_at: r.get(11)?,
+        recipient: r.get(12)?,
+        reply_to: r.get(13)?,
+        supersedes: r.get(14)?,
+        weight: r.get(15)?,
+        used_at: r.get(16)?,
+        archived_at: r.get(17)?,
+        superseded_by: r.get(18)?,
+    })
 }
 
 pub(crate) fn decode(row: RawRow, path: &Path) -> Result<Memory> {
-    let (
-        seq,
-        id,
-        scope,
-        content,
-        kind,
-        source,
-        author,
-        session_id,
-        created_at,
-        event_time,
-        metadata,
-        forgotten_at,
-    ) = row;
+    let seq = row.seq;
     let corrupt = |detail: String| Error::Corrupt { path: path.to_path_buf(), detail };
+    let id = |s: String| s.parse::<MemoryId>().map_err(|e| corrupt(format!("seq {seq}: {e}")));
+    let supersedes = match row.supersedes {
+        Some(json) => serde_json::from_str::<Vec<MemoryId>>(&json)
+            .map_err(|e| corrupt(format!("seq {seq}: supersedes: {e}")))?,
+        None => Vec::new(),
+    };
     Ok(Memory {
-        id: id.parse().map_err(|e| corrupt(format!("seq {seq}: {e}")))?,
+        id: id(row.id)?,
         seq: seq as u64,
-        content,
-        scope: scope.parse::<Scope>().map_err(|e| corrupt(format!("seq {seq}: {e}")))?,
-        kind: kind.parse().map_err(|e| corrupt(format!("seq {seq}: {e}")))?,
-        source,
-        author,
-        session_id,
-        created_at,
-        event_time,
-        metadata: serde_json::from_str(&metadata)
+        content: row.content,
+        scope: row.scope.parse::<Scope>().map_err(|e| corrupt(format!("seq {seq}: {e}")))?,
+        kind: row.kind.parse().map_err(|e| corrupt(format!("seq {seq}: {e}")))?,
+        source: row.source,
+        author: row.author,
+        session_id: row.session_id,
+        created_at: row.created_at,
+        event_time: row.event_time,
+        metadata: serde_json::from_str(&row.metadata)
             .map_err(|e| corrupt(format!("seq {seq}: metadata: {e}")))?,
-        forgotten_at,
+        forgotten_at: row.forgotten_at,
+        to: row.recipient,
+        reply_to: row.reply_to.map(id).transpose()?,
+        supersedes,
+        weight: row.weight as f32,
+        used_at: row.used_at,
+        archived_at: row.archived_at,
+        superseded_by: row.superseded_by.map(id).transpose()?,
     })
 }
 

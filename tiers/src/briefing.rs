@@ -330,6 +330,13 @@ mod tests {
             event_time: None,
             metadata: serde_json::json!({}),
             forgotten_at: None,
+            to: None,
+            reply_to: None,
+            supersedes: Vec::new(),
+            weight: 1.0,
+            used_at: None,
+            archived_at: None,
+            superseded_by: None,
         };
         Hit { memory, evidence: Evidence { fused, ..Evidence::default() } }
     }

@@ -14,5 +14,6 @@ pub(crate) mod capture;
 pub(crate) mod checkpoint;
 pub(crate) mod graph;
 pub(crate) mod memory;
+pub(crate) mod outcome;
 pub(crate) mod scope;
 pub(crate) mod session;

@@ -69,27 +69,38 @@ pub(crate) async fn move_method(shared: &Arc<Shared>, p: ScopeMoveParams) -> Res
 
 /// `get`: a whole id (a moved one says where it went), or a prefix naming one memory.
 pub(crate) async fn get(shared: &Arc<Shared>, p: GetParams) -> Result<Value, ErrorObject> {
-    let given = p.id.trim().to_ascii_lowercase();
+    let id = resolve_id(shared, &p.id).await?;
+    match read(shared, move |e| e.get(&id)).await? {
+        Some(memory) => to_value(&MemoryResult { memory }),
+        None => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id.trim()))),
+    }
+}
+
+/// The memory an id or a prefix of one names (every method that takes an id from a
+/// person or an agent accepts the 8 digits briefings show). A moved id says where it
+/// went; a prefix naming several lists them.
+pub(crate) async fn resolve_id(shared: &Arc<Shared>, given: &str) -> Result<amber_core::MemoryId, ErrorObject> {
+    let given = given.trim().to_ascii_lowercase();
     if given.len() < MIN_ID_PREFIX || given.len() > 32 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(invalid(format!(
             "id must be a memory id or a prefix of one ({MIN_ID_PREFIX} to 32 hex digits), got {:?}",
-            p.id.chars().take(40).collect::<String>()
+            given.chars().take(40).collect::<String>()
         )));
     }
-    let id = match read(shared, {
+    match read(shared, {
         let g = given.clone();
         move |e| e.lookup_prefix(&g)
     })
     .await?
     {
-        PrefixMatch::One(id) => id,
+        PrefixMatch::One(id) => Ok(id),
         PrefixMatch::Many(ids) => {
             let listed: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
-            return Err(invalid(format!(
+            Err(invalid(format!(
                 "the prefix {given} names more than one memory ({}{}); give more digits",
                 listed.join(", "),
                 if ids.len() > 5 { ", ..." } else { "" }
-            )));
+            )))
         }
         PrefixMatch::None => {
             if let Ok(full) = given.parse::<amber_core::MemoryId>()
@@ -100,11 +111,7 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetParams) -> Result<Value, Err
                     format!("memory {given} was moved to another scope; its id is now {to}"),
                 ));
             }
-            return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {given}")));
+            Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {given}")))
         }
-    };
-    match read(shared, move |e| e.get(&id)).await? {
-        Some(memory) => to_value(&MemoryResult { memory }),
-        None => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {given}"))),
     }
 }

@@ -507,14 +507,22 @@ async fn curate(shared: &Arc<Shared>, s: &Session) -> amber_tiers::curate::Curat
 }
 
 pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Result<Value, ErrorObject> {
+    // The manifest first: what the session relied on moves the weights (see outcome.rs).
+    let manifest = match p.manifest.is_empty() {
+        true => None,
+        false => {
+            let s = super::outcome::find_session(shared, &p.session_id).await?.ok_or_else(|| not_found(&p.session_id))?;
+            Some(super::outcome::apply_manifest(shared, &s, p.manifest).await?)
+        }
+    };
     let s = end(shared, &p.session_id, p.transcript, p.transcript_source, "ended").await?;
-    to_value(&SessionResult { session: s, live: false })
+    to_value(&SessionResult { session: s, live: false, manifest })
 }
 
 pub(crate) async fn show(shared: &Arc<Shared>, p: SessionShowParams) -> Result<Value, ErrorObject> {
     // A session being ended is still live until its ended record is stored.
     if let Some(s) = shared.sessions.get(&p.session_id).or_else(|| shared.sessions.ending(&p.session_id)) {
-        return to_value(&SessionResult { session: s, live: true });
+        return to_value(&SessionResult { session: s, live: true, manifest: None });
     }
     let id = p.session_id.clone();
     let row = read(shared, move |e| e.get_session(&id)).await?;
@@ -528,7 +536,7 @@ pub(crate) async fn show(shared: &Arc<Shared>, p: SessionShowParams) -> Result<V
         tracing::error!(cause = %e, session = %row.id, "a stored session record does not parse");
         ErrorObject::new(ErrorKind::Internal, "the stored session record does not parse (see the daemon log)")
     })?;
-    to_value(&SessionResult { session, live: false })
+    to_value(&SessionResult { session, live: false, manifest: None })
 }
 
 /// Ends sessions idle past the timeout, until shutdown.

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use amber_core::{Millis, Scope};
+use amber_core::{MemoryType, Millis, Scope};
 use amber_store::MemoryStore;
 
 use crate::Result;
@@ -24,6 +24,8 @@ pub(super) struct Docs {
     session_seqs: Vec<Vec<u64>>,
     /// seq -> its session's index, for memories filed in a session.
     pub(super) session_of: HashMap<u64, u32>,
+    /// seq -> its type (for its lifespan).
+    pub(super) kind: HashMap<u64, MemoryType>,
 }
 
 impl Docs {
@@ -35,14 +37,15 @@ impl Docs {
             let Some(last) = batch.last() else { break };
             after = last.seq;
             for k in batch {
-                docs.add(k.seq, k.scope, k.time, k.session_id);
+                docs.add(k.seq, k.scope, k.time, k.session_id, k.kind);
             }
         }
         Ok(docs)
     }
 
     /// Notes a memory; seqs come in increasing order (filing order).
-    pub(super) fn add(&mut self, seq: u64, scope: Scope, time: Millis, session_id: Option<String>) {
+    pub(super) fn add(&mut self, seq: u64, scope: Scope, time: Millis, session_id: Option<String>, kind: MemoryType) {
+        self.kind.insert(seq, kind);
         if let Some(session) = session_id {
             let next = u32::try_from(self.session_seqs.len()).unwrap_or(u32::MAX);
             let i = *self.session_ids.entry((scope.clone(), session)).or_insert(next);
@@ -60,6 +63,7 @@ impl Docs {
 
     pub(super) fn remove(&mut self, seq: u64, scope: &Scope) {
         self.time.remove(&seq);
+        self.kind.remove(&seq);
         if let Some(seqs) = self.scopes.get_mut(scope) {
             seqs.retain(|s| *s != seq);
             if seqs.is_empty() {

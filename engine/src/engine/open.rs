@@ -13,7 +13,8 @@ use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths
 use amber_store::{Backend, SqliteBackend};
 
 use super::{
-    Docs, Engine, EngineOptions, EngineStats, SCAN_BATCH, SharedEmbedder, Status, graph, lock, read, write,
+    Docs, Engine, EngineOptions, EngineStats, SCAN_BATCH, SharedEmbedder, Status, graph, lock, read, standing,
+    write,
 };
 use crate::Result;
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
@@ -110,6 +111,7 @@ impl Engine {
         let committed = store.max_seq()?;
         let docs = Docs::load(store.as_ref())?;
         let demoted = store.duplicate_seqs()?.into_iter().collect();
+        let standing = standing::load(store.as_ref())?;
         let names = graph::load_names(store.as_ref())?;
         let mut engine = Engine {
             opts,
@@ -134,6 +136,7 @@ impl Engine {
             stats: Mutex::new(EngineStats::default()),
             events,
             demoted: RwLock::new(demoted),
+            standing: RwLock::new(standing),
             names: RwLock::new(names),
         };
         engine.check_bm25(bm25_fresh)?;
@@ -146,6 +149,7 @@ impl Engine {
         if engine.vectors_unsaved.load(SeqCst) {
             engine.save_vectors()?;
         }
+        engine.apply_unapplied_supersessions();
         Ok(engine)
     }
 

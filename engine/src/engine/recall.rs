@@ -106,6 +106,7 @@ impl Engine {
                 fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
             }
         }
+        let standing = self.apply_standing(&mut fused, q);
         let top: Vec<_> = fused.into_iter().take(q.k).collect();
         let seqs: Vec<u64> = top.iter().map(|f| f.key).collect();
         // Forgotten memories are dropped here too, should an index still hold one.
@@ -132,10 +133,40 @@ impl Engine {
                     // reported as the chunk after their one chunk.
                     best_chunk: v.map(|x| if x.2 == CONTEXT_CHUNK { 1 } else { x.2 }),
                     fused: f.score,
+                    standing: standing.get(&f.key).map(|a| a.evidence()).unwrap_or_default(),
                 },
             });
         }
         Ok(hits)
+    }
+
+    /// The standing's prior on every candidate (see [`Engine::standing_prior`]), and
+    /// archived memories dropped unless the query asks for them. Re-sorts `fused` and
+    /// returns what was applied to each candidate (nothing when no memory has moved
+    /// from a new memory's standing and age does not order).
+    fn apply_standing(
+        &self,
+        fused: &mut Vec<amber_retrieval::fusion::Fused<u64>>,
+        q: &Query,
+    ) -> HashMap<u64, super::standing::Applied> {
+        let map = read(&self.standing);
+        if map.is_empty() && self.opts.age_floor >= 1.0 {
+            return HashMap::new();
+        }
+        let now = q.now.unwrap_or_else(now_millis);
+        let docs = read(&self.docs);
+        let mut out = HashMap::with_capacity(fused.len());
+        fused.retain_mut(|f| {
+            let a = self.standing_prior(f.key, docs.kind.get(&f.key).copied(), docs.time.get(&f.key).copied(), now, &map);
+            if a.archived && !q.archived {
+                return false;
+            }
+            f.score *= a.prior;
+            out.insert(f.key, a);
+            true
+        });
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+        out
     }
 
     /// Seqs that pass the query's filters, or None when it has none.

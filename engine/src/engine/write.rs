@@ -23,6 +23,7 @@ impl Engine {
         if memories.is_empty() {
             return Ok(Vec::new());
         }
+        self.check_supersedes(&memories)?;
         let mut store = lock(&self.writer);
         let stored = store.insert_batch(&memories, now_millis())?;
         // Noted while the write connection is held, so a forget (which needs it) of one
@@ -32,7 +33,7 @@ impl Engine {
             let mut docs = write(&self.docs);
             for (m, created) in &stored {
                 if *created {
-                    docs.add(m.seq, m.scope.clone(), m.time(), m.session_id.clone());
+                    docs.add(m.seq, m.scope.clone(), m.time(), m.session_id.clone(), m.kind);
                     max = max.max(Some(m.seq));
                 }
             }
@@ -42,6 +43,13 @@ impl Engine {
         }
         let created: Vec<&Memory> = stored.iter().filter(|(_, c)| *c).map(|(m, _)| m).collect();
         self.link_new_memories(store.as_mut(), &created);
+        let invalidations: Vec<u64> =
+            created.iter().filter(|m| !m.supersedes.is_empty()).map(|m| m.seq).collect();
+        if let Err(e) = self.apply_supersessions(store.as_mut(), &invalidations) {
+            // The memories are committed (their `supersedes` with them): the next open
+            // records what is missing.
+            tracing::warn!(error = %e, "supersessions not recorded yet");
+        }
         drop(store);
         Ok(stored.into_iter().map(|(memory, created)| Remembered { memory, created }).collect())
     }
@@ -86,7 +94,16 @@ impl Engine {
     /// Returns the memory with `forgotten_at` set, or None when no memory has this id.
     pub fn forget(&self, id: &MemoryId) -> Result<Option<Memory>> {
         let _indexing = lock(&self.indexing);
-        let Some((memory, _)) = lock(&self.writer).forget(id, now_millis())? else { return Ok(None) };
+        let Some((memory, _)) = ({
+            let mut store = lock(&self.writer);
+            let forgot = store.forget(id, now_millis())?;
+            if let Some((m, _)) = &forgot {
+                self.after_forget(store.as_mut(), m)?;
+            }
+            forgot
+        }) else {
+            return Ok(None);
+        };
         // The memory after it in its session had it as session context: re-embedded
         // without it (its context becomes the memory before the forgotten one).
         let next = {

@@ -132,6 +132,7 @@ impl Recall {
             mode: self.mode,
             now,
             expand: amber_core::Expand::None,
+            archived: false,
         })?)
     }
 }

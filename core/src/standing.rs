@@ -1,0 +1,318 @@
+//! A memory's standing: the weight that outcomes move, the age factor of its type's
+//! lifespan, and when it is archived. Pure arithmetic, no store: the store keeps the
+//! outcome log and calls [`fold`] to derive the weight; the engine calls
+//! [`age_factor`] and [`prior`] while ranking.
+//!
+//! The rules (after the RxAi AMP protocol, v2.13, with one change, see [`age_factor`]):
+//! - a weight starts at 1.0 and every step is clamped to 0..1;
+//! - an outcome: success +0.30, failure −0.20, neutral 0;
+//! - a session manifest: used with success +0.15, used with failure −0.10, used with no
+//!   result 0, served but not used ×0.95;
+//! - within one session the latest word on a memory wins (an outcome or a manifest
+//!   line, whichever came last); words given outside any session all count;
+//! - `unarchive` raises the weight to at least [`UNARCHIVED_WEIGHT`];
+//! - a `lifefact` stays at 1.0 whatever is reported;
+//! - a memory is archived while its weight is below [`ARCHIVE_BELOW`] or while an active
+//!   invalidation supersedes it. Age never archives.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::{InvalidInput, MemoryType, Millis};
+
+/// A memory is archived while its weight is below this.
+pub const ARCHIVE_BELOW: f32 = 0.10;
+/// What `unarchive` raises a weight to (at least): one failure (−0.20) does not archive
+/// it again, two do.
+pub const UNARCHIVED_WEIGHT: f32 = 0.30;
+/// The step of the lifespan rates: they are given per 6 hours.
+pub const LIFESPAN_STEP_MS: f64 = 6.0 * 3_600_000.0;
+
+/// What came of relying on a memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// It was right and it helped.
+    Success,
+    /// It was wrong or misleading.
+    Failure,
+    /// Neither.
+    Neutral,
+}
+
+impl Outcome {
+    /// The lowercase wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Failure => "failure",
+            Outcome::Neutral => "neutral",
+        }
+    }
+}
+
+impl FromStr for Outcome {
+    type Err = InvalidInput;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "success" => Ok(Outcome::Success),
+            "failure" => Ok(Outcome::Failure),
+            "neutral" => Ok(Outcome::Neutral),
+            _ => Err(InvalidInput::UnknownOutcome { given: s.chars().take(64).collect() }),
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One word on a memory, as the outcome log keeps it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Report {
+    /// What kind of word it is.
+    pub kind: ReportKind,
+    /// The result, when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Outcome>,
+    /// The session it was given in, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The agent that gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// When it was given.
+    pub at: Millis,
+}
+
+/// Where a word on a memory came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportKind {
+    /// The `outcome` method.
+    Outcome,
+    /// A session manifest's line with `used: true`.
+    Used,
+    /// A session manifest's line with `used: false`.
+    Unused,
+    /// A run's reward, through the memories it says it used.
+    Run,
+    /// An explicit `unarchive`.
+    Unarchive,
+}
+
+impl ReportKind {
+    /// The name kept in the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportKind::Outcome => "outcome",
+            ReportKind::Used => "used",
+            ReportKind::Unused => "unused",
+            ReportKind::Run => "run",
+            ReportKind::Unarchive => "unarchive",
+        }
+    }
+
+    /// The kind a log name stands for.
+    pub fn parse(s: &str) -> Option<ReportKind> {
+        [ReportKind::Outcome, ReportKind::Used, ReportKind::Unused, ReportKind::Run, ReportKind::Unarchive]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+impl Report {
+    /// The weight after this word.
+    fn step(&self, w: f32) -> f32 {
+        let next = match (self.kind, self.result) {
+            (ReportKind::Outcome, Some(Outcome::Success)) => w + 0.30,
+            (ReportKind::Outcome, Some(Outcome::Failure)) => w - 0.20,
+            (ReportKind::Used | ReportKind::Run, Some(Outcome::Success)) => w + 0.15,
+            (ReportKind::Used | ReportKind::Run, Some(Outcome::Failure)) => w - 0.10,
+            (ReportKind::Unused, _) => w * 0.95,
+            (ReportKind::Unarchive, _) => w.max(UNARCHIVED_WEIGHT),
+            _ => w,
+        };
+        next.clamp(0.0, 1.0)
+    }
+
+    /// True when this word says the memory was relied on and not found wrong: its age
+    /// counts from then.
+    fn confirms(&self) -> bool {
+        match self.kind {
+            ReportKind::Outcome | ReportKind::Used | ReportKind::Run => self.result != Some(Outcome::Failure),
+            ReportKind::Unarchive => true,
+            ReportKind::Unused => false,
+        }
+    }
+}
+
+/// What [`fold`] derives from a memory's log.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Folded {
+    /// The weight, 0..1.
+    pub weight: f32,
+    /// The last time the memory was relied on and not found wrong.
+    pub used_at: Option<Millis>,
+    /// Successes that count (the latest word per session).
+    pub successes: u32,
+    /// Failures that count.
+    pub failures: u32,
+}
+
+/// The weight a memory of this type has after these words (in any order: they are
+/// sorted by time). Within one session only the latest word counts; a `lifefact` stays
+/// at 1.0.
+pub fn fold(kind: MemoryType, reports: &[Report]) -> Folded {
+    let mut sorted: Vec<(usize, &Report)> = reports.iter().enumerate().collect();
+    sorted.sort_by_key(|(i, r)| (r.at, *i));
+    // The latest word per session, by position in time order.
+    let mut latest: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (pos, (_, r)) in sorted.iter().enumerate() {
+        if let Some(s) = r.session_id.as_deref()
+            && r.kind != ReportKind::Unarchive
+        {
+            latest.insert(s, pos);
+        }
+    }
+    let mut out = Folded { weight: 1.0, ..Folded::default() };
+    for (pos, (_, r)) in sorted.iter().enumerate() {
+        let counts = match r.session_id.as_deref() {
+            Some(s) if r.kind != ReportKind::Unarchive => latest.get(s) == Some(&pos),
+            _ => true,
+        };
+        if !counts {
+            continue;
+        }
+        out.weight = r.step(out.weight);
+        if r.confirms() {
+            out.used_at = Some(out.used_at.map_or(r.at, |u| u.max(r.at)));
+        }
+        match r.result {
+            Some(Outcome::Success) => out.successes += 1,
+            Some(Outcome::Failure) => out.failures += 1,
+            _ => {}
+        }
+    }
+    if kind == MemoryType::Lifefact {
+        out.weight = 1.0;
+    }
+    out
+}
+
+/// The reference's lifespan of a type: the factor its weight loses per 6 hours.
+pub fn lifespan_rate(kind: MemoryType) -> f64 {
+    match kind {
+        MemoryType::Intent => 0.97,
+        MemoryType::Fact | MemoryType::Invalidation => 0.95,
+        MemoryType::Pattern => 0.98,
+        MemoryType::Discovery | MemoryType::Event => 0.85,
+        MemoryType::Lifefact => 1.0,
+    }
+}
+
+/// The age factor of a memory: its type's rate per 6 hours, over the time since it was
+/// last relied on (else since its time: the event time when known, else when it was
+/// filed), never below `floor`.
+///
+/// Where Amber departs from the reference: there the rate multiplies the stored weight
+/// itself, so age alone archives (records cited in 23 of 24 sessions were archived
+/// within 16 days). Here age is a separate factor with a floor, it restarts whenever a
+/// session relies on the memory, it only orders (the weight, which archives, moves by
+/// outcomes alone), and a memory never contradicted keeps at least `floor` of its
+/// standing however old it is.
+pub fn age_factor(kind: MemoryType, anchor: Millis, now: Millis, floor: f32) -> f32 {
+    let elapsed = (now - anchor).max(0) as f64;
+    let f = lifespan_rate(kind).powf(elapsed / LIFESPAN_STEP_MS) as f32;
+    f.max(floor).min(1.0)
+}
+
+/// The prior on a fused score: `1 − strength + strength × weight × age`, so a memory
+/// with full standing keeps its score and one with none keeps `1 − strength` of it.
+pub fn prior(weight: f32, age: f32, strength: f32) -> f32 {
+    1.0 - strength + strength * (weight * age).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(kind: ReportKind, result: Option<Outcome>, session: Option<&str>, at: Millis) -> Report {
+        Report { kind, result, session_id: session.map(String::from), agent: None, note: None, at }
+    }
+
+    #[test]
+    fn outcomes_move_the_weight_with_clamping() {
+        let f = fold(MemoryType::Fact, &[r(ReportKind::Outcome, Some(Outcome::Failure), None, 1)]);
+        assert!((f.weight - 0.8).abs() < 1e-6);
+        let f = fold(
+            MemoryType::Fact,
+            &[
+                r(ReportKind::Outcome, Some(Outcome::Failure), None, 1),
+                r(ReportKind::Outcome, Some(Outcome::Success), None, 2),
+            ],
+        );
+        assert!((f.weight - 1.0).abs() < 1e-6, "clamped at 1: {}", f.weight);
+        let five: Vec<Report> =
+            (0..5).map(|i| r(ReportKind::Outcome, Some(Outcome::Failure), None, i)).collect();
+        let f = fold(MemoryType::Fact, &five);
+        assert!(f.weight.abs() < 1e-6 && f.weight >= 0.0, "{}", f.weight);
+        assert_eq!(f.failures, 5);
+    }
+
+    #[test]
+    fn manifest_steps_and_the_unused_penalty() {
+        let used_fail = fold(MemoryType::Fact, &[r(ReportKind::Used, Some(Outcome::Failure), Some("s"), 1)]);
+        assert!((used_fail.weight - 0.9).abs() < 1e-6);
+        let unused: Vec<Report> =
+            (0..3).map(|i| r(ReportKind::Unused, None, Some(&format!("s{i}")), i)).collect();
+        let f = fold(MemoryType::Fact, &unused);
+        assert!((f.weight - 0.95f32.powi(3)).abs() < 1e-5, "{}", f.weight);
+        assert_eq!(f.used_at, None, "an unused line is not a use");
+    }
+
+    #[test]
+    fn the_latest_word_in_a_session_wins() {
+        let f = fold(
+            MemoryType::Fact,
+            &[
+                r(ReportKind::Outcome, Some(Outcome::Failure), Some("s"), 1),
+                r(ReportKind::Outcome, Some(Outcome::Failure), Some("s"), 2),
+                r(ReportKind::Outcome, Some(Outcome::Neutral), Some("s"), 3),
+                r(ReportKind::Outcome, Some(Outcome::Failure), Some("t"), 4),
+            ],
+        );
+        assert!((f.weight - 0.8).abs() < 1e-6, "one failure counts (t); s ended neutral: {}", f.weight);
+        assert_eq!((f.successes, f.failures), (0, 1));
+    }
+
+    #[test]
+    fn lifefacts_stay_at_one_and_unarchive_lifts() {
+        let fails: Vec<Report> =
+            (0..6).map(|i| r(ReportKind::Outcome, Some(Outcome::Failure), None, i)).collect();
+        assert_eq!(fold(MemoryType::Lifefact, &fails).weight, 1.0);
+        let mut log = fails.clone();
+        log.push(r(ReportKind::Unarchive, None, None, 10));
+        let f = fold(MemoryType::Fact, &log);
+        assert!((f.weight - UNARCHIVED_WEIGHT).abs() < 1e-6);
+        assert!(f.weight >= ARCHIVE_BELOW);
+    }
+
+    #[test]
+    fn age_has_a_floor_and_restarts_with_use() {
+        let day = 86_400_000;
+        // fact: 0.95 per 6 h, 4 steps a day
+        let a = age_factor(MemoryType::Fact, 0, day, 0.0);
+        assert!((a - 0.95f32.powi(4)).abs() < 1e-4, "{a}");
+        assert_eq!(age_factor(MemoryType::Fact, 0, 365 * day, 0.5), 0.5);
+        assert_eq!(age_factor(MemoryType::Lifefact, 0, 365 * day, 0.0), 1.0);
+        assert_eq!(age_factor(MemoryType::Event, 10, 5, 0.0), 1.0, "the future is age 0");
+        assert_eq!(prior(1.0, 1.0, 0.5), 1.0);
+        assert!((prior(0.0, 1.0, 0.5) - 0.5).abs() < 1e-6);
+    }
+}

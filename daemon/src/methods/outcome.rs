@@ -1,0 +1,179 @@
+//! The outcome methods: `outcome` (what came of relying on a memory), a session's
+//! manifest at `session_end`, `outcomes` (a memory's log), `unarchive`, `archived`, and
+//! `audit` (claims with no served record, served memories never reported).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use amber_core::{MemoryId, Outcome, Report, ReportKind, now_millis};
+use amber_ipc::protocol::{
+    ArchivedParams, ArchivedResult, AuditParams, AuditResult, ErrorKind, ErrorObject, GetParams, ManifestEntry,
+    ManifestResult, MemoryResult, OutcomeParams, OutcomesParams, OutcomesResult, StandingResult, UnbackedClaim,
+    Unreported,
+};
+use amber_tiers::session::Session;
+use serde_json::Value;
+
+use super::scope::resolve_id;
+use crate::rpc::{invalid, read, to_value};
+use crate::state::Shared;
+
+/// The most sessions `audit` reads.
+const MAX_AUDIT_SESSIONS: usize = 10_000;
+
+/// A session by id: live, being ended, or stored.
+pub(crate) async fn find_session(shared: &Arc<Shared>, id: &str) -> Result<Option<Session>, ErrorObject> {
+    if let Some(s) = shared.sessions.get(id).or_else(|| shared.sessions.ending(id)) {
+        return Ok(Some(s));
+    }
+    let key = id.to_string();
+    let Some(row) = read(shared, move |e| e.get_session(&key)).await? else { return Ok(None) };
+    match serde_json::from_str::<Session>(&row.record) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) => {
+            tracing::error!(cause = %e, session = %row.id, "a stored session record does not parse");
+            Err(ErrorObject::new(ErrorKind::Internal, "the stored session record does not parse (see the daemon log)"))
+        }
+    }
+}
+
+fn not_a_memory(id: &MemoryId) -> ErrorObject {
+    ErrorObject::new(ErrorKind::NotFound, format!("no live memory with id {id}"))
+}
+
+/// Logs a word and returns the memory as it stands.
+async fn report(shared: &Arc<Shared>, id: MemoryId, r: Report) -> Result<amber_core::Memory, ErrorObject> {
+    let key = id.clone();
+    read(shared, move |e| e.report(&key, r)).await?.ok_or_else(|| not_a_memory(&id))
+}
+
+pub(crate) async fn outcome(shared: &Arc<Shared>, p: OutcomeParams) -> Result<Value, ErrorObject> {
+    let id = resolve_id(shared, &p.memory_id).await?;
+    let agent = match &p.session_id {
+        Some(s) => {
+            let session = find_session(shared, s).await?.ok_or_else(|| {
+                ErrorObject::new(ErrorKind::SessionNotFound, format!("no session with id {s:?}"))
+            })?;
+            Some(session.agent)
+        }
+        None => p.agent.clone(),
+    };
+    let r = Report {
+        kind: ReportKind::Outcome,
+        result: Some(p.result),
+        session_id: p.session_id,
+        agent,
+        note: p.note,
+        at: now_millis(),
+    };
+    let memory = report(shared, id, r).await?;
+    to_value(&MemoryResult { memory })
+}
+
+/// Applies a session's manifest: every line is logged with the session and its agent.
+/// A line naming no live memory is refused (and listed); the others are applied.
+pub(crate) async fn apply_manifest(
+    shared: &Arc<Shared>,
+    session: &Session,
+    manifest: Vec<ManifestEntry>,
+) -> Result<ManifestResult, ErrorObject> {
+    let mut out = ManifestResult::default();
+    for line in manifest {
+        if !line.used && line.result.is_some() {
+            out.refused.push(format!("{}: a result is given for a memory not used", line.memory_id));
+            continue;
+        }
+        let id = match resolve_id(shared, &line.memory_id).await {
+            Ok(id) => id,
+            Err(e) => {
+                out.refused.push(format!("{}: {}", line.memory_id, e.message));
+                continue;
+            }
+        };
+        let r = Report {
+            kind: if line.used { ReportKind::Used } else { ReportKind::Unused },
+            result: line.result,
+            session_id: Some(session.id.clone()),
+            agent: Some(session.agent.clone()),
+            note: None,
+            at: now_millis(),
+        };
+        match report(shared, id, r).await {
+            Ok(m) => out.applied.push(StandingResult::from(&m)),
+            Err(e) => out.refused.push(format!("{}: {}", line.memory_id, e.message)),
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) async fn outcomes(shared: &Arc<Shared>, p: OutcomesParams) -> Result<Value, ErrorObject> {
+    let id = resolve_id(shared, &p.memory_id).await?;
+    let key = id.clone();
+    let (memory, reports) = read(shared, move |e| Ok((e.get(&key)?, e.reports(&key)?))).await?;
+    let memory = memory.ok_or_else(|| not_a_memory(&id))?;
+    to_value(&OutcomesResult { memory, reports })
+}
+
+pub(crate) async fn unarchive(shared: &Arc<Shared>, p: GetParams) -> Result<Value, ErrorObject> {
+    let id = resolve_id(shared, &p.id).await?;
+    let key = id.clone();
+    let memory = read(shared, move |e| e.unarchive(&key, None)).await?;
+    to_value(&MemoryResult { memory: memory.ok_or_else(|| not_a_memory(&id))? })
+}
+
+pub(crate) async fn archived(shared: &Arc<Shared>, p: ArchivedParams) -> Result<Value, ErrorObject> {
+    let limit = p.limit.unwrap_or(50);
+    if limit == 0 || limit > 1000 {
+        return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
+    }
+    let memories = read(shared, move |e| e.archived(p.scope.as_ref(), limit)).await?;
+    to_value(&ArchivedResult { memories })
+}
+
+/// `audit`: over the most recent sessions, successes claimed for memories the session
+/// was never served, and memories served in an ended session that it never reported on
+/// (by an outcome or a manifest line).
+pub(crate) async fn audit(shared: &Arc<Shared>, p: AuditParams) -> Result<Value, ErrorObject> {
+    let n = p.sessions.unwrap_or(200);
+    if n == 0 || n > MAX_AUDIT_SESSIONS {
+        return Err(invalid(format!("sessions must be 1 to {MAX_AUDIT_SESSIONS}, got {n}")));
+    }
+    let rows = read(shared, move |e| e.recent_sessions(n)).await?;
+    let mut out = AuditResult { sessions: 0, unbacked_successes: Vec::new(), unreported: Vec::new() };
+    for row in rows {
+        let Ok(session) = serde_json::from_str::<Session>(&row.record) else {
+            tracing::warn!(session = %row.id, "audit: a stored session record does not parse");
+            continue;
+        };
+        out.sessions += 1;
+        let id = session.id.clone();
+        let reports = read(shared, move |e| e.session_reports(&id)).await?;
+        let served: HashMap<&MemoryId, i64> = session.served.iter().map(|s| (&s.id, s.at)).collect();
+        let mut reported: HashSet<&MemoryId> = HashSet::new();
+        for (memory, r) in &reports {
+            reported.insert(memory);
+            if r.result == Some(Outcome::Success) && !served.contains_key(memory) {
+                out.unbacked_successes.push(UnbackedClaim {
+                    memory_id: memory.clone(),
+                    session_id: session.id.clone(),
+                    agent: r.agent.clone(),
+                    at: r.at,
+                });
+            }
+        }
+        if session.ended_at.is_some() {
+            let mut listed = HashSet::new();
+            for s in &session.served {
+                if !reported.contains(&s.id) && listed.insert(&s.id) {
+                    out.unreported.push(Unreported {
+                        memory_id: s.id.clone(),
+                        session_id: session.id.clone(),
+                        agent: session.agent.clone(),
+                        served_at: s.at,
+                    });
+                }
+            }
+        }
+    }
+    to_value(&out)
+}
