@@ -26,11 +26,14 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
-use serde::{Deserialize, Serialize};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::daemon;
+
+mod args;
+use args::*;
 
 /// What the server tells a client about itself in `initialize`.
 const INSTRUCTIONS: &str = "Amber is a local memory that persists across sessions. \
@@ -41,7 +44,9 @@ project (its root) and `recall` searches that project and `user` together; use s
 `user` for what is true of the person across projects (preferences). `get` takes an id or \
 the 8-digit prefix a briefing shows. Facts about people, projects and things that change over \
 time go in the knowledge graph: `kg_add` files them (with the memory they came from), \
-`kg_query` says what holds now or at a date, `kg_traverse` how things connect. Results are JSON.";
+`kg_query` says what holds now or at a date, `kg_traverse` how things connect. When a memory \
+turned out right or wrong, say so with `outcome`; a memory that replaces an earlier one is filed \
+with `type: invalidation` and `supersedes: [id]`. Results are JSON.";
 
 /// The daemon connection is closed after this long unused.
 const IDLE_DROP: Duration = Duration::from_secs(60);
@@ -220,470 +225,6 @@ fn iso(ms: i64) -> Value {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
         .unwrap_or(Value::from(ms))
-}
-
-/// A point in time: milliseconds since the epoch, or an RFC 3339 time or `YYYY-MM-DD` date.
-#[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(untagged)]
-enum TimeArg {
-    /// Milliseconds since the Unix epoch.
-    Millis(i64),
-    /// An RFC 3339 time (`2026-05-01T12:00:00Z`) or a date (`2026-05-01`, UTC midnight).
-    Text(String),
-}
-
-impl TimeArg {
-    fn millis(&self, name: &str) -> Result<i64, String> {
-        match self {
-            TimeArg::Millis(ms) => Ok(*ms),
-            TimeArg::Text(s) => {
-                if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
-                    return Ok(t.timestamp_millis());
-                }
-                chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
-                    .ok()
-                    .and_then(|d| d.and_hms_opt(0, 0, 0))
-                    .map(|t| t.and_utc().timestamp_millis())
-                    .ok_or_else(|| {
-                        format!("{name}: {s:?} is neither milliseconds, an RFC 3339 time nor YYYY-MM-DD")
-                    })
-            }
-        }
-    }
-}
-
-/// How `recall` ranks.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum Mode {
-    /// BM25 and embeddings fused by reciprocal rank (the default).
-    Hybrid,
-    /// Keywords only (BM25).
-    Bm25,
-    /// Meaning only (embeddings).
-    Vector,
-}
-
-/// What kind of thing a memory records.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum Kind {
-    /// Something an agent or a person means to do.
-    Intent,
-    /// A statement about the world or the project (the default).
-    Fact,
-    /// A way of doing things that worked, or a recurring shape.
-    Pattern,
-    /// A statement that an earlier memory no longer holds.
-    Invalidation,
-    /// Something found out while working.
-    Discovery,
-    /// Something that happened at a time.
-    Event,
-    /// A durable fact about a person's life.
-    Lifefact,
-}
-
-/// What `recall` adds to the ranking beyond the memories that match the text.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum ExpandArg {
-    /// Nothing (the default).
-    None,
-    /// Also the memories about entities one hop away in the knowledge graph from the
-    /// entities the query names (by facts valid now).
-    Graph,
-}
-
-/// `recall` arguments.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-struct RecallArgs {
-    /// What to look for, in plain words (identifiers, paths and error codes are matched exactly too).
-    query: String,
-    /// Only this scope and the scopes under it (`myproj` also searches `myproj/retrieval`).
-    #[serde(default)]
-    scope: Option<String>,
-    /// How many hits (default 10, at most 1000).
-    #[serde(default)]
-    k: Option<usize>,
-    /// Only memories from this time on.
-    #[serde(default)]
-    since: Option<TimeArg>,
-    /// Only memories up to this time.
-    #[serde(default)]
-    until: Option<TimeArg>,
-    /// `hybrid` (default), `bm25` or `vector`.
-    #[serde(default)]
-    mode: Option<Mode>,
-    /// A live session (from `session_start`): the answer then also lists the hits this
-    /// session was already given.
-    #[serde(default)]
-    session_id: Option<String>,
-    /// `graph`: also rank the memories about entities one hop away in the knowledge graph
-    /// from those the query names (such hits carry a `graph_rank`); default `none`.
-    #[serde(default)]
-    expand: Option<ExpandArg>,
-}
-
-/// One `recall` hit as the model sees it (in this order, the content last).
-#[derive(Serialize)]
-struct HitOut<'a> {
-    rank: usize,
-    id: &'a str,
-    scope: &'a str,
-    #[serde(rename = "type")]
-    kind: &'a str,
-    /// The reciprocal-rank-fused score that ordered the hits.
-    score: f32,
-    created_at: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    event_time: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    source: Option<&'a str>,
-    /// Its rank among the memories `expand: graph` brought in, when it is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    graph_rank: Option<usize>,
-    content: &'a str,
-}
-
-/// `remember` arguments (the daemon's `remember` params).
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-struct RememberArgs {
-    /// The text to remember; it is stored exactly as given.
-    content: String,
-    /// Where it lives (default: the client's project; `user` for what holds across projects),
-    /// `/`-separated (`myproj/retrieval`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    scope: Option<String>,
-    /// What kind of memory it is (default `fact`).
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    kind: Option<Kind>,
-    /// Where it came from (a file, a tool, a URL).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    source: Option<String>,
-    /// The agent filing it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    author: Option<String>,
-    /// The session filing it (from `session_start`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    session_id: Option<String>,
-    /// Free metadata, a JSON object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    metadata: Option<serde_json::Map<String, Value>>,
-}
-
-/// A memory id.
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-struct IdArgs {
-    /// The memory id: 32 hex digits, as `remember` and `recall` return it, or a prefix of
-    /// at least 4 (the briefing shows 8).
-    id: String,
-}
-
-/// `session_start` arguments (the daemon's `session_start` params).
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-struct SessionStartArgs {
-    /// Who is starting it (`claude-code`, `codex`, ...; default `mcp`).
-    #[serde(default = "default_agent")]
-    agent: String,
-    /// The session's working directory (absolute); the project is the nearest ancestor with `.git`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    cwd: Option<String>,
-    /// The project root, when known (absolute).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    project_root: Option<String>,
-    /// The opening prompt: what the briefing is chosen for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    prompt: Option<String>,
-    /// The scope to work in (default: derived from the project root).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    scope: Option<String>,
-}
-
-fn default_agent() -> String {
-    "mcp".into()
-}
-
-/// What happened in a session.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-enum EventKind {
-    /// The user's prompt.
-    Prompt,
-    /// A tool call (its command, path or query).
-    ToolCall,
-    /// A tool's output.
-    ToolResult,
-    /// The agent's response.
-    Response,
-}
-
-/// `session_event` arguments (the daemon's `session_event` params).
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-struct SessionEventArgs {
-    /// The session (from `session_start`).
-    session_id: String,
-    /// `prompt`, `tool_call`, `tool_result` or `response`.
-    kind: EventKind,
-    /// The event's text: the prompt, the tool call's command/path/query, the output.
-    text: String,
-    /// Where it came from (`tool:Bash`, ...; default the kind).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    source: Option<String>,
-    /// File the text as a memory (default true for prompt, tool_result and response).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    capture: Option<bool>,
-}
-
-/// `session_end` arguments (the daemon's `session_end` params).
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-struct SessionEndArgs {
-    /// The session (from `session_start`).
-    session_id: String,
-    /// The session's transcript, filed before curation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    transcript: Option<String>,
-}
-
-/// A session id.
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-struct SessionIdArgs {
-    /// The session (from `session_start`).
-    session_id: String,
-}
-
-/// An entity for `kg_add`: a new one, or more aliases and a type for one that exists.
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-struct EntityArg {
-    /// Its name (or any alias it already has). Names compare by their words, ignoring
-    /// case and punctuation (`Dr. Ada Lovelace` = `dr ada lovelace`).
-    name: String,
-    /// What it is: `person`, `project`, `team`, `library`, `place`...
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    kind: Option<String>,
-    /// Other names it goes by (`Ada` for `Ada Lovelace`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    aliases: Vec<String>,
-}
-
-/// A fact for `kg_add`: `subject predicate object` (or `literal`), with when it holds.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-struct FactArg {
-    /// The subject entity's name or alias (created when new).
-    subject: String,
-    /// The relation, in a few words (`works on`, `lives in`, `depends on`); stored
-    /// lowercase with `_` for spaces (`works_on`).
-    predicate: String,
-    /// The object entity's name or alias (created when new). Give this or `literal`.
-    #[serde(default)]
-    object: Option<String>,
-    /// A value instead of an entity (`2021`, `blue`, `v2.3`). Give this or `object`.
-    #[serde(default)]
-    literal: Option<String>,
-    /// From when it holds (inclusive); open (always) when absent.
-    #[serde(default)]
-    valid_from: Option<TimeArg>,
-    /// Until when it holds (exclusive); open (still true) when absent.
-    #[serde(default)]
-    valid_to: Option<TimeArg>,
-    /// How sure the source is, 0 to 1 (default 1).
-    #[serde(default)]
-    confidence: Option<f32>,
-    /// Ids of the memories it came from (as `remember` returned them); `kg_traverse`
-    /// returns their content with each step.
-    #[serde(default)]
-    sources: Option<Vec<String>>,
-    /// True when the new value replaces the old: every fact with the same subject and
-    /// predicate that holds at `valid_from` (default now) ends there ("moved to Berlin").
-    #[serde(default)]
-    supersede: Option<bool>,
-}
-
-impl FactArg {
-    /// The daemon's fact, times as milliseconds.
-    fn to_param(&self, i: usize) -> Result<Value, String> {
-        let mut p = json!({ "subject": self.subject, "predicate": self.predicate });
-        if let Some(o) = &self.object {
-            p["object"] = o.as_str().into();
-        }
-        if let Some(l) = &self.literal {
-            p["literal"] = l.as_str().into();
-        }
-        if let Some(t) = &self.valid_from {
-            p["valid_from"] = t.millis(&format!("facts[{i}].valid_from"))?.into();
-        }
-        if let Some(t) = &self.valid_to {
-            p["valid_to"] = t.millis(&format!("facts[{i}].valid_to"))?.into();
-        }
-        if let Some(c) = self.confidence {
-            p["confidence"] = c.into();
-        }
-        if let Some(s) = &self.sources {
-            p["sources"] = s.clone().into();
-        }
-        if let Some(s) = self.supersede {
-            p["supersede"] = s.into();
-        }
-        Ok(p)
-    }
-}
-
-/// `kg_add` arguments.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-struct KgAddArgs {
-    /// The graph's scope (each scope has its own graph; default: the client's project). Use the
-    /// project scope the memories are in (`myproj`).
-    #[serde(default)]
-    scope: Option<String>,
-    /// Entities to add, or to give aliases and a type (facts create the entities they
-    /// name anyway).
-    #[serde(default)]
-    entities: Option<Vec<EntityArg>>,
-    /// Facts to add (at most 1000 entities and facts in one call).
-    #[serde(default)]
-    facts: Option<Vec<FactArg>>,
-}
-
-impl KgAddArgs {
-    /// The daemon's params, times as milliseconds.
-    fn to_params(&self) -> Result<Value, String> {
-        let mut p = json!({});
-        if let Some(s) = &self.scope {
-            p["scope"] = s.as_str().into();
-        }
-        if let Some(es) = &self.entities {
-            p["entities"] = params(es)?;
-        }
-        if let Some(fs) = &self.facts {
-            let fs: Result<Vec<Value>, String> = fs.iter().enumerate().map(|(i, f)| f.to_param(i)).collect();
-            p["facts"] = Value::Array(fs?);
-        }
-        Ok(p)
-    }
-}
-
-/// `kg_invalidate` arguments.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-struct KgInvalidateArgs {
-    /// The fact's id (`id` of a fact from `kg_add`, `kg_query` or `kg_timeline`).
-    fact: i64,
-    /// When it stopped holding (default now).
-    #[serde(default)]
-    at: Option<TimeArg>,
-    /// Why, kept with the invalidation.
-    #[serde(default)]
-    reason: Option<String>,
-}
-
-impl KgInvalidateArgs {
-    /// The daemon's params, times as milliseconds.
-    fn to_params(&self) -> Result<Value, String> {
-        let mut p = json!({ "fact": self.fact });
-        if let Some(t) = &self.at {
-            p["at"] = t.millis("at")?.into();
-        }
-        if let Some(r) = &self.reason {
-            p["reason"] = r.as_str().into();
-        }
-        Ok(p)
-    }
-}
-
-/// `kg_query` arguments.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-struct KgQueryArgs {
-    /// The entity's name or any alias (case and punctuation ignored).
-    entity: String,
-    /// The graph's scope (default: the client's project).
-    #[serde(default)]
-    scope: Option<String>,
-    /// The moment asked about (default now): only facts valid then.
-    #[serde(default)]
-    as_of: Option<TimeArg>,
-}
-
-impl KgQueryArgs {
-    /// The daemon's params, times as milliseconds.
-    fn to_params(&self) -> Result<Value, String> {
-        let mut p = json!({ "entity": self.entity });
-        if let Some(s) = &self.scope {
-            p["scope"] = s.as_str().into();
-        }
-        if let Some(t) = &self.as_of {
-            p["as_of"] = t.millis("as_of")?.into();
-        }
-        Ok(p)
-    }
-}
-
-/// `kg_timeline` arguments.
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-struct KgTimelineArgs {
-    /// The entity's name or any alias (case and punctuation ignored).
-    entity: String,
-    /// The graph's scope (default: the client's project).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    scope: Option<String>,
-}
-
-/// `kg_traverse` arguments.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-struct KgTraverseArgs {
-    /// The entity to start from (name or alias).
-    start: String,
-    /// The graph's scope (default: the client's project).
-    #[serde(default)]
-    scope: Option<String>,
-    /// Hops out (default 2, at most 4).
-    #[serde(default)]
-    max_hops: Option<usize>,
-    /// Only facts valid at this moment (default now).
-    #[serde(default)]
-    as_of: Option<TimeArg>,
-    /// Only these relations (default all), e.g. `["works on", "depends on"]`.
-    #[serde(default)]
-    predicates: Option<Vec<String>>,
-    /// At most this many paths (default 100, at most 1000).
-    #[serde(default)]
-    limit: Option<usize>,
-    /// How many memories that mention each entity reached to return, newest first
-    /// (default 3, at most 20; 0 for none).
-    #[serde(default)]
-    memories_per_node: Option<usize>,
-}
-
-impl KgTraverseArgs {
-    /// The daemon's params, times as milliseconds.
-    fn to_params(&self) -> Result<Value, String> {
-        let mut p = json!({ "start": self.start });
-        if let Some(s) = &self.scope {
-            p["scope"] = s.as_str().into();
-        }
-        if let Some(h) = self.max_hops {
-            p["max_hops"] = h.into();
-        }
-        if let Some(t) = &self.as_of {
-            p["as_of"] = t.millis("as_of")?.into();
-        }
-        if let Some(ps) = &self.predicates {
-            p["predicates"] = ps.clone().into();
-        }
-        if let Some(l) = self.limit {
-            p["limit"] = l.into();
-        }
-        if let Some(n) = self.memories_per_node {
-            p["memories_per_node"] = n.into();
-        }
-        Ok(p)
-    }
-}
-
-/// `kg_stats` arguments.
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-struct KgStatsArgs {
-    /// One scope's graph (default: all of them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    scope: Option<String>,
 }
 
 /// The project the client works in: the directory it came from and what the daemon's
@@ -998,8 +539,9 @@ impl AmberMcp {
 
     /// End a session.
     #[tool(
-        description = "End a session: files the transcript if given, curates the session's memories and \
-                       returns the session's record.",
+        description = "End a session: applies the manifest if given (which memories the session relied \
+                       on, and how that went), files the transcript if given, curates the session's \
+                       memories and returns the session's record.",
         annotations(
             title = "End a session",
             read_only_hint = false,
@@ -1009,6 +551,25 @@ impl AmberMcp {
     )]
     async fn session_end(&self, Parameters(a): Parameters<SessionEndArgs>) -> CallToolResult {
         self.forward("session_end", &a).await
+    }
+
+    /// Report what came of relying on a memory.
+    #[tool(
+        description = "Report what came of relying on a memory: `success` when it was right and helped, \
+                       `failure` when it was wrong or misleading, `neutral` otherwise. Successes and \
+                       failures move the memory's weight, which ranks it up or down; a memory that \
+                       keeps failing is archived (out of recall, still readable with `get`). Returns \
+                       the memory with its weight.",
+        annotations(
+            title = "Report an outcome",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn outcome(&self, Parameters(a): Parameters<OutcomeArgs>) -> CallToolResult {
+        self.forward("outcome", &a).await
     }
 
     /// Show a session.
@@ -1176,6 +737,7 @@ mod tests {
                 "kg_timeline",
                 "kg_traverse",
                 "links",
+                "outcome",
                 "recall",
                 "remember",
                 "session_end",

@@ -36,6 +36,7 @@ EXPECTED_TOOLS = {
     "session_event",
     "session_end",
     "session_show",
+    "outcome",
 }
 KG_TOOLS = {"kg_add", "kg_invalidate", "kg_query", "kg_timeline", "kg_traverse", "kg_stats"}
 
@@ -242,5 +243,42 @@ def test_knowledge_graph_tools(amber_env):
         assert is_error(r) and "as_of" in text_of(r)
         q = await ok("kg_query", {"entity": "Ada Lovelace", "scope": scope})
         assert q["entity"]["name"] == "Ada Lovelace"
+
+    asyncio.run(with_session(amber_env, body))
+
+
+def test_outcomes_supersession_and_a_session_manifest(amber_env):
+    scope = "mcpoutcome"
+
+    async def body(session, init):
+        async def ok(name, arguments):
+            r = await call(session, name, arguments)
+            assert not is_error(r), f"{name}: {text_of(r)}"
+            return json.loads(text_of(r))
+
+        old = (await ok("remember", {"content": "the nightly job runs at 02:00 UTC", "scope": scope}))["id"]
+        # A failure lowers the weight; an unknown result is a tool error the model can read.
+        m = (await ok("outcome", {"memory_id": old[:8], "result": "failure", "note": "it moved"}))["memory"]
+        assert abs(m["weight"] - 0.8) < 1e-6
+        r = await call(session, "outcome", {"memory_id": old, "result": "great"})
+        assert is_error(r)
+        # An invalidation that supersedes it takes its place in recall.
+        new = (
+            await ok(
+                "remember",
+                {"content": "the nightly job now runs at 04:00 UTC", "scope": scope, "type": "invalidation", "supersedes": [old]},
+            )
+        )["id"]
+        hits = (await ok("recall", {"query": "when does the nightly job run?", "scope": scope}))["hits"]
+        assert [h["id"] for h in hits] == [new]
+        got = (await ok("get", {"id": old}))["memory"]
+        assert got["superseded_by"] == new and got["archived_at"]
+        # A session's manifest at session_end moves the weights of what it relied on.
+        s = await ok("session_start", {"agent": "mcp-test", "scope": scope, "prompt": "nightly job time"})
+        end = await ok(
+            "session_end",
+            {"session_id": s["session_id"], "manifest": [{"memory_id": new, "used": True, "result": "failure"}]},
+        )
+        assert abs(end["manifest"]["applied"][0]["weight"] - 0.9) < 1e-6, end["manifest"]
 
     asyncio.run(with_session(amber_env, body))
