@@ -7,6 +7,7 @@
 mod claude_code;
 mod daemon;
 mod mcp;
+mod outcomes;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -68,6 +69,10 @@ enum Command {
         /// Free metadata, a JSON object.
         #[arg(long, value_name = "JSON")]
         meta: Option<String>,
+        /// With `--type invalidation`: a memory this one replaces (id or prefix; repeat
+        /// for several). It leaves recall while this one stands.
+        #[arg(long, value_name = "ID")]
+        supersedes: Vec<String>,
     },
     /// Search memories by hybrid BM25 + embedding retrieval.
     Recall {
@@ -86,7 +91,12 @@ enum Command {
         /// hybrid, bm25 or vector.
         #[arg(long, default_value = "hybrid")]
         mode: String,
+        /// Include archived memories (marked so).
+        #[arg(long)]
+        archived: bool,
     },
+    #[command(flatten)]
+    Outcomes(outcomes::OutcomeCommand),
     /// Print one memory by id.
     Get {
         /// The memory id (32 hex digits) or a prefix of it (at least 4, as a briefing shows).
@@ -387,7 +397,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let cfg = config(&cli)?;
     match &cli.command {
-        Command::Remember { text, scope, kind, source, author, session, meta } => {
+        Command::Remember { text, scope, kind, source, author, session, meta, supersedes } => {
             let content = if text == "-" {
                 let mut buf = Vec::new();
                 std::io::stdin().read_to_end(&mut buf).context("reading standard input")?;
@@ -409,6 +419,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(meta) = meta {
                 m.metadata = serde_json::from_str(meta).context("--meta is not JSON")?;
             }
+            for id in supersedes {
+                m.supersedes.push(full_id(&mut client, id).context("--supersedes")?);
+            }
             m.validate()?;
             let r = client.remember(&m)?;
             if cli.json {
@@ -419,9 +432,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!("already remembered as {} in {}", r.id, m.scope);
             }
         }
-        Command::Recall { query, scope, all_scopes, k, mode } => {
+        Command::Outcomes(cmd) => outcomes::run(cmd, &mut connect(&cli, &cfg)?, cli.json)?,
+        Command::Recall { query, scope, all_scopes, k, mode, archived } => {
             let mut p = RecallParams::new(query.clone());
             p.k = Some(*k);
+            p.archived = archived.then_some(true);
             p.mode = Some(mode.parse::<SearchMode>()?);
             if let Some(s) = scope {
                 p.scope = Some(s.parse().context("--scope")?);
@@ -470,6 +485,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     if let (Some(r), Some(c)) = (e.vector_rank, e.best_chunk_cosine) {
                         why.push(format!("vector #{r} cos {c:.3}"));
                     }
+                    let st = &e.standing;
+                    why.push(format!("weight {:.2} age {:.2} prior {:.3}", st.weight, st.age_factor, st.prior));
+                    if st.successes + st.failures > 0 {
+                        why.push(format!("{} successes {} failures", st.successes, st.failures));
+                    }
+                    if st.archived {
+                        why.push("archived".into());
+                    }
+                    if !h.memory.supersedes.is_empty() {
+                        let s: Vec<&str> = h.memory.supersedes.iter().map(|i| &i.as_str()[..8]).collect();
+                        why.push(format!("supersedes {}", s.join(", ")));
+                    }
                     println!("{}. {} [{}] ({})", i + 1, h.memory.id, h.memory.scope, why.join(" · "));
                     println!("   {}", one_line(&h.memory.content, 240));
                 }
@@ -481,8 +508,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if cli.json {
                 print_json(&m)?;
             } else {
-                let forgotten = if m.forgotten_at.is_some() { " (forgotten)" } else { "" };
-                println!("{} [{}] {} {}{forgotten}", m.id, m.scope, m.kind, m.created_at);
+                let mut state = String::new();
+                if m.forgotten_at.is_some() {
+                    state.push_str(" (forgotten)");
+                }
+                if let Some(by) = &m.superseded_by {
+                    state.push_str(&format!(" (superseded by {by})"));
+                } else if m.is_archived() {
+                    state.push_str(" (archived)");
+                }
+                println!("{} [{}] {} {} · weight {:.2}{state}", m.id, m.scope, m.kind, m.created_at, m.weight);
                 println!("{}", m.content);
             }
         }

@@ -123,3 +123,42 @@ fn bad_input_is_refused_with_a_clear_message() {
     assert!(!o.status.success());
     assert!(text(&o.stderr).contains("rumour"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn outcomes_supersession_and_the_archive_from_the_command_line() {
+    let env = Env::new();
+    let (out, _) = ok(env.amber(&["remember", "--scope", "proj", "the staging database is db-staging-1"]));
+    let old = first_id(&out);
+    let (out, _) = ok(env.amber(&["outcome", &old[..8], "failure", "--note", "it was renamed"]));
+    assert!(out.contains("weight 0.80"), "{out}");
+    let (out, _) = ok(env.amber(&[
+        "remember",
+        "--scope",
+        "proj",
+        "--type",
+        "invalidation",
+        "--supersedes",
+        &old[..8],
+        "the staging database is now db-staging-2",
+    ]));
+    let new = first_id(&out);
+    let (out, _) = ok(env.amber(&["recall", "--scope", "proj", "staging database"]));
+    assert!(out.contains(&new) && !out.contains(&old), "{out}");
+    assert!(out.contains(&format!("supersedes {}", &old[..8])), "{out}");
+    assert!(out.contains("weight 1.00"), "the evidence shows the standing: {out}");
+    let (out, _) = ok(env.amber(&["recall", "--scope", "proj", "--archived", "staging database"]));
+    assert!(out.contains(&old) && out.contains("archived"), "{out}");
+    let (out, _) = ok(env.amber(&["archived"]));
+    assert!(out.contains(&old[..8]) && out.contains("superseded by"), "{out}");
+    let (out, _) = ok(env.amber(&["outcomes", &old]));
+    assert!(out.contains("outcome failure") && out.contains("it was renamed"), "{out}");
+    assert!(out.contains(&format!("superseded by {new}")), "{out}");
+    let o = env.amber(&["unarchive", &old]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("superseded"), "{}", text(&o.stderr));
+    let o = env.amber(&["outcome", &old, "maybe"]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("unknown outcome"), "{}", text(&o.stderr));
+    let (out, _) = ok(env.amber(&["audit"]));
+    assert!(out.contains("0 successes with no served record"), "{out}");
+}

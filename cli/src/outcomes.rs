@@ -1,0 +1,157 @@
+//! `amber outcome`, `outcomes`, `archived`, `unarchive` and `audit`: what came of relying
+//! on memories, their logs, the archive, and the audit of claims.
+
+use amber_core::Outcome;
+use amber_ipc::Client;
+use amber_ipc::protocol::{ArchivedResult, AuditResult, MemoryResult, OutcomesResult};
+use clap::Subcommand;
+use serde_json::json;
+
+use crate::{check_id, one_line, print_json};
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum OutcomeCommand {
+    /// Report what came of relying on a memory: success, failure or neutral. Moves its
+    /// weight (success +0.30, failure -0.20); below 0.10 it is archived.
+    Outcome {
+        /// The memory id or a prefix of it.
+        id: String,
+        /// success, failure or neutral.
+        result: String,
+        /// The session it was relied on in (the latest word in a session counts).
+        #[arg(long)]
+        session: Option<String>,
+        /// Why, in a few words (kept in the memory's log).
+        #[arg(long)]
+        note: Option<String>,
+        /// Who is reporting [default: the session's agent, else none].
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// A memory's standing and every outcome logged on it.
+    Outcomes {
+        /// The memory id or a prefix of it.
+        id: String,
+    },
+    /// List archived memories (out of recall: their weight fell below 0.10, or an
+    /// invalidation supersedes them).
+    Archived {
+        /// Only this scope and the scopes under it.
+        #[arg(long)]
+        scope: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Restore an archived memory (its weight rises to 0.30).
+    Unarchive {
+        /// The memory id or a prefix of it.
+        id: String,
+    },
+    /// Successes claimed with no served record behind them, and memories served in a
+    /// session that never reported on them.
+    Audit {
+        /// How many of the most recent sessions to read.
+        #[arg(long, default_value_t = 200)]
+        sessions: usize,
+    },
+}
+
+pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> anyhow::Result<()> {
+    match cmd {
+        OutcomeCommand::Outcome { id, result, session, note, agent } => {
+            check_id(id)?;
+            let result: Outcome = result.parse()?;
+            let r: MemoryResult = client.call(
+                "outcome",
+                &json!({ "memory_id": id, "result": result, "session_id": session, "note": note, "agent": agent }),
+            )?;
+            if as_json {
+                return print_json(&r.memory);
+            }
+            let m = &r.memory;
+            let state = if m.is_archived() { " (archived)" } else { "" };
+            println!("{} {result}: weight {:.2}{state}", m.id, m.weight);
+        }
+        OutcomeCommand::Outcomes { id } => {
+            check_id(id)?;
+            let r: OutcomesResult = client.call("outcomes", &json!({ "memory_id": id }))?;
+            if as_json {
+                return print_json(&r);
+            }
+            let m = &r.memory;
+            println!("{} [{}] {} · weight {:.2}", m.id, m.scope, m.kind, m.weight);
+            if let Some(by) = &m.superseded_by {
+                println!("superseded by {by}");
+            }
+            if m.is_archived() {
+                println!("archived");
+            }
+            for x in &r.reports {
+                let result = x.result.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
+                let mut who = Vec::new();
+                if let Some(a) = &x.agent {
+                    who.push(a.clone());
+                }
+                if let Some(s) = &x.session_id {
+                    who.push(format!("session {s}"));
+                }
+                let note = x.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default();
+                println!(
+                    "  {} {} {result} {}{note}",
+                    amber_tiers::session::date(x.at),
+                    x.kind.as_str(),
+                    who.join(", ")
+                );
+            }
+        }
+        OutcomeCommand::Archived { scope, limit } => {
+            let r: ArchivedResult = client.call("archived", &json!({ "scope": scope, "limit": limit }))?;
+            if as_json {
+                return print_json(&r.memories);
+            }
+            if r.memories.is_empty() {
+                println!("no archived memories");
+            }
+            for m in &r.memories {
+                let why = match &m.superseded_by {
+                    Some(by) => format!("superseded by {}", &by.as_str()[..8]),
+                    None => format!("weight {:.2}", m.weight),
+                };
+                println!("{} [{}] {} · {why}: {}", &m.id.as_str()[..8], m.scope, m.kind, one_line(&m.content, 100));
+            }
+        }
+        OutcomeCommand::Unarchive { id } => {
+            check_id(id)?;
+            let r: MemoryResult = client.call("unarchive", &json!({ "id": id }))?;
+            if as_json {
+                return print_json(&r.memory);
+            }
+            println!("{} restored: weight {:.2}", r.memory.id, r.memory.weight);
+        }
+        OutcomeCommand::Audit { sessions } => {
+            let r: AuditResult = client.call("audit", &json!({ "sessions": sessions }))?;
+            if as_json {
+                return print_json(&r);
+            }
+            println!(
+                "{} sessions: {} successes with no served record, {} served memories never reported",
+                r.sessions,
+                r.unbacked_successes.len(),
+                r.unreported.len()
+            );
+            for c in &r.unbacked_successes {
+                println!(
+                    "  unbacked success: {} in session {} by {}",
+                    c.memory_id,
+                    c.session_id,
+                    c.agent.as_deref().unwrap_or("?")
+                );
+            }
+            for u in &r.unreported {
+                println!("  unreported: {} served in session {} ({})", u.memory_id, u.session_id, u.agent);
+            }
+        }
+    }
+    Ok(())
+}
