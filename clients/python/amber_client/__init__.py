@@ -27,6 +27,7 @@ from .errors import (
     DaemonNotRunning,
     DaemonStartError,
     FactNotFound,
+    Superseded,
     FrameTooLarge,
     InternalError,
     InvalidParams,
@@ -86,4 +87,5 @@ __all__ = [
     "Timeout",
     "SessionNotFound",
     "FactNotFound",
+    "Superseded",
 ]

@@ -401,12 +401,16 @@ class Client:
         session_id: str | None = None,
         event_time: int | None = None,
         metadata: dict[str, Any] | None = None,
+        supersedes: Iterable[str] | None = None,
     ) -> dict[str, Any]:
         """Files one memory verbatim: ``{id, seq, created}``.
 
         The scope: ``scope`` when given; else, with ``cwd``, the project scope of that
         directory (:meth:`resolve_scope`; ``cwd=os.getcwd()`` files into the current
-        project); else the daemon's default, ``default``."""
+        project); else the daemon's default, ``default``.
+
+        ``supersedes`` (whole ids, with ``type="invalidation"``): the memories this one
+        replaces; they are archived while it stands."""
         return self.call(
             "remember",
             _drop_none(
@@ -419,6 +423,7 @@ class Client:
                     "session_id": session_id,
                     "event_time": event_time,
                     "metadata": metadata,
+                    "supersedes": list(supersedes) if supersedes is not None else None,
                 }
             ),
         )
@@ -452,6 +457,7 @@ class Client:
         fresh: bool | None = None,
         session_id: str | None = None,
         expand: str | None = None,
+        archived: bool | None = None,
     ) -> dict[str, Any]:
         """Hybrid search: ``{hits: [{memory, evidence}], fresh, given_earlier?}``.
 
@@ -463,7 +469,10 @@ class Client:
         when given, else every scope.
 
         ``expand="graph"`` also ranks the memories about entities one hop away in the
-        knowledge graph from those the text names (their ``evidence.graph_rank`` is set)."""
+        knowledge graph from those the text names (their ``evidence.graph_rank`` is set).
+        ``archived=True`` includes archived memories (``evidence.standing.archived``).
+        Every hit's ``evidence.standing`` gives its weight, age factor, prior and
+        outcome counts."""
         extra = [also] if isinstance(also, str) else list(also or ())
         if all_scopes:
             if scope is not None or extra:
@@ -486,6 +495,7 @@ class Client:
                     "fresh": fresh,
                     "session_id": session_id,
                     "expand": expand,
+                    "archived": archived,
                 }
             ),
         )
@@ -615,15 +625,68 @@ class Client:
         )
 
     def session_end(
-        self, session_id: str, *, transcript: str | None = None, transcript_source: str | None = None
+        self,
+        session_id: str,
+        *,
+        transcript: str | None = None,
+        transcript_source: str | None = None,
+        manifest: Iterable[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """Ends a session (curation runs): ``{session, live}``. ``transcript`` is filed in
-        pieces first, with ``transcript_source`` as their source (default
-        ``transcript``)."""
+        """Ends a session (curation runs): ``{session, live, manifest?}``. ``transcript`` is
+        filed in pieces first, with ``transcript_source`` as their source (default
+        ``transcript``). ``manifest``: what the session relied on, each
+        ``{memory_id, used, result?}`` (``result`` success, failure or neutral, with
+        ``used`` only); the reply's ``manifest`` gives each memory's new standing and the
+        lines refused."""
         return self.call(
             "session_end",
-            _drop_none({"session_id": session_id, "transcript": transcript, "transcript_source": transcript_source}),
+            _drop_none(
+                {
+                    "session_id": session_id,
+                    "transcript": transcript,
+                    "transcript_source": transcript_source,
+                    "manifest": list(manifest) if manifest is not None else None,
+                }
+            ),
         )
+
+    # -- outcomes -------------------------------------------------------------------
+
+    def outcome(
+        self,
+        memory_id: str,
+        result: str,
+        *,
+        session_id: str | None = None,
+        agent: str | None = None,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """Reports what came of relying on a memory (``success``, ``failure`` or
+        ``neutral``): ``{memory}`` with its new ``weight``. Within a session the latest
+        report on a memory counts; the session's agent is recorded."""
+        return self.call(
+            "outcome",
+            _drop_none(
+                {"memory_id": memory_id, "result": result, "session_id": session_id, "agent": agent, "note": note}
+            ),
+        )
+
+    def outcomes(self, memory_id: str) -> dict[str, Any]:
+        """A memory as it stands and every report logged on it: ``{memory, reports}``."""
+        return self.call("outcomes", {"memory_id": memory_id})
+
+    def archived(self, scope: str | None = None, *, limit: int | None = None) -> dict[str, Any]:
+        """Archived memories, newest archived first: ``{memories}``."""
+        return self.call("archived", _drop_none({"scope": scope, "limit": limit}))
+
+    def unarchive(self, id: str) -> dict[str, Any]:
+        """Restores an archived memory (weight at least 0.30): ``{memory}``. A memory an
+        invalidation supersedes raises :class:`Superseded`."""
+        return self.call("unarchive", {"id": id})
+
+    def audit(self, sessions: int | None = None) -> dict[str, Any]:
+        """``{sessions, unbacked_successes, unreported}`` over the most recent sessions."""
+        return self.call("audit", _drop_none({"sessions": sessions}))
 
     def session_show(self, session_id: str) -> dict[str, Any]:
         """A session's record, live or ended: ``{session, live}``."""

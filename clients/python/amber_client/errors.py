@@ -74,6 +74,7 @@ TooManyConnections = _kind("TooManyConnections", "too_many_connections", -32010,
 Timeout = _kind("Timeout", "timeout", -32011, "The daemon gave up waiting (e.g. for indexing).")
 SessionNotFound = _kind("SessionNotFound", "session_not_found", -32012, "No live session with that id.")
 FactNotFound = _kind("FactNotFound", "fact_not_found", -32013, "`kg_invalidate` of a fact that does not exist.")
+Superseded = _kind("Superseded", "superseded", -32014, "`unarchive` of a memory an invalidation supersedes.")
 
 ERROR_KINDS: dict[str, type[AmberError]] = {
     c.KIND: c
@@ -97,6 +98,7 @@ ERROR_KINDS: dict[str, type[AmberError]] = {
         Timeout,
         SessionNotFound,
         FactNotFound,
+        Superseded,
     )
 }
 # parse_error and invalid_utf8 share -32700: the map goes by kind, never by code.
