@@ -347,3 +347,37 @@ fn the_checkpoint_can_be_declined_once_and_turned_off() {
     }
     assert!(env.hook("Stop", &stop(false, "Done."), &[]).0.stdout.is_empty());
 }
+
+/// Memories were served: the checkpoint also asks which of them the work relied on, by
+/// their ids and with the session id an `outcome` report needs; the report lands in the
+/// session, so the audit finds it backed by the served record.
+#[test]
+fn the_checkpoint_asks_for_outcomes_of_the_memories_served() {
+    let env = Env::new();
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(proj.path().join(".git")).unwrap();
+    let scope = amber_tiers::scope::project_scope(proj.path());
+    let o = env.amber(&["remember", "--scope", scope.as_str(), RELEASE]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let id = String::from_utf8_lossy(&o.stdout).split_whitespace().nth(1).unwrap().to_string();
+    let (out, _) =
+        env.hook("SessionStart", &payload("SessionStart", proj.path(), json!({"source": "startup"})), &[]);
+    assert!(context_of(&out, "SessionStart").is_some_and(|c| c.contains(&id[..8])), "briefed by its id");
+    for n in 0..3 {
+        let t = json!({"tool_name": "Bash", "tool_input": {"command": format!("make release step{n}")},
+                       "tool_response": {"stdout": format!("step {n}: {}", "uploaded ".repeat(8)), "stderr": ""}});
+        env.hook("PostToolUse", &payload("PostToolUse", proj.path(), t), &[]);
+    }
+    let stop = payload("Stop", proj.path(), json!({"stop_hook_active": false, "last_assistant_message": "Done."}));
+    let (out, _) = env.hook("Stop", &stop, &[]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("blocked once");
+    let reason = v["reason"].as_str().unwrap();
+    let sid = env.amber_session("0b9a7c2e-5f1d-4c1e-9d3a-7e2f1a6b8c90");
+    assert!(reason.contains(&id[..8]) && reason.contains("`outcome`") && reason.contains(&sid), "{reason}");
+    let o = env.amber(&["outcome", &id[..8], "success", "--session", &sid]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let audit: Value = serde_json::from_slice(&env.amber(&["--json", "audit"]).stdout).unwrap();
+    assert_eq!(audit["unbacked_successes"], json!([]), "{audit}");
+    let log: Value = serde_json::from_slice(&env.amber(&["--json", "outcomes", &id]).stdout).unwrap();
+    assert_eq!(log["reports"][0]["agent"], "claude-code", "{log}");
+}

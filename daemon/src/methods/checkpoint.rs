@@ -13,16 +13,37 @@ use crate::methods::session::persist;
 use crate::rpc::{read, to_value};
 use crate::state::Shared;
 
-/// The reason given to the agent when its first stop is blocked.
-pub(crate) fn checkpoint_reason(tool_uses: u64) -> String {
-    format!(
+/// Served memories the checkpoint lists by id, at most.
+const MAX_LISTED: usize = 8;
+
+/// The reason given to the agent when its first stop is blocked. When the session was
+/// served memories, it also asks which of them the work relied on and how that went
+/// (the manifest, as `outcome` reports in this session).
+pub(crate) fn checkpoint_reason(tool_uses: u64, session_id: &str, served: &[amber_core::MemoryId]) -> String {
+    let mut out = format!(
         "Amber checkpoint: this session did real work ({tool_uses} tool uses) and filed nothing \
 durable in memory yet. Before stopping, file the takeaway a future session should know (a decision, \
 a fact about this project, a pattern that worked, a pitfall) with the MCP `remember` tool and a `type` \
 (fact, pattern, intent, invalidation or discovery), or with `amber remember --type TYPE \"...\"`. \
-If nothing is worth keeping, reply with one line starting \"No takeaway:\" and why. \
-This is asked once per session."
-    )
+If nothing is worth keeping, reply with one line starting \"No takeaway:\" and why."
+    );
+    if !served.is_empty() {
+        let ids: Vec<&str> = served.iter().take(MAX_LISTED).map(|i| &i.as_str()[..8]).collect();
+        let more = served.len().saturating_sub(MAX_LISTED);
+        out.push_str(&format!(
+            " Amber gave this session {} memor{} ({}{}): for each one the work relied on, report \
+whether it was right with the MCP `outcome` tool (`memory_id`, `result` success or failure, \
+`session_id` \"{session_id}\") or `amber outcome ID success|failure --session {session_id}`; \
+a memory that turned out wrong is worth a `failure`, and one that replaced another an \
+invalidation with `supersedes`.",
+            served.len(),
+            if served.len() == 1 { "y" } else { "ies" },
+            ids.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() },
+        ));
+    }
+    out.push_str(" This is asked once per session.");
+    out
 }
 
 /// True when a message declines the checkpoint (its first non-empty line starts with
@@ -88,7 +109,15 @@ pub(crate) async fn checkpoint(
     tracing::info!(session = %p.session_id, block, outcome = ?cp.outcome, durable, "checkpoint");
     to_value(&SessionCheckpointResult {
         block,
-        reason: block.then(|| checkpoint_reason(cp.tool_uses)),
+        reason: block.then(|| {
+            let mut served: Vec<amber_core::MemoryId> = Vec::new();
+            for x in &snapshot.served {
+                if !served.contains(&x.id) {
+                    served.push(x.id.clone());
+                }
+            }
+            checkpoint_reason(cp.tool_uses, &snapshot.id, &served)
+        }),
         checkpoint: cp,
     })
 }
