@@ -13,7 +13,7 @@ use interprocess::local_socket::traits::StreamCommon as _;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::methods::{admin, capture, checkpoint, graph, memory, outcome, scope, session};
+use crate::methods::{admin, capture, checkpoint, graph, memory, outcome, scope, session, threads};
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
 
@@ -259,6 +259,9 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
         "unarchive" => outcome::unarchive(shared, params(m, p)?).await,
         "archived" => outcome::archived(shared, params(m, p)?).await,
         "audit" => outcome::audit(shared, params(m, p)?).await,
+        "thread" => threads::thread(shared, params(m, p)?).await,
+        "guard" => threads::guard(shared, params(m, p)?).await,
+        "release" => threads::release(shared, params(m, p)?).await,
         other => Err(ErrorObject::new(
             ErrorKind::MethodNotFound,
             format!("unknown method {:?}; this daemon serves {}", truncate(other, 64), METHODS.join(", ")),

@@ -14,6 +14,7 @@
 //!   filters and the session signals read;
 //! - `standing`: outcomes, supersession, the archive, and the standing's prior on
 //!   ranking;
+//! - `threads`: addressing (inboxes, threads, holds, the loop guard's log);
 //! - `curation`, `graph`, `scopes`: similarity and links, the knowledge graph, scopes.
 
 use std::collections::{HashMap, HashSet};
@@ -35,6 +36,7 @@ mod open;
 mod recall;
 mod scopes;
 mod standing;
+mod threads;
 mod write;
 
 use docs::Docs;

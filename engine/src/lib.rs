@@ -35,7 +35,7 @@ mod error;
 mod layout;
 
 pub use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
-pub use amber_store::{Moved, PrefixMatch, SessionRow};
+pub use amber_store::{GuardEntry, Hold, Moved, PrefixMatch, SessionRow};
 pub use engine::{Engine, EngineOptions, EngineStats, Remembered, ScopeInfo, Status};
 pub use error::{Error, Result};
 pub use layout::{default_amber_home, default_data_dir};

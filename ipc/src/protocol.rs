@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod standing;
+mod threads;
+pub use threads::{GuardParams, GuardResult, Inbox, InboxItem, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult};
 pub use standing::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
     OutcomesParams, OutcomesResult, StandingResult, UnbackedClaim, Unreported,
@@ -219,6 +221,9 @@ pub const METHODS: &[&str] = &[
     "unarchive",
     "archived",
     "audit",
+    "thread",
+    "guard",
+    "release",
 ];
 
 /// `hello` params.
@@ -521,6 +526,10 @@ pub struct SessionStartResult {
     pub project_root: Option<std::path::PathBuf>,
     /// Tier 0: the coordination files (absent without a project root).
     pub identity: Option<amber_tiers::identity::Identity>,
+    /// What is addressed to the agent, handed over before the briefing (each memory
+    /// at most once per agent).
+    #[serde(default)]
+    pub inbox: Inbox,
     /// Tier 1: the briefing.
     pub briefing: amber_tiers::briefing::Briefing,
     /// True when an existing session (same `key`) was continued.

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use amber_core::graph::{Entity, Fact, GraphStats, NewEntity, NewFact};
 use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, Report, Scope};
 
-use crate::{FactPage, Key, KgAdded, Moved, PrefixMatch, Purged, Refusal, Result, SessionRow, StandingRow, Store, Vector};
+use crate::{
+    FactPage, GuardEntry, Hold, Key, KgAdded, Moved, PrefixMatch, Purged, Refusal, Result, SessionRow, StandingRow, Store,
+    Vector,
+};
 
 /// What the engine needs of a store. Methods that change something take `&mut self`
 /// and are atomic (one transaction each); the rest read a consistent snapshot.
@@ -148,6 +151,24 @@ pub trait MemoryStore: Send {
     fn refresh_targets(&mut self, seq: u64, now: Millis) -> Result<Vec<StandingRow>>;
     /// Archived live memories.
     fn archived(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Memory>>;
+
+    // Addressing: inboxes, threads, holds, the guard's log
+    /// Memories addressed to an agent that its inbox has not served.
+    fn inbox(&self, agent: &str, scopes: &[Scope], limit: usize) -> Result<Vec<Memory>>;
+    /// Notes what an agent's inbox served.
+    fn mark_inbox_served(&mut self, agent: &str, seqs: &[u64], now: Millis) -> Result<()>;
+    /// A memory's thread, root first.
+    fn thread(&self, id: &MemoryId) -> Result<Vec<Memory>>;
+    /// The hold on a thread.
+    fn hold_of(&self, thread: &MemoryId) -> Result<Option<Hold>>;
+    /// Holds a thread.
+    fn hold(&mut self, thread: &MemoryId, reason: &str, now: Millis) -> Result<()>;
+    /// Lifts a hold.
+    fn release(&mut self, thread: &MemoryId) -> Result<bool>;
+    /// Logs a guard decision.
+    fn log_guard(&mut self, e: &GuardEntry) -> Result<()>;
+    /// True when the guard already allowed the agent to answer the trigger.
+    fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool>;
 }
 
 impl MemoryStore for Store {
@@ -381,6 +402,38 @@ impl MemoryStore for Store {
 
     fn archived(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Memory>> {
         Store::archived(self, scope, limit)
+    }
+
+    fn inbox(&self, agent: &str, scopes: &[Scope], limit: usize) -> Result<Vec<Memory>> {
+        Store::inbox(self, agent, scopes, limit)
+    }
+
+    fn mark_inbox_served(&mut self, agent: &str, seqs: &[u64], now: Millis) -> Result<()> {
+        Store::mark_inbox_served(self, agent, seqs, now)
+    }
+
+    fn thread(&self, id: &MemoryId) -> Result<Vec<Memory>> {
+        Store::thread(self, id)
+    }
+
+    fn hold_of(&self, thread: &MemoryId) -> Result<Option<Hold>> {
+        Store::hold_of(self, thread)
+    }
+
+    fn hold(&mut self, thread: &MemoryId, reason: &str, now: Millis) -> Result<()> {
+        Store::hold(self, thread, reason, now)
+    }
+
+    fn release(&mut self, thread: &MemoryId) -> Result<bool> {
+        Store::release(self, thread)
+    }
+
+    fn log_guard(&mut self, e: &GuardEntry) -> Result<()> {
+        Store::log_guard(self, e)
+    }
+
+    fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool> {
+        Store::guard_allowed(self, agent, trigger)
     }
 }
 

@@ -30,6 +30,7 @@ mod scopes;
 mod sessions;
 mod standing;
 mod store;
+mod threads;
 
 pub use backend::{Backend, MemoryStore, SqliteBackend};
 pub use error::{Error, Result};
@@ -39,3 +40,4 @@ pub use scopes::{Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;
 pub use standing::{Refusal, StandingRow};
 pub use store::{Key, Purged, Store, Vector};
+pub use threads::{GuardEntry, Hold};

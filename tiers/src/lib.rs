@@ -32,6 +32,7 @@ pub mod curate;
 pub mod decision;
 pub mod extract;
 pub mod graph;
+pub mod guard;
 pub mod identity;
 pub mod interject;
 pub mod judge;

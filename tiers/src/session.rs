@@ -50,6 +50,8 @@ pub enum Tier {
     Briefing,
     /// A mid-session interjection.
     Interjection,
+    /// The inbox: a memory addressed to the agent, handed over at start.
+    Inbox,
 }
 
 /// One memory served to the session, and why.
@@ -210,6 +212,17 @@ impl Session {
             || (m.kind == amber_core::MemoryType::Event
                 && m.session_id.is_some()
                 && now - m.created_at < recent_ms)
+    }
+
+    /// True when a memory may be served to this session: not addressed to another agent,
+    /// and not another author's diary (`to: self`). Unaddressed memories and those to
+    /// `all` may.
+    pub fn may_serve(&self, m: &amber_core::Memory) -> bool {
+        match m.to.as_deref() {
+            None | Some("all") => true,
+            Some("self") => m.author.as_deref() == Some(self.agent.as_str()),
+            Some(name) => name == self.agent,
+        }
     }
 
     /// Every scope the session searches: its own, then `also`.

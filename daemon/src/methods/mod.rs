@@ -16,4 +16,6 @@ pub(crate) mod graph;
 pub(crate) mod memory;
 pub(crate) mod outcome;
 pub(crate) mod scope;
+pub(crate) mod serve;
 pub(crate) mod session;
+pub(crate) mod threads;

@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use amber_core::{MemoryType, Millis, Query, Scope, now_millis};
+use amber_core::{MemoryType, Scope, now_millis};
 use amber_engine::SessionRow;
 use amber_ipc::protocol::{
     CaptureResult, ErrorKind, ErrorObject, SessionEndParams, SessionEventParams, SessionEventResult,
     SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
 };
-use amber_tiers::briefing::brief;
 use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
 use amber_tiers::scope::project_scope;
 use amber_tiers::session::{CaptureNote, Served, Session, Tier};
@@ -21,22 +20,10 @@ use serde_json::Value;
 
 use crate::live::{Ending, not_found};
 use crate::methods::capture::capture_text;
+use crate::methods::serve::{MAX_QUERY_CHARS, briefing, candidates, inbox};
 use crate::rpc::{invalid, read, to_value, wait_indexed, write};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
-
-/// Candidates asked of the engine when `n` are wanted after the echo rule: a busy
-/// session's own captures can fill the top of a ranking, so more are fetched and the
-/// echoes dropped before the first `n` are kept.
-fn overfetch(n: usize) -> usize {
-    n.clamp(1, amber_core::MAX_K).saturating_mul(ECHO_OVERFETCH).min(amber_core::MAX_K)
-}
-
-/// How many times the wanted candidates are fetched before the echo rule.
-const ECHO_OVERFETCH: usize = 8;
-
-/// Longest event text searched (characters); longer events are searched by their start.
-const MAX_QUERY_CHARS: usize = 2000;
 
 /// Live sessions from before a restart (stored with no end).
 pub(crate) fn resumable(engine: &amber_engine::Engine) -> Vec<Session> {
@@ -82,69 +69,6 @@ async fn stored(shared: &Arc<Shared>, id: &str) -> Result<Option<Session>, Error
     let id = id.to_string();
     let row = read(shared, move |e| e.get_session(&id)).await?;
     Ok(row.and_then(|r| serde_json::from_str::<Session>(&r.record).ok()))
-}
-
-/// The first `n` candidates for a text in a session's scopes (one ranking), once
-/// indexing has caught up, minus the echo rule: what the session filed itself is already
-/// in the agent's context, and raw captures of the last minutes are the work going on
-/// now.
-async fn candidates(
-    shared: &Arc<Shared>,
-    session: &Session,
-    text: &str,
-    n: usize,
-    now: Millis,
-) -> Result<Vec<amber_core::Hit>, ErrorObject> {
-    let mut q = Query::new(text).in_scope(session.scope.clone()).top(overfetch(n));
-    for s in &session.also {
-        q = q.also_in(s.clone());
-    }
-    wait_indexed(shared).await;
-    let mut hits = read(shared, move |e| e.recall(&q)).await?;
-    let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
-    hits.retain(|h| !session.is_echo(&h.memory, now, recent));
-    hits.truncate(n);
-    Ok(hits)
-}
-
-/// Runs the briefing for a session: its scopes searched as one ranking, minus what it
-/// filed itself, recent raw captures and what it was served in its current context.
-async fn briefing(
-    shared: &Arc<Shared>,
-    session: &mut Session,
-    prompt: Option<&str>,
-    project: &str,
-    now: Millis,
-) -> Result<amber_tiers::briefing::Briefing, ErrorObject> {
-    let mut cfg = shared.config.briefing.clone();
-    let query = match prompt.map(str::trim) {
-        Some(t) if !t.is_empty() => t.chars().take(MAX_QUERY_CHARS).collect(),
-        _ => {
-            // No prompt to answer: an overview of the project, within the budget.
-            cfg.min_relevance = 0.0;
-            format!("recent work on {project}")
-        }
-    };
-    let hits = candidates(shared, session, &query, cfg.candidates, now).await?;
-    let briefing = brief(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some());
-    for item in &briefing.items {
-        session.served.push(Served {
-            id: item.id.clone(),
-            tier: Tier::Briefing,
-            event: None,
-            at: now,
-            score: item.score,
-            why: format!(
-                "briefing for {query:?}: relevance {:.2}, recency {:.2}, importance {:.2}{}",
-                item.relevance,
-                item.recency,
-                item.importance,
-                if item.expanded { ", shown in full" } else { "" }
-            ),
-            context: session.context,
-        });
-    }
-    Ok(briefing)
 }
 
 pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result<Value, ErrorObject> {
@@ -211,15 +135,19 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
             session.end_reason = None;
             session.last_active = now;
             let rebrief = p.rebrief.unwrap_or(false);
-            let (identity, briefing) = if rebrief {
+            if rebrief {
                 session.context += 1;
+            }
+            // What was addressed to the agent since comes in any case (once per agent).
+            let inbox = inbox(shared, &mut session, now).await?;
+            let (identity, briefing) = if rebrief {
                 let identity = identity_for(session.project_root.clone()).await?;
-                let b = briefing(shared, &mut session, p.prompt.as_deref(), &project, now).await?;
+                let b = briefing(shared, &mut session, p.prompt.as_deref(), &project, inbox.tokens, now).await?;
                 (identity, b)
             } else {
                 (None, amber_tiers::briefing::Briefing::default())
             };
-            if was_ended || rebrief {
+            if was_ended || rebrief || !inbox.items.is_empty() {
                 persist(shared, &session).await?;
             }
             tracing::debug!(
@@ -231,6 +159,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
                 scope: session.scope.clone(),
                 project_root: session.project_root.clone(),
                 identity,
+                inbox,
                 briefing,
                 resumed: true,
                 search: session.scopes(),
@@ -245,7 +174,8 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
     session.key = p.key.as_ref().map(|k| k.trim().to_string());
     session.also = also;
     let identity = identity_for(root.clone()).await?;
-    let briefing = briefing(shared, &mut session, p.prompt.as_deref(), &project, now).await?;
+    let inbox = inbox(shared, &mut session, now).await?;
+    let briefing = briefing(shared, &mut session, p.prompt.as_deref(), &project, inbox.tokens, now).await?;
     persist(shared, &session).await?;
     tracing::info!(
         session = %session.id, agent = %session.agent, scope = %scope,
@@ -256,6 +186,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
         scope,
         project_root: root,
         identity,
+        inbox,
         briefing,
         resumed: false,
         search: session.scopes(),

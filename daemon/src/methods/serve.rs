@@ -1,0 +1,149 @@
+//! What a session is served: its candidates (the session's scopes as one ranking, minus
+//! echoes and what is addressed to someone else), its inbox (memories addressed to its
+//! agent, each at most once per agent) and its briefing.
+
+use std::sync::Arc;
+
+use amber_core::{Millis, Query};
+use amber_ipc::protocol::{ErrorObject, Inbox, InboxItem};
+use amber_tiers::briefing::brief;
+use amber_tiers::identity::estimate_tokens;
+use amber_tiers::session::{Served, Session, Tier};
+
+use crate::rpc::{read, wait_indexed};
+use crate::state::Shared;
+
+/// Most memories an inbox hands over at once (the rest wait for the next session).
+const MAX_INBOX: usize = 20;
+/// An inbox line shows at most this many characters of a memory.
+const INBOX_OPENING: usize = 240;
+
+/// Candidates asked of the engine when `n` are wanted after the echo rule: a busy
+/// session's own captures can fill the top of a ranking, so more are fetched and the
+/// echoes dropped before the first `n` are kept.
+pub(crate) fn overfetch(n: usize) -> usize {
+    n.clamp(1, amber_core::MAX_K).saturating_mul(ECHO_OVERFETCH).min(amber_core::MAX_K)
+}
+
+/// How many times the wanted candidates are fetched before the echo rule.
+const ECHO_OVERFETCH: usize = 8;
+
+/// Longest event text searched (characters); longer events are searched by their start.
+pub(crate) const MAX_QUERY_CHARS: usize = 2000;
+
+/// The first `n` candidates for a text in a session's scopes (one ranking), once
+/// indexing has caught up, minus the echo rule: what the session filed itself is already
+/// in the agent's context, and raw captures of the last minutes are the work going on
+/// now.
+pub(crate) async fn candidates(
+    shared: &Arc<Shared>,
+    session: &Session,
+    text: &str,
+    n: usize,
+    now: Millis,
+) -> Result<Vec<amber_core::Hit>, ErrorObject> {
+    let mut q = Query::new(text).in_scope(session.scope.clone()).top(overfetch(n));
+    for s in &session.also {
+        q = q.also_in(s.clone());
+    }
+    wait_indexed(shared).await;
+    let mut hits = read(shared, move |e| e.recall(&q)).await?;
+    let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
+    hits.retain(|h| !session.is_echo(&h.memory, now, recent) && session.may_serve(&h.memory));
+    hits.truncate(n);
+    Ok(hits)
+}
+
+/// Runs the briefing for a session: its scopes searched as one ranking, minus what it
+/// filed itself, recent raw captures and what it was served in its current context.
+pub(crate) async fn briefing(
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    prompt: Option<&str>,
+    project: &str,
+    spent: usize,
+    now: Millis,
+) -> Result<amber_tiers::briefing::Briefing, ErrorObject> {
+    let mut cfg = shared.config.briefing.clone();
+    // The inbox came first, from the same budget.
+    cfg.budget_tokens = cfg.budget_tokens.saturating_sub(spent);
+    let query = match prompt.map(str::trim) {
+        Some(t) if !t.is_empty() => t.chars().take(MAX_QUERY_CHARS).collect(),
+        _ => {
+            // No prompt to answer: an overview of the project, within the budget.
+            cfg.min_relevance = 0.0;
+            format!("recent work on {project}")
+        }
+    };
+    let hits = candidates(shared, session, &query, cfg.candidates, now).await?;
+    let briefing = brief(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some());
+    for item in &briefing.items {
+        session.served.push(Served {
+            id: item.id.clone(),
+            tier: Tier::Briefing,
+            event: None,
+            at: now,
+            score: item.score,
+            why: format!(
+                "briefing for {query:?}: relevance {:.2}, recency {:.2}, importance {:.2}{}",
+                item.relevance,
+                item.recency,
+                item.importance,
+                if item.expanded { ", shown in full" } else { "" }
+            ),
+            context: session.context,
+        });
+    }
+    Ok(briefing)
+}
+
+/// The session's inbox: memories addressed to its agent (or to `all`) in its scopes
+/// that no session of this agent was handed yet, oldest first, as many as fit half the
+/// briefing budget. They are noted as served (to the session, and to the agent for
+/// good) before the briefing, which then has the rest of the budget.
+pub(crate) async fn inbox(shared: &Arc<Shared>, session: &mut Session, now: Millis) -> Result<Inbox, ErrorObject> {
+    let agent = session.agent.clone();
+    let scopes = session.scopes();
+    let pending = read(shared, move |e| e.inbox(&agent, &scopes, MAX_INBOX)).await?;
+    let budget = shared.config.briefing.budget_tokens / 2;
+    let mut out = Inbox::default();
+    let mut lines = Vec::new();
+    for m in pending {
+        if session.served_earlier(&m.id).is_some() {
+            continue;
+        }
+        let opening = amber_tiers::briefing::summary(&m.content, INBOX_OPENING);
+        let from = m.author.clone().unwrap_or_else(|| "a person".into());
+        let line = format!(
+            "- {} · from {from}{} · {}",
+            &m.id.as_str()[..8],
+            m.reply_to.as_ref().map(|r| format!(" · re {}", &r.as_str()[..8])).unwrap_or_default(),
+            opening
+        );
+        let cost = estimate_tokens(&line) + 1;
+        if out.tokens + cost > budget {
+            out.waiting += 1;
+            continue;
+        }
+        out.tokens += cost;
+        lines.push(line);
+        session.served.push(Served {
+            id: m.id.clone(),
+            tier: Tier::Inbox,
+            event: None,
+            at: now,
+            score: 1.0,
+            why: format!("inbox: addressed to {} by {from}", m.to.as_deref().unwrap_or("?")),
+            context: session.context,
+        });
+        out.items.push(InboxItem { id: m.id, seq: m.seq, from: m.author, to: m.to, reply_to: m.reply_to, opening });
+    }
+    if out.items.is_empty() {
+        return Ok(out);
+    }
+    out.text = format!("Addressed to you ({}):\n{}\n", session.agent, lines.join("\n"));
+    let agent = session.agent.clone();
+    let seqs: Vec<u64> = out.items.iter().map(|i| i.seq).collect();
+    read(shared, move |e| e.mark_inbox_served(&agent, &seqs)).await?;
+    Ok(out)
+}

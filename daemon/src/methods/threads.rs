@@ -1,0 +1,89 @@
+//! Addressing: `thread` (a memory's conversation), `guard` (may an agent answer it?) and
+//! `release` (lift a hold). The guard's rules are `amber_tiers::guard`; this module
+//! gathers the thread, logs the decision and holds the thread when it says hold.
+
+use std::sync::Arc;
+
+use amber_core::now_millis;
+use amber_engine::GuardEntry;
+use amber_ipc::protocol::{
+    ErrorKind, ErrorObject, GuardParams, GuardResult, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult,
+};
+use amber_tiers::guard::{Message, Verdict, decide};
+use serde_json::Value;
+
+use super::scope::resolve_id;
+use crate::rpc::{invalid, read, to_value};
+use crate::state::Shared;
+
+/// A memory's thread and its root, or not_found.
+async fn thread_of(
+    shared: &Arc<Shared>,
+    given: &str,
+) -> Result<(amber_core::MemoryId, Vec<amber_core::Memory>), ErrorObject> {
+    let id = resolve_id(shared, given).await?;
+    let key = id.clone();
+    let memories = read(shared, move |e| e.thread(&key)).await?;
+    let root = memories.first().map(|m| m.id.clone()).ok_or_else(|| {
+        ErrorObject::new(ErrorKind::NotFound, format!("no live memory with id {id} (forgotten?)"))
+    })?;
+    Ok((root, memories))
+}
+
+pub(crate) async fn thread(shared: &Arc<Shared>, p: ThreadParams) -> Result<Value, ErrorObject> {
+    let (root, memories) = thread_of(shared, &p.id).await?;
+    let key = root.clone();
+    let held = read(shared, move |e| e.hold_of(&key)).await?.map(|h| h.reason);
+    to_value(&ThreadResult { thread: root, memories, held })
+}
+
+pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value, ErrorObject> {
+    let agent = p.agent.trim().to_string();
+    if !amber_core::valid_recipient(&agent) || agent == "all" || agent == "self" {
+        return Err(invalid(format!("agent must be an agent's name (letters, digits, - _ . :), got {:?}", p.agent)));
+    }
+    let trigger_id = resolve_id(shared, &p.memory_id).await?;
+    let (root, memories) = thread_of(shared, trigger_id.as_str()).await?;
+    let (r, a, t) = (root.clone(), agent.clone(), trigger_id.clone());
+    let (held, handled, failures) = read(shared, move |e| {
+        let held = e.hold_of(&r)?.map(|h| h.reason);
+        let handled = e.guard_allowed(&a, &t)?;
+        Ok((held, handled, memories.iter().map(|m| Message::of(m, e.failures(m.seq))).collect::<Vec<_>>()))
+    })
+    .await?;
+    let thread = failures;
+    let Some(trigger) = thread.iter().find(|m| m.id == trigger_id) else {
+        return Err(ErrorObject::new(ErrorKind::NotFound, format!("memory {trigger_id} is not live")));
+    };
+    let d = decide(&agent, trigger, &thread, held.as_deref(), handled);
+    let verdict = match d.decision {
+        Verdict::Allow => "allow",
+        Verdict::Skip => "skip",
+        Verdict::Hold => "hold",
+    };
+    let entry = GuardEntry {
+        agent: agent.clone(),
+        trigger: trigger_id.clone(),
+        decision: verdict.into(),
+        rule: d.rule.clone(),
+        at: now_millis(),
+    };
+    let (r, rule, hold) = (root.clone(), d.rule.clone(), d.decision == Verdict::Hold && held.is_none());
+    read(shared, move |e| {
+        e.log_guard(&entry)?;
+        if hold {
+            e.hold(&r, &rule)?;
+        }
+        Ok(())
+    })
+    .await?;
+    tracing::debug!(%agent, trigger = %trigger_id, decision = verdict, rule = %d.rule, "guard");
+    to_value(&GuardResult { decision: d, memory_id: trigger_id, thread: root })
+}
+
+pub(crate) async fn release(shared: &Arc<Shared>, p: ReleaseParams) -> Result<Value, ErrorObject> {
+    let (root, _) = thread_of(shared, &p.thread).await?;
+    let key = root.clone();
+    let released = read(shared, move |e| e.release(&key)).await?;
+    to_value(&ReleaseResult { thread: root, released })
+}

@@ -1,0 +1,124 @@
+//! Agents addressing agents over the socket: the inbox at `session_start` (once per
+//! agent, before the briefing, within its budget), diaries and memories addressed to
+//! others kept out of other agents' sessions, `thread`, and the loop guard with its hold
+//! and `release`. Against the real daemon and model.
+
+mod common;
+
+use common::Daemon;
+use serde_json::{Value, json};
+
+const SCOPE: &str = "proj/agents";
+
+fn remember(c: &mut amber_ipc::Client, content: &str, extra: Value) -> String {
+    let mut p = json!({ "content": content, "scope": SCOPE });
+    if let (Some(p), Some(e)) = (p.as_object_mut(), extra.as_object()) {
+        p.extend(e.clone());
+    }
+    c.call_value("remember", p).unwrap()["id"].as_str().unwrap().to_string()
+}
+
+fn start(c: &mut amber_ipc::Client, agent: &str) -> Value {
+    c.call_value("session_start", json!({ "agent": agent, "scope": SCOPE, "prompt": "the flaky payment test" }))
+        .unwrap()
+}
+
+fn inbox_ids(s: &Value) -> Vec<String> {
+    s["inbox"]["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap().to_string()).collect()
+}
+
+fn briefed(s: &Value) -> Vec<String> {
+    s["briefing"]["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn the_inbox_comes_first_and_once_per_agent_and_diaries_stay_private() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let to_codex = remember(
+        &mut c,
+        "codex: the flaky payment test needs the stripe mock on port 12111, start it first",
+        json!({ "author": "claude-code", "to": "codex" }),
+    );
+    let to_all = remember(
+        &mut c,
+        "everyone: the payment test fixtures moved to tests/fixtures/payments",
+        json!({ "author": "claude-code", "to": "all" }),
+    );
+    let diary = remember(
+        &mut c,
+        "diary: I keep forgetting the payment test mock; next time check the port first",
+        json!({ "author": "claude-code", "to": "self" }),
+    );
+    let plain = remember(&mut c, "the payment test suite runs with make test-payments", json!({}));
+
+    // codex: its inbox holds the memory to it and the one to all, first; neither the
+    // diary nor (again) the inbox items in the briefing.
+    let s = start(&mut c, "codex");
+    let inbox = inbox_ids(&s);
+    assert_eq!(inbox, vec![to_codex.clone(), to_all.clone()], "{s}");
+    let text = s["inbox"]["text"].as_str().unwrap();
+    assert!(text.contains(&to_codex[..8]) && text.contains("from claude-code"), "{text}");
+    let b = briefed(&s);
+    assert!(!b.contains(&diary) && !b.contains(&to_codex) && !b.contains(&to_all), "{b:?}");
+    assert!(b.contains(&plain), "{b:?}");
+    // The inbox is paid from the briefing's budget.
+    let spent = |s: &Value| (s["inbox"]["tokens"].as_u64().unwrap(), s["briefing"]["budget_tokens"].as_u64().unwrap());
+    let (inbox_tokens, left) = spent(&s);
+    assert!(inbox_tokens > 0);
+    // Once per agent, not per session.
+    let again = start(&mut c, "codex");
+    assert!(inbox_ids(&again).is_empty(), "{again}");
+    // Another agent: the memory to all, not the one to codex, never the diary.
+    let other = start(&mut c, "gemini");
+    assert_eq!(inbox_ids(&other), vec![to_all.clone()]);
+    let (other_tokens, other_left) = spent(&other);
+    assert!(other_tokens < inbox_tokens);
+    assert_eq!(inbox_tokens + left, other_tokens + other_left, "one budget for inbox and briefing");
+    let ob = briefed(&other);
+    assert!(!ob.contains(&to_codex) && !ob.contains(&diary), "{ob:?}");
+    // The author: its own messages are not its inbox; its diary may be briefed to it.
+    let own = start(&mut c, "claude-code");
+    assert!(inbox_ids(&own).is_empty(), "{own}");
+    assert!(briefed(&own).contains(&diary), "{own}");
+    // A bad recipient is refused.
+    let e = c.call_value("remember", json!({ "content": "x", "scope": SCOPE, "to": "two words" })).unwrap_err();
+    assert_eq!(e.kind().map(|k| k.as_str()), Some("invalid_params"));
+}
+
+#[test]
+fn threads_and_the_loop_guard_hold_and_release() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let mut guard = |c: &mut amber_ipc::Client, id: &str, agent: &str| {
+        let r = c.call_value("guard", json!({ "memory_id": id, "agent": agent })).unwrap();
+        (r["decision"].as_str().unwrap().to_string(), r["rule"].as_str().unwrap().to_string())
+    };
+    // A person asks (no author); agent a answers.
+    let q = remember(&mut c, "why does the nightly build time out?", json!({}));
+    let a1 = remember(&mut c, "the nightly build waits on the artifact upload", json!({ "author": "a", "reply_to": q }));
+    let t = c.call_value("thread", json!({ "id": a1 })).unwrap();
+    assert_eq!(t["thread"], q);
+    assert_eq!(t["memories"].as_array().unwrap().len(), 2);
+    assert_eq!(guard(&mut c, &a1, "a"), ("skip".into(), "own_message".into()));
+    assert_eq!(guard(&mut c, &a1, "b"), ("allow".into(), "allowed".into()));
+    // Asked again, b already handled it.
+    assert_eq!(guard(&mut c, &a1, "b"), ("skip".into(), "already_handled".into()));
+    // b answers a: two agent hops since the person; c must not add a third: hold.
+    let b1 = remember(&mut c, "the upload is slow because of the 2 GB debug symbols", json!({ "author": "b", "reply_to": a1 }));
+    assert_eq!(guard(&mut c, &b1, "c"), ("hold".into(), "hop_limit".into()));
+    let t = c.call_value("thread", json!({ "id": b1 })).unwrap();
+    assert_eq!(t["held"], "hop_limit", "{t}");
+    // The hold holds for everyone until a person releases it.
+    assert_eq!(guard(&mut c, &b1, "d"), ("hold".into(), "held".into()));
+    let r = c.call_value("release", json!({ "thread": b1 })).unwrap();
+    assert_eq!((r["thread"].as_str(), r["released"].as_bool()), (Some(q.as_str()), Some(true)));
+    // A person writes: hop 0 again, and c may answer.
+    let p2 = remember(&mut c, "strip the debug symbols then", json!({ "author": "user", "reply_to": b1 }));
+    assert_eq!(guard(&mut c, &p2, "c"), ("allow".into(), "allowed".into()));
+    // Addressed to another agent: skip.
+    let to_b = remember(&mut c, "b, can you check the symbol size?", json!({ "author": "user", "reply_to": p2, "to": "b" }));
+    assert_eq!(guard(&mut c, &to_b, "c"), ("skip".into(), "addressed_elsewhere".into()));
+    let e = c.call_value("guard", json!({ "memory_id": to_b, "agent": "all" })).unwrap_err();
+    assert_eq!(e.kind().map(|k| k.as_str()), Some("invalid_params"));
+}
