@@ -228,6 +228,9 @@ fn start_context(s: &amber_ipc::protocol::SessionStartResult) -> String {
     {
         parts.push(id.text.trim_end().to_string());
     }
+    if !s.inbox.text.trim().is_empty() {
+        parts.push(s.inbox.text.trim_end().to_string());
+    }
     if !s.briefing.text.trim().is_empty() {
         parts.push(s.briefing.text.trim_end().to_string());
     }

@@ -73,6 +73,12 @@ enum Command {
         /// for several). It leaves recall while this one stands.
         #[arg(long, value_name = "ID")]
         supersedes: Vec<String>,
+        /// Who it is for: an agent's name, `all`, or `self` (your diary; needs --author).
+        #[arg(long, value_name = "AGENT")]
+        to: Option<String>,
+        /// The memory it answers (id or prefix): it joins that memory's thread.
+        #[arg(long, value_name = "ID")]
+        reply_to: Option<String>,
     },
     /// Search memories by hybrid BM25 + embedding retrieval.
     Recall {
@@ -397,7 +403,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let cfg = config(&cli)?;
     match &cli.command {
-        Command::Remember { text, scope, kind, source, author, session, meta, supersedes } => {
+        Command::Remember { text, scope, kind, source, author, session, meta, supersedes, to, reply_to } => {
             let content = if text == "-" {
                 let mut buf = Vec::new();
                 std::io::stdin().read_to_end(&mut buf).context("reading standard input")?;
@@ -422,6 +428,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for id in supersedes {
                 m.supersedes.push(full_id(&mut client, id).context("--supersedes")?);
             }
+            m.to = to.clone();
+            if let Some(r) = reply_to {
+                m.reply_to = Some(full_id(&mut client, r).context("--reply-to")?);
+            }
             m.validate()?;
             let r = client.remember(&m)?;
             if cli.json {
@@ -432,7 +442,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!("already remembered as {} in {}", r.id, m.scope);
             }
         }
-        Command::Outcomes(cmd) => outcomes::run(cmd, &mut connect(&cli, &cfg)?, cli.json)?,
+        Command::Outcomes(cmd) => {
+            if !outcomes::run(cmd, &mut connect(&cli, &cfg)?, cli.json)? {
+                return Ok(ExitCode::from(2));
+            }
+        }
         Command::Recall { query, scope, all_scopes, k, mode, archived } => {
             let mut p = RecallParams::new(query.clone());
             p.k = Some(*k);

@@ -46,7 +46,9 @@ the 8-digit prefix a briefing shows. Facts about people, projects and things tha
 time go in the knowledge graph: `kg_add` files them (with the memory they came from), \
 `kg_query` says what holds now or at a date, `kg_traverse` how things connect. When a memory \
 turned out right or wrong, say so with `outcome`; a memory that replaces an earlier one is filed \
-with `type: invalidation` and `supersedes: [id]`. Results are JSON.";
+with `type: invalidation` and `supersedes: [id]`. `remember` with `to` addresses another agent \
+(its inbox at its next session start) or `self` (a diary); before answering another agent's \
+memory, ask `guard`. Results are JSON.";
 
 /// The daemon connection is closed after this long unused.
 const IDLE_DROP: Duration = Duration::from_secs(60);
@@ -572,6 +574,51 @@ impl AmberMcp {
         self.forward("outcome", &a).await
     }
 
+    /// A memory's thread.
+    #[tool(
+        description = "A memory's thread: the memory it started from, then every memory that answers it \
+                       (by `reply_to`), in order, and whether the thread is held.",
+        annotations(title = "Thread", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn thread(&self, Parameters(a): Parameters<IdArgs>) -> CallToolResult {
+        self.forward("thread", &a).await
+    }
+
+    /// The loop guard.
+    #[tool(
+        description = "Before an agent answers another agent's memory: may it? Returns `allow`, `skip` or \
+                       `hold` with the rule that decided (held thread, addressed to someone else, already \
+                       handled, its own message, 2 agent hops since a person, no person since its last \
+                       reply, 3 agent replies in a row, failed replies). On `hold` the thread waits \
+                       for a person to release it.",
+        annotations(
+            title = "Loop guard",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn guard(&self, Parameters(a): Parameters<GuardArgs>) -> CallToolResult {
+        self.forward("guard", &a).await
+    }
+
+    /// Lift a hold.
+    #[tool(
+        description = "Release a thread the loop guard held, so agents may answer in it again (a \
+                       person's call).",
+        annotations(
+            title = "Release a thread",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn release(&self, Parameters(a): Parameters<ReleaseArgs>) -> CallToolResult {
+        self.forward("release", &a).await
+    }
+
     /// Show a session.
     #[tool(
         description = "A session's record, live or ended: what it was served and why, its events and \
@@ -730,6 +777,7 @@ mod tests {
             [
                 "forget",
                 "get",
+                "guard",
                 "kg_add",
                 "kg_invalidate",
                 "kg_query",
@@ -739,12 +787,14 @@ mod tests {
                 "links",
                 "outcome",
                 "recall",
+                "release",
                 "remember",
                 "session_end",
                 "session_event",
                 "session_show",
                 "session_start",
-                "status"
+                "status",
+                "thread"
             ]
         );
         for t in &tools {

@@ -3,7 +3,9 @@
 
 use amber_core::Outcome;
 use amber_ipc::Client;
-use amber_ipc::protocol::{ArchivedResult, AuditResult, MemoryResult, OutcomesResult};
+use amber_ipc::protocol::{
+    ArchivedResult, AuditResult, GuardResult, MemoryResult, OutcomesResult, ReleaseResult, ThreadResult,
+};
 use clap::Subcommand;
 use serde_json::json;
 
@@ -55,9 +57,29 @@ pub(crate) enum OutcomeCommand {
         #[arg(long, default_value_t = 200)]
         sessions: usize,
     },
+    /// A memory's thread: the memory it started from, then every answer.
+    Thread {
+        /// Any memory of the thread (id or prefix).
+        id: String,
+    },
+    /// The loop guard: may AGENT answer this memory? Prints allow, skip or hold and the
+    /// rule that decided (exit status 0 only for allow).
+    Guard {
+        /// The memory to answer (id or prefix).
+        id: String,
+        /// The agent that would answer.
+        #[arg(long)]
+        agent: String,
+    },
+    /// Lift a thread's hold.
+    Release {
+        /// Any memory of the thread (id or prefix).
+        id: String,
+    },
 }
 
-pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> anyhow::Result<()> {
+/// Runs a command; false when a guard did not allow.
+pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> anyhow::Result<bool> {
     match cmd {
         OutcomeCommand::Outcome { id, result, session, note, agent } => {
             check_id(id)?;
@@ -67,7 +89,8 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 &json!({ "memory_id": id, "result": result, "session_id": session, "note": note, "agent": agent }),
             )?;
             if as_json {
-                return print_json(&r.memory);
+                print_json(&r.memory)?;
+                return Ok(true);
             }
             let m = &r.memory;
             let state = if m.is_archived() { " (archived)" } else { "" };
@@ -77,7 +100,8 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
             check_id(id)?;
             let r: OutcomesResult = client.call("outcomes", &json!({ "memory_id": id }))?;
             if as_json {
-                return print_json(&r);
+                print_json(&r)?;
+                return Ok(true);
             }
             let m = &r.memory;
             println!("{} [{}] {} · weight {:.2}", m.id, m.scope, m.kind, m.weight);
@@ -108,7 +132,8 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         OutcomeCommand::Archived { scope, limit } => {
             let r: ArchivedResult = client.call("archived", &json!({ "scope": scope, "limit": limit }))?;
             if as_json {
-                return print_json(&r.memories);
+                print_json(&r.memories)?;
+                return Ok(true);
             }
             if r.memories.is_empty() {
                 println!("no archived memories");
@@ -125,14 +150,16 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
             check_id(id)?;
             let r: MemoryResult = client.call("unarchive", &json!({ "id": id }))?;
             if as_json {
-                return print_json(&r.memory);
+                print_json(&r.memory)?;
+                return Ok(true);
             }
             println!("{} restored: weight {:.2}", r.memory.id, r.memory.weight);
         }
         OutcomeCommand::Audit { sessions } => {
             let r: AuditResult = client.call("audit", &json!({ "sessions": sessions }))?;
             if as_json {
-                return print_json(&r);
+                print_json(&r)?;
+                return Ok(true);
             }
             println!(
                 "{} sessions: {} successes with no served record, {} served memories never reported",
@@ -152,6 +179,48 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 println!("  unreported: {} served in session {} ({})", u.memory_id, u.session_id, u.agent);
             }
         }
+        OutcomeCommand::Thread { id } => {
+            check_id(id)?;
+            let r: ThreadResult = client.call("thread", &json!({ "id": id }))?;
+            if as_json {
+                print_json(&r)?;
+                return Ok(true);
+            }
+            let held = r.held.as_deref().map(|h| format!(" · held ({h})")).unwrap_or_default();
+            println!("thread {}{held}", r.thread);
+            for m in &r.memories {
+                let to = m.to.as_deref().map(|t| format!(" → {t}")).unwrap_or_default();
+                let re = m.reply_to.as_ref().map(|r| format!(" re {}", &r.as_str()[..8])).unwrap_or_default();
+                println!(
+                    "  {} {}{to}{re}: {}",
+                    &m.id.as_str()[..8],
+                    m.author.as_deref().unwrap_or("a person"),
+                    one_line(&m.content, 100)
+                );
+            }
+        }
+        OutcomeCommand::Guard { id, agent } => {
+            check_id(id)?;
+            let r: GuardResult = client.call("guard", &json!({ "memory_id": id, "agent": agent }))?;
+            if as_json {
+                print_json(&r)?;
+            } else {
+                let d = &r.decision;
+                println!("{} ({}): {}", serde_json::to_value(d.decision)?.as_str().unwrap_or("?"), d.rule, d.why);
+            }
+            return Ok(r.decision.decision == amber_tiers::guard::Verdict::Allow);
+        }
+        OutcomeCommand::Release { id } => {
+            check_id(id)?;
+            let r: ReleaseResult = client.call("release", &json!({ "thread": id }))?;
+            if as_json {
+                print_json(&r)?;
+            } else if r.released {
+                println!("thread {} released", r.thread);
+            } else {
+                println!("thread {} was not held", r.thread);
+            }
+        }
     }
-    Ok(())
+    Ok(true)
 }

@@ -162,3 +162,30 @@ fn outcomes_supersession_and_the_archive_from_the_command_line() {
     let (out, _) = ok(env.amber(&["audit"]));
     assert!(out.contains("0 successes with no served record"), "{out}");
 }
+
+#[test]
+fn addressing_threads_and_the_guard_from_the_command_line() {
+    let env = Env::new();
+    let (out, _) = ok(env.amber(&["remember", "--scope", "proj", "why is the deploy slow?"]));
+    let q = first_id(&out);
+    let (out, _) =
+        ok(env.amber(&["remember", "--scope", "proj", "--author", "a", "--reply-to", &q[..8], "the image is 3 GB"]));
+    let a = first_id(&out);
+    let (out, _) = ok(env.amber(&[
+        "remember", "--scope", "proj", "--author", "b", "--to", "c", "--reply-to", &a, "c: slim the image",
+    ]));
+    let b = first_id(&out);
+    let (out, _) = ok(env.amber(&["thread", &b[..8]]));
+    assert!(out.starts_with(&format!("thread {q}")), "{out}");
+    assert!(out.contains(&format!("{} b → c re {}", &b[..8], &a[..8])), "{out}");
+    // c may not answer: two agent hops since the person. Exit status 2, thread held.
+    let o = env.amber(&["guard", &b, "--agent", "c"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).starts_with("hold (hop_limit)"), "{}", text(&o.stdout));
+    let (out, _) = ok(env.amber(&["release", &a]));
+    assert!(out.contains("released"), "{out}");
+    let (out, _) = ok(env.amber(&["guard", &a, "--agent", "d"]));
+    assert!(out.starts_with("allow (allowed)"), "{out}");
+    let o = env.amber(&["remember", "--scope", "proj", "--to", "two words", "x"]);
+    assert!(!o.status.success() && text(&o.stderr).contains("bad recipient"), "{}", text(&o.stderr));
+}

@@ -49,6 +49,10 @@ enum Command {
     /// shown, tokens, precision and recall of evidence, on a hand-written project fixture
     /// and (with --data) on LongMemEval haystacks.
     Briefing(cmd::briefing::BriefingArgs),
+    /// Standing (issue 18): stale facts with supersession on LongMemEval knowledge
+    /// updates (--data), and a simulated agent reporting outcomes on LoCoMo (--locomo):
+    /// recall, wrong recall and interjection precision over feedback rounds.
+    Standing(cmd::standing::StandingArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Curate(a) => cmd::curate::run(a),
         Command::KgBench(a) => cmd::kg_bench::run(a),
         Command::Briefing(a) => cmd::briefing::run(a),
+        Command::Standing(a) => cmd::standing::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

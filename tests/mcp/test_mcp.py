@@ -37,6 +37,9 @@ EXPECTED_TOOLS = {
     "session_end",
     "session_show",
     "outcome",
+    "thread",
+    "guard",
+    "release",
 }
 KG_TOOLS = {"kg_add", "kg_invalidate", "kg_query", "kg_timeline", "kg_traverse", "kg_stats"}
 
@@ -280,5 +283,13 @@ def test_outcomes_supersession_and_a_session_manifest(amber_env):
             {"session_id": s["session_id"], "manifest": [{"memory_id": new, "used": True, "result": "failure"}]},
         )
         assert abs(end["manifest"]["applied"][0]["weight"] - 0.9) < 1e-6, end["manifest"]
+        # Addressing: a memory to another agent reaches its inbox; the guard answers.
+        note = (await ok("remember", {"content": "codex: rotate the job's token", "scope": scope, "author": "mcp-test", "to": "codex"}))["id"]
+        s = await ok("session_start", {"agent": "codex", "scope": scope})
+        assert [i["id"] for i in s["inbox"]["items"]] == [note]
+        g = await ok("guard", {"memory_id": note, "agent": "gemini"})
+        assert (g["decision"], g["rule"]) == ("skip", "addressed_elsewhere")
+        t = await ok("thread", {"id": note[:8]})
+        assert t["thread"] == note
 
     asyncio.run(with_session(amber_env, body))

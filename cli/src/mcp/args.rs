@@ -160,6 +160,14 @@ pub(super) struct RememberArgs {
     /// them (a retraction).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) supersedes: Option<Vec<String>>,
+    /// Who it is for: an agent's name (it gets it in its inbox at its next session
+    /// start, and no other agent is served it), `all`, or `self` (the author's diary,
+    /// served to no one else).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) to: Option<String>,
+    /// The id (32 hex digits) of the memory this one answers: it joins that thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) reply_to: Option<String>,
 }
 
 /// A memory id.
@@ -522,3 +530,19 @@ pub(super) struct KgStatsArgs {
     pub(super) scope: Option<String>,
 }
 
+
+/// `guard` arguments.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+pub(super) struct GuardArgs {
+    /// The memory the agent would answer (id or 8-digit prefix).
+    pub(super) memory_id: String,
+    /// The agent that would answer (its name).
+    pub(super) agent: String,
+}
+
+/// `release` arguments.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+pub(super) struct ReleaseArgs {
+    /// Any memory of the held thread (id or 8-digit prefix).
+    pub(super) thread: String,
+}

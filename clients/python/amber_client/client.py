@@ -402,6 +402,8 @@ class Client:
         event_time: int | None = None,
         metadata: dict[str, Any] | None = None,
         supersedes: Iterable[str] | None = None,
+        to: str | None = None,
+        reply_to: str | None = None,
     ) -> dict[str, Any]:
         """Files one memory verbatim: ``{id, seq, created}``.
 
@@ -410,7 +412,9 @@ class Client:
         project); else the daemon's default, ``default``.
 
         ``supersedes`` (whole ids, with ``type="invalidation"``): the memories this one
-        replaces; they are archived while it stands."""
+        replaces; they are archived while it stands. ``to``: an agent's name (its inbox
+        at its next session start; no other agent is served it), ``all``, or ``self`` (the
+        author's diary). ``reply_to`` (a whole id): the memory this one answers."""
         return self.call(
             "remember",
             _drop_none(
@@ -424,6 +428,8 @@ class Client:
                     "event_time": event_time,
                     "metadata": metadata,
                     "supersedes": list(supersedes) if supersedes is not None else None,
+                    "to": to,
+                    "reply_to": reply_to,
                 }
             ),
         )
@@ -683,6 +689,19 @@ class Client:
         """Restores an archived memory (weight at least 0.30): ``{memory}``. A memory an
         invalidation supersedes raises :class:`Superseded`."""
         return self.call("unarchive", {"id": id})
+
+    def thread(self, id: str) -> dict[str, Any]:
+        """A memory's thread: ``{thread, memories, held?}`` (root first)."""
+        return self.call("thread", {"id": id})
+
+    def guard(self, memory_id: str, agent: str) -> dict[str, Any]:
+        """May ``agent`` answer ``memory_id``? ``{decision, rule, rule_number, why,
+        memory_id, thread}`` with ``decision`` ``allow``, ``skip`` or ``hold``."""
+        return self.call("guard", {"memory_id": memory_id, "agent": agent})
+
+    def release(self, thread: str) -> dict[str, Any]:
+        """Lifts a thread's hold: ``{thread, released}``."""
+        return self.call("release", {"thread": thread})
 
     def audit(self, sessions: int | None = None) -> dict[str, Any]:
         """``{sessions, unbacked_successes, unreported}`` over the most recent sessions."""

@@ -44,3 +44,26 @@ def test_outcomes_supersession_archive_and_manifest(daemon):
         assert c.outcomes(new)["reports"][0]["kind"] == "used"
         audit = c.audit()
         assert audit["unbacked_successes"] == []
+
+
+def test_addressing_inbox_and_the_loop_guard(daemon):
+    scope = "pyagents"
+    with daemon.client() as c:
+        note = c.remember("codex: run the migrations before the API tests", scope, author="claude-code", to="codex")["id"]
+        diary = c.remember("diary: the API tests need a warm cache", scope, author="claude-code", to="self")["id"]
+        s = c.session_start("codex", scope=scope, prompt="API tests")
+        assert [i["id"] for i in s["inbox"]["items"]] == [note]
+        assert diary not in [i["id"] for i in s["briefing"]["items"]]
+        assert c.session_start("codex", scope=scope)["inbox"]["items"] == []
+        with pytest.raises(InvalidParams):
+            c.remember("x", scope, to="not a name")
+
+        q = c.remember("why are the API tests slow?", scope)["id"]
+        a = c.remember("the cache is cold", scope, author="a", reply_to=q)["id"]
+        b = c.remember("warm it in setup", scope, author="b", reply_to=a)["id"]
+        assert [m["id"] for m in c.thread(b)["memories"]] == [q, a, b]
+        g = c.guard(b, "c")
+        assert (g["decision"], g["rule"], g["thread"]) == ("hold", "hop_limit", q)
+        assert c.guard(a, "c")["rule"] == "held"
+        assert c.release(q)["released"] is True
+        assert c.guard(a, "c")["decision"] == "allow"

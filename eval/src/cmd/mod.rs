@@ -12,3 +12,4 @@ pub(crate) mod load;
 pub(crate) mod locomo;
 pub(crate) mod longmemeval;
 pub(crate) mod plot;
+pub(crate) mod standing;

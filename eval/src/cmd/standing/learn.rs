@@ -21,7 +21,7 @@
 //! `amber_tiers::interject::decide` (its default settings: the top 10 by cosine, gate
 //! 0.42, judge off, one memory, a fresh session per event).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -99,8 +99,39 @@ pub(super) struct Question {
     key: String,
     text: String,
     evidence: Vec<String>,
-    fed: bool,
+    pub(super) fed: bool,
+    /// Held apart, with no evidence turn shared with a fed question.
+    pub(super) disjoint: bool,
     answerable: bool,
+}
+
+/// The halves scored: fed, held apart, and the held-apart questions that share no
+/// evidence turn with a fed one (nothing reported on their evidence as evidence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Half {
+    Fed,
+    HeldApart,
+    Disjoint,
+}
+
+impl Half {
+    const ALL: [Half; 3] = [Half::Fed, Half::HeldApart, Half::Disjoint];
+
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Half::Fed => "fed",
+            Half::HeldApart => "held_apart",
+            Half::Disjoint => "held_apart_disjoint",
+        }
+    }
+
+    fn holds(self, q: &Question) -> bool {
+        match self {
+            Half::Fed => q.fed,
+            Half::HeldApart => !q.fed,
+            Half::Disjoint => q.disjoint,
+        }
+    }
 }
 
 /// The questions with evidence, split per conversation.
@@ -109,13 +140,20 @@ pub(super) fn questions(convs: &[locomo::Conversation], seed: u64) -> Vec<Questi
     for (ci, c) in convs.iter().enumerate() {
         let with: Vec<(usize, &locomo::Qa)> = c.qa.iter().enumerate().filter(|(_, q)| !q.evidence.is_empty()).collect();
         let fed = split_fed(with.len(), seed ^ fnv1a(&c.sample_id));
-        for ((j, qa), fed) in with.into_iter().zip(fed) {
+        let fed_evidence: HashSet<&str> = with
+            .iter()
+            .zip(&fed)
+            .filter(|(_, f)| **f)
+            .flat_map(|((_, qa), _)| qa.evidence.iter().map(String::as_str))
+            .collect();
+        for ((j, qa), fed) in with.iter().zip(fed) {
             out.push(Question {
                 conv: ci,
                 key: format!("{}#{j}", c.sample_id),
                 text: qa.question.clone(),
                 evidence: qa.evidence.clone(),
                 fed,
+                disjoint: !fed && !qa.evidence.iter().any(|e| fed_evidence.contains(e.as_str())),
                 answerable: qa.category != 5,
             });
         }
@@ -143,16 +181,17 @@ fn measure(engine: &Engine, convs: &[Conv], qs: &[Question], k: usize, mode: Sea
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub(super) struct Scores {
     pub(super) questions: usize,
+    pub(super) recall_at_1: f64,
     pub(super) recall_at_5: f64,
     pub(super) recall_at_10: f64,
     pub(super) wrong_at_5: f64,
 }
 
-/// Per-question recall@5, recall@10 and wrong@5 of one half.
-fn per_question(hits: &[Vec<Hit>], convs: &[Conv], qs: &[Question], fed: bool) -> Vec<[f64; 3]> {
+/// Per-question recall@1, @5, @10 and wrong@5 of one half.
+fn per_question(hits: &[Vec<Hit>], convs: &[Conv], qs: &[Question], half: Half) -> Vec<[f64; 4]> {
     qs.iter()
         .zip(hits)
-        .filter(|(q, _)| q.fed == fed)
+        .filter(|(q, _)| half.holds(q))
         .map(|(q, h)| {
             let c = &convs[q.conv];
             let ranked: Vec<String> =
@@ -160,6 +199,7 @@ fn per_question(hits: &[Vec<Hit>], convs: &[Conv], qs: &[Question], fed: bool) -
             let top5 = &h[..h.len().min(5)];
             let wrong = top5.iter().filter(|x| !is_gold(x, c, q)).count() as f64 / top5.len().max(1) as f64;
             [
+                locomo::recall_at_k(&ranked, &q.evidence, 1).unwrap_or(0.0),
                 locomo::recall_at_k(&ranked, &q.evidence, 5).unwrap_or(0.0),
                 locomo::recall_at_k(&ranked, &q.evidence, 10).unwrap_or(0.0),
                 wrong,
@@ -168,10 +208,10 @@ fn per_question(hits: &[Vec<Hit>], convs: &[Conv], qs: &[Question], fed: bool) -
         .collect()
 }
 
-fn scores(v: &[[f64; 3]]) -> Scores {
+fn scores(v: &[[f64; 4]]) -> Scores {
     let n = v.len().max(1) as f64;
     let mean = |i: usize| v.iter().map(|x| x[i]).sum::<f64>() / n;
-    Scores { questions: v.len(), recall_at_5: mean(0), recall_at_10: mean(1), wrong_at_5: mean(2) }
+    Scores { questions: v.len(), recall_at_1: mean(0), recall_at_5: mean(1), recall_at_10: mean(2), wrong_at_5: mean(3) }
 }
 
 /// One point of the curve.
@@ -180,6 +220,7 @@ pub(super) struct Round {
     pub(super) round: usize,
     pub(super) fed: Scores,
     pub(super) held_apart: Scores,
+    pub(super) held_apart_disjoint: Scores,
     /// Reports made in this round (success, failure) and labels flipped.
     pub(super) reports: (usize, usize),
     pub(super) flipped: usize,
@@ -188,12 +229,12 @@ pub(super) struct Round {
 }
 
 /// Interjection on one half's answerable questions.
-fn interjection(hits: &[Vec<Hit>], convs: &[Conv], qs: &[Question], fed: bool) -> Value {
+fn interjection(hits: &[Vec<Hit>], convs: &[Conv], qs: &[Question], half: Half) -> Value {
     let policy = Policy { gate: 0.42, band: 0.0, max_fire: 1, judge: Judge::Off };
     let cfg = InterjectConfig::default();
     let mut events = Vec::new();
     let (mut n, mut fired, mut gold) = (0usize, 0usize, 0usize);
-    for (q, h) in qs.iter().zip(hits).filter(|(q, _)| q.fed == fed && q.answerable) {
+    for (q, h) in qs.iter().zip(hits).filter(|(q, _)| half.holds(q) && q.answerable) {
         let c = &convs[q.conv];
         let candidates = h
             .iter()
@@ -262,8 +303,9 @@ pub(super) fn run_strength(
     let before = hits.clone();
     let point = |round, hits: &[Vec<Hit>], reports, flipped, archived| Round {
         round,
-        fed: scores(&per_question(hits, &convs, qs, true)),
-        held_apart: scores(&per_question(hits, &convs, qs, false)),
+        fed: scores(&per_question(hits, &convs, qs, Half::Fed)),
+        held_apart: scores(&per_question(hits, &convs, qs, Half::HeldApart)),
+        held_apart_disjoint: scores(&per_question(hits, &convs, qs, Half::Disjoint)),
         reports,
         flipped,
         archived,
@@ -298,35 +340,46 @@ pub(super) fn run_strength(
     }
     pb.finish_and_clear();
     // The change from round 0 to the last round, per half, with its paired standard error.
-    let change = |fed: bool| {
-        let a = per_question(&before, &convs, qs, fed);
-        let b = per_question(&hits, &convs, qs, fed);
-        let col = |v: &[[f64; 3]], i: usize| v.iter().map(|x| x[i]).collect::<Vec<f64>>();
+    let change = |half: Half| {
+        let a = per_question(&before, &convs, qs, half);
+        let b = per_question(&hits, &convs, qs, half);
+        let col = |v: &[[f64; 4]], i: usize| v.iter().map(|x| x[i]).collect::<Vec<f64>>();
         let d = |i: usize| {
             let (m, se) = paired(&col(&a, i), &col(&b, i));
             json!({"change": m, "standard_error": se})
         };
-        json!({"recall_at_5": d(0), "recall_at_10": d(1), "wrong_at_5": d(2)})
+        json!({"recall_at_1": d(0), "recall_at_5": d(1), "recall_at_10": d(2), "wrong_at_5": d(3)})
     };
-    // Evidence turns of held-apart questions whose memory ended archived.
-    let mut held_evidence = (0usize, 0usize);
-    for q in qs.iter().filter(|q| !q.fed) {
-        let c = &convs[q.conv];
-        for (m, ids) in &c.memories {
-            if ids.iter().any(|id| q.evidence.contains(id)) {
-                held_evidence.0 += 1;
-                held_evidence.1 += usize::from(engine.get(m)?.is_some_and(|m| m.is_archived()));
+    let per_half = |f: &dyn Fn(Half) -> Value| -> Value {
+        Value::Object(Half::ALL.iter().map(|h| (h.as_str().to_string(), f(*h))).collect())
+    };
+    // The evidence memories of each half, and how many of them ended archived.
+    let mut evidence_archived = serde_json::Map::new();
+    for half in Half::ALL {
+        let mut seen: HashSet<&MemoryId> = HashSet::new();
+        let mut archived_n = 0;
+        for c in &convs {
+            let wanted: HashSet<&str> = qs
+                .iter()
+                .filter(|q| half.holds(q) && std::ptr::eq(&convs[q.conv], c))
+                .flat_map(|q| q.evidence.iter().map(String::as_str))
+                .collect();
+            for (m, ids) in &c.memories {
+                if ids.iter().any(|id| wanted.contains(id.as_str())) && seen.insert(m) {
+                    archived_n += usize::from(engine.get(m)?.is_some_and(|m| m.is_archived()));
+                }
             }
         }
+        evidence_archived.insert(half.as_str().into(), json!({"memories": seen.len(), "archived": archived_n}));
     }
     let report = json!({
         "standing_strength": strength,
         "curve": curve,
-        "change_after_last_round": {"fed": change(true), "held_apart": change(false)},
-        "held_apart_evidence_memories": {"total": held_evidence.0, "archived": held_evidence.1},
+        "change_after_last_round": per_half(&change),
+        "evidence_memories_archived": evidence_archived,
         "interjection": {
-            "without_outcomes": {"fed": interjection(&before, &convs, qs, true), "held_apart": interjection(&before, &convs, qs, false)},
-            "after_feedback": {"fed": interjection(&hits, &convs, qs, true), "held_apart": interjection(&hits, &convs, qs, false)},
+            "without_outcomes": per_half(&|h| interjection(&before, &convs, qs, h)),
+            "after_feedback": per_half(&|h| interjection(&hits, &convs, qs, h)),
         },
         "conversations": convs.iter().map(|c| json!({"sample_id": c.sample_id, "memories": c.memories.len()})).collect::<Vec<_>>(),
     });
