@@ -229,3 +229,36 @@ fn steady_use_keeps_a_memory_alive_and_age_alone_never_archives() {
     assert_eq!(hits[0].memory.id, used, "the memory in use ranks first");
     assert!(e.archived(None, 10).unwrap().is_empty());
 }
+
+#[test]
+fn facts_whose_sources_are_all_superseded_are_invalidated_with_the_reason() {
+    use amber_core::graph::NewFact;
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), 1.0);
+    let a = file(&e, "Dana leads the billing team", MemoryType::Fact);
+    let c = file(&e, "the billing team is led by Dana, per the org chart", MemoryType::Fact);
+    let fact = |subject: &str, object: &str, sources: Vec<MemoryId>| NewFact {
+        subject: subject.into(),
+        predicate: "leads".into(),
+        object: Some(object.into()),
+        literal: None,
+        valid_from: None,
+        valid_to: None,
+        confidence: None,
+        sources,
+        supersede: false,
+    };
+    let added = e
+        .kg_add(&scope(), &[], &[fact("Dana", "billing team", vec![a.clone()]), fact("Dana", "billing", vec![a.clone(), c.clone()])])
+        .unwrap();
+    let (only_a, both) = (added.facts[0].id, added.facts[1].id);
+    let b = supersede(&e, "Dana moved to the platform team; Ravi leads billing", &[&a]);
+    let f = e.read_store(|s| s.kg_fact(only_a)).unwrap().unwrap();
+    assert!(f.invalidated_at.is_some() && f.valid_to.is_some(), "{f:?}");
+    let why = e.read_store(|s| s.kg_invalidations(only_a)).unwrap();
+    assert_eq!(why.len(), 1);
+    assert!(why[0].1.as_deref().unwrap().contains(b.as_str()), "{why:?}");
+    // A fact with a source still standing keeps its window.
+    let f = e.read_store(|s| s.kg_fact(both)).unwrap().unwrap();
+    assert!(f.invalidated_at.is_none(), "{f:?}");
+}

@@ -97,6 +97,10 @@ pub trait MemoryStore: Send {
     ) -> Result<Option<Fact>>;
     /// A fact by id.
     fn kg_fact(&self, id: i64) -> Result<Option<Fact>>;
+    /// The facts not invalidated yet that a memory is a source of.
+    fn kg_facts_sourced_by(&self, memory: &MemoryId) -> Result<Vec<Fact>>;
+    /// A fact's invalidations: (when its window ended, why).
+    fn kg_invalidations(&self, fact: i64) -> Result<Vec<(Millis, Option<String>)>>;
     /// An entity by id.
     fn kg_entity(&self, id: i64) -> Result<Option<Entity>>;
     /// The entity a name or alias names in a scope.
@@ -302,6 +306,14 @@ impl MemoryStore for Store {
 
     fn kg_fact(&self, id: i64) -> Result<Option<Fact>> {
         Store::kg_fact(self, id)
+    }
+
+    fn kg_facts_sourced_by(&self, memory: &MemoryId) -> Result<Vec<Fact>> {
+        Store::kg_facts_sourced_by(self, memory)
+    }
+
+    fn kg_invalidations(&self, fact: i64) -> Result<Vec<(Millis, Option<String>)>> {
+        Store::kg_invalidations(self, fact)
     }
 
     fn kg_entity(&self, id: i64) -> Result<Option<Entity>> {

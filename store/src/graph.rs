@@ -374,6 +374,41 @@ impl Store {
         Ok(f)
     }
 
+    /// A fact's invalidations, oldest first: (the time its window ended, the reason).
+    pub fn kg_invalidations(&self, fact: i64) -> Result<Vec<(Millis, Option<String>)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT at, reason FROM kg_invalidations WHERE fact = ?1 ORDER BY recorded_at, rowid")
+            .map_err(self.sql())?;
+        let rows = stmt.query_map([fact], |r| Ok((r.get(0)?, r.get(1)?))).map_err(self.sql())?;
+        rows.collect::<rusqlite::Result<_>>().map_err(self.sql())
+    }
+
+    /// The facts not invalidated yet that name this memory among their sources.
+    pub fn kg_facts_sourced_by(&self, memory: &MemoryId) -> Result<Vec<Fact>> {
+        let ids: Vec<i64> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT id FROM kg_facts WHERE invalidated_at IS NULL AND instr(sources, ?1) > 0 ORDER BY id",
+                )
+                .map_err(self.sql())?;
+            stmt.query_map([memory.as_str()], |r| r.get(0))
+                .map_err(self.sql())?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(self.sql())?
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(f) = fact_by_id(&self.conn, id).map_err(self.sql())?
+                && f.sources.contains(memory)
+            {
+                out.push(f);
+            }
+        }
+        Ok(out)
+    }
+
     /// A fact by its number.
     pub fn kg_fact(&self, id: i64) -> Result<Option<Fact>> {
         fact_by_id(&self.conn, id).map_err(self.sql())

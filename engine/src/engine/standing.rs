@@ -119,8 +119,35 @@ impl Engine {
         if seqs.is_empty() {
             return Ok(());
         }
-        let rows = store.apply_supersessions(seqs, now_millis())?;
+        let now = now_millis();
+        let rows = store.apply_supersessions(seqs, now)?;
+        let retired: Vec<(u64, MemoryId)> =
+            rows.iter().filter_map(|r| r.superseded_by.clone().map(|by| (r.seq, by))).collect();
         self.note_standings(rows);
+        self.invalidate_superseded_facts(store, &retired, now)
+    }
+
+    /// Knowledge-graph facts whose sources are all superseded now end their window, with
+    /// a reason naming the invalidation (nothing is deleted; a later retraction does not
+    /// reopen them: the graph keeps its history).
+    fn invalidate_superseded_facts(&self, store: &mut dyn MemoryStore, retired: &[(u64, MemoryId)], now: Millis) -> Result<()> {
+        for (seq, by) in retired {
+            let Some(memory) = store.get_by_seqs(&[*seq])?.pop() else { continue };
+            for fact in store.kg_facts_sourced_by(&memory.id)? {
+                let mut all_superseded = true;
+                for source in &fact.sources {
+                    if store.get(source)?.is_some_and(|m| m.superseded_by.is_none() && !m.is_forgotten()) {
+                        all_superseded = false;
+                        break;
+                    }
+                }
+                if all_superseded {
+                    let reason = format!("its sources were superseded by invalidation {by}");
+                    store.kg_invalidate(fact.id, now, Some(&reason), now)?;
+                    tracing::info!(fact = fact.id, invalidation = %by, "fact invalidated: its sources were superseded");
+                }
+            }
+        }
         Ok(())
     }
 
