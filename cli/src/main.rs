@@ -500,7 +500,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         why.push(format!("vector #{r} cos {c:.3}"));
                     }
                     let st = &e.standing;
-                    why.push(format!("weight {:.2} age {:.2} prior {:.3}", st.weight, st.age_factor, st.prior));
+                    why.push(format!(
+                        "weight {:.2} age {:.2} prior {:.3}",
+                        st.weight, st.age_factor, st.prior
+                    ));
                     if st.successes + st.failures > 0 {
                         why.push(format!("{} successes {} failures", st.successes, st.failures));
                     }
@@ -531,7 +534,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 } else if m.is_archived() {
                     state.push_str(" (archived)");
                 }
-                println!("{} [{}] {} {} · weight {:.2}{state}", m.id, m.scope, m.kind, m.created_at, m.weight);
+                println!(
+                    "{} [{}] {} {} · weight {:.2}{state}",
+                    m.id, m.scope, m.kind, m.created_at, m.weight
+                );
                 println!("{}", m.content);
             }
         }

@@ -186,10 +186,6 @@ fn reply(r: Result<Value, String>) -> CallToolResult {
 }
 
 /// A tool's arguments as the daemon method's params (absent options left out).
-fn params<T: Serialize>(args: &T) -> Result<Value, String> {
-    serde_json::to_value(args).map_err(|e| format!("arguments do not serialize: {e}"))
-}
-
 /// Fields of the daemon's results that hold a time in milliseconds since the epoch.
 const TIME_FIELDS: &[&str] = &[
     "created_at",

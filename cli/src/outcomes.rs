@@ -143,7 +143,13 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                     Some(by) => format!("superseded by {}", &by.as_str()[..8]),
                     None => format!("weight {:.2}", m.weight),
                 };
-                println!("{} [{}] {} · {why}: {}", &m.id.as_str()[..8], m.scope, m.kind, one_line(&m.content, 100));
+                println!(
+                    "{} [{}] {} · {why}: {}",
+                    &m.id.as_str()[..8],
+                    m.scope,
+                    m.kind,
+                    one_line(&m.content, 100)
+                );
             }
         }
         OutcomeCommand::Unarchive { id } => {
@@ -206,7 +212,12 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 print_json(&r)?;
             } else {
                 let d = &r.decision;
-                println!("{} ({}): {}", serde_json::to_value(d.decision)?.as_str().unwrap_or("?"), d.rule, d.why);
+                println!(
+                    "{} ({}): {}",
+                    serde_json::to_value(d.decision)?.as_str().unwrap_or("?"),
+                    d.rule,
+                    d.why
+                );
             }
             return Ok(r.decision.decision == amber_tiers::guard::Verdict::Allow);
         }

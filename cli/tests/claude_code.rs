@@ -368,7 +368,8 @@ fn the_checkpoint_asks_for_outcomes_of_the_memories_served() {
                        "tool_response": {"stdout": format!("step {n}: {}", "uploaded ".repeat(8)), "stderr": ""}});
         env.hook("PostToolUse", &payload("PostToolUse", proj.path(), t), &[]);
     }
-    let stop = payload("Stop", proj.path(), json!({"stop_hook_active": false, "last_assistant_message": "Done."}));
+    let stop =
+        payload("Stop", proj.path(), json!({"stop_hook_active": false, "last_assistant_message": "Done."}));
     let (out, _) = env.hook("Stop", &stop, &[]);
     let v: Value = serde_json::from_slice(&out.stdout).expect("blocked once");
     let reason = v["reason"].as_str().unwrap();

@@ -168,11 +168,28 @@ fn addressing_threads_and_the_guard_from_the_command_line() {
     let env = Env::new();
     let (out, _) = ok(env.amber(&["remember", "--scope", "proj", "why is the deploy slow?"]));
     let q = first_id(&out);
-    let (out, _) =
-        ok(env.amber(&["remember", "--scope", "proj", "--author", "a", "--reply-to", &q[..8], "the image is 3 GB"]));
+    let (out, _) = ok(env.amber(&[
+        "remember",
+        "--scope",
+        "proj",
+        "--author",
+        "a",
+        "--reply-to",
+        &q[..8],
+        "the image is 3 GB",
+    ]));
     let a = first_id(&out);
     let (out, _) = ok(env.amber(&[
-        "remember", "--scope", "proj", "--author", "b", "--to", "c", "--reply-to", &a, "c: slim the image",
+        "remember",
+        "--scope",
+        "proj",
+        "--author",
+        "b",
+        "--to",
+        "c",
+        "--reply-to",
+        &a,
+        "c: slim the image",
     ]));
     let b = first_id(&out);
     let (out, _) = ok(env.amber(&["thread", &b[..8]]));

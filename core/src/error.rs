@@ -36,7 +36,9 @@ pub enum InvalidInput {
     #[error("only an invalidation supersedes: file it with type invalidation")]
     SupersedesNeedsInvalidation,
     /// A recipient that is not an agent name, `all` or `self`.
-    #[error("bad recipient {given:?}: an agent name, `all` or `self` (letters, digits, `-`, `_`, `.`, at most 64)")]
+    #[error(
+        "bad recipient {given:?}: an agent name, `all` or `self` (letters, digits, `-`, `_`, `.`, at most 64)"
+    )]
     BadRecipient {
         /// What the caller sent.
         given: String,

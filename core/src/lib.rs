@@ -30,7 +30,9 @@ pub mod standing;
 
 pub use error::{InvalidInput, Result};
 pub use link::{Link, LinkKind};
-pub use memory::{MAX_AGENT_BYTES, MAX_CONTENT_BYTES, Memory, MemoryId, MemoryType, NewMemory, valid_recipient};
+pub use memory::{
+    MAX_AGENT_BYTES, MAX_CONTENT_BYTES, Memory, MemoryId, MemoryType, NewMemory, valid_recipient,
+};
 pub use query::{Evidence, Expand, Hit, MAX_K, Query, SearchMode, Standing};
 pub use scope::{MAX_SCOPE_BYTES, Scope};
 pub use standing::{Outcome, Report, ReportKind};

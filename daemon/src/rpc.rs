@@ -55,9 +55,8 @@ pub(crate) fn engine_error(e: amber_engine::Error) -> ErrorObject {
             ErrorKind::NotForgotten,
             "purge deletes forgotten memories only: forget it first",
         ),
-        e @ (amber_engine::Error::SupersedesUnknown { .. } | amber_engine::Error::SupersedesLifefact { .. }) => {
-            invalid(e.to_string())
-        }
+        e @ (amber_engine::Error::SupersedesUnknown { .. }
+        | amber_engine::Error::SupersedesLifefact { .. }) => invalid(e.to_string()),
         e @ amber_engine::Error::Superseded { .. } => ErrorObject::new(ErrorKind::Superseded, e.to_string()),
         amber_engine::Error::Store(s) if s.is_disk_full() => {
             tracing::error!(cause = %s, "disk full");

@@ -19,8 +19,11 @@ fn remember(c: &mut amber_ipc::Client, content: &str, extra: Value) -> String {
 }
 
 fn start(c: &mut amber_ipc::Client, agent: &str) -> Value {
-    c.call_value("session_start", json!({ "agent": agent, "scope": SCOPE, "prompt": "the flaky payment test" }))
-        .unwrap()
+    c.call_value(
+        "session_start",
+        json!({ "agent": agent, "scope": SCOPE, "prompt": "the flaky payment test" }),
+    )
+    .unwrap()
 }
 
 fn inbox_ids(s: &Value) -> Vec<String> {
@@ -63,7 +66,9 @@ fn the_inbox_comes_first_and_once_per_agent_and_diaries_stay_private() {
     assert!(!b.contains(&diary) && !b.contains(&to_codex) && !b.contains(&to_all), "{b:?}");
     assert!(b.contains(&plain), "{b:?}");
     // The inbox is paid from the briefing's budget.
-    let spent = |s: &Value| (s["inbox"]["tokens"].as_u64().unwrap(), s["briefing"]["budget_tokens"].as_u64().unwrap());
+    let spent = |s: &Value| {
+        (s["inbox"]["tokens"].as_u64().unwrap(), s["briefing"]["budget_tokens"].as_u64().unwrap())
+    };
     let (inbox_tokens, left) = spent(&s);
     assert!(inbox_tokens > 0);
     // Once per agent, not per session.
@@ -82,7 +87,8 @@ fn the_inbox_comes_first_and_once_per_agent_and_diaries_stay_private() {
     assert!(inbox_ids(&own).is_empty(), "{own}");
     assert!(briefed(&own).contains(&diary), "{own}");
     // A bad recipient is refused.
-    let e = c.call_value("remember", json!({ "content": "x", "scope": SCOPE, "to": "two words" })).unwrap_err();
+    let e =
+        c.call_value("remember", json!({ "content": "x", "scope": SCOPE, "to": "two words" })).unwrap_err();
     assert_eq!(e.kind().map(|k| k.as_str()), Some("invalid_params"));
 }
 
@@ -90,13 +96,17 @@ fn the_inbox_comes_first_and_once_per_agent_and_diaries_stay_private() {
 fn threads_and_the_loop_guard_hold_and_release() {
     let d = Daemon::start(&[]);
     let mut c = d.client();
-    let mut guard = |c: &mut amber_ipc::Client, id: &str, agent: &str| {
+    let guard = |c: &mut amber_ipc::Client, id: &str, agent: &str| {
         let r = c.call_value("guard", json!({ "memory_id": id, "agent": agent })).unwrap();
         (r["decision"].as_str().unwrap().to_string(), r["rule"].as_str().unwrap().to_string())
     };
     // A person asks (no author); agent a answers.
     let q = remember(&mut c, "why does the nightly build time out?", json!({}));
-    let a1 = remember(&mut c, "the nightly build waits on the artifact upload", json!({ "author": "a", "reply_to": q }));
+    let a1 = remember(
+        &mut c,
+        "the nightly build waits on the artifact upload",
+        json!({ "author": "a", "reply_to": q }),
+    );
     let t = c.call_value("thread", json!({ "id": a1 })).unwrap();
     assert_eq!(t["thread"], q);
     assert_eq!(t["memories"].as_array().unwrap().len(), 2);
@@ -105,7 +115,11 @@ fn threads_and_the_loop_guard_hold_and_release() {
     // Asked again, b already handled it.
     assert_eq!(guard(&mut c, &a1, "b"), ("skip".into(), "already_handled".into()));
     // b answers a: two agent hops since the person; c must not add a third: hold.
-    let b1 = remember(&mut c, "the upload is slow because of the 2 GB debug symbols", json!({ "author": "b", "reply_to": a1 }));
+    let b1 = remember(
+        &mut c,
+        "the upload is slow because of the 2 GB debug symbols",
+        json!({ "author": "b", "reply_to": a1 }),
+    );
     assert_eq!(guard(&mut c, &b1, "c"), ("hold".into(), "hop_limit".into()));
     let t = c.call_value("thread", json!({ "id": b1 })).unwrap();
     assert_eq!(t["held"], "hop_limit", "{t}");
@@ -117,7 +131,11 @@ fn threads_and_the_loop_guard_hold_and_release() {
     let p2 = remember(&mut c, "strip the debug symbols then", json!({ "author": "user", "reply_to": b1 }));
     assert_eq!(guard(&mut c, &p2, "c"), ("allow".into(), "allowed".into()));
     // Addressed to another agent: skip.
-    let to_b = remember(&mut c, "b, can you check the symbol size?", json!({ "author": "user", "reply_to": p2, "to": "b" }));
+    let to_b = remember(
+        &mut c,
+        "b, can you check the symbol size?",
+        json!({ "author": "user", "reply_to": p2, "to": "b" }),
+    );
     assert_eq!(guard(&mut c, &to_b, "c"), ("skip".into(), "addressed_elsewhere".into()));
     let e = c.call_value("guard", json!({ "memory_id": to_b, "agent": "all" })).unwrap_err();
     assert_eq!(e.kind().map(|k| k.as_str()), Some("invalid_params"));

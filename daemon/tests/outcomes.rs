@@ -60,7 +60,9 @@ fn outcomes_weights_and_the_archive_over_the_socket() {
     assert_eq!(kind(e), "invalid_params");
     let e = c.call_value("outcome", json!({ "memory_id": "ffffffff", "result": "success" })).unwrap_err();
     assert_eq!(kind(e), "not_found");
-    let e = c.call_value("outcome", json!({ "memory_id": a, "result": "success", "session_id": "nope" })).unwrap_err();
+    let e = c
+        .call_value("outcome", json!({ "memory_id": a, "result": "success", "session_id": "nope" }))
+        .unwrap_err();
     assert_eq!(kind(e), "session_not_found");
 
     // Four more failures archive it: out of recall, listed, readable, shown when asked.
@@ -74,7 +76,9 @@ fn outcomes_weights_and_the_archive_over_the_socket() {
     let got = c.call_value("get", json!({ "id": a })).unwrap();
     assert!(got["memory"]["archived_at"].is_number(), "{got}");
     let r = c.call_value("unarchive", json!({ "id": a })).unwrap();
-    assert!(r["memory"]["archived_at"].is_null() && (r["memory"]["weight"].as_f64().unwrap() - 0.3).abs() < 1e-6);
+    assert!(
+        r["memory"]["archived_at"].is_null() && (r["memory"]["weight"].as_f64().unwrap() - 0.3).abs() < 1e-6
+    );
     assert_eq!(recall_ids(&mut c, "deploys switch", false).len(), 2);
 }
 
@@ -98,11 +102,16 @@ fn supersession_through_remember_and_a_retraction() {
     let e = c.call_value("unarchive", json!({ "id": old })).unwrap_err();
     assert_eq!(kind(e), "superseded");
     // A retraction supersedes the invalidation: the old memory stands again.
-    remember(&mut c, "retract: the v2 move was rolled back", json!({ "type": "invalidation", "supersedes": [new] }));
+    remember(
+        &mut c,
+        "retract: the v2 move was rolled back",
+        json!({ "type": "invalidation", "supersedes": [new] }),
+    );
     let ids = recall_ids(&mut c, "API base URL", false);
     assert!(ids.contains(&old) && !ids.contains(&new), "{ids:?}");
     // Refusals: a fact cannot supersede; an unknown target is named.
-    let e = c.call_value("remember", json!({ "content": "x", "scope": SCOPE, "supersedes": [old] })).unwrap_err();
+    let e =
+        c.call_value("remember", json!({ "content": "x", "scope": SCOPE, "supersedes": [old] })).unwrap_err();
     assert_eq!(kind(e), "invalid_params");
     let e = c
         .call_value(
@@ -127,12 +136,17 @@ fn a_session_manifest_moves_weights_and_the_audit_finds_gaps() {
         )
         .unwrap();
     let sid = s["session_id"].as_str().unwrap().to_string();
-    let served: Vec<String> =
-        s["briefing"]["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap().to_string()).collect();
+    let served: Vec<String> = s["briefing"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_string())
+        .collect();
     assert!(served.contains(&relied) && served.contains(&ignored), "{s}");
     assert!(!served.contains(&unserved));
     // A success claimed for a memory the session was never served: the audit lists it.
-    c.call_value("outcome", json!({ "memory_id": unserved, "result": "success", "session_id": sid })).unwrap();
+    c.call_value("outcome", json!({ "memory_id": unserved, "result": "success", "session_id": sid }))
+        .unwrap();
     let end = c
         .call_value(
             "session_end",

@@ -346,7 +346,12 @@ a single test thread works around it.\n";
     let shown = c.session_show(&sid).unwrap();
     assert!(!shown.live && shown.session.curation.is_some());
     let err = c
-        .session_end(&SessionEndParams { session_id: sid, transcript: None, transcript_source: None, manifest: Vec::new() })
+        .session_end(&SessionEndParams {
+            session_id: sid,
+            transcript: None,
+            transcript_source: None,
+            manifest: Vec::new(),
+        })
         .unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::SessionNotFound));
 }

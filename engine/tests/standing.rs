@@ -3,7 +3,9 @@
 //! scores come from plain ranks.
 
 use amber_core::standing::ARCHIVE_BELOW;
-use amber_core::{Hit, MemoryId, MemoryType, NewMemory, Outcome, Query, Report, ReportKind, Scope, SearchMode};
+use amber_core::{
+    Hit, MemoryId, MemoryType, NewMemory, Outcome, Query, Report, ReportKind, Scope, SearchMode,
+};
 use amber_engine::{Engine, EngineOptions, Error};
 
 const DAY: i64 = 86_400_000;
@@ -29,7 +31,8 @@ fn supersede(e: &Engine, text: &str, targets: &[&MemoryId]) -> MemoryId {
 }
 
 fn recall(e: &Engine, text: &str, archived: bool) -> Vec<Hit> {
-    e.recall(&Query { mode: SearchMode::Bm25, archived, ..Query::new(text).in_scope(scope()).top(10) }).unwrap()
+    e.recall(&Query { mode: SearchMode::Bm25, archived, ..Query::new(text).in_scope(scope()).top(10) })
+        .unwrap()
 }
 
 fn ids(hits: &[Hit]) -> Vec<MemoryId> {
@@ -37,7 +40,14 @@ fn ids(hits: &[Hit]) -> Vec<MemoryId> {
 }
 
 fn outcome(result: Outcome, session: Option<&str>, at: i64) -> Report {
-    Report { kind: ReportKind::Outcome, result: Some(result), session_id: session.map(String::from), agent: None, note: None, at }
+    Report {
+        kind: ReportKind::Outcome,
+        result: Some(result),
+        session_id: session.map(String::from),
+        agent: None,
+        note: None,
+        at,
+    }
 }
 
 #[test]
@@ -217,7 +227,11 @@ fn steady_use_keeps_a_memory_alive_and_age_alone_never_archives() {
     assert!(reference < 0.10, "the reference archives it: {reference}");
     let now = day0 + 61 * DAY;
     let hits = e
-        .recall(&Query { mode: SearchMode::Bm25, now: Some(now), ..Query::new("cargo xtask").in_scope(scope()).top(10) })
+        .recall(&Query {
+            mode: SearchMode::Bm25,
+            now: Some(now),
+            ..Query::new("cargo xtask").in_scope(scope()).top(10)
+        })
         .unwrap();
     assert_eq!(hits.len(), 2, "neither is archived");
     let get = |id: &MemoryId| hits.iter().find(|h| &h.memory.id == id).unwrap().evidence.standing.clone();
@@ -249,7 +263,14 @@ fn facts_whose_sources_are_all_superseded_are_invalidated_with_the_reason() {
         supersede: false,
     };
     let added = e
-        .kg_add(&scope(), &[], &[fact("Dana", "billing team", vec![a.clone()]), fact("Dana", "billing", vec![a.clone(), c.clone()])])
+        .kg_add(
+            &scope(),
+            &[],
+            &[
+                fact("Dana", "billing team", vec![a.clone()]),
+                fact("Dana", "billing", vec![a.clone(), c.clone()]),
+            ],
+        )
         .unwrap();
     let (only_a, both) = (added.facts[0].id, added.facts[1].id);
     let b = supersede(&e, "Dana moved to the platform team; Ravi leads billing", &[&a]);

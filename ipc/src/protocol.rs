@@ -8,10 +8,12 @@ use serde_json::Value;
 
 mod standing;
 mod threads;
-pub use threads::{GuardParams, GuardResult, Inbox, InboxItem, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult};
 pub use standing::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
     OutcomesParams, OutcomesResult, StandingResult, UnbackedClaim, Unreported,
+};
+pub use threads::{
+    GuardParams, GuardResult, Inbox, InboxItem, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult,
 };
 
 /// The protocol version. A client that says another major version in `hello` is refused

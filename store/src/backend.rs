@@ -11,8 +11,8 @@ use amber_core::graph::{Entity, Fact, GraphStats, NewEntity, NewFact};
 use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, Report, Scope};
 
 use crate::{
-    FactPage, GuardEntry, Hold, Key, KgAdded, Moved, PrefixMatch, Purged, Refusal, Result, SessionRow, StandingRow, Store,
-    Vector,
+    FactPage, GuardEntry, Hold, Key, KgAdded, Moved, PrefixMatch, Purged, Refusal, Result, SessionRow,
+    StandingRow, Store, Vector,
 };
 
 /// What the engine needs of a store. Methods that change something take `&mut self`

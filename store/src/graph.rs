@@ -378,7 +378,9 @@ impl Store {
     pub fn kg_invalidations(&self, fact: i64) -> Result<Vec<(Millis, Option<String>)>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT at, reason FROM kg_invalidations WHERE fact = ?1 ORDER BY recorded_at, rowid")
+            .prepare_cached(
+                "SELECT at, reason FROM kg_invalidations WHERE fact = ?1 ORDER BY recorded_at, rowid",
+            )
             .map_err(self.sql())?;
         let rows = stmt.query_map([fact], |r| Ok((r.get(0)?, r.get(1)?))).map_err(self.sql())?;
         rows.collect::<rusqlite::Result<_>>().map_err(self.sql())

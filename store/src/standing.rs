@@ -60,7 +60,7 @@ pub enum Refusal {
 const STANDING_COLUMNS: &str =
     "seq, kind, weight, used_at, archived_at, superseded_by, successes, failures, forgotten_at";
 
-fn standing_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, f64, Option<i64>, Option<i64>, Option<String>, i64, i64, Option<i64>)> {
+fn standing_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawStanding> {
     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?))
 }
 
@@ -75,7 +75,10 @@ fn decode_standing(raw: RawStanding, path: &std::path::Path) -> Result<StandingR
         weight: weight as f32,
         used_at,
         archived_at,
-        superseded_by: superseded_by.map(|s| s.parse()).transpose().map_err(|e| corrupt(format!("seq {seq}: {e}")))?,
+        superseded_by: superseded_by
+            .map(|s| s.parse())
+            .transpose()
+            .map_err(|e| corrupt(format!("seq {seq}: {e}")))?,
         successes: successes as u32,
         failures: failures as u32,
         forgotten: forgotten_at.is_some(),
@@ -143,13 +146,24 @@ fn superseder(tx: &rusqlite::Connection, seq: u64, depth: usize) -> rusqlite::Re
 /// Recomputes one memory's standing from its log and its supersessions, stores it, and
 /// returns it; then the same for what it supersedes, should it be an invalidation
 /// (whether it stands may have changed). `seen` stops a second visit.
-fn refresh(tx: &Transaction<'_>, seq: u64, now: Millis, seen: &mut HashSet<u64>, out: &mut Vec<StandingRow>, path: &std::path::Path) -> Result<()> {
+fn refresh(
+    tx: &Transaction<'_>,
+    seq: u64,
+    now: Millis,
+    seen: &mut HashSet<u64>,
+    out: &mut Vec<StandingRow>,
+    path: &std::path::Path,
+) -> Result<()> {
     if !seen.insert(seq) {
         return Ok(());
     }
     let sql = |source| Error::Sqlite { path: path.to_path_buf(), source };
     let Some(old) = tx
-        .query_row(&format!("SELECT {STANDING_COLUMNS} FROM memories WHERE seq = ?1"), [seq as i64], standing_row)
+        .query_row(
+            &format!("SELECT {STANDING_COLUMNS} FROM memories WHERE seq = ?1"),
+            [seq as i64],
+            standing_row,
+        )
         .optional()
         .map_err(sql)?
     else {
@@ -165,7 +179,15 @@ fn refresh(tx: &Transaction<'_>, seq: u64, now: Millis, seen: &mut HashSet<u64>,
     tx.execute(
         "UPDATE memories SET weight = ?2, used_at = ?3, archived_at = ?4, superseded_by = ?5,
              successes = ?6, failures = ?7 WHERE seq = ?1",
-        params![seq as i64, weight as f64, folded.used_at, archived_at, by_id, folded.successes, folded.failures],
+        params![
+            seq as i64,
+            weight as f64,
+            folded.used_at,
+            archived_at,
+            by_id,
+            folded.successes,
+            folded.failures
+        ],
     )
     .map_err(sql)?;
     out.push(StandingRow {
@@ -174,17 +196,21 @@ fn refresh(tx: &Transaction<'_>, seq: u64, now: Millis, seen: &mut HashSet<u64>,
         weight,
         used_at: folded.used_at,
         archived_at,
-        superseded_by: by_id.map(|s| s.parse()).transpose().map_err(|e| Error::Corrupt {
-            path: path.to_path_buf(),
-            detail: format!("seq {seq}: {e}"),
-        })?,
+        superseded_by: by_id
+            .map(|s| s.parse())
+            .transpose()
+            .map_err(|e| Error::Corrupt { path: path.to_path_buf(), detail: format!("seq {seq}: {e}") })?,
         successes: folded.successes,
         failures: folded.failures,
         forgotten: old.forgotten,
     });
     let targets: Vec<i64> = {
-        let mut stmt = tx.prepare_cached("SELECT target FROM supersessions WHERE by_seq = ?1").map_err(sql)?;
-        stmt.query_map([seq as i64], |r| r.get(0)).map_err(sql)?.collect::<rusqlite::Result<_>>().map_err(sql)?
+        let mut stmt =
+            tx.prepare_cached("SELECT target FROM supersessions WHERE by_seq = ?1").map_err(sql)?;
+        stmt.query_map([seq as i64], |r| r.get(0))
+            .map_err(sql)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sql)?
     };
     for t in targets {
         refresh(tx, t as u64, now, seen, out, path)?;
@@ -196,12 +222,21 @@ impl Store {
     /// Logs a word on a live memory and recomputes its standing (one transaction).
     /// Returns the standings that changed, the memory's first; None when no live memory
     /// has this id.
-    pub fn report(&mut self, id: &MemoryId, report: &Report, now: Millis) -> Result<Option<Vec<StandingRow>>> {
+    pub fn report(
+        &mut self,
+        id: &MemoryId,
+        report: &Report,
+        now: Millis,
+    ) -> Result<Option<Vec<StandingRow>>> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
         let seq: Option<i64> = tx
-            .query_row("SELECT seq FROM memories WHERE id = ?1 AND forgotten_at IS NULL", [id.as_str()], |r| r.get(0))
+            .query_row(
+                "SELECT seq FROM memories WHERE id = ?1 AND forgotten_at IS NULL",
+                [id.as_str()],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(sql)?;
         let Some(seq) = seq else { return Ok(None) };
@@ -252,7 +287,8 @@ impl Store {
             .map_err(self.sql())?;
         let mut out = Vec::new();
         for (id, seq) in seqs {
-            let id: MemoryId = id.parse().map_err(|e| Error::Corrupt { path: self.path.clone(), detail: format!("{e}") })?;
+            let id: MemoryId =
+                id.parse().map_err(|e| Error::Corrupt { path: self.path.clone(), detail: format!("{e}") })?;
             for r in reports_in(&self.conn, seq as u64).map_err(self.sql())? {
                 if r.session_id.as_deref() == Some(session_id) {
                     out.push((id.clone(), r));
@@ -288,7 +324,9 @@ impl Store {
             };
             let row: Option<(i64, String)> = self
                 .conn
-                .query_row("SELECT seq, kind FROM memories WHERE id = ?1", [id.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_row("SELECT seq, kind FROM memories WHERE id = ?1", [id.as_str()], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
                 .optional()
                 .map_err(self.sql())?;
             match row {
@@ -311,14 +349,18 @@ impl Store {
         let mut targets = Vec::new();
         for &seq in seqs {
             let row: Option<(Option<String>, Option<i64>)> = tx
-                .query_row("SELECT supersedes, forgotten_at FROM memories WHERE seq = ?1", [seq as i64], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
+                .query_row(
+                    "SELECT supersedes, forgotten_at FROM memories WHERE seq = ?1",
+                    [seq as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
                 .optional()
                 .map_err(sql)?;
             let Some((Some(json), None)) = row else { continue };
-            let ids: Vec<MemoryId> = serde_json::from_str(&json)
-                .map_err(|e| Error::Corrupt { path: path.clone(), detail: format!("seq {seq}: supersedes: {e}") })?;
+            let ids: Vec<MemoryId> = serde_json::from_str(&json).map_err(|e| Error::Corrupt {
+                path: path.clone(),
+                detail: format!("seq {seq}: supersedes: {e}"),
+            })?;
             for id in ids {
                 let moved: Option<String> = tx
                     .query_row("SELECT new_id FROM moved WHERE old_id = ?1", [id.as_str()], |r| r.get(0))
@@ -385,9 +427,8 @@ impl Store {
                  ORDER BY archived_at DESC, seq DESC LIMIT ?2"
             ))
             .map_err(self.sql())?;
-        let rows = stmt
-            .query_map(params![scope.map(|s| s.as_str()), limit as i64], raw_row)
-            .map_err(self.sql())?;
+        let rows =
+            stmt.query_map(params![scope.map(|s| s.as_str()), limit as i64], raw_row).map_err(self.sql())?;
         rows.map(|r| decode(r.map_err(self.sql())?, &self.path)).collect()
     }
 }

@@ -100,10 +100,21 @@ fn decision(decision: Verdict, rule_number: u8, rule: &str, why: String) -> Deci
 /// Decides for `agent` and `trigger`. `thread` is the trigger's thread in filing order,
 /// root first (it holds the trigger); `held` the reason of a hold on it; `handled` true
 /// when the guard allowed this agent this trigger before.
-pub fn decide(agent: &str, trigger: &Message, thread: &[Message], held: Option<&str>, handled: bool) -> Decision {
+pub fn decide(
+    agent: &str,
+    trigger: &Message,
+    thread: &[Message],
+    held: Option<&str>,
+    handled: bool,
+) -> Decision {
     use Verdict::*;
     if let Some(reason) = held {
-        return decision(Hold, 1, "held", format!("the thread is held for a person ({reason}): release it to go on"));
+        return decision(
+            Hold,
+            1,
+            "held",
+            format!("the thread is held for a person ({reason}): release it to go on"),
+        );
     }
     if let Some(to) = trigger.to.as_deref()
         && to != "all"
@@ -130,7 +141,12 @@ pub fn decide(agent: &str, trigger: &Message, thread: &[Message], held: Option<&
     if let Some(last) = thread.iter().rposition(|m| m.by(agent))
         && !thread[last + 1..].iter().any(Message::by_person)
     {
-        return decision(Skip, 6, "no_person_since_last_reply", format!("no person has written since {agent}'s last reply"));
+        return decision(
+            Skip,
+            6,
+            "no_person_since_last_reply",
+            format!("no person has written since {agent}'s last reply"),
+        );
     }
     let replies: Vec<&Message> = thread.iter().filter(|m| m.reply_to.is_some()).collect();
     let last3 = &replies[replies.len().saturating_sub(3)..];
@@ -140,7 +156,12 @@ pub fn decide(agent: &str, trigger: &Message, thread: &[Message], held: Option<&
     let last6 = &replies[replies.len().saturating_sub(6)..];
     let failed = last6.iter().filter(|m| !m.by_person() && m.failures > 0).count();
     if failed >= 2 {
-        return decision(Hold, 8, "failed_replies", format!("{failed} of the last {} replies are agents' replies that failed", last6.len()));
+        return decision(
+            Hold,
+            8,
+            "failed_replies",
+            format!("{failed} of the last {} replies are agents' replies that failed", last6.len()),
+        );
     }
     decision(Allow, 0, "allowed", "no rule fired".into())
 }
@@ -182,7 +203,13 @@ mod tests {
         }
     }
 
-    fn rule(agent: &str, trigger: u32, thread: &[Message], held: Option<&str>, handled: bool) -> (Verdict, u8) {
+    fn rule(
+        agent: &str,
+        trigger: u32,
+        thread: &[Message],
+        held: Option<&str>,
+        handled: bool,
+    ) -> (Verdict, u8) {
         let t = thread.iter().find(|x| x.id == id(trigger)).unwrap();
         let d = decide(agent, t, thread, held, handled);
         (d.decision, d.rule_number)
@@ -218,7 +245,13 @@ mod tests {
         let reset = vec![m(1, "user", None), m(2, "a", Some(1)), m(3, "-", Some(2)), m(4, "b", Some(3))];
         assert_eq!(rule("c", 4, &reset, None, false), (Allow, 0));
         // 6: no person since this agent's last reply.
-        let quiet = vec![m(1, "user", None), m(2, "c", Some(1)), m(3, "user", Some(2)), m(4, "a", Some(3)), m(5, "c", Some(1))];
+        let quiet = vec![
+            m(1, "user", None),
+            m(2, "c", Some(1)),
+            m(3, "user", Some(2)),
+            m(4, "a", Some(3)),
+            m(5, "c", Some(1)),
+        ];
         assert_eq!(rule("c", 4, &quiet, None, false), (Skip, 6));
         let spoke = vec![m(1, "user", None), m(2, "c", Some(1)), m(4, "a", Some(1)), m(3, "user", Some(4))];
         assert_eq!(rule("c", 3, &spoke, None, false), (Allow, 0));

@@ -5,7 +5,10 @@ use rmcp::schemars;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::params;
+/// Tool arguments as the daemon's params.
+pub(super) fn params<T: Serialize>(args: &T) -> Result<Value, String> {
+    serde_json::to_value(args).map_err(|e| format!("arguments do not serialize: {e}"))
+}
 
 /// A point in time: milliseconds since the epoch, or an RFC 3339 time or `YYYY-MM-DD` date.
 #[derive(Debug, Clone, Deserialize, Serialize, schemars::JsonSchema)]
@@ -529,7 +532,6 @@ pub(super) struct KgStatsArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) scope: Option<String>,
 }
-
 
 /// `guard` arguments.
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use amber_core::{MemoryId, Outcome, Report, ReportKind, now_millis};
 use amber_ipc::protocol::{
-    ArchivedParams, ArchivedResult, AuditParams, AuditResult, ErrorKind, ErrorObject, GetParams, ManifestEntry,
-    ManifestResult, MemoryResult, OutcomeParams, OutcomesParams, OutcomesResult, StandingResult, UnbackedClaim,
-    Unreported,
+    ArchivedParams, ArchivedResult, AuditParams, AuditResult, ErrorKind, ErrorObject, GetParams,
+    ManifestEntry, ManifestResult, MemoryResult, OutcomeParams, OutcomesParams, OutcomesResult,
+    StandingResult, UnbackedClaim, Unreported,
 };
 use amber_tiers::session::Session;
 use serde_json::Value;
@@ -32,7 +32,10 @@ pub(crate) async fn find_session(shared: &Arc<Shared>, id: &str) -> Result<Optio
         Ok(s) => Ok(Some(s)),
         Err(e) => {
             tracing::error!(cause = %e, session = %row.id, "a stored session record does not parse");
-            Err(ErrorObject::new(ErrorKind::Internal, "the stored session record does not parse (see the daemon log)"))
+            Err(ErrorObject::new(
+                ErrorKind::Internal,
+                "the stored session record does not parse (see the daemon log)",
+            ))
         }
     }
 }

@@ -79,7 +79,10 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetParams) -> Result<Value, Err
 /// The memory an id or a prefix of one names (every method that takes an id from a
 /// person or an agent accepts the 8 digits briefings show). A moved id says where it
 /// went; a prefix naming several lists them.
-pub(crate) async fn resolve_id(shared: &Arc<Shared>, given: &str) -> Result<amber_core::MemoryId, ErrorObject> {
+pub(crate) async fn resolve_id(
+    shared: &Arc<Shared>,
+    given: &str,
+) -> Result<amber_core::MemoryId, ErrorObject> {
     let given = given.trim().to_ascii_lowercase();
     if given.len() < MIN_ID_PREFIX || given.len() > 32 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(invalid(format!(

@@ -101,7 +101,11 @@ pub(crate) async fn briefing(
 /// that no session of this agent was handed yet, oldest first, as many as fit half the
 /// briefing budget. They are noted as served (to the session, and to the agent for
 /// good) before the briefing, which then has the rest of the budget.
-pub(crate) async fn inbox(shared: &Arc<Shared>, session: &mut Session, now: Millis) -> Result<Inbox, ErrorObject> {
+pub(crate) async fn inbox(
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    now: Millis,
+) -> Result<Inbox, ErrorObject> {
     let agent = session.agent.clone();
     let scopes = session.scopes();
     let pending = read(shared, move |e| e.inbox(&agent, &scopes, MAX_INBOX)).await?;
@@ -136,7 +140,14 @@ pub(crate) async fn inbox(shared: &Arc<Shared>, session: &mut Session, now: Mill
             why: format!("inbox: addressed to {} by {from}", m.to.as_deref().unwrap_or("?")),
             context: session.context,
         });
-        out.items.push(InboxItem { id: m.id, seq: m.seq, from: m.author, to: m.to, reply_to: m.reply_to, opening });
+        out.items.push(InboxItem {
+            id: m.id,
+            seq: m.seq,
+            from: m.author,
+            to: m.to,
+            reply_to: m.reply_to,
+            opening,
+        });
     }
     if out.items.is_empty() {
         return Ok(out);

@@ -142,7 +142,8 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
             let inbox = inbox(shared, &mut session, now).await?;
             let (identity, briefing) = if rebrief {
                 let identity = identity_for(session.project_root.clone()).await?;
-                let b = briefing(shared, &mut session, p.prompt.as_deref(), &project, inbox.tokens, now).await?;
+                let b =
+                    briefing(shared, &mut session, p.prompt.as_deref(), &project, inbox.tokens, now).await?;
                 (identity, b)
             } else {
                 (None, amber_tiers::briefing::Briefing::default())
@@ -442,7 +443,9 @@ pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Res
     let manifest = match p.manifest.is_empty() {
         true => None,
         false => {
-            let s = super::outcome::find_session(shared, &p.session_id).await?.ok_or_else(|| not_found(&p.session_id))?;
+            let s = super::outcome::find_session(shared, &p.session_id)
+                .await?
+                .ok_or_else(|| not_found(&p.session_id))?;
             Some(super::outcome::apply_manifest(shared, &s, p.manifest).await?)
         }
     };

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use amber_core::now_millis;
 use amber_engine::GuardEntry;
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, GuardParams, GuardResult, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult,
+    ErrorKind, ErrorObject, GuardParams, GuardResult, ReleaseParams, ReleaseResult, ThreadParams,
+    ThreadResult,
 };
 use amber_tiers::guard::{Message, Verdict, decide};
 use serde_json::Value;
@@ -40,7 +41,10 @@ pub(crate) async fn thread(shared: &Arc<Shared>, p: ThreadParams) -> Result<Valu
 pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value, ErrorObject> {
     let agent = p.agent.trim().to_string();
     if !amber_core::valid_recipient(&agent) || agent == "all" || agent == "self" {
-        return Err(invalid(format!("agent must be an agent's name (letters, digits, - _ . :), got {:?}", p.agent)));
+        return Err(invalid(format!(
+            "agent must be an agent's name (letters, digits, - _ . :), got {:?}",
+            p.agent
+        )));
     }
     let trigger_id = resolve_id(shared, &p.memory_id).await?;
     let (root, memories) = thread_of(shared, trigger_id.as_str()).await?;

@@ -44,7 +44,14 @@ impl Docs {
     }
 
     /// Notes a memory; seqs come in increasing order (filing order).
-    pub(super) fn add(&mut self, seq: u64, scope: Scope, time: Millis, session_id: Option<String>, kind: MemoryType) {
+    pub(super) fn add(
+        &mut self,
+        seq: u64,
+        scope: Scope,
+        time: Millis,
+        session_id: Option<String>,
+        kind: MemoryType,
+    ) {
         self.kind.insert(seq, kind);
         if let Some(session) = session_id {
             let next = u32::try_from(self.session_seqs.len()).unwrap_or(u32::MAX);

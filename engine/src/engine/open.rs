@@ -13,8 +13,8 @@ use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths
 use amber_store::{Backend, SqliteBackend};
 
 use super::{
-    Docs, Engine, EngineOptions, EngineStats, SCAN_BATCH, SharedEmbedder, Status, graph, lock, read, standing,
-    write,
+    Docs, Engine, EngineOptions, EngineStats, SCAN_BATCH, SharedEmbedder, Status, graph, lock, read,
+    standing, write,
 };
 use crate::Result;
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};

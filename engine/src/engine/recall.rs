@@ -157,7 +157,13 @@ impl Engine {
         let docs = read(&self.docs);
         let mut out = HashMap::with_capacity(fused.len());
         fused.retain_mut(|f| {
-            let a = self.standing_prior(f.key, docs.kind.get(&f.key).copied(), docs.time.get(&f.key).copied(), now, &map);
+            let a = self.standing_prior(
+                f.key,
+                docs.kind.get(&f.key).copied(),
+                docs.time.get(&f.key).copied(),
+                now,
+                &map,
+            );
             if a.archived && !q.archived {
                 return false;
             }

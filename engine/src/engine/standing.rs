@@ -89,8 +89,14 @@ impl Engine {
                 }
             }
         }
-        let report =
-            Report { kind: ReportKind::Unarchive, result: None, session_id: None, agent, note: None, at: now_millis() };
+        let report = Report {
+            kind: ReportKind::Unarchive,
+            result: None,
+            session_id: None,
+            agent,
+            note: None,
+            at: now_millis(),
+        };
         self.report(id, report)
     }
 
@@ -130,7 +136,12 @@ impl Engine {
     /// Knowledge-graph facts whose sources are all superseded now end their window, with
     /// a reason naming the invalidation (nothing is deleted; a later retraction does not
     /// reopen them: the graph keeps its history).
-    fn invalidate_superseded_facts(&self, store: &mut dyn MemoryStore, retired: &[(u64, MemoryId)], now: Millis) -> Result<()> {
+    fn invalidate_superseded_facts(
+        &self,
+        store: &mut dyn MemoryStore,
+        retired: &[(u64, MemoryId)],
+        now: Millis,
+    ) -> Result<()> {
         for (seq, by) in retired {
             let Some(memory) = store.get_by_seqs(&[*seq])?.pop() else { continue };
             for fact in store.kg_facts_sourced_by(&memory.id)? {
