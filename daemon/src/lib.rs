@@ -143,6 +143,8 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
     opts.amber_home = config.amber_home.clone();
     opts.query_model = config.query_model;
     opts.session_context = config.session_context;
+    opts.standing_strength = config.standing.strength;
+    opts.age_floor = config.standing.age_floor;
     let engine = Engine::open(opts)
         .with_context(|| format!("cannot open the store in {}", config.data_dir.display()))?;
     let engine = Arc::new(engine);

@@ -78,6 +78,27 @@ pub struct Config {
     pub interject: amber_tiers::interject::InterjectConfig,
     /// Curation at session end (`[curation]` table: thresholds).
     pub curation: amber_tiers::curate::CurationConfig,
+    /// How outcome weights and age order recall (`[standing]` table: `strength = 0.5`,
+    /// `age_floor = 0.75`; docs/PROTOCOL.md, "Outcomes and standing").
+    pub standing: StandingConfig,
+}
+
+/// The `[standing]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StandingConfig {
+    /// How much a memory's weight x age factor moves its fused score (0..1, default
+    /// 0.5): the score is multiplied by `1 - strength + strength * weight * age`. 0 turns
+    /// the ranking prior off (archiving still applies).
+    pub strength: f32,
+    /// The lowest age factor (0..1, default 0.75); 1 turns age off.
+    pub age_floor: f32,
+}
+
+impl Default for StandingConfig {
+    fn default() -> StandingConfig {
+        StandingConfig { strength: 0.5, age_floor: 0.75 }
+    }
 }
 
 impl Default for Config {
@@ -108,6 +129,7 @@ impl Default for Config {
             briefing: Default::default(),
             interject: Default::default(),
             curation: Default::default(),
+            standing: Default::default(),
         }
     }
 }
@@ -214,6 +236,10 @@ impl Config {
                 "frame_timeout_ms, idle_connection_timeout_s and reply_timeout_ms must be at least 1".into(),
             ));
         }
+        let st = &self.standing;
+        if !(0.0..=1.0).contains(&st.strength) || !(0.0..=1.0).contains(&st.age_floor) {
+            return Err(ConfigError::Invalid("standing.strength and standing.age_floor must be in 0..=1".into()));
+        }
         let i = &self.interject;
         if !(1..=2).contains(&i.max_memories) {
             return Err(ConfigError::Invalid(format!(
@@ -291,6 +317,7 @@ mod tests {
         assert_eq!((&c.capture, &c.session, &c.briefing), (&d.capture, &d.session, &d.briefing));
         assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));
         assert_eq!(&c.extract, &d.extract);
+        assert_eq!(&c.standing, &d.standing);
         assert_eq!(
             (c.frame_timeout_ms, c.idle_connection_timeout_s, c.reply_timeout_ms),
             (d.frame_timeout_ms, d.idle_connection_timeout_s, d.reply_timeout_ms)
@@ -313,5 +340,7 @@ mod tests {
         let c = Config::parse("[extract]\nkind = \"openai\"\nurl = \"http://127.0.0.1:11434/v1\"\n").unwrap();
         assert!(c.check().unwrap_err().to_string().contains("extract.model"));
         assert!(Config::parse("[extract]\nkind = \"llm\"\n").is_err(), "unknown kinds are refused");
+        let c = Config::parse("[standing]\nage_floor = 1.5\n").unwrap();
+        assert!(c.check().unwrap_err().to_string().contains("age_floor"));
     }
 }
