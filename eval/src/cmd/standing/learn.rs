@@ -44,6 +44,46 @@ pub(super) struct Sim {
     pub(super) feed_k: usize,
     pub(super) seed: u64,
     pub(super) mode: SearchMode,
+    pub(super) negative: Negative,
+}
+
+/// What the agent reports for a hit it labels not evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Negative {
+    /// An outcome `failure` (−0.20): the simulated agent.
+    Failure,
+    /// A manifest line `used: false` (×0.95): the hit was served and not relied on.
+    Unused,
+}
+
+impl Negative {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Negative::Failure => "failure",
+            Negative::Unused => "unused",
+        }
+    }
+}
+
+impl std::str::FromStr for Negative {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "failure" => Ok(Negative::Failure),
+            "unused" => Ok(Negative::Unused),
+            other => Err(format!("unknown report {other:?} (expected failure or unused)")),
+        }
+    }
+}
+
+/// The word the agent gives on a hit it labels `positive` or not.
+pub(crate) fn word(positive: bool, negative: Negative) -> (ReportKind, Option<Outcome>) {
+    match (positive, negative) {
+        (true, _) => (ReportKind::Outcome, Some(Outcome::Success)),
+        (false, Negative::Failure) => (ReportKind::Outcome, Some(Outcome::Failure)),
+        (false, Negative::Unused) => (ReportKind::Unused, None),
+    }
 }
 
 /// FNV-1a, to derive seeds from names.
@@ -68,9 +108,9 @@ pub(crate) fn flipped(seed: u64, round: usize, question: &str, memory: &str, rat
     Rng::new(seed ^ fnv1a(&format!("{round}\u{1f}{question}\u{1f}{memory}"))).unit() < rate
 }
 
-/// The outcome the agent reports: success for evidence, failure otherwise, unless flipped.
-pub(crate) fn label(gold: bool, flip: bool) -> Outcome {
-    if gold != flip { Outcome::Success } else { Outcome::Failure }
+/// The agent's label: evidence is positive, anything else negative, unless flipped.
+pub(crate) fn label(gold: bool, flip: bool) -> bool {
+    gold != flip
 }
 
 /// Mean of `b - a` over pairs, and its standard error.
@@ -138,7 +178,8 @@ impl Half {
 pub(super) fn questions(convs: &[locomo::Conversation], seed: u64) -> Vec<Question> {
     let mut out = Vec::new();
     for (ci, c) in convs.iter().enumerate() {
-        let with: Vec<(usize, &locomo::Qa)> = c.qa.iter().enumerate().filter(|(_, q)| !q.evidence.is_empty()).collect();
+        let with: Vec<(usize, &locomo::Qa)> =
+            c.qa.iter().enumerate().filter(|(_, q)| !q.evidence.is_empty()).collect();
         let fed = split_fed(with.len(), seed ^ fnv1a(&c.sample_id));
         let fed_evidence: HashSet<&str> = with
             .iter()
@@ -167,11 +208,22 @@ fn is_gold(h: &Hit, conv: &Conv, q: &Question) -> bool {
 }
 
 /// Every question's top `k`.
-fn measure(engine: &Engine, convs: &[Conv], qs: &[Question], k: usize, mode: SearchMode) -> anyhow::Result<Vec<Vec<Hit>>> {
+fn measure(
+    engine: &Engine,
+    convs: &[Conv],
+    qs: &[Question],
+    k: usize,
+    mode: SearchMode,
+) -> anyhow::Result<Vec<Vec<Hit>>> {
     qs.iter()
         .map(|q| {
             let c = &convs[q.conv];
-            let query = Query { now: Some(c.now), mode, expand: Expand::None, ..Query::new(q.text.as_str()).in_scope(c.scope.clone()).top(k) };
+            let query = Query {
+                now: Some(c.now),
+                mode,
+                expand: Expand::None,
+                ..Query::new(q.text.as_str()).in_scope(c.scope.clone()).top(k)
+            };
             Ok(engine.recall(&query)?)
         })
         .collect()
@@ -211,7 +263,13 @@ fn per_question(hits: &[Vec<Hit>], convs: &[Conv], qs: &[Question], half: Half) 
 fn scores(v: &[[f64; 4]]) -> Scores {
     let n = v.len().max(1) as f64;
     let mean = |i: usize| v.iter().map(|x| x[i]).sum::<f64>() / n;
-    Scores { questions: v.len(), recall_at_1: mean(0), recall_at_5: mean(1), recall_at_10: mean(2), wrong_at_5: mean(3) }
+    Scores {
+        questions: v.len(),
+        recall_at_1: mean(0),
+        recall_at_5: mean(1),
+        recall_at_10: mean(2),
+        wrong_at_5: mean(3),
+    }
 }
 
 /// One point of the curve.
@@ -221,7 +279,7 @@ pub(super) struct Round {
     pub(super) fed: Scores,
     pub(super) held_apart: Scores,
     pub(super) held_apart_disjoint: Scores,
-    /// Reports made in this round (success, failure) and labels flipped.
+    /// Reports made in this round (positive, negative) and labels flipped.
     pub(super) reports: (usize, usize),
     pub(super) flipped: usize,
     /// Memories archived in the study's scopes after this round.
@@ -251,7 +309,9 @@ fn interjection(hits: &[Vec<Hit>], convs: &[Conv], qs: &[Question], half: Half) 
         let d = decide(1, &q.text, top, &session, &amber_tiers::judge::Off, Duration::ZERO, &cfg);
         if let Some(m) = d.memories.first() {
             fired += 1;
-            gold += usize::from(c.memories.get(&m.id).is_some_and(|ids| ids.iter().any(|id| q.evidence.contains(id))));
+            gold += usize::from(
+                c.memories.get(&m.id).is_some_and(|ids| ids.iter().any(|id| q.evidence.contains(id))),
+            );
         }
     }
     let r = model::rates(&events, &policy);
@@ -285,7 +345,8 @@ pub(super) fn run_strength(
     let (engine, _tmp) = open_engine(&args)?;
     let mut convs = Vec::new();
     for c in data {
-        let scope: Scope = format!("locomo-standing/s{strength:.2}/turn/{}", scope_segment(&c.sample_id)).parse()?;
+        let scope: Scope =
+            format!("locomo-standing/s{strength:.2}/turn/{}", scope_segment(&c.sample_id)).parse()?;
         let (memories, _) = ingest(&engine, &scope, c.turn_docs().into_iter())?;
         let now = c.sessions.iter().filter_map(|s| s.time).max().unwrap_or_else(amber_core::now_millis);
         convs.push(Conv { sample_id: c.sample_id.clone(), scope, memories, now });
@@ -318,14 +379,19 @@ pub(super) fn run_strength(
             let c = &convs[q.conv];
             for x in h.iter().take(sim.feed_k) {
                 let flip = flipped(sim.seed, round, &q.key, x.memory.id.as_str(), sim.flip);
-                let result = label(is_gold(x, c, q), flip);
+                let positive = label(is_gold(x, c, q), flip);
+                let (kind, answer) = word(positive, sim.negative);
                 flips += usize::from(flip);
-                if result == Outcome::Success { ok += 1 } else { bad += 1 }
+                if positive {
+                    ok += 1
+                } else {
+                    bad += 1
+                }
                 engine.report(
                     &x.memory.id,
                     Report {
-                        kind: ReportKind::Outcome,
-                        result: Some(result),
+                        kind,
+                        result: answer,
                         session_id: Some(format!("amber-eval-standing/r{round}/{}", q.key)),
                         agent: Some("amber-eval".into()),
                         note: None,
@@ -370,7 +436,8 @@ pub(super) fn run_strength(
                 }
             }
         }
-        evidence_archived.insert(half.as_str().into(), json!({"memories": seen.len(), "archived": archived_n}));
+        evidence_archived
+            .insert(half.as_str().into(), json!({"memories": seen.len(), "archived": archived_n}));
     }
     let report = json!({
         "standing_strength": strength,
@@ -412,10 +479,13 @@ mod tests {
 
     #[test]
     fn labels_flip_at_the_rate_asked_and_deterministically() {
-        assert_eq!(label(true, false), Outcome::Success);
-        assert_eq!(label(false, false), Outcome::Failure);
-        assert_eq!(label(true, true), Outcome::Failure);
-        assert_eq!(label(false, true), Outcome::Success);
+        assert!(label(true, false));
+        assert!(!label(false, false));
+        assert!(!label(true, true), "a flipped evidence hit is labelled negative");
+        assert!(label(false, true));
+        assert_eq!(word(true, Negative::Unused), (ReportKind::Outcome, Some(Outcome::Success)));
+        assert_eq!(word(false, Negative::Failure), (ReportKind::Outcome, Some(Outcome::Failure)));
+        assert_eq!(word(false, Negative::Unused), (ReportKind::Unused, None));
         let n = 20_000;
         let flips = (0..n).filter(|i| flipped(42, i % 5, &format!("q{}", i / 5), "m", 0.15)).count();
         let share = flips as f64 / n as f64;

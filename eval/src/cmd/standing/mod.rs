@@ -48,6 +48,10 @@ pub(crate) struct StandingArgs {
     /// Hits per fed question the agent reports on.
     #[arg(long, default_value_t = 5)]
     feed_k: usize,
+    /// What the agent reports for a hit it labels not evidence: failure (an outcome,
+    /// −0.20: the agent) or unused (a manifest line `used: false`, ×0.95).
+    #[arg(long, default_value = "failure")]
+    negative: learn::Negative,
     /// Seed of the split and the label noise.
     #[arg(long, default_value_t = 18)]
     seed: u64,
@@ -62,38 +66,50 @@ pub(crate) struct StandingArgs {
     engine: EngineArgs,
 }
 
-/// The recommended strength: the largest fed recall@5 gain among the strengths whose
-/// held-apart recall@5 and recall@10 do not fall by more than one paired standard error
-/// (ties: the smaller strength).
-fn recommend(runs: &[learn::Run]) -> Option<f32> {
+/// The recommended strength and why: the largest fed recall@5 gain among the strengths
+/// whose held-apart recall@5 and recall@10 fall by no more than one paired standard
+/// error; when none holds that, the one whose held-apart recall@5 falls least (ties: the
+/// smaller strength).
+fn recommend(runs: &[learn::Run]) -> Value {
     let get = |r: &learn::Run, half: &str, m: &str, f: &str| {
         r.report["change_after_last_round"][half][m][f].as_f64().unwrap_or(0.0)
     };
-    let safe = |r: &learn::Run| {
+    let safe = |r: &&learn::Run| {
         ["recall_at_5", "recall_at_10"]
             .iter()
             .all(|m| get(r, "held_apart", m, "change") >= -get(r, "held_apart", m, "standard_error"))
     };
-    runs.iter()
-        .filter(|r| safe(r))
-        .max_by(|a, b| {
-            get(a, "fed", "recall_at_5", "change")
-                .total_cmp(&get(b, "fed", "recall_at_5", "change"))
+    let by = |m: &'static str, half: &'static str| {
+        move |a: &&learn::Run, b: &&learn::Run| {
+            get(a, half, m, "change")
+                .total_cmp(&get(b, half, m, "change"))
                 .then(b.strength.total_cmp(&a.strength))
-        })
-        .map(|r| r.strength)
+        }
+    };
+    if let Some(r) = runs.iter().filter(safe).max_by(by("recall_at_5", "fed")) {
+        return json!({"strength": r.strength, "basis": "largest fed recall@5 gain with held-apart recall within one standard error"});
+    }
+    match runs.iter().max_by(by("recall_at_5", "held_apart")) {
+        Some(r) => {
+            json!({"strength": r.strength, "basis": "no strength kept held-apart recall@5 and @10 within one standard error: the one whose held-apart recall@5 fell least"})
+        }
+        None => Value::Null,
+    }
 }
 
 /// Runs `amber-eval standing`.
 pub(crate) fn run(a: StandingArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     if a.data.is_none() && a.locomo.is_none() {
-        bail!("give --data (a LongMemEval file: stale facts) and/or --locomo (a LoCoMo file: learning from use)");
+        bail!(
+            "give --data (a LongMemEval file: stale facts) and/or --locomo (a LoCoMo file: learning from use)"
+        );
     }
     if a.engine.store.is_some() {
         bail!("--store: this study reports outcomes into its store; it needs a fresh one per run");
     }
-    if !(0.0..=1.0).contains(&a.flip) || a.feed_k == 0 || a.strengths.iter().any(|s| !(0.0..=1.0).contains(s)) {
+    if !(0.0..=1.0).contains(&a.flip) || a.feed_k == 0 || a.strengths.iter().any(|s| !(0.0..=1.0).contains(s))
+    {
         bail!("--flip and --strengths must be in [0, 1], --feed-k at least 1");
     }
     let mode: SearchMode = a.engine.mode.parse()?;
@@ -117,7 +133,14 @@ pub(crate) fn run(a: StandingArgs) -> anyhow::Result<()> {
 fn learning(a: &StandingArgs, data: &std::path::Path, mode: SearchMode) -> anyhow::Result<Value> {
     let (convs, quirks) = learn::load(data, a.engine.limit)?;
     let qs = learn::questions(&convs, a.seed);
-    let sim = learn::Sim { rounds: a.rounds, flip: a.flip, feed_k: a.feed_k, seed: a.seed, mode };
+    let sim = learn::Sim {
+        rounds: a.rounds,
+        flip: a.flip,
+        feed_k: a.feed_k,
+        seed: a.seed,
+        mode,
+        negative: a.negative,
+    };
     let headline = a.engine.standing_strength;
     let mut strengths = a.strengths.clone();
     if !strengths.contains(&headline) {
@@ -136,7 +159,8 @@ fn learning(a: &StandingArgs, data: &std::path::Path, mode: SearchMode) -> anyho
     let mut config = engine_config(&engine, &a.engine);
     config["standing_strength"] = json!(format!("per run (headline {headline})"));
     config["granularity"] = json!("turn");
-    config["doc_text"] = json!("\"speaker: text\" per turn, dated by its session: as amber-eval locomo --granularity turn");
+    config["doc_text"] =
+        json!("\"speaker: text\" per turn, dated by its session: as amber-eval locomo --granularity turn");
     let fed = qs.iter().filter(|q| q.fed).count();
     let disjoint = qs.iter().filter(|q| q.disjoint).count();
     Ok(json!({
@@ -149,9 +173,10 @@ fn learning(a: &StandingArgs, data: &std::path::Path, mode: SearchMode) -> anyho
             "rounds": a.rounds,
             "feed_k": a.feed_k,
             "label_flip": a.flip,
+            "negative_report": a.negative.as_str(),
             "seed": a.seed,
             "split": "per conversation, its questions with evidence shuffled (seeded by the seed and the sample id), the first half (rounded up) fed",
-            "report": "one outcome per hit of a fed question's top feed_k, as the store stood when the round began: success for an evidence turn, failure otherwise, flipped with probability label_flip (a seeded coin per round, question and memory); session = (round, question); at = the conversation's last session date",
+            "report": "one word per hit of a fed question's top feed_k, as the store stood when the round began: an outcome success for an evidence turn, negative_report otherwise (an outcome failure, or a manifest line used: false), the label flipped with probability label_flip (a seeded coin per round, question and memory); session = (round, question); at = the conversation's last session date",
             "measure": "after each round, every question recalled (top 10, hybrid, now = the conversation's last session date)",
         },
         "definitions": {

@@ -5,6 +5,9 @@ use std::path::Path;
 
 use super::learn::{Round, Run, Scores};
 
+/// A panel: its title and the metric it draws.
+type Panel = (&'static str, fn(&Scores) -> f64);
+
 /// Draws the curves of every run; the headline strength's lines are thicker.
 pub(super) fn plot(runs: &[Run], headline: f32, out: &Path) -> anyhow::Result<()> {
     use plotters::prelude::*;
@@ -14,8 +17,10 @@ pub(super) fn plot(runs: &[Run], headline: f32, out: &Path) -> anyhow::Result<()
     let (left, right) = root.split_horizontally(700);
     let colors = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
     let rounds = runs.iter().map(|r| r.curve.len()).max().unwrap_or(1).max(2) - 1;
-    let panels: [(&str, fn(&Scores) -> f64); 2] =
-        [("recall@5 of evidence turns", |s| s.recall_at_5), ("wrong recall (non-evidence in top 5)", |s| s.wrong_at_5)];
+    let panels: [Panel; 2] = [
+        ("recall@5 of evidence turns", |s| s.recall_at_5),
+        ("wrong recall (non-evidence in top 5)", |s| s.wrong_at_5),
+    ];
     for (area, (title, metric)) in [left, right].iter().zip(panels) {
         let values: Vec<f64> = runs
             .iter()

@@ -67,13 +67,16 @@ struct Ranked {
     ranked: Vec<String>,
 }
 
+/// A haystack as filed: its scope, and per memory the doc ids it stands for.
+type Filed = (Scope, HashMap<MemoryId, Vec<String>>);
+
 /// Files the superseded variant of a question's haystack; `None` when the chain cannot
 /// be filed so (an empty or duplicate evidence text).
 fn file_superseded(
     engine: &Engine,
     q: &longmemeval::Question,
     chain: &[String],
-) -> anyhow::Result<Option<(Scope, HashMap<MemoryId, Vec<String>>)>> {
+) -> anyhow::Result<Option<Filed>> {
     let docs = longmemeval::corpus(q, longmemeval::Granularity::Session);
     let scope: Scope = format!("lme-standing/superseded/{}", scope_segment(&q.question_id)).parse()?;
     let dates: HashMap<&str, Option<i64>> =
@@ -87,8 +90,7 @@ fn file_superseded(
     };
     let (mut memories, _) =
         ingest(engine, &scope, docs.iter().filter(|d| !later.contains(d.id.as_str())).map(filed))?;
-    let Some(first) = memories.iter().find(|(_, ids)| ids.contains(&chain[0])).map(|(m, _)| m.clone())
-    else {
+    let Some(first) = memories.iter().find(|(_, ids)| ids.contains(&chain[0])).map(|(m, _)| m.clone()) else {
         return Ok(None);
     };
     let mut older = vec![first];
@@ -134,7 +136,12 @@ fn rates(questions: &[(Vec<String>, &str, Vec<String>, &Ranked)]) -> Value {
 }
 
 /// Runs part 1 on a LongMemEval file.
-pub(super) fn run(engine: &Engine, data: &Path, limit: Option<usize>, mode: SearchMode) -> anyhow::Result<Value> {
+pub(super) fn run(
+    engine: &Engine,
+    data: &Path,
+    limit: Option<usize>,
+    mode: SearchMode,
+) -> anyhow::Result<Value> {
     let all = longmemeval::load(data)?;
     let n_file = all.len();
     let mut questions: Vec<&longmemeval::Question> = all
@@ -160,7 +167,8 @@ pub(super) fn run(engine: &Engine, data: &Path, limit: Option<usize>, mode: Sear
         }
         let now = longmemeval::parse_date(&q.question_date);
         let hay = file_haystack(engine, q, longmemeval::Granularity::Session, false)?;
-        let plain = ranked_ids(engine, &q.question, &hay.scope, (50, mode, now, Expand::None), &hay.memories)?;
+        let plain =
+            ranked_ids(engine, &q.question, &hay.scope, (50, mode, now, Expand::None), &hay.memories)?;
         let Some((scope, memories)) = file_superseded(engine, q, &chain)? else {
             skipped.push(json!({"question_id": q.question_id, "why": "an evidence session empty or identical to another"}));
             continue;
@@ -249,7 +257,11 @@ mod tests {
 
     #[test]
     fn the_chain_is_ordered_by_date_then_position() {
-        let s = |id: &str, date: &str| longmemeval::Session { id: id.into(), date: date.into(), turns: Vec::new() };
+        let s = |id: &str, date: &str| longmemeval::Session {
+            id: id.into(),
+            date: date.into(),
+            turns: Vec::new(),
+        };
         let q = longmemeval::Question {
             question_id: "q".into(),
             question_type: "knowledge-update".into(),
