@@ -128,7 +128,10 @@ impl Store {
     /// embeddings need no work); the id is derived anew from the new scope. Links,
     /// knowledge-graph mentions and fact sources are re-pointed to the new ids, and the
     /// old id is recorded in `moved` (so `get` of it can say where it went). Session
-    /// records are history: they keep the ids they were served under. When the same
+    /// records are history: they keep the ids they were served under. Answers
+    /// (`reply_to`), supersessions, holds and the guard's log follow the new ids; the
+    /// outcome log and supersession edges are keyed by `seq`, which does not change (a
+    /// merged copy keeps its own log). When the same
     /// content is already live in the target scope, the moved row is forgotten and
     /// everything pointing at it points at the memory already there.
     pub fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
@@ -194,6 +197,13 @@ impl Store {
                     "UPDATE kg_facts SET sources = replace(sources, '\"' || ?1 || '\"', '\"' || ?2 || '\"')
                      WHERE instr(sources, ?1) > 0",
                     "UPDATE moved SET new_id = ?2 WHERE new_id = ?1",
+                    // Addressing and standing name memories by id too.
+                    "UPDATE memories SET reply_to = ?2 WHERE reply_to = ?1",
+                    "UPDATE memories SET superseded_by = ?2 WHERE superseded_by = ?1",
+                    "UPDATE memories SET supersedes = replace(supersedes, '\"' || ?1 || '\"', '\"' || ?2 || '\"')
+                     WHERE instr(supersedes, ?1) > 0",
+                    "UPDATE OR IGNORE thread_holds SET thread = ?2 WHERE thread = ?1",
+                    "UPDATE guard_log SET trigger = ?2 WHERE trigger = ?1",
                 ] {
                     if stmt.contains("?2") {
                         tx.execute(stmt, params![old, new]).map_err(sql)?;
@@ -283,6 +293,49 @@ mod tests {
         assert!(s.move_scope(&from, &to, 11).unwrap().is_empty());
         let back = s.move_scope(&to, &from, 12).unwrap();
         assert!(back.iter().any(|m| m.memory.id == a.id));
+    }
+
+    #[test]
+    fn a_move_keeps_threads_supersessions_and_the_outcome_log() {
+        let mut s = Store::open_in_memory().unwrap();
+        let (from, to) = (scope("default"), scope("project/app-12345678"));
+        let q = s.insert(&NewMemory::new("why is it slow?").in_scope(from.clone()), 1).unwrap().0;
+        let mut answer = NewMemory::new("the cache is cold").in_scope(from.clone());
+        answer.reply_to = Some(q.id.clone());
+        answer.author = Some("a".into());
+        let a = s.insert(&answer, 2).unwrap().0;
+        let mut inv = NewMemory::new("no: the disk is full").in_scope(from.clone());
+        inv.kind = amber_core::MemoryType::Invalidation;
+        inv.supersedes = vec![a.id.clone()];
+        let inv = s.insert(&inv, 3).unwrap().0;
+        s.apply_supersessions(&[inv.seq], 4).unwrap();
+        let report = amber_core::Report {
+            kind: amber_core::ReportKind::Outcome,
+            result: Some(amber_core::Outcome::Failure),
+            session_id: None,
+            agent: None,
+            note: None,
+            at: 5,
+        };
+        s.report(&q.id, &report, 5).unwrap();
+        s.hold(&q.id, "hop_limit", 6).unwrap();
+        s.move_scope(&from, &to, 10).unwrap();
+        let new = |m: &Memory| MemoryId::derive(&to, &m.content);
+        let thread = s.thread(&new(&a)).unwrap();
+        assert_eq!(thread.iter().map(|m| m.id.clone()).collect::<Vec<_>>(), vec![new(&q), new(&a)]);
+        let moved_a = s.get(&new(&a)).unwrap().unwrap();
+        assert_eq!(moved_a.superseded_by, Some(new(&inv)));
+        assert_eq!(s.get(&new(&inv)).unwrap().unwrap().supersedes, vec![new(&a)]);
+        assert_eq!(s.reports(&new(&q)).unwrap().len(), 1, "the log is keyed by seq");
+        assert!((s.get(&new(&q)).unwrap().unwrap().weight - 0.8).abs() < 1e-6);
+        assert!(s.hold_of(&new(&q)).unwrap().is_some(), "the hold follows the root");
+        // And the supersession still holds after the move: retracting works by new ids.
+        let mut retract = NewMemory::new("retract that").in_scope(to.clone());
+        retract.kind = amber_core::MemoryType::Invalidation;
+        retract.supersedes = vec![new(&inv)];
+        let r = s.insert(&retract, 11).unwrap().0;
+        s.apply_supersessions(&[r.seq], 12).unwrap();
+        assert!(s.get(&new(&a)).unwrap().unwrap().superseded_by.is_none());
     }
 
     #[test]
