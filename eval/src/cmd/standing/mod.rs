@@ -153,7 +153,7 @@ fn learning(a: &StandingArgs, data: &std::path::Path, mode: SearchMode) -> anyho
         runs.push(learn::run_strength(&a.engine, s, &convs, &qs, sim)?);
     }
     if let Some(path) = &a.plot {
-        plot::plot(&runs, headline, path)?;
+        plot::plot(&runs, headline, a.negative.as_str(), path)?;
     }
     let (engine, _tmp) = open_engine(&a.engine)?;
     let mut config = engine_config(&engine, &a.engine);

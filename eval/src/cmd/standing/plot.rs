@@ -9,7 +9,7 @@ use super::learn::{Round, Run, Scores};
 type Panel = (&'static str, fn(&Scores) -> f64);
 
 /// Draws the curves of every run; the headline strength's lines are thicker.
-pub(super) fn plot(runs: &[Run], headline: f32, out: &Path) -> anyhow::Result<()> {
+pub(super) fn plot(runs: &[Run], headline: f32, negative: &str, out: &Path) -> anyhow::Result<()> {
     use plotters::prelude::*;
     let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("drawing {}: {e}", out.display());
     let root = BitMapBackend::new(out, (1400, 560)).into_drawing_area();
@@ -21,7 +21,8 @@ pub(super) fn plot(runs: &[Run], headline: f32, out: &Path) -> anyhow::Result<()
         ("recall@5 of evidence turns", |s| s.recall_at_5),
         ("wrong recall (non-evidence in top 5)", |s| s.wrong_at_5),
     ];
-    for (area, (title, metric)) in [left, right].iter().zip(panels) {
+    let legend = [SeriesLabelPosition::LowerLeft, SeriesLabelPosition::UpperLeft];
+    for ((area, (title, metric)), legend) in [left, right].iter().zip(panels).zip(legend) {
         let values: Vec<f64> = runs
             .iter()
             .flat_map(|r| r.curve.iter().flat_map(|p: &Round| [metric(&p.fed), metric(&p.held_apart)]))
@@ -30,7 +31,7 @@ pub(super) fn plot(runs: &[Run], headline: f32, out: &Path) -> anyhow::Result<()
         let hi = values.iter().copied().fold(0.0f64, f64::max);
         let pad = ((hi - lo) * 0.1).max(0.01);
         let mut chart = ChartBuilder::on(area)
-            .caption(format!("LoCoMo dev, simulated agent: {title}"), ("sans-serif", 20))
+            .caption(format!("LoCoMo dev, agent negatives = {negative}: {title}"), ("sans-serif", 18))
             .margin(16)
             .x_label_area_size(40)
             .y_label_area_size(56)
@@ -79,7 +80,7 @@ pub(super) fn plot(runs: &[Run], headline: f32, out: &Path) -> anyhow::Result<()
             .configure_series_labels()
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(legend)
             .label_font(("sans-serif", 12))
             .draw()
             .map_err(|e| err(&e))?;
