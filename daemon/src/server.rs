@@ -262,6 +262,7 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
         "thread" => threads::thread(shared, params(m, p)?).await,
         "guard" => threads::guard(shared, params(m, p)?).await,
         "release" => threads::release(shared, params(m, p)?).await,
+        "lift" => outcome::lift(shared, params(m, p)?).await,
         other => Err(ErrorObject::new(
             ErrorKind::MethodNotFound,
             format!("unknown method {:?}; this daemon serves {}", truncate(other, 64), METHODS.join(", ")),

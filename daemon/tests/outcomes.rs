@@ -177,3 +177,64 @@ fn a_session_manifest_moves_weights_and_the_audit_finds_gaps() {
     assert!(unreported.iter().all(|u| !reported.contains(&u["memory_id"].as_str().unwrap())), "{audit}");
     assert_eq!(unreported.len(), served.len() - 2, "{audit}");
 }
+
+/// The holdout arm: a withheld session gets identity only (no inbox, no briefing, no
+/// interjection; what is addressed to its agent waits), and `lift` compares rewarded
+/// sessions of both arms.
+#[test]
+fn the_holdout_arm_is_served_nothing_and_lift_compares_the_arms() {
+    let (d, _dir) = common::with_config("[holdout]\nshare = 1.0\n");
+    let mut c = d.client();
+    remember(&mut c, "the staging deploy needs the VPN on", json!({}));
+    remember(&mut c, "codex: the VPN config moved", json!({ "author": "claude-code", "to": "codex" }));
+    let s = c
+        .call_value(
+            "session_start",
+            json!({ "agent": "codex", "scope": SCOPE, "prompt": "staging deploy VPN" }),
+        )
+        .unwrap();
+    assert_eq!(s["withheld"], true, "{s}");
+    assert!(
+        s["briefing"]["items"].as_array().unwrap().is_empty()
+            && s["inbox"]["items"].as_array().unwrap().is_empty()
+    );
+    let sid = s["session_id"].as_str().unwrap().to_string();
+    let ev = c
+        .call_value(
+            "session_event",
+            json!({ "session_id": sid, "kind": "prompt", "text": "how do I deploy staging with the VPN?" }),
+        )
+        .unwrap();
+    assert_eq!(ev["decision"]["reason"], "withheld", "{ev}");
+    let end = c.call_value("session_end", json!({ "session_id": sid, "outcome": "failure" })).unwrap();
+    assert_eq!(end["session"]["reward"], -1.0);
+    assert_eq!(end["session"]["withheld"], true);
+    let e = c.call_value("session_end", json!({ "session_id": "x", "outcome": 2.0 })).unwrap_err();
+    assert_eq!(kind(e), "invalid_params");
+    drop(c);
+    drop(d);
+
+    // Half the sessions withheld: served ones go better by a planted margin.
+    let (d, _dir) = common::with_config("[holdout]\nshare = 0.5\n");
+    let mut c = d.client();
+    let lift = c.call_value("lift", json!({})).unwrap();
+    assert_eq!(lift["verdict"], "not_enough_data", "{lift}");
+    let mut arms = [0, 0];
+    for i in 0..120 {
+        let s = c.call_value("session_start", json!({ "agent": "sim", "scope": SCOPE })).unwrap();
+        let withheld = s["withheld"].as_bool().unwrap_or(false);
+        arms[withheld as usize] += 1;
+        let noise = [-0.3, 0.0, 0.3][i % 3];
+        let reward = if withheld { 0.0 + noise } else { 0.4 + noise };
+        c.call_value("session_end", json!({ "session_id": s["session_id"], "outcome": reward })).unwrap();
+    }
+    let lift = c.call_value("lift", json!({ "scope": SCOPE })).unwrap();
+    assert!(arms[0] >= 30 && arms[1] >= 30, "{arms:?}");
+    assert_eq!(
+        (lift["served"]["n"].as_u64(), lift["withheld"]["n"].as_u64()),
+        (Some(arms[0]), Some(arms[1]))
+    );
+    assert_eq!(lift["verdict"], "lift", "{lift}");
+    assert!((lift["difference"].as_f64().unwrap() - 0.4).abs() < 0.1, "{lift}");
+    assert!(lift["p"].as_f64().unwrap() < 0.001, "{lift}");
+}

@@ -81,6 +81,18 @@ pub struct Config {
     /// How outcome weights and age order recall (`[standing]` table: `strength = 0.5`,
     /// `age_floor = 0.75`; docs/PROTOCOL.md, "Outcomes and standing").
     pub standing: StandingConfig,
+    /// The holdout arm (`[holdout]` table: `share = 0.0`): that share of new sessions
+    /// is served nothing, so `lift` can measure whether serving memory helps.
+    pub holdout: HoldoutConfig,
+}
+
+/// The `[holdout]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HoldoutConfig {
+    /// The share of new sessions (0..1, default 0) routed as usual but served nothing
+    /// (identity still comes), drawn from the session id.
+    pub share: f64,
 }
 
 /// The `[standing]` table.
@@ -130,6 +142,7 @@ impl Default for Config {
             interject: Default::default(),
             curation: Default::default(),
             standing: Default::default(),
+            holdout: Default::default(),
         }
     }
 }
@@ -238,7 +251,12 @@ impl Config {
         }
         let st = &self.standing;
         if !(0.0..=1.0).contains(&st.strength) || !(0.0..=1.0).contains(&st.age_floor) {
-            return Err(ConfigError::Invalid("standing.strength and standing.age_floor must be in 0..=1".into()));
+            return Err(ConfigError::Invalid(
+                "standing.strength and standing.age_floor must be in 0..=1".into(),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.holdout.share) {
+            return Err(ConfigError::Invalid("holdout.share must be in 0..=1".into()));
         }
         let i = &self.interject;
         if !(1..=2).contains(&i.max_memories) {
@@ -317,7 +335,7 @@ mod tests {
         assert_eq!((&c.capture, &c.session, &c.briefing), (&d.capture, &d.session, &d.briefing));
         assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));
         assert_eq!(&c.extract, &d.extract);
-        assert_eq!(&c.standing, &d.standing);
+        assert_eq!((&c.standing, &c.holdout), (&d.standing, &d.holdout));
         assert_eq!(
             (c.frame_timeout_ms, c.idle_connection_timeout_s, c.reply_timeout_ms),
             (d.frame_timeout_ms, d.idle_connection_timeout_s, d.reply_timeout_ms)

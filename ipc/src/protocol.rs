@@ -226,6 +226,7 @@ pub const METHODS: &[&str] = &[
     "thread",
     "guard",
     "release",
+    "lift",
 ];
 
 /// `hello` params.
@@ -537,6 +538,10 @@ pub struct SessionStartResult {
     /// True when an existing session (same `key`) was continued.
     #[serde(default)]
     pub resumed: bool,
+    /// True when the session is in the holdout arm: served nothing (no inbox, no
+    /// briefing, no interjection; identity still comes).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub withheld: bool,
     /// The scopes briefing and interjection search (the session's scope and `user`).
     #[serde(default)]
     pub search: Vec<Scope>,
@@ -693,6 +698,67 @@ pub struct SessionEndParams {
     /// success +0.15, used with failure −0.10, not used ×0.95).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub manifest: Vec<ManifestEntry>,
+    /// How the session went: a reward in -1..1, or `success` (1), `failure` (-1),
+    /// `unclear` (stored, no reward). Counted by `lift`; used manifest lines without a
+    /// result take its sign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<SessionOutcome>,
+}
+
+/// A session's outcome as a client gives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SessionOutcome {
+    /// A reward in -1..1.
+    Reward(f64),
+    /// `success`, `failure` or `unclear`.
+    Label(String),
+}
+
+impl SessionOutcome {
+    /// The reward and the label to store, or why not.
+    pub fn parse(&self) -> Result<(Option<f32>, String), String> {
+        match self {
+            SessionOutcome::Reward(r) if (-1.0..=1.0).contains(r) => Ok((Some(*r as f32), format!("{r}"))),
+            SessionOutcome::Reward(r) => Err(format!("outcome: a reward must be in -1..1, got {r}")),
+            SessionOutcome::Label(l) => match l.as_str() {
+                "success" => Ok((Some(1.0), l.clone())),
+                "failure" => Ok((Some(-1.0), l.clone())),
+                "unclear" => Ok((None, l.clone())),
+                other => Err(format!(
+                    "outcome: expected a reward in -1..1 or success, failure, unclear; got {:?}",
+                    other.chars().take(40).collect::<String>()
+                )),
+            },
+        }
+    }
+}
+
+/// `lift` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiftParams {
+    /// Only sessions of this scope (and those under it).
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// Only sessions started at or after this.
+    #[serde(default)]
+    pub since: Option<Millis>,
+    /// How many of the most recent sessions to read (default 10,000, at most 100,000).
+    #[serde(default)]
+    pub sessions: Option<usize>,
+}
+
+/// `lift` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiftResult {
+    /// Sessions read.
+    pub sessions: usize,
+    /// Rewarded sessions among them (ended, with a reward).
+    pub rewarded: usize,
+    /// The comparison.
+    #[serde(flatten)]
+    pub lift: amber_tiers::lift::Lift,
 }
 
 /// `session_show` params.

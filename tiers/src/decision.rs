@@ -17,6 +17,8 @@ pub enum Reason {
     Judge,
     /// Silent: tool outputs are captured, not searched.
     NotSearched,
+    /// Silent: the session is in the holdout arm (served nothing).
+    Withheld,
     /// Silent: the event has too little text.
     TooShort,
     /// Silent: an interjection fired within the last `cooldown_events` events.

@@ -99,6 +99,9 @@ pub fn precheck(
     session: &Session,
     cfg: &InterjectConfig,
 ) -> Option<Reason> {
+    if session.withheld {
+        return Some(Reason::Withheld);
+    }
     if !kind.interjectable() {
         return Some(Reason::NotSearched);
     }

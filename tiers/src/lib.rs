@@ -36,5 +36,6 @@ pub mod guard;
 pub mod identity;
 pub mod interject;
 pub mod judge;
+pub mod lift;
 pub mod scope;
 pub mod session;

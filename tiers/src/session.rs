@@ -163,6 +163,34 @@ pub struct Session {
     pub capture_skipped: CaptureSkips,
     /// What curation did at the end.
     pub curation: Option<CurationReport>,
+    /// True when the session is in the holdout arm (`[holdout] share`): routed as
+    /// usual, served nothing (identity still comes; its inbox waits for a later one).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub withheld: bool,
+    /// How the session went, as its client said at the end: a reward in -1..1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<f32>,
+    /// The outcome as given: `success`, `failure`, `unclear`, or the reward.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+/// Whether a new session falls in the holdout arm: a stable draw from its id (FNV-1a,
+/// as a fraction of 2^64) under `share`. The same id always draws the same.
+pub fn held_out(id: &str, share: f64) -> bool {
+    if share <= 0.0 {
+        return false;
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    // Mix the high bits down so that near ids differ (FNV's low bits are weak).
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    (h as f64 / u64::MAX as f64) < share
 }
 
 impl Session {
@@ -196,6 +224,9 @@ impl Session {
             captured: Vec::new(),
             capture_skipped: CaptureSkips::default(),
             curation: None,
+            withheld: false,
+            reward: None,
+            outcome: None,
         }
     }
 
@@ -268,6 +299,15 @@ pub fn date(t: Millis) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_holdout_draw_is_stable_and_near_its_share() {
+        assert!(!held_out("s-1", 0.0) && held_out("s-1", 1.0));
+        assert_eq!(held_out("k-claude-code-x", 0.5), held_out("k-claude-code-x", 0.5));
+        let ids: Vec<String> = (0..10_000).map(|i| format!("s-19a2b3c{i:x}-1-{i}")).collect();
+        let n = ids.iter().filter(|id| held_out(id, 0.3)).count();
+        assert!((2_800..=3_200).contains(&n), "{n} of 10,000 at share 0.3");
+    }
 
     #[test]
     fn dates_are_utc_calendar_days() {

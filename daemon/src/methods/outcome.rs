@@ -74,12 +74,24 @@ pub(crate) async fn outcome(shared: &Arc<Shared>, p: OutcomeParams) -> Result<Va
 }
 
 /// Applies a session's manifest: every line is logged with the session and its agent.
-/// A line naming no live memory is refused (and listed); the others are applied.
+/// A line naming no live memory is refused (and listed); the others are applied. A used
+/// line without a result takes the sign of the session's reward, when it has one (the
+/// same arithmetic as a line with that result: a run's reward flows the same way).
 pub(crate) async fn apply_manifest(
     shared: &Arc<Shared>,
     session: &Session,
     manifest: Vec<ManifestEntry>,
+    reward: Option<f32>,
 ) -> Result<ManifestResult, ErrorObject> {
+    let from_reward = reward.and_then(|r| {
+        if r > 0.0 {
+            Some(Outcome::Success)
+        } else if r < 0.0 {
+            Some(Outcome::Failure)
+        } else {
+            None
+        }
+    });
     let mut out = ManifestResult::default();
     for line in manifest {
         if !line.used && line.result.is_some() {
@@ -95,7 +107,7 @@ pub(crate) async fn apply_manifest(
         };
         let r = Report {
             kind: if line.used { ReportKind::Used } else { ReportKind::Unused },
-            result: line.result,
+            result: if line.used { line.result.or(from_reward) } else { None },
             session_id: Some(session.id.clone()),
             agent: Some(session.agent.clone()),
             note: None,
@@ -179,4 +191,36 @@ pub(crate) async fn audit(shared: &Arc<Shared>, p: AuditParams) -> Result<Value,
         }
     }
     to_value(&out)
+}
+
+/// `lift`: rewarded sessions served memory against those of the holdout arm.
+pub(crate) async fn lift(
+    shared: &Arc<Shared>,
+    p: amber_ipc::protocol::LiftParams,
+) -> Result<Value, ErrorObject> {
+    let n = p.sessions.unwrap_or(10_000);
+    if n == 0 || n > 100_000 {
+        return Err(invalid(format!("sessions must be 1 to 100000, got {n}")));
+    }
+    let rows = read(shared, move |e| e.recent_sessions(n)).await?;
+    let (mut served, mut withheld) = (Vec::new(), Vec::new());
+    let mut read_n = 0;
+    for row in rows {
+        let Ok(s) = serde_json::from_str::<Session>(&row.record) else { continue };
+        if p.scope.as_ref().is_some_and(|sc| !s.scope.is_within(sc))
+            || p.since.is_some_and(|t| s.started_at < t)
+        {
+            continue;
+        }
+        read_n += 1;
+        if let (Some(r), Some(_)) = (s.reward, s.ended_at) {
+            if s.withheld { withheld.push(f64::from(r)) } else { served.push(f64::from(r)) }
+        }
+    }
+    let rewarded = served.len() + withheld.len();
+    to_value(&amber_ipc::protocol::LiftResult {
+        sessions: read_n,
+        rewarded,
+        lift: amber_tiers::lift::lift(&served, &withheld),
+    })
 }

@@ -64,6 +64,9 @@ pub(crate) async fn briefing(
     spent: usize,
     now: Millis,
 ) -> Result<amber_tiers::briefing::Briefing, ErrorObject> {
+    if session.withheld {
+        return Ok(amber_tiers::briefing::Briefing::default());
+    }
     let mut cfg = shared.config.briefing.clone();
     // The inbox came first, from the same budget.
     cfg.budget_tokens = cfg.budget_tokens.saturating_sub(spent);
@@ -106,6 +109,10 @@ pub(crate) async fn inbox(
     session: &mut Session,
     now: Millis,
 ) -> Result<Inbox, ErrorObject> {
+    if session.withheld {
+        // The holdout arm is served nothing; what is addressed to the agent waits.
+        return Ok(Inbox::default());
+    }
     let agent = session.agent.clone();
     let scopes = session.scopes();
     let pending = read(shared, move |e| e.inbox(&agent, &scopes, MAX_INBOX)).await?;

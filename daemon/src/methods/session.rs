@@ -163,6 +163,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
                 inbox,
                 briefing,
                 resumed: true,
+                withheld: session.withheld,
                 search: session.scopes(),
             };
             shared.sessions.lock().insert(session.id.clone(), session);
@@ -174,13 +175,14 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
     let mut session = Session::new(id, agent, root.clone(), scope.clone(), now);
     session.key = p.key.as_ref().map(|k| k.trim().to_string());
     session.also = also;
+    session.withheld = amber_tiers::session::held_out(&session.id, shared.config.holdout.share);
     let identity = identity_for(root.clone()).await?;
     let inbox = inbox(shared, &mut session, now).await?;
     let briefing = briefing(shared, &mut session, p.prompt.as_deref(), &project, inbox.tokens, now).await?;
     persist(shared, &session).await?;
     tracing::info!(
         session = %session.id, agent = %session.agent, scope = %scope,
-        briefed = briefing.items.len(), "session started"
+        briefed = briefing.items.len(), withheld = session.withheld, "session started"
     );
     let result = SessionStartResult {
         session_id: session.id.clone(),
@@ -190,6 +192,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
         inbox,
         briefing,
         resumed: false,
+        withheld: session.withheld,
         search: session.scopes(),
     };
     shared.sessions.lock().insert(session.id.clone(), session);
@@ -439,6 +442,13 @@ async fn curate(shared: &Arc<Shared>, s: &Session) -> amber_tiers::curate::Curat
 }
 
 pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Result<Value, ErrorObject> {
+    let outcome = p.outcome.as_ref().map(|o| o.parse()).transpose().map_err(invalid)?;
+    if let Some((reward, label)) = &outcome {
+        let mut live = shared.sessions.lock();
+        let s = live.get_mut(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
+        s.reward = *reward;
+        s.outcome = Some(label.clone());
+    }
     // The manifest first: what the session relied on moves the weights (see outcome.rs).
     let manifest = match p.manifest.is_empty() {
         true => None,
@@ -446,7 +456,8 @@ pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Res
             let s = super::outcome::find_session(shared, &p.session_id)
                 .await?
                 .ok_or_else(|| not_found(&p.session_id))?;
-            Some(super::outcome::apply_manifest(shared, &s, p.manifest).await?)
+            let reward = outcome.as_ref().and_then(|o| o.0);
+            Some(super::outcome::apply_manifest(shared, &s, p.manifest, reward).await?)
         }
     };
     let s = end(shared, &p.session_id, p.transcript, p.transcript_source, "ended").await?;
