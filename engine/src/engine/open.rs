@@ -161,7 +161,7 @@ impl Engine {
             let forgotten = self.read(|s| s.forgotten_seqs())?;
             if !forgotten.is_empty() {
                 let before = self.bm25.num_docs();
-                forgotten.iter().for_each(|seq| self.bm25.delete(*seq));
+                forgotten.iter().try_for_each(|seq| self.bm25.delete(*seq))?;
                 self.bm25.commit(mark)?;
                 let removed = before - self.bm25.num_docs();
                 if removed > 0 {
