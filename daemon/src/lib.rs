@@ -14,6 +14,9 @@
 //!   or a reply left unread for `reply_timeout_ms` is closed (docs/RELIABILITY.md).
 //! - SIGINT, SIGTERM and the `shutdown` method stop accepting, let in-flight requests
 //!   finish, drain the write queue, save the vector index and remove the socket file.
+//! - On a full disk a write answers `storage_full`, reads go on, indexing is retried with
+//!   a growing wait (and at once when space returns), and the daemon starts all the
+//!   same; `status` lists what is degraded (docs/RELIABILITY.md).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -84,10 +87,15 @@ impl DataDirLock {
                 return Err(e).with_context(|| format!("cannot lock {}", path.display()));
             }
         }
-        file.set_len(0)?;
-        file.rewind()?;
-        writeln!(file, "{}", std::process::id())?;
-        file.sync_all()?;
+        // The pid is for people; the lock is the flock. On a full disk it may not fit.
+        let pid = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|_| writeln!(file, "{}", std::process::id()))
+            .and_then(|()| file.sync_all());
+        if let Err(e) = pid {
+            tracing::warn!(cause = %e, lock = %path.display(), "cannot write the pid into the lock file");
+        }
         Ok(DataDirLock { _file: file, path })
     }
 
