@@ -14,6 +14,8 @@
 //!   answer `storage_full` at once, reads go on, indexing stops, says so once and resumes
 //!   when space returns, the daemon restarts on the full disk, and no acknowledged write
 //!   is lost.
+//! - Symbolic links planted at the socket path, at the data directory and in it: amberd
+//!   refuses to start and the files they point at are left as they were.
 //!
 //! (`kill -9` under a write load is in `daemon.rs`.)
 
@@ -452,4 +454,128 @@ fn a_full_disk_answers_storage_full_keeps_serving_reads_and_loses_no_acknowledge
         acked.len(),
         filler_size / 1024
     );
+}
+
+/// Starts amberd on `data` and `socket`; it must refuse. Returns its standard error.
+fn refused(root: &Path, data: &Path, socket: &Path) -> String {
+    match Daemon::start_on(root, data, socket, &[]) {
+        Ok(d) => panic!("amberd started on {} with socket {}", d.data.display(), d.socket.display()),
+        Err(stderr) => stderr,
+    }
+}
+
+/// The mode bits and content of a file, to see it untouched.
+fn snapshot(path: &Path) -> (u32, Vec<u8>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777;
+    let content = if path.is_dir() {
+        let mut names: Vec<_> =
+            std::fs::read_dir(path).unwrap().map(|e| e.unwrap().file_name().into_encoded_bytes()).collect();
+        names.sort();
+        names.concat()
+    } else {
+        std::fs::read(path).unwrap()
+    };
+    (mode, content)
+}
+
+#[cfg(unix)]
+#[test]
+fn planted_symlinks_are_not_followed_into_another_users_files() {
+    use std::os::unix::fs::{PermissionsExt, lchown, symlink};
+    const OTHER: u32 = 65534; // nobody
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let as_root = rustix::process::geteuid().is_root();
+    // Someone else's file and directory.
+    let victim = r.join("victim.txt");
+    std::fs::write(&victim, b"someone else's notes\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let victim_dir = r.join("victim-dir");
+    std::fs::create_dir(&victim_dir).unwrap();
+    std::fs::write(victim_dir.join("keep.txt"), b"keep").unwrap();
+    std::fs::set_permissions(&victim_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if as_root {
+        for p in [&victim, &victim_dir] {
+            lchown(p, Some(OTHER), Some(OTHER)).unwrap();
+        }
+    }
+    let before = (snapshot(&victim), snapshot(&victim_dir));
+    let unharmed = || {
+        assert_eq!((snapshot(&victim), snapshot(&victim_dir)), before, "a victim file was changed");
+    };
+    let data = r.join("data");
+    let socket = r.join("run").join("amber.sock");
+    std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
+
+    // 1. The socket path is a link to the victim: amberd neither follows nor removes it.
+    symlink(&victim, &socket).unwrap();
+    let err = refused(r, &data, &socket);
+    assert!(err.contains("symbolic link") && err.contains(&socket.display().to_string()), "{err}");
+    assert!(std::fs::symlink_metadata(&socket).unwrap().file_type().is_symlink(), "the link was removed");
+    unharmed();
+    // A dangling link: nothing is created where it points.
+    std::fs::remove_file(&socket).unwrap();
+    let nowhere = r.join("nowhere");
+    symlink(&nowhere, &socket).unwrap();
+    let err = refused(r, &data, &socket);
+    assert!(err.contains("symbolic link"), "{err}");
+    assert!(!nowhere.exists());
+    // A plain file at the socket path is not removed either.
+    std::fs::remove_file(&socket).unwrap();
+    std::fs::write(&socket, b"not a socket").unwrap();
+    let err = refused(r, &data, &socket);
+    assert!(err.contains("not a socket"), "{err}");
+    assert_eq!(std::fs::read(&socket).unwrap(), b"not a socket");
+    std::fs::remove_file(&socket).unwrap();
+
+    // 2. Links planted in the data directory, where amberd keeps its files.
+    let _ = std::fs::remove_dir_all(&data);
+    std::fs::create_dir_all(data.join("index")).unwrap();
+    for (name, target) in [
+        ("amberd.lock", &victim),
+        ("amber.db", &victim),
+        ("amber.db-wal", &victim),
+        ("index/bm25", &victim_dir),
+    ] {
+        let link = data.join(name);
+        symlink(target, &link).unwrap();
+        let err = refused(r, &data, &socket);
+        assert!(err.contains("symbolic link") && err.contains(&link.display().to_string()), "{name}: {err}");
+        unharmed();
+        std::fs::remove_file(&link).unwrap();
+    }
+    assert!(!socket.exists(), "a refused start left a socket");
+
+    // 3. The data directory itself is a link.
+    std::fs::remove_dir_all(&data).unwrap();
+    symlink(&victim_dir, &data).unwrap();
+    if as_root {
+        // Another user's link to another user's directory: refused.
+        lchown(&data, Some(OTHER), Some(OTHER)).unwrap();
+        let err = refused(r, &data, &socket);
+        assert!(err.contains("symbolic link") && err.contains("uid 65534"), "{err}");
+        unharmed();
+        // The user's own link to another user's directory: refused too.
+        lchown(&data, Some(0), Some(0)).unwrap();
+        let err = refused(r, &data, &socket);
+        assert!(err.contains("not a directory of this user"), "{err}");
+        unharmed();
+    } else {
+        eprintln!("SKIPPED the links of another user: they need root to plant (CI runs as root)");
+    }
+    // The user's own link to the user's own directory is followed (a data directory moved
+    // to another disk), and made private.
+    std::fs::remove_file(&data).unwrap();
+    let own = r.join("own-data");
+    std::fs::create_dir(&own).unwrap();
+    std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o755)).unwrap();
+    symlink(&own, &data).unwrap();
+    let d =
+        Daemon::start_on(r, &data, &socket, &[]).expect("a link of the user's own to a directory of theirs");
+    let id = d.client().remember(&memory("stored through the user's own link", "links")).unwrap().id;
+    assert!(own.join("amber.db").exists());
+    assert_eq!(std::fs::metadata(&own).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(d.client().get(&id).unwrap().memory.content, "stored through the user's own link");
+    unharmed();
 }
