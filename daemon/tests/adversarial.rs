@@ -16,12 +16,15 @@
 //!   is lost.
 //! - Symbolic links planted at the socket path, at the data directory and in it: amberd
 //!   refuses to start and the files they point at are left as they were.
+//! - SIGTERM under a write load: a clean exit within a bound, the socket removed, every
+//!   acknowledged write there after a restart.
 //!
 //! (`kill -9` under a write load is in `daemon.rs`.)
 
 use std::io::{ErrorKind as IoKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use amber_core::{MemoryId, NewMemory, SearchMode};
@@ -578,4 +581,97 @@ fn planted_symlinks_are_not_followed_into_another_users_files() {
     assert_eq!(std::fs::metadata(&own).unwrap().permissions().mode() & 0o777, 0o700);
     assert_eq!(d.client().get(&id).unwrap().memory.content, "stored through the user's own link");
     unharmed();
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_under_a_write_load_exits_cleanly_and_loses_no_acknowledged_write() {
+    let root = tempfile::tempdir().unwrap();
+    let d = Daemon::start_in(root.path(), &[]).unwrap();
+    let socket = d.socket.clone();
+    // What each write came to: acknowledged, refused `shutting_down` (nothing written), or
+    // unknown (the connection closed before an answer).
+    let acked = Arc::new(Mutex::new(Vec::<(MemoryId, String)>::new()));
+    let refused = Arc::new(Mutex::new(Vec::<NewMemory>::new()));
+    let unknown = Arc::new(Mutex::new(Vec::<NewMemory>::new()));
+    const WRITERS: usize = 8;
+    let stop_after = 200;
+    let (exit_took, code, acked_before) = std::thread::scope(|s| {
+        for t in 0..WRITERS {
+            let (acked, refused, unknown, socket) =
+                (acked.clone(), refused.clone(), unknown.clone(), socket.clone());
+            s.spawn(move || {
+                let mut c = Client::connect(&socket).unwrap();
+                for i in 0.. {
+                    let m = memory(&format!("sigterm writer {t} item {i} marker zt{t}x{i}q"), "term");
+                    match c.remember(&m) {
+                        Ok(r) => acked.lock().unwrap().push((r.id, m.content.clone())),
+                        Err(e) if e.kind() == Some(ErrorKind::ShuttingDown) => {
+                            refused.lock().unwrap().push(m);
+                            break;
+                        }
+                        Err(e) if e.kind().is_some() => panic!("writer {t}: {e}"),
+                        Err(_) => {
+                            unknown.lock().unwrap().push(m);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+        while acked.lock().unwrap().len() < stop_after {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut d = d;
+        let acked_before = acked.lock().unwrap().len();
+        let sent = Instant::now();
+        assert!(Command::new("kill").arg("-TERM").arg(d.child.id().to_string()).status().unwrap().success());
+        let code = loop {
+            if let Some(code) = d.child.try_wait().unwrap() {
+                break code;
+            }
+            assert!(sent.elapsed() < Duration::from_secs(20), "amberd did not exit within 20 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        (sent.elapsed(), code, acked_before)
+    });
+    assert!(code.success(), "amberd exited {code:?} on SIGTERM under load");
+    assert!(!socket.exists(), "the socket file is left after SIGTERM");
+    let (acked, refused, unknown) =
+        (acked.lock().unwrap().clone(), refused.lock().unwrap().clone(), unknown.lock().unwrap().clone());
+    assert!(acked.len() >= stop_after);
+
+    // After a restart: every acknowledged write is there and found; a refused one is not.
+    let d = Daemon::start_in(root.path(), &[]).unwrap();
+    let mut c = d.client();
+    for (id, content) in &acked {
+        assert_eq!(&c.get(id).unwrap().memory.content, content, "acknowledged write lost");
+        let marker = content.split_whitespace().last().unwrap();
+        let mut p = RecallParams::new(marker);
+        p.mode = Some(SearchMode::Bm25);
+        p.k = Some(1);
+        let hits = c.recall(&p).unwrap().hits;
+        assert_eq!(hits.first().map(|h| &h.memory.id), Some(id), "acknowledged write not found: {marker}");
+    }
+    for m in &refused {
+        let e = c.get(&m.id()).expect_err("a write refused with shutting_down was stored");
+        assert_eq!(e.kind(), Some(ErrorKind::NotFound));
+    }
+    let stored_unknown = unknown.iter().filter(|m| c.get(&m.id()).is_ok()).count();
+    let st = c.status().unwrap();
+    assert_eq!(
+        st.engine["memories"].as_u64().unwrap() as usize,
+        acked.len() + stored_unknown,
+        "{:?}",
+        st.engine
+    );
+    eprintln!(
+        "sigterm under load: {WRITERS} writers, {} acknowledged ({} of them after SIGTERM was sent; all \
+         there and found after a restart), {} refused shutting_down (none stored), {} unanswered \
+         ({stored_unknown} of them stored); exit 0 in {exit_took:?}, socket removed",
+        acked.len(),
+        acked.len() - acked_before,
+        refused.len(),
+        unknown.len()
+    );
 }
