@@ -409,6 +409,7 @@ fn answer(
                     transcript: transcript.clone(),
                     transcript_source: transcript_source.clone(),
                     manifest: Vec::new(),
+                    outcome: None,
                 })
             })?;
             let c = r.session.curation.unwrap_or_default();

@@ -666,6 +666,14 @@ fn print_status(st: &amber_ipc::protocol::StatusResult) {
     for ev in e["index_events"].as_array().into_iter().flatten() {
         println!("at open      {}", ev.as_str().unwrap_or_default());
     }
+    for d in e["degraded"].as_array().into_iter().flatten() {
+        let part = d["part"].as_str().unwrap_or_default();
+        println!(
+            "degraded     {part}: {} ({} failed attempts)",
+            d["message"].as_str().unwrap_or_default(),
+            d["failures"]
+        );
+    }
 }
 
 fn daemon_command(cli: &Cli, cfg: &Config, action: &DaemonAction) -> anyhow::Result<ExitCode> {

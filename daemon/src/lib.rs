@@ -14,12 +14,18 @@
 //!   or a reply left unread for `reply_timeout_ms` is closed (docs/RELIABILITY.md).
 //! - SIGINT, SIGTERM and the `shutdown` method stop accepting, let in-flight requests
 //!   finish, drain the write queue, save the vector index and remove the socket file.
+//! - On a full disk a write answers `storage_full`, reads go on, indexing is retried with
+//!   a growing wait (and at once when space returns), and the daemon starts all the
+//!   same; `status` lists what is degraded (docs/RELIABILITY.md).
+//! - The data directory, the files in it and the socket path are checked before use: a
+//!   planted symbolic link is refused, never followed (`paths`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod extract;
 mod live;
 mod methods;
+mod paths;
 mod rpc;
 mod server;
 mod state;
@@ -32,7 +38,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::{Duration, Instant};
 
-use amber_core::paths::create_private_dir;
 use amber_engine::{Engine, EngineOptions};
 use amber_ipc::{Config, socket_name};
 use anyhow::{Context, bail};
@@ -57,18 +62,12 @@ pub struct DataDirLock {
 }
 
 impl DataDirLock {
-    /// Takes the lock, or says which process holds it.
+    /// Prepares the data directory (created 0700, or checked: see `paths`) and takes the
+    /// lock, or says which process holds it.
     pub fn acquire(data_dir: &Path) -> anyhow::Result<DataDirLock> {
-        create_private_dir(data_dir)
-            .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
+        crate::paths::prepare_data_dir(data_dir)?;
         let path = data_dir.join(LOCK_FILE);
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+        let mut file = crate::paths::open_lock_file(&path)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -84,10 +83,15 @@ impl DataDirLock {
                 return Err(e).with_context(|| format!("cannot lock {}", path.display()));
             }
         }
-        file.set_len(0)?;
-        file.rewind()?;
-        writeln!(file, "{}", std::process::id())?;
-        file.sync_all()?;
+        // The pid is for people; the lock is the flock. On a full disk it may not fit.
+        let pid = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|_| writeln!(file, "{}", std::process::id()))
+            .and_then(|()| file.sync_all());
+        if let Err(e) = pid {
+            tracing::warn!(cause = %e, lock = %path.display(), "cannot write the pid into the lock file");
+        }
         Ok(DataDirLock { _file: file, path })
     }
 
@@ -95,31 +99,6 @@ impl DataDirLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
-}
-
-/// Prepares the socket's folder (0700) and removes a stale socket file left by a daemon
-/// that died. Refuses when a live daemon answers on it.
-fn prepare_socket(path: &Path) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent()
-        && !dir.exists()
-    {
-        create_private_dir(dir)
-            .with_context(|| format!("cannot create the socket folder {}", dir.display()))?;
-    }
-    if std::fs::symlink_metadata(path).is_ok() {
-        match amber_ipc::Client::connect(path) {
-            Ok(_) => bail!(
-                "another daemon is listening on {}; stop it first or choose another socket",
-                path.display()
-            ),
-            Err(_) => {
-                tracing::warn!(socket = %path.display(), "removing a stale socket left by a daemon that stopped");
-                std::fs::remove_file(path)
-                    .with_context(|| format!("cannot remove the stale socket {}", path.display()))?;
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(unix)]
@@ -145,12 +124,12 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
     opts.session_context = config.session_context;
     opts.standing_strength = config.standing.strength;
     opts.age_floor = config.standing.age_floor;
+    // The socket is checked before the engine opens: a refusal comes at once.
+    let socket = config.socket_path();
+    crate::paths::prepare_socket(&socket)?;
     let engine = Engine::open(opts)
         .with_context(|| format!("cannot open the store in {}", config.data_dir.display()))?;
     let engine = Arc::new(engine);
-
-    let socket = config.socket_path();
-    prepare_socket(&socket)?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -180,12 +159,7 @@ async fn serve(
         opts.mode(0o600)
     };
     let listener = opts.create_tokio().with_context(|| format!("cannot listen on {}", socket.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("cannot make {} private", socket.display()))?;
-    }
+    crate::paths::make_socket_private(&socket)?;
 
     let judge: Arc<dyn amber_tiers::judge::Judge> = amber_tiers::judge::from_config(&config.judge)
         .map_err(|e| anyhow::anyhow!("the [judge] config cannot be used: {e}"))?

@@ -3,6 +3,7 @@
 //! wait for indexing to catch up.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use amber_core::NewMemory;
@@ -40,6 +41,9 @@ pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ErrorObject>
     })
 }
 
+/// When a write was last refused for a full disk in the log (Millis).
+static DISK_FULL_LOGGED: AtomicI64 = AtomicI64::new(0);
+
 /// Maps an engine error to the wire. Internal details go to the log, not the client.
 pub(crate) fn engine_error(e: amber_engine::Error) -> ErrorObject {
     if e.is_model_unavailable() {
@@ -59,7 +63,16 @@ pub(crate) fn engine_error(e: amber_engine::Error) -> ErrorObject {
         | amber_engine::Error::SupersedesLifefact { .. }) => invalid(e.to_string()),
         e @ amber_engine::Error::Superseded { .. } => ErrorObject::new(ErrorKind::Superseded, e.to_string()),
         amber_engine::Error::Store(s) if s.is_disk_full() => {
-            tracing::error!(cause = %s, "disk full");
+            // Every write refused on a full disk would say the same: once a minute.
+            let now = amber_core::now_millis();
+            let last = DISK_FULL_LOGGED.load(Ordering::Relaxed);
+            if now - last >= 60_000
+                && DISK_FULL_LOGGED.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+            {
+                tracing::error!(cause = %s, "disk full: writes answered storage_full (logged once a minute)");
+            } else {
+                tracing::debug!(cause = %s, "disk full");
+            }
             ErrorObject::new(ErrorKind::StorageFull, "the disk is full: nothing was written")
         }
         amber_engine::Error::Store(s) => {
@@ -93,7 +106,12 @@ pub(crate) async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone
     if *shared.shutdown.borrow() {
         return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
     }
-    if matches!(op, WriteOp::Remember(_)) {
+    // Indexing too far behind answers `busy`: it catches up shortly. Not when it is
+    // stopped by a full disk: the write is tried, and stored (to be indexed when space
+    // returns) or answered `storage_full`.
+    if matches!(op, WriteOp::Remember(_))
+        && shared.engine.indexing_stalled() != Some(amber_engine::DegradedCause::DiskFull)
+    {
         let behind = shared.engine.committed_through().saturating_sub(shared.engine.indexed_through());
         if behind >= shared.config.max_index_backlog {
             return Err(ErrorObject::new(
@@ -145,8 +163,12 @@ pub(crate) fn validate_all(memories: &[NewMemory]) -> Result<(), ErrorObject> {
 
 /// Waits until the indexes cover every write committed before now. False when that took
 /// longer than `fresh_timeout_ms` (the recall then runs on what is indexed).
+/// Does not wait while indexing is failing (see `status`, `degraded`).
 pub(crate) async fn wait_indexed(shared: &Arc<Shared>) -> bool {
     let target = shared.engine.committed_through();
+    if shared.engine.indexing_stalled().is_some() {
+        return shared.engine.indexed_through() >= target;
+    }
     let mut rx = shared.indexed.clone();
     let timeout = Duration::from_millis(shared.config.fresh_timeout_ms);
     match tokio::time::timeout(timeout, rx.wait_for(|&v| v >= target)).await {

@@ -4,13 +4,15 @@
 //! write is answered as soon as its SQLite transaction commits. Indexing runs on a second
 //! thread: whenever something was committed, it indexes everything committed so far in
 //! one pass (so passes batch themselves under load), and publishes how far the indexes
-//! reach. A commit never waits for indexing.
+//! reach. A commit never waits for indexing. A pass that fails (a full disk, for one) is
+//! retried after 1 s, then 2, 4, ... up to 60 s; for lack of space, as soon as the disk
+//! has 1 MiB more free.
 
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use amber_core::{Memory, MemoryId, NewMemory};
-use amber_engine::{Engine, Remembered};
+use amber_engine::{DegradedCause, Engine, Remembered};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// A write, as queued.
@@ -42,8 +44,15 @@ pub(crate) struct Job {
     pub reply: oneshot::Sender<amber_engine::Result<WriteDone>>,
 }
 
-/// After a failed indexing pass, wait this long before the next one.
-const RETRY_AFTER: Duration = Duration::from_secs(5);
+/// After a failed indexing pass, the first wait before the next; it doubles with each
+/// failure in a row, up to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+/// The longest wait between two indexing passes that fail.
+const RETRY_MAX: Duration = Duration::from_secs(60);
+/// While indexing waits after a failure for lack of space, how often it looks at the free
+/// space, and how much more there must be to try again before the wait is over.
+const SPACE_POLL: Duration = Duration::from_millis(500);
+const SPACE_REGAINED: u64 = 1 << 20;
 
 #[derive(Default)]
 struct Wake {
@@ -118,6 +127,7 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
 
 fn index_loop(engine: &Engine, signal: &Signal, indexed: &watch::Sender<u64>) {
     indexed.send_replace(engine.indexed_through());
+    let mut failures = 0u32;
     loop {
         {
             let mut s = signal.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -137,23 +147,54 @@ fn index_loop(engine: &Engine, signal: &Signal, indexed: &watch::Sender<u64>) {
             }
             s.work = false;
         }
-        if engine.indexed_through() >= engine.committed_through() {
+        if engine.indexed_through() >= engine.committed_through() && engine.degraded().is_empty() {
             indexed.send_replace(engine.indexed_through());
             continue;
         }
-        match engine.index_pending() {
+        // The engine notes each failure in `status` (degraded) and logs the first of a
+        // streak and its end; here they are retried with a growing wait. A vector index
+        // that could not be saved is saved again once indexing works.
+        let pass = engine.index_pending().and_then(|through| {
+            if engine.vector_file_unsaved() {
+                engine.flush()?;
+            }
+            Ok(through)
+        });
+        match pass {
             Ok(through) => {
+                failures = 0;
                 indexed.send_replace(through);
             }
             Err(e) => {
-                tracing::error!(cause = %e, "indexing failed; the writes are committed and will be indexed later");
-                let s = signal.state.lock().unwrap_or_else(|p| p.into_inner());
-                let (mut s, _) = signal
-                    .cond
-                    .wait_timeout_while(s, RETRY_AFTER, |s| !s.stop)
-                    .unwrap_or_else(|p| p.into_inner());
-                s.work = true;
+                failures += 1;
+                let wait = RETRY_FIRST.saturating_mul(1 << (failures - 1).min(16)).min(RETRY_MAX);
+                let disk_full = engine.degraded().iter().any(|d| d.cause == DegradedCause::DiskFull);
+                tracing::debug!(cause = %e, failures, ?wait, disk_full, "indexing failed; retrying");
+                wait_before_retry(engine, signal, wait, disk_full);
+                signal.set(|s| s.work = true);
             }
+        }
+    }
+}
+
+/// Waits `wait`, or less: until the daemon stops, or (when the disk was full) until the
+/// data directory's filesystem has [`SPACE_REGAINED`] more bytes free than now.
+fn wait_before_retry(engine: &Engine, signal: &Signal, wait: Duration, disk_full: bool) {
+    let until = Instant::now() + wait;
+    let free_before = if disk_full { engine.free_bytes() } else { None };
+    let mut s = signal.state.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if s.stop || left.is_zero() {
+            return;
+        }
+        let slice = if free_before.is_some() { left.min(SPACE_POLL) } else { left };
+        s = signal.cond.wait_timeout(s, slice).unwrap_or_else(|p| p.into_inner()).0;
+        if let (Some(before), Some(now)) = (free_before, engine.free_bytes())
+            && now >= before.saturating_add(SPACE_REGAINED)
+        {
+            tracing::debug!(before, now, "space regained on the data directory's disk: indexing again");
+            return;
         }
     }
 }

@@ -10,12 +10,24 @@
 //!   bounded, other clients are served, and the connections are closed after
 //!   `reply_timeout_ms`.
 //!
+//! - A full disk (a 12 MiB tmpfs; skipped, saying so, where it cannot be mounted): writes
+//!   answer `storage_full` at once, reads go on, indexing stops, says so once and resumes
+//!   when space returns, the daemon restarts on the full disk, and no acknowledged write
+//!   is lost.
+//! - Symbolic links planted at the socket path, at the data directory and in it: amberd
+//!   refuses to start and the files they point at are left as they were.
+//! - SIGTERM under a write load: a clean exit within a bound, the socket removed, every
+//!   acknowledged write there after a restart.
+//!
 //! (`kill -9` under a write load is in `daemon.rs`.)
 
 use std::io::{ErrorKind as IoKind, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use amber_core::MemoryId;
+use amber_core::{MemoryId, NewMemory, SearchMode};
 use amber_ipc::Client;
 use amber_ipc::protocol::{ErrorKind, RecallParams, Response};
 use interprocess::local_socket::Stream;
@@ -218,4 +230,448 @@ fn clients_that_never_read_their_replies_leave_rss_bounded_and_others_served() {
          another client's slowest call {slowest:?}"
     );
     assert!(grew < 64 * 1024, "the daemon's RSS grew by {grew} KiB");
+}
+
+/// A tmpfs mounted for a test, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` at `dir`; the reason when this process may not.
+    fn mount(dir: &Path, size: &str) -> Result<Tmpfs, String> {
+        std::fs::create_dir_all(dir).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
+            .arg(dir)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Ok(Tmpfs(dir.to_path_buf())),
+            Ok(o) => Err(String::from_utf8_lossy(&o.stderr).trim().to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Fills the filesystem holding `path` with one file, then gives `leave` bytes back.
+/// Returns the file's size.
+fn plant_filler(path: &Path, leave: u64) -> u64 {
+    let mut f = std::fs::File::create(path).unwrap();
+    let block = vec![0x5a_u8; 64 * 1024];
+    let mut written = 0u64;
+    loop {
+        match f.write(&block) {
+            Ok(0) => break,
+            Ok(n) => written += n as u64,
+            Err(e) if e.raw_os_error() == Some(28) => break, // ENOSPC
+            Err(e) => panic!("filling the disk: {e}"),
+        }
+    }
+    let size = written.saturating_sub(leave);
+    f.set_len(size).unwrap();
+    size
+}
+
+/// About 8 KiB: a marker word of its own, then words every memory shares (so indexing
+/// embeds one new chunk per memory, the rest comes from the embedding cache).
+fn disk_memory(n: usize) -> NewMemory {
+    memory(&format!("disk test memory {n} marker zq{n}q {}", "padding ".repeat(1000)), "disk")
+}
+
+/// The engine's `degraded` entry for `part`, if any.
+fn degraded(c: &mut Client, part: &str) -> Option<Value> {
+    let st = c.status().unwrap();
+    st.engine["degraded"].as_array().unwrap().iter().find(|d| d["part"] == part).cloned()
+}
+
+/// Polls `f` every 100 ms until it is true; panics with `what` after `limit`.
+fn wait_until(limit: Duration, what: &str, mut f: impl FnMut() -> bool) -> Duration {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    t.elapsed()
+}
+
+/// Lines of the daemon's log files (in `<root>/state/logs`) that contain `text`.
+fn log_lines(root: &Path, text: &str) -> usize {
+    let Ok(files) = std::fs::read_dir(root.join("state").join("logs")) else { return 0 };
+    files
+        .flatten()
+        .map(|f| std::fs::read_to_string(f.path()).unwrap_or_default())
+        .map(|log| log.lines().filter(|l| l.contains(text)).count())
+        .sum()
+}
+
+#[test]
+fn a_full_disk_answers_storage_full_keeps_serving_reads_and_loses_no_acknowledged_write() {
+    let root = tempfile::tempdir().unwrap();
+    let disk = root.path().join("disk");
+    let tmpfs = match Tmpfs::mount(&disk, "12m") {
+        Ok(t) => t,
+        Err(why) => {
+            eprintln!(
+                "SKIPPED the full-disk test: cannot mount a tmpfs ({why}); it needs root (CI runs as root)"
+            );
+            return;
+        }
+    };
+    let data = disk.join("data");
+    let socket = root.path().join("run").join("amber.sock");
+    let filler = disk.join("filler");
+    let start = |extra: &[&str]| Daemon::start_on(root.path(), &data, &socket, extra);
+
+    // Fill the disk: a filler file leaves 1.5 MiB, then writes of 8 memories of 8 KiB.
+    // Indexing may fall 32 memories behind before writes are answered `busy`.
+    let d = start(&["--max-index-backlog", "32"]).unwrap();
+    let mut c = d.client();
+    let filler_size = plant_filler(&filler, 1536 * 1024);
+    let mut acked: Vec<(MemoryId, String)> = Vec::new();
+    let (mut n, mut busy) = (0, 0);
+    let t0 = Instant::now();
+    let mut first_full = loop {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the disk never filled: {} acknowledged",
+            acked.len()
+        );
+        let batch: Vec<NewMemory> = (n..n + 8).map(disk_memory).collect();
+        n += 8;
+        let asked = Instant::now();
+        match c.remember_batch(batch.clone()) {
+            Ok(r) => {
+                acked.extend(r.results.iter().zip(&batch).map(|(r, m)| (r.id.clone(), m.content.clone())))
+            }
+            Err(e) if e.kind() == Some(ErrorKind::Busy) => {
+                busy += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) if e.kind() == Some(ErrorKind::StorageFull) => break asked.elapsed(),
+            Err(e) => panic!("a write on a filling disk: {e}"),
+        }
+    };
+    let filled_in = t0.elapsed();
+    assert!(!acked.is_empty());
+
+    // Indexing stops for lack of space, and says so in `status`.
+    wait_until(Duration::from_secs(20), "indexing degraded for a full disk", || {
+        degraded(&mut c, "indexing").is_some_and(|d| d["cause"] == "disk_full")
+    });
+    // A write that does not fit answers storage_full at once, never `busy` (indexing is
+    // behind, and stays so). A single memory may still fit where 8 did not.
+    let mut refused = 0;
+    while refused < 3 {
+        assert!(n < 10_000, "writes kept fitting on a full disk");
+        let m = disk_memory(n);
+        n += 1;
+        let asked = Instant::now();
+        match c.remember(&m) {
+            Ok(r) => acked.push((r.id, m.content.clone())),
+            Err(e) => {
+                assert_eq!(e.kind(), Some(ErrorKind::StorageFull), "a write on a full disk: {e}");
+                refused += 1;
+                first_full = first_full.max(asked.elapsed());
+            }
+        }
+    }
+    assert!(first_full < Duration::from_secs(1), "storage_full took {first_full:?}");
+    // Reads go on: every acknowledged memory, a recall (at once, on what is indexed),
+    // status.
+    for (id, content) in &acked {
+        assert_eq!(&c.get(id).unwrap().memory.content, content);
+    }
+    let asked = Instant::now();
+    let r = c.recall(&RecallParams::new("which disk test memory?")).unwrap();
+    let recall_took = asked.elapsed();
+    assert!(!r.fresh, "indexing cannot be complete on a full disk");
+    assert!(recall_took < Duration::from_secs(2), "a recall on a full disk took {recall_took:?}");
+    // Indexing is retried (1 s, then 2 s, ...), and the log says it once.
+    wait_until(Duration::from_secs(15), "indexing retried", || {
+        degraded(&mut c, "indexing").is_some_and(|d| d["failures"].as_u64().unwrap() >= 3)
+    });
+    let stalled = degraded(&mut c, "indexing").unwrap();
+    let failures_1 = stalled["failures"].as_u64().unwrap();
+    let failing_for = (amber_core::now_millis() - stalled["since"].as_i64().unwrap()) as f64 / 1e3;
+    let st = c.status().unwrap();
+    let behind_1 =
+        st.engine["committed_through"].as_u64().unwrap() - st.engine["indexed_through"].as_u64().unwrap();
+    c.shutdown().unwrap();
+    assert!(d.wait_exit().success(), "amberd on a full disk did not stop cleanly");
+
+    // A restart on the still-full disk serves every acknowledged write. With
+    // max_index_backlog 1, the indexing backlog alone would answer `busy`.
+    let asked = Instant::now();
+    let d = start(&["--max-index-backlog", "1"]).expect("amberd must start on a full disk");
+    let restarted_in = asked.elapsed();
+    let mut c = d.client();
+    let stalled = degraded(&mut c, "indexing").expect("indexing degraded after a restart on a full disk");
+    assert_eq!(stalled["cause"], "disk_full", "{stalled}");
+    let st = c.status().unwrap();
+    let (committed, indexed) =
+        (st.engine["committed_through"].as_u64().unwrap(), st.engine["indexed_through"].as_u64().unwrap());
+    assert!(indexed < committed, "nothing left to index: the disk filled with indexing done ({st:?})");
+    for (id, content) in &acked {
+        assert_eq!(&c.get(id).unwrap().memory.content, content, "acknowledged write lost");
+    }
+    let e = c.remember(&disk_memory(n)).expect_err("a write on the full disk after the restart");
+    assert_eq!(e.kind(), Some(ErrorKind::StorageFull), "{e}");
+
+    // Space returns: indexing resumes by itself, and every acknowledged write is found.
+    std::fs::remove_file(&filler).unwrap();
+    let resumed_in = wait_until(Duration::from_secs(30), "indexing resumed", || {
+        let st = c.status().unwrap();
+        st.engine["degraded"].as_array().unwrap().is_empty() && st.engine["indexes_complete"] == true
+    });
+    for (id, content) in &acked {
+        let marker = content.split_whitespace().nth(5).unwrap();
+        let mut p = RecallParams::new(marker);
+        p.mode = Some(SearchMode::Bm25);
+        p.k = Some(1);
+        let hits = c.recall(&p).unwrap().hits;
+        assert_eq!(hits.first().map(|h| &h.memory.id), Some(id), "acknowledged write not found: {marker}");
+    }
+    let hits = c.recall(&RecallParams::new("the disk test memories")).unwrap().hits;
+    assert!(!hits.is_empty() && hits.iter().all(|h| h.memory.scope.as_str() == "disk"));
+    assert!(c.remember(&disk_memory(n + 1)).unwrap().created, "writes work again");
+    c.shutdown().unwrap();
+    assert!(d.wait_exit().success());
+    // One log line per stop of indexing (one per run), however many retries.
+    let stopped_lines = log_lines(root.path(), "indexing is stopped (the disk is full)");
+    assert_eq!(
+        stopped_lines, 2,
+        "indexing failures logged {stopped_lines} times, retried {failures_1}+ times"
+    );
+    assert_eq!(log_lines(root.path(), "indexing caught up"), 1);
+    drop(tmpfs);
+    eprintln!(
+        "full disk: {} acknowledged ({} KiB of filler, {busy} busy while filling) in {filled_in:?}; \
+         storage_full in at most {first_full:?}; recall on the full disk {recall_took:?}; indexing \
+         {behind_1} behind, failed {failures_1} times in {failing_for:.1} s, logged once; restart on the full disk in \
+         {restarted_in:?}, every acknowledged write there; indexing resumed {resumed_in:?} after space \
+         returned, every acknowledged write found",
+        acked.len(),
+        filler_size / 1024
+    );
+}
+
+/// Starts amberd on `data` and `socket`; it must refuse. Returns its standard error.
+fn refused(root: &Path, data: &Path, socket: &Path) -> String {
+    match Daemon::start_on(root, data, socket, &[]) {
+        Ok(d) => panic!("amberd started on {} with socket {}", d.data.display(), d.socket.display()),
+        Err(stderr) => stderr,
+    }
+}
+
+/// The mode bits and content of a file, to see it untouched.
+fn snapshot(path: &Path) -> (u32, Vec<u8>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o7777;
+    let content = if path.is_dir() {
+        let mut names: Vec<_> =
+            std::fs::read_dir(path).unwrap().map(|e| e.unwrap().file_name().into_encoded_bytes()).collect();
+        names.sort();
+        names.concat()
+    } else {
+        std::fs::read(path).unwrap()
+    };
+    (mode, content)
+}
+
+#[cfg(unix)]
+#[test]
+fn planted_symlinks_are_not_followed_into_another_users_files() {
+    use std::os::unix::fs::{PermissionsExt, lchown, symlink};
+    const OTHER: u32 = 65534; // nobody
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let as_root = rustix::process::geteuid().is_root();
+    // Someone else's file and directory.
+    let victim = r.join("victim.txt");
+    std::fs::write(&victim, b"someone else's notes\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let victim_dir = r.join("victim-dir");
+    std::fs::create_dir(&victim_dir).unwrap();
+    std::fs::write(victim_dir.join("keep.txt"), b"keep").unwrap();
+    std::fs::set_permissions(&victim_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if as_root {
+        for p in [&victim, &victim_dir] {
+            lchown(p, Some(OTHER), Some(OTHER)).unwrap();
+        }
+    }
+    let before = (snapshot(&victim), snapshot(&victim_dir));
+    let unharmed = || {
+        assert_eq!((snapshot(&victim), snapshot(&victim_dir)), before, "a victim file was changed");
+    };
+    let data = r.join("data");
+    let socket = r.join("run").join("amber.sock");
+    std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
+
+    // 1. The socket path is a link to the victim: amberd neither follows nor removes it.
+    symlink(&victim, &socket).unwrap();
+    let err = refused(r, &data, &socket);
+    assert!(err.contains("symbolic link") && err.contains(&socket.display().to_string()), "{err}");
+    assert!(std::fs::symlink_metadata(&socket).unwrap().file_type().is_symlink(), "the link was removed");
+    unharmed();
+    // A dangling link: nothing is created where it points.
+    std::fs::remove_file(&socket).unwrap();
+    let nowhere = r.join("nowhere");
+    symlink(&nowhere, &socket).unwrap();
+    let err = refused(r, &data, &socket);
+    assert!(err.contains("symbolic link"), "{err}");
+    assert!(!nowhere.exists());
+    // A plain file at the socket path is not removed either.
+    std::fs::remove_file(&socket).unwrap();
+    std::fs::write(&socket, b"not a socket").unwrap();
+    let err = refused(r, &data, &socket);
+    assert!(err.contains("not a socket"), "{err}");
+    assert_eq!(std::fs::read(&socket).unwrap(), b"not a socket");
+    std::fs::remove_file(&socket).unwrap();
+
+    // 2. Links planted in the data directory, where amberd keeps its files.
+    let _ = std::fs::remove_dir_all(&data);
+    std::fs::create_dir_all(data.join("index")).unwrap();
+    for (name, target) in [
+        ("amberd.lock", &victim),
+        ("amber.db", &victim),
+        ("amber.db-wal", &victim),
+        ("index/bm25", &victim_dir),
+    ] {
+        let link = data.join(name);
+        symlink(target, &link).unwrap();
+        let err = refused(r, &data, &socket);
+        assert!(err.contains("symbolic link") && err.contains(&link.display().to_string()), "{name}: {err}");
+        unharmed();
+        std::fs::remove_file(&link).unwrap();
+    }
+    assert!(!socket.exists(), "a refused start left a socket");
+
+    // 3. The data directory itself is a link.
+    std::fs::remove_dir_all(&data).unwrap();
+    symlink(&victim_dir, &data).unwrap();
+    if as_root {
+        // Another user's link to another user's directory: refused.
+        lchown(&data, Some(OTHER), Some(OTHER)).unwrap();
+        let err = refused(r, &data, &socket);
+        assert!(err.contains("symbolic link") && err.contains("uid 65534"), "{err}");
+        unharmed();
+        // The user's own link to another user's directory: refused too.
+        lchown(&data, Some(0), Some(0)).unwrap();
+        let err = refused(r, &data, &socket);
+        assert!(err.contains("not a directory of this user"), "{err}");
+        unharmed();
+    } else {
+        eprintln!("SKIPPED the links of another user: they need root to plant (CI runs as root)");
+    }
+    // The user's own link to the user's own directory is followed (a data directory moved
+    // to another disk), and made private.
+    std::fs::remove_file(&data).unwrap();
+    let own = r.join("own-data");
+    std::fs::create_dir(&own).unwrap();
+    std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o755)).unwrap();
+    symlink(&own, &data).unwrap();
+    let d =
+        Daemon::start_on(r, &data, &socket, &[]).expect("a link of the user's own to a directory of theirs");
+    let id = d.client().remember(&memory("stored through the user's own link", "links")).unwrap().id;
+    assert!(own.join("amber.db").exists());
+    assert_eq!(std::fs::metadata(&own).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(d.client().get(&id).unwrap().memory.content, "stored through the user's own link");
+    unharmed();
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_under_a_write_load_exits_cleanly_and_loses_no_acknowledged_write() {
+    let root = tempfile::tempdir().unwrap();
+    let d = Daemon::start_in(root.path(), &[]).unwrap();
+    let socket = d.socket.clone();
+    // What each write came to: acknowledged, refused `shutting_down` (nothing written), or
+    // unknown (the connection closed before an answer).
+    let acked = Arc::new(Mutex::new(Vec::<(MemoryId, String)>::new()));
+    let refused = Arc::new(Mutex::new(Vec::<NewMemory>::new()));
+    let unknown = Arc::new(Mutex::new(Vec::<NewMemory>::new()));
+    const WRITERS: usize = 8;
+    let stop_after = 200;
+    let (exit_took, code, acked_before) = std::thread::scope(|s| {
+        for t in 0..WRITERS {
+            let (acked, refused, unknown, socket) =
+                (acked.clone(), refused.clone(), unknown.clone(), socket.clone());
+            s.spawn(move || {
+                let mut c = Client::connect(&socket).unwrap();
+                for i in 0.. {
+                    let m = memory(&format!("sigterm writer {t} item {i} marker zt{t}x{i}q"), "term");
+                    match c.remember(&m) {
+                        Ok(r) => acked.lock().unwrap().push((r.id, m.content.clone())),
+                        Err(e) if e.kind() == Some(ErrorKind::ShuttingDown) => {
+                            refused.lock().unwrap().push(m);
+                            break;
+                        }
+                        Err(e) if e.kind().is_some() => panic!("writer {t}: {e}"),
+                        Err(_) => {
+                            unknown.lock().unwrap().push(m);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+        while acked.lock().unwrap().len() < stop_after {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut d = d;
+        let acked_before = acked.lock().unwrap().len();
+        let sent = Instant::now();
+        assert!(Command::new("kill").arg("-TERM").arg(d.child.id().to_string()).status().unwrap().success());
+        let code = loop {
+            if let Some(code) = d.child.try_wait().unwrap() {
+                break code;
+            }
+            assert!(sent.elapsed() < Duration::from_secs(20), "amberd did not exit within 20 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        (sent.elapsed(), code, acked_before)
+    });
+    assert!(code.success(), "amberd exited {code:?} on SIGTERM under load");
+    assert!(!socket.exists(), "the socket file is left after SIGTERM");
+    let (acked, refused, unknown) =
+        (acked.lock().unwrap().clone(), refused.lock().unwrap().clone(), unknown.lock().unwrap().clone());
+    assert!(acked.len() >= stop_after);
+
+    // After a restart: every acknowledged write is there and found; a refused one is not.
+    let d = Daemon::start_in(root.path(), &[]).unwrap();
+    let mut c = d.client();
+    for (id, content) in &acked {
+        assert_eq!(&c.get(id).unwrap().memory.content, content, "acknowledged write lost");
+        let marker = content.split_whitespace().last().unwrap();
+        let mut p = RecallParams::new(marker);
+        p.mode = Some(SearchMode::Bm25);
+        p.k = Some(1);
+        let hits = c.recall(&p).unwrap().hits;
+        assert_eq!(hits.first().map(|h| &h.memory.id), Some(id), "acknowledged write not found: {marker}");
+    }
+    for m in &refused {
+        let e = c.get(&m.id()).expect_err("a write refused with shutting_down was stored");
+        assert_eq!(e.kind(), Some(ErrorKind::NotFound));
+    }
+    let stored_unknown = unknown.iter().filter(|m| c.get(&m.id()).is_ok()).count();
+    let st = c.status().unwrap();
+    assert_eq!(
+        st.engine["memories"].as_u64().unwrap() as usize,
+        acked.len() + stored_unknown,
+        "{:?}",
+        st.engine
+    );
+    eprintln!(
+        "sigterm under load: {WRITERS} writers, {} acknowledged ({} of them after SIGTERM was sent; all \
+         there and found after a restart), {} refused shutting_down (none stored), {} unanswered \
+         ({stored_unknown} of them stored); exit 0 in {exit_took:?}, socket removed",
+        acked.len(),
+        acked.len() - acked_before,
+        refused.len(),
+        unknown.len()
+    );
 }

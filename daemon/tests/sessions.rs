@@ -301,6 +301,7 @@ a single test thread works around it.\n";
             transcript: Some(transcript.into()),
             transcript_source: None,
             manifest: Vec::new(),
+            outcome: None,
         })
         .unwrap();
     assert!(!end.live);
@@ -351,6 +352,7 @@ a single test thread works around it.\n";
             transcript: None,
             transcript_source: None,
             manifest: Vec::new(),
+            outcome: None,
         })
         .unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::SessionNotFound));

@@ -28,8 +28,10 @@ use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, VectorIndex};
 use amber_store::{Backend, MemoryStore};
 
 mod curation;
+mod degraded;
 mod docs;
 mod graph;
+mod health;
 mod indexer;
 mod models;
 mod open;
@@ -40,6 +42,8 @@ mod threads;
 mod write;
 
 use docs::Docs;
+use health::Health;
+pub use health::{Degraded, DegradedCause};
 pub use scopes::ScopeInfo;
 
 use crate::{Result, default_amber_home};
@@ -201,6 +205,10 @@ pub struct Status {
     pub indexes_complete: bool,
     /// What happened to the indexes when the engine opened (rebuilds and why).
     pub index_events: Vec<String>,
+    /// What is degraded now (empty when all is well): indexing that keeps failing (a
+    /// full disk, for one), a vector index that could not be saved, a BM25 index held in
+    /// memory. Each is retried, and leaves the list when it succeeds.
+    pub degraded: Vec<Degraded>,
     /// Work counters since open.
     pub stats: EngineStats,
 }
@@ -259,10 +267,15 @@ pub struct Engine {
     committed: AtomicU64,
     /// Every live memory up to this seq is in BM25 (committed there).
     bm25_mark: AtomicU64,
+    /// BM25 disagrees with the store and its rebuild at open failed: the next
+    /// [`Engine::index_pending`] rebuilds it.
+    bm25_rebuild: AtomicBool,
     /// Every live memory up to this seq is in the vector index.
     vector_mark: AtomicU64,
     stats: Mutex<EngineStats>,
     events: Vec<String>,
+    /// What is degraded, and since when.
+    health: Health,
     /// Seqs of memories marked as duplicates of older ones (ranked down by recall).
     demoted: RwLock<HashSet<u64>>,
     /// Standings that differ from a new memory's (weights moved by outcomes, archived,

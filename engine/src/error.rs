@@ -69,4 +69,31 @@ impl Error {
             )
         )
     }
+
+    /// True when the error says the disk is full: SQLite's `SQLITE_FULL`, or an I/O error
+    /// `ENOSPC` or `EDQUOT` anywhere in its chain (tantivy passes some on as text only).
+    pub fn is_disk_full(&self) -> bool {
+        if let Error::Store(s) = self
+            && s.is_disk_full()
+        {
+            return true;
+        }
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(e) = next {
+            if let Some(io) = e.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::StorageFull
+            {
+                return true;
+            }
+            let text = e.to_string();
+            if ["No space left on device", "Disk quota exceeded", "database or disk is full"]
+                .iter()
+                .any(|m| text.contains(m))
+            {
+                return true;
+            }
+            next = e.source();
+        }
+        false
+    }
 }

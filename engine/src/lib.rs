@@ -17,7 +17,11 @@
 //!   rankings by reciprocal rank; each hit carries its per-signal evidence.
 //! - On open, an index that is missing, corrupt or stale (another format, model or
 //!   chunking, or counts that disagree with the store) is rebuilt from the store, with a
-//!   log line saying why; an index that is merely behind is caught up.
+//!   log line saying why; an index that is merely behind is caught up. When that cannot
+//!   be done (a full disk), the engine opens all the same: recall answers from what is
+//!   indexed, `get` from the store, [`Status::degraded`] says what is missing, and
+//!   [`Engine::index_pending`] finishes the job later. A BM25 index that can neither be
+//!   opened nor rebuilt on disk is held in memory.
 //!
 //! ```no_run
 //! use amber_core::{NewMemory, Query};
@@ -36,6 +40,8 @@ mod layout;
 
 pub use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
 pub use amber_store::{GuardEntry, Hold, Moved, PrefixMatch, SessionRow};
-pub use engine::{Engine, EngineOptions, EngineStats, Remembered, ScopeInfo, Status};
+pub use engine::{
+    Degraded, DegradedCause, Engine, EngineOptions, EngineStats, Remembered, ScopeInfo, Status,
+};
 pub use error::{Error, Result};
 pub use layout::{default_amber_home, default_data_dir};

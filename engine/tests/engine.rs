@@ -173,6 +173,34 @@ fn indexes_deleted_or_corrupted_are_rebuilt_without_reembedding() {
 }
 
 #[test]
+fn a_bm25_index_that_cannot_be_opened_or_created_on_disk_is_held_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    fill(&open(dir.path()), &FILLER[..3]);
+    // A file where the BM25 folder goes: the index can neither be opened nor rebuilt there.
+    let bm25 = dir.path().join("index").join("bm25");
+    std::fs::remove_dir_all(&bm25).unwrap();
+    std::fs::write(&bm25, b"in the way").unwrap();
+    let e = open(dir.path());
+    let st = e.status().unwrap();
+    assert_eq!(st.degraded.iter().map(|d| d.part).collect::<Vec<_>>(), ["bm25_on_disk"], "{st:?}");
+    assert_eq!(st.degraded[0].cause, amber_engine::DegradedCause::Error);
+    assert!(st.index_events.iter().any(|e| e.contains("held in memory")), "{st:?}");
+    assert_eq!(st.bm25_docs, 3);
+    assert!(st.indexes_complete, "{st:?}");
+    // It answers, and takes new memories.
+    fill(&e, &FILLER[3..]);
+    let hits = e.recall(&Query::new("espresso maker").mode(SearchMode::Bm25).top(1)).unwrap();
+    assert!(hits[0].memory.content.contains("espresso"));
+    assert_eq!(e.status().unwrap().bm25_docs, FILLER.len() as u64);
+    drop(e);
+    // Once the way is clear, the next open builds it on disk again.
+    std::fs::remove_file(&bm25).unwrap();
+    let st = open(dir.path()).status().unwrap();
+    assert!(st.degraded.is_empty() && st.indexes_complete, "{st:?}");
+    assert_eq!(st.bm25_docs, FILLER.len() as u64);
+}
+
+#[test]
 fn a_crash_before_the_vector_index_is_saved_is_caught_up() {
     let dir = tempfile::tempdir().unwrap();
     {

@@ -175,9 +175,15 @@ pub struct Bm25Filter<'a> {
 ///
 /// Shareable across threads: searches run concurrently with each other and with
 /// indexing (they see the last commit); writes go through one internal writer.
+///
+/// The writer is opened with the index when it can be, else at the next write, and is
+/// dropped after any failed write: tantivy's writer is unusable once one of its threads
+/// failed (a full disk, for one: "An index writer was killed"), so the next write opens
+/// a fresh one. Searches never need it: an index whose writer cannot be opened (no space
+/// for its lock file or a new segment) still answers from its last commit.
 pub struct Bm25Index {
     index: Index,
-    writer: Mutex<IndexWriter>,
+    writer: Mutex<Option<IndexWriter>>,
     reader: IndexReader,
     path: PathBuf,
     seq: Field,
@@ -233,6 +239,10 @@ fn register_analyzers(index: &Index) -> tantivy::Result<()> {
     Ok(())
 }
 
+fn new_writer(index: &Index) -> tantivy::Result<IndexWriter> {
+    index.writer_with_num_threads(1, WRITER_BUDGET_BYTES)
+}
+
 impl Bm25Index {
     /// Opens the index in `dir`, creating it when the folder is empty or absent.
     /// An index of another format, or one that does not open, is an error: the caller
@@ -268,7 +278,13 @@ impl Bm25Index {
                 return Err(err(tantivy::TantivyError::SchemaError("the index has another format".into())));
             }
         };
-        let writer = index.writer_with_num_threads(1, WRITER_BUDGET_BYTES).map_err(err)?;
+        let writer = match new_writer(&index) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), cause = %e, "the bm25 index is read-only until its writer can be opened");
+                None
+            }
+        };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
         let field = |name| index.schema().get_field(name).map_err(err);
         Ok(Bm25Index {
@@ -289,10 +305,29 @@ impl Bm25Index {
         move |source| Error::Bm25 { path: self.path.clone(), source }
     }
 
+    /// Runs `f` on the writer, opening one when there is none. A failure drops the
+    /// writer, and with it whatever was not committed.
+    fn with_writer<R>(&self, f: impl FnOnce(&mut IndexWriter) -> tantivy::Result<R>) -> Result<R> {
+        let mut guard = lock(&self.writer);
+        let writer = match guard.as_mut() {
+            Some(w) => w,
+            None => guard.insert(new_writer(&self.index).map_err(self.err())?),
+        };
+        let out = f(writer);
+        if out.is_err() {
+            *guard = None;
+        }
+        out.map_err(self.err())
+    }
+
+    /// True when a writer is open (false after a failed write, until the next write
+    /// opens one).
+    pub fn writable(&self) -> bool {
+        lock(&self.writer).is_some()
+    }
+
     /// Adds (or replaces) a memory. Visible to searches after [`Bm25Index::commit`].
     pub fn add(&self, doc: &Bm25Doc<'_>) -> Result<()> {
-        let writer = lock(&self.writer);
-        writer.delete_term(Term::from_field_u64(self.seq, doc.seq));
         let mut d = TantivyDocument::new();
         d.add_u64(self.seq, doc.seq);
         for p in doc.scope.prefixes() {
@@ -301,38 +336,45 @@ impl Bm25Index {
         d.add_i64(self.time, doc.time);
         d.add_text(self.content, doc.content);
         d.add_text(self.code, doc.content);
-        writer.add_document(d).map_err(self.err())?;
+        self.with_writer(|w| {
+            w.delete_term(Term::from_field_u64(self.seq, doc.seq));
+            w.add_document(d)
+        })?;
         Ok(())
     }
 
     /// Removes the memory with this seq, if indexed. Visible after the next commit.
-    pub fn delete(&self, seq: u64) {
-        lock(&self.writer).delete_term(Term::from_field_u64(self.seq, seq));
+    pub fn delete(&self, seq: u64) -> Result<()> {
+        self.with_writer(|w| Ok(w.delete_term(Term::from_field_u64(self.seq, seq))))?;
+        Ok(())
     }
 
     /// Removes every document. Visible after the next commit: until then searches see
     /// the last commit, so a rebuild (clear, add everything, commit) swaps atomically.
     pub fn clear(&self) -> Result<()> {
-        lock(&self.writer).delete_all_documents().map_err(self.err())?;
+        self.with_writer(|w| w.delete_all_documents())?;
         Ok(())
     }
 
     /// Commits what was added, recording `watermark` (the highest seq indexed) with the
-    /// commit, and makes it visible to searches.
+    /// commit, and makes it visible to searches. On failure nothing since the last
+    /// commit is kept.
     pub fn commit(&self, watermark: u64) -> Result<()> {
         let payload = serde_json::to_string(&Payload { format: FORMAT, watermark }).unwrap_or_default();
-        let mut writer = lock(&self.writer);
-        let mut prepared = writer.prepare_commit().map_err(self.err())?;
-        prepared.set_payload(&payload);
-        prepared.commit().map_err(self.err())?;
+        self.with_writer(|w| {
+            let mut prepared = w.prepare_commit()?;
+            prepared.set_payload(&payload);
+            prepared.commit()
+        })?;
         self.reader.reload().map_err(self.err())?;
         *lock(&self.watermark) = Some(watermark);
         Ok(())
     }
 
-    /// Drops what was added, deleted or cleared since the last commit.
+    /// Drops what was added, deleted or cleared since the last commit (with the writer:
+    /// the next write opens another).
     pub fn rollback(&self) -> Result<()> {
-        lock(&self.writer).rollback().map_err(self.err())?;
+        lock(&self.writer).take();
         Ok(())
     }
 
@@ -551,11 +593,11 @@ mod tests {
         let ix = Bm25Index::open_or_create(dir.path()).unwrap();
         assert_eq!(ix.watermark(), Some(7));
         assert_eq!(seqs(ix.search("beta", &Bm25Filter::default(), 5).unwrap()), vec![7]);
-        ix.delete(7);
+        ix.delete(7).unwrap();
         ix.rollback().unwrap();
         ix.commit(7).unwrap();
         assert_eq!(ix.num_docs(), 1, "a rolled back delete is gone");
-        ix.delete(7);
+        ix.delete(7).unwrap();
         assert_eq!(ix.num_docs(), 1, "a delete is visible after the commit");
         ix.commit(7).unwrap();
         assert_eq!(ix.num_docs(), 0);

@@ -32,8 +32,13 @@ impl Daemon {
 
     /// Starts amberd on `<root>/data` with its socket at `<root>/run/amber.sock`.
     pub fn start_in(root: &Path, extra: &[&str]) -> Result<Daemon, String> {
-        let data = root.join("data");
-        let socket = root.join("run").join("amber.sock");
+        Daemon::start_on(root, &root.join("data"), &root.join("run").join("amber.sock"), extra)
+    }
+
+    /// Starts amberd on `data` with its socket at `socket` (config and state in `root`).
+    /// The error is amberd's standard error when it does not start.
+    pub fn start_on(root: &Path, data: &Path, socket: &Path, extra: &[&str]) -> Result<Daemon, String> {
+        let (data, socket) = (data.to_path_buf(), socket.to_path_buf());
         let mut child = amberd(root, &data, &socket, extra).spawn().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();

@@ -10,6 +10,7 @@ use amber_core::Memory;
 use amber_retrieval::{Bm25Doc, CONTEXT_CHUNK, chunk_key};
 use sha2::{Digest, Sha256};
 
+use super::health::INDEXING;
 use super::{Engine, SCAN_BATCH, lock, read, write};
 use crate::Result;
 
@@ -22,12 +23,24 @@ impl Engine {
     /// Indexes (BM25, then vectors) every memory committed but not yet indexed, by
     /// anyone, and returns the seq indexed through. The vector index file is written by
     /// [`Engine::flush`].
+    ///
+    /// A failure is noted (`status` lists `indexing` as degraded, with its cause, until a
+    /// call succeeds) and leaves the indexes as of their last commit: nothing committed
+    /// to the store is lost, it is indexed by a later call.
     pub fn index_pending(&self) -> Result<u64> {
         let _indexing = lock(&self.indexing);
-        let through = self.committed_through();
-        let mark = self.bm25_mark.load(SeqCst);
-        if mark < through {
-            self.fill_bm25(mark, through)?;
+        let out = self.index_through(self.committed_through());
+        self.noted(INDEXING, out)
+    }
+
+    fn index_through(&self, through: u64) -> Result<u64> {
+        if self.bm25_rebuild.load(SeqCst) {
+            self.rebuild_bm25(through)?;
+        } else {
+            let mark = self.bm25_mark.load(SeqCst);
+            if mark < through {
+                self.fill_bm25(mark, through)?;
+            }
         }
         if self.vector_mark.load(SeqCst) < through {
             self.catch_up_vectors(through)?;

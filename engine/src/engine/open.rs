@@ -12,12 +12,13 @@ use std::time::Instant;
 use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths, VectorIndex};
 use amber_store::{Backend, SqliteBackend};
 
+use super::health::{BM25_ON_DISK, INDEXING, LOW_SPACE_BYTES, VECTOR_FILE, free_bytes};
 use super::{
     Docs, Engine, EngineOptions, EngineStats, SCAN_BATCH, SharedEmbedder, Status, graph, lock, read,
     standing, write,
 };
-use crate::Result;
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
+use crate::{Error, Result};
 
 /// Bumped when the vector index layout changes.
 const VECTOR_FORMAT: u32 = 1;
@@ -98,7 +99,7 @@ impl Engine {
             store.set_meta("embedding_model", &model_line)?;
         }
 
-        let (bm25, bm25_fresh) = open_bm25(&dir, &mut events)?;
+        let (bm25, bm25_fresh, bm25_in_ram) = open_bm25(&dir, &mut events)?;
         let wanted = VectorState {
             format: VECTOR_FORMAT,
             model: model_id.clone(),
@@ -132,30 +133,65 @@ impl Engine {
             vectors_unsaved: AtomicBool::new(false),
             committed: AtomicU64::new(committed),
             bm25_mark: AtomicU64::new(0),
+            bm25_rebuild: AtomicBool::new(false),
             vector_mark: AtomicU64::new(state.map(|s| s.watermark).unwrap_or(0)),
             stats: Mutex::new(EngineStats::default()),
             events,
+            health: Default::default(),
             demoted: RwLock::new(demoted),
             standing: RwLock::new(standing),
             names: RwLock::new(names),
         };
-        engine.check_bm25(bm25_fresh)?;
-        engine.drop_forgotten_vectors()?;
+        if let Some(e) = bm25_in_ram {
+            engine.note_failure(BM25_ON_DISK, &e);
+        }
+        // Indexing at open may fail (a full disk, for one): the engine opens all the same,
+        // serves recall from what is indexed and `get` from the store, and the next
+        // `index_pending` tries again. Only a missing model stops it.
+        let checked = engine.check_bm25(bm25_fresh);
+        engine.tolerate(INDEXING, checked)?;
+        let dropped = engine.drop_forgotten_vectors();
+        engine.tolerate(INDEXING, dropped)?;
         if engine.vector_mark.load(SeqCst) < committed {
             let started = Instant::now();
-            let n = engine.catch_up_vectors(committed)?;
-            tracing::info!(memories = n, secs = started.elapsed().as_secs_f64(), "vector index caught up");
+            let caught = engine.catch_up_vectors(committed);
+            if let Ok(n) = &caught {
+                tracing::info!(
+                    memories = n,
+                    secs = started.elapsed().as_secs_f64(),
+                    "vector index caught up"
+                );
+            }
+            engine.tolerate(INDEXING, caught.map(|_| ()))?;
         }
         if engine.vectors_unsaved.load(SeqCst) {
-            engine.save_vectors()?;
+            // Noted by save_vectors itself.
+            let saved = engine.save_vectors();
+            if saved.as_ref().is_err_and(Error::is_model_unavailable) {
+                saved?;
+            }
         }
         engine.apply_unapplied_supersessions();
         Ok(engine)
     }
 
+    /// At open: a failed step is noted (and the engine opens degraded), unless the model
+    /// is missing.
+    fn tolerate(&self, part: &'static str, out: Result<()>) -> Result<()> {
+        match out {
+            Err(e) if e.is_model_unavailable() => Err(e),
+            Err(e) => {
+                self.note_failure(part, &e);
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+        }
+    }
+
     /// At open: a BM25 index whose document count disagrees with the store up to its
     /// watermark is rebuilt (after dropping forgotten memories a crash may have left in
     /// it); one that is behind is caught up.
+    /// When that fails, the next [`Engine::index_pending`] finishes the job.
     fn check_bm25(&mut self, fresh: bool) -> Result<()> {
         let committed = self.committed_through();
         let mark = self.bm25.watermark().unwrap_or(0);
@@ -165,8 +201,14 @@ impl Engine {
             let forgotten = self.read(|s| s.forgotten_seqs())?;
             if !forgotten.is_empty() {
                 let before = self.bm25.num_docs();
-                forgotten.iter().for_each(|seq| self.bm25.delete(*seq));
-                self.bm25.commit(mark)?;
+                let removed = forgotten
+                    .iter()
+                    .try_for_each(|seq| self.bm25.delete(*seq))
+                    .and_then(|()| self.bm25.commit(mark));
+                if let Err(e) = removed {
+                    self.bm25_rebuild.store(true, SeqCst);
+                    return Err(e.into());
+                }
                 let removed = before - self.bm25.num_docs();
                 if removed > 0 {
                     let e = format!("removed {removed} forgotten memories from the bm25 index");
@@ -182,14 +224,23 @@ impl Engine {
             );
             tracing::warn!("{e}");
             self.events.push(e);
-            self.bm25.clear()?;
-            self.fill_bm25(0, committed)?;
+            self.bm25_rebuild.store(true, SeqCst);
+            self.rebuild_bm25(committed)
         } else {
             self.bm25_mark.store(mark, SeqCst);
             if mark < committed {
                 self.fill_bm25(mark, committed)?;
             }
+            Ok(())
         }
+    }
+
+    /// Refills BM25 from the store through `through`, in one commit (searches see the old
+    /// index until then). The caller holds the indexing lock (or is opening).
+    pub(super) fn rebuild_bm25(&self, through: u64) -> Result<()> {
+        self.bm25.clear()?;
+        self.fill_bm25(0, through)?;
+        self.bm25_rebuild.store(false, SeqCst);
         Ok(())
     }
 
@@ -229,8 +280,7 @@ impl Engine {
             *write(&self.docs) = Docs::load(store.as_ref())?;
         }
         let through = self.committed_through();
-        self.bm25.clear()?;
-        self.fill_bm25(0, through)?;
+        self.rebuild_bm25(through)?;
         let mut fresh = VectorIndex::new(self.dim)?;
         let mut cursor = 0;
         loop {
@@ -246,9 +296,14 @@ impl Engine {
         self.save_vectors()
     }
 
-    /// Writes the vector index and its state file. The caller holds the indexing lock
-    /// (or is opening).
+    /// Writes the vector index and its state file (a failure is noted as degraded). The
+    /// caller holds the indexing lock (or is opening).
     fn save_vectors(&self) -> Result<()> {
+        let out = self.write_vectors();
+        self.noted(VECTOR_FILE, out)
+    }
+
+    fn write_vectors(&self) -> Result<()> {
         let dir = &self.opts.data_dir;
         let count = {
             let vectors = read(&self.vectors);
@@ -319,6 +374,7 @@ impl Engine {
             indexed_through,
             indexes_complete: indexed_through >= committed_through && bm25_docs == memories,
             index_events: self.events.clone(),
+            degraded: self.health.list(),
             stats: self.stats(),
         })
     }
@@ -338,20 +394,35 @@ fn vector_layout(chunking: &ChunkConfig, session_context: bool) -> String {
     if session_context { format!("{} + session context", chunking.label()) } else { chunking.label() }
 }
 
-fn open_bm25(dir: &Path, events: &mut Vec<String>) -> Result<(Bm25Index, bool)> {
+/// Opens the BM25 index: (the index, whether it is new and must be filled, and why it
+/// is held in memory when it could neither be opened nor created on disk).
+fn open_bm25(dir: &Path, events: &mut Vec<String>) -> Result<(Bm25Index, bool, Option<Error>)> {
     let path = bm25_dir(dir);
     let existed = path.join("meta.json").exists();
-    match Bm25Index::open_or_create(&path) {
-        Ok(ix) => Ok((ix, !existed)),
-        Err(e) => {
-            let msg =
-                format!("bm25 index at {} is unusable ({e}): rebuilding it from the store", path.display());
-            tracing::warn!("{msg}");
-            events.push(msg);
-            let _ = std::fs::remove_dir_all(&path);
-            Ok((Bm25Index::open_or_create(&path)?, true))
+    let err = match Bm25Index::open_or_create(&path) {
+        Ok(ix) => return Ok((ix, !existed, None)),
+        Err(e) => Error::from(e),
+    };
+    // With no space to rebuild it, an index that failed to open is kept for the next
+    // start rather than deleted.
+    let low = free_bytes(dir).is_some_and(|free| free < LOW_SPACE_BYTES);
+    let err = if err.is_disk_full() || low {
+        err
+    } else {
+        let msg =
+            format!("bm25 index at {} is unusable ({err}): rebuilding it from the store", path.display());
+        tracing::warn!("{msg}");
+        events.push(msg);
+        let _ = std::fs::remove_dir_all(&path);
+        match Bm25Index::open_or_create(&path) {
+            Ok(ix) => return Ok((ix, true, None)),
+            Err(e) => Error::from(e),
         }
-    }
+    };
+    let msg = format!("bm25 index at {} cannot be opened or created ({err}): held in memory", path.display());
+    tracing::warn!("{msg}");
+    events.push(msg);
+    Ok((Bm25Index::create_in_ram()?, true, Some(err)))
 }
 
 /// Loads the vector index if it matches the model, chunking and format and holds what

@@ -86,7 +86,7 @@ impl Engine {
         }
         for m in &moved {
             if m.merged {
-                self.bm25.delete(m.seq);
+                self.bm25.delete(m.seq)?;
                 if write(&self.vectors).remove_memory(m.seq)? > 0 {
                     self.vectors_unsaved.store(true, SeqCst);
                 }

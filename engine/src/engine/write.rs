@@ -112,7 +112,7 @@ impl Engine {
             docs.remove(memory.seq, &memory.scope);
             next
         };
-        self.bm25.delete(memory.seq);
+        self.bm25.delete(memory.seq)?;
         self.bm25.commit(self.bm25_mark.load(SeqCst))?;
         if write(&self.vectors).remove_memory(memory.seq)? > 0 {
             self.vectors_unsaved.store(true, SeqCst);
