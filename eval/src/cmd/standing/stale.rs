@@ -57,6 +57,25 @@ pub(crate) fn stale_above_current(ranked: &[String], stale: &[String], current: 
     top.iter().take(cur.min(top.len())).any(|d| stale.contains(d))
 }
 
+/// Where a question's answer is written, literally (case-insensitive, a trailing period
+/// dropped): in the current session, in a stale one, in both, or in neither. A crude
+/// check (a yes/no answer or a paraphrase is never found), but it tells the questions
+/// that ask for the previous value, whose answer supersession retires.
+pub(crate) fn answer_in(answer: &str, current: &str, stale: &[&str]) -> &'static str {
+    let a = answer.trim().trim_end_matches('.').to_lowercase();
+    if a.is_empty() {
+        return "neither";
+    }
+    let cur = current.to_lowercase().contains(&a);
+    let old = stale.iter().any(|t| t.to_lowercase().contains(&a));
+    match (cur, old) {
+        (true, false) => "current_only",
+        (false, true) => "stale_only",
+        (true, true) => "both",
+        (false, false) => "neither",
+    }
+}
+
 /// The 1-based rank of a doc, if ranked.
 fn rank(ranked: &[String], id: &str) -> Option<usize> {
     ranked.iter().position(|d| d == id).map(|i| i + 1)
@@ -187,10 +206,19 @@ pub(super) fn run(
             })
             .collect()
     };
+    let mut answers: BTreeMap<&str, usize> = BTreeMap::new();
     let per_question: Vec<Value> = kept
         .iter()
         .map(|(q, chain, p, s)| {
             let (cur, stale) = chain.split_last().expect("chains have 2 or more sessions");
+            let text = |id: &str| {
+                let docs = longmemeval::corpus(q, longmemeval::Granularity::Session);
+                docs.into_iter().find(|d| d.id == id).map(|d| d.text).unwrap_or_default()
+            };
+            let stale_text: Vec<String> = stale.iter().map(|x| text(x)).collect();
+            let stale_refs: Vec<&str> = stale_text.iter().map(String::as_str).collect();
+            let written = answer_in(&q.answer, &text(cur), &stale_refs);
+            *answers.entry(written).or_default() += 1;
             let ranks = |r: &Ranked| {
                 json!({
                     "current": rank(&r.ranked, cur),
@@ -203,6 +231,7 @@ pub(super) fn run(
                 "answer": q.answer,
                 "chain": chain,
                 "gold_official": gold(q),
+                "answer_written_in": written,
                 "plain": ranks(p),
                 "superseded": ranks(s),
             })
@@ -216,7 +245,9 @@ pub(super) fn run(
         "questions_scored": kept.len(),
         "skipped": skipped,
         "chain_lengths": chain_lengths,
+        "answer_written_in": answers,
         "definitions": {
+            "answer_written_in": "where the reference answer is written literally in the user turns (case-insensitive): current_only, stale_only (supersession retires it: the question asks for the previous value), both, neither (yes/no answers, paraphrases)",
             "chain": "the question's answer_session_ids in its haystack, oldest first (session date, then haystack position); current = the newest, stale = the others",
             "plain": "the haystack filed as amber-eval longmemeval files it (session level, user turns, each session a fact dated by its session)",
             "superseded": "the same, but each newer evidence session filed after the others as an invalidation superseding every older evidence session of the question (archived: out of recall)",
@@ -253,6 +284,15 @@ mod tests {
         assert!(!stale_above_current(&[], &stale, "new", 10));
         // any of several stale sessions
         assert!(stale_above_current(&ids(&["x", "mid", "new"]), &ids(&["old", "mid"]), "new", 3));
+    }
+
+    #[test]
+    fn answers_are_found_literally() {
+        assert_eq!(answer_in("Paris.", "We went to paris!", &["We went to Rome"]), "current_only");
+        assert_eq!(answer_in("level 100", "now level 150", &["aiming for Level 100"]), "stale_only");
+        assert_eq!(answer_in("25", "25 postcards", &["I have 25"]), "both");
+        assert_eq!(answer_in("Yes", "I did", &["no"]), "neither");
+        assert_eq!(answer_in(" ", "x", &[]), "neither");
     }
 
     #[test]
