@@ -4,7 +4,8 @@
 use amber_core::Outcome;
 use amber_ipc::Client;
 use amber_ipc::protocol::{
-    ArchivedResult, AuditResult, GuardResult, MemoryResult, OutcomesResult, ReleaseResult, ThreadResult,
+    ArchivedResult, AuditResult, GuardResult, LiftResult, MemoryResult, OutcomesResult, ReleaseResult,
+    ThreadResult,
 };
 use clap::Subcommand;
 use serde_json::json;
@@ -76,6 +77,26 @@ pub(crate) enum OutcomeCommand {
         /// Any memory of the thread (id or prefix).
         id: String,
     },
+    /// Does serving memory help? Rewarded sessions served memory against the holdout
+    /// arm's (`[holdout] share`): counts, mean rewards, the difference, z and p.
+    Lift {
+        /// Only sessions of this scope (and those under it).
+        #[arg(long)]
+        scope: Option<String>,
+        /// Only sessions started at or after this time (ms since the epoch, or YYYY-MM-DD).
+        #[arg(long)]
+        since: Option<String>,
+    },
+}
+
+/// A time given as ms since the epoch or a YYYY-MM-DD date (UTC midnight).
+fn parse_time(s: &str) -> anyhow::Result<i64> {
+    if let Ok(ms) = s.parse::<i64>() {
+        return Ok(ms);
+    }
+    let d = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .map_err(|_| anyhow::anyhow!("--since {s:?}: ms since the epoch or YYYY-MM-DD"))?;
+    Ok(d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or(0))
 }
 
 /// Runs a command; false when a guard did not allow.
@@ -220,6 +241,36 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 );
             }
             return Ok(r.decision.decision == amber_tiers::guard::Verdict::Allow);
+        }
+        OutcomeCommand::Lift { scope, since } => {
+            let since = since.as_deref().map(parse_time).transpose()?;
+            let r: LiftResult = client.call("lift", &json!({ "scope": scope, "since": since }))?;
+            if as_json {
+                print_json(&r)?;
+                return Ok(true);
+            }
+            let l = &r.lift;
+            let arm = |a: &amber_tiers::lift::Arm| match a.mean {
+                Some(m) => format!("{} sessions, mean reward {m:.3}", a.n),
+                None => format!("{} sessions", a.n),
+            };
+            println!("{} sessions read, {} rewarded", r.sessions, r.rewarded);
+            println!("served:   {}", arm(&l.served));
+            println!("withheld: {}", arm(&l.withheld));
+            match (l.difference, l.z, l.p) {
+                (Some(d), Some(z), Some(p)) => println!("difference {d:+.3}, z {z:.2}, one-sided p {p:.4}"),
+                (Some(d), _, _) => println!("difference {d:+.3}"),
+                _ => {}
+            }
+            println!(
+                "{}",
+                match l.verdict {
+                    amber_tiers::lift::Verdict::Lift => "lift: serving memory helps (p < 0.05)".to_string(),
+                    amber_tiers::lift::Verdict::NoLift => "no lift shown".to_string(),
+                    amber_tiers::lift::Verdict::NotEnoughData =>
+                        format!("not enough data: at least {} rewarded sessions in each arm", l.min_per_arm),
+                }
+            );
         }
         OutcomeCommand::Release { id } => {
             check_id(id)?;

@@ -161,6 +161,8 @@ fn outcomes_supersession_and_the_archive_from_the_command_line() {
     assert!(text(&o.stderr).contains("unknown outcome"), "{}", text(&o.stderr));
     let (out, _) = ok(env.amber(&["audit"]));
     assert!(out.contains("0 successes with no served record"), "{out}");
+    let (out, _) = ok(env.amber(&["lift", "--since", "2026-01-01"]));
+    assert!(out.contains("not enough data: at least 30"), "{out}");
 }
 
 #[test]

@@ -249,6 +249,9 @@ pub(super) struct SessionEndArgs {
     /// and wrong lowers it, given but unused lowers it a little.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) manifest: Option<Vec<ManifestArg>>,
+    /// How the session went: a reward from -1 to 1, or `success`, `failure`, `unclear`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) outcome: Option<Value>,
 }
 
 /// One line of a session's manifest.

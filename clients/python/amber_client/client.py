@@ -637,13 +637,15 @@ class Client:
         transcript: str | None = None,
         transcript_source: str | None = None,
         manifest: Iterable[dict[str, Any]] | None = None,
+        outcome: float | str | None = None,
     ) -> dict[str, Any]:
         """Ends a session (curation runs): ``{session, live, manifest?}``. ``transcript`` is
         filed in pieces first, with ``transcript_source`` as their source (default
         ``transcript``). ``manifest``: what the session relied on, each
         ``{memory_id, used, result?}`` (``result`` success, failure or neutral, with
         ``used`` only); the reply's ``manifest`` gives each memory's new standing and the
-        lines refused."""
+        lines refused. ``outcome``: how the session went, a reward in -1..1 or
+        ``success``, ``failure``, ``unclear`` (counted by :meth:`lift`)."""
         return self.call(
             "session_end",
             _drop_none(
@@ -652,6 +654,7 @@ class Client:
                     "transcript": transcript,
                     "transcript_source": transcript_source,
                     "manifest": list(manifest) if manifest is not None else None,
+                    "outcome": outcome,
                 }
             ),
         )
@@ -702,6 +705,11 @@ class Client:
     def release(self, thread: str) -> dict[str, Any]:
         """Lifts a thread's hold: ``{thread, released}``."""
         return self.call("release", {"thread": thread})
+
+    def lift(self, scope: str | None = None, *, since: int | None = None) -> dict[str, Any]:
+        """Rewarded sessions served memory against the holdout arm's: ``{sessions,
+        rewarded, served, withheld, difference, z, p, verdict, min_per_arm}``."""
+        return self.call("lift", _drop_none({"scope": scope, "since": since}))
 
     def audit(self, sessions: int | None = None) -> dict[str, Any]:
         """``{sessions, unbacked_successes, unreported}`` over the most recent sessions."""

@@ -67,3 +67,15 @@ def test_addressing_inbox_and_the_loop_guard(daemon):
         assert c.guard(a, "c")["rule"] == "held"
         assert c.release(q)["released"] is True
         assert c.guard(a, "c")["decision"] == "allow"
+
+
+def test_a_session_outcome_and_lift(daemon):
+    with daemon.client() as c:
+        s = c.session_start("py-lift", scope="pylift")
+        end = c.session_end(s["session_id"], outcome="success")
+        assert end["session"]["reward"] == 1.0 and end["session"]["outcome"] == "success"
+        with pytest.raises(InvalidParams):
+            c.session_end(c.session_start("py-lift", scope="pylift")["session_id"], outcome=3)
+        lift = c.lift("pylift")
+        assert lift["rewarded"] == 1 and lift["served"]["n"] == 1
+        assert lift["verdict"] == "not_enough_data" and lift["min_per_arm"] == 30
