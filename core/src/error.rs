@@ -43,6 +43,12 @@ pub enum InvalidInput {
         /// What the caller sent.
         given: String,
     },
+    /// A run that cannot be recorded.
+    #[error("bad run: {reason}")]
+    BadRun {
+        /// Why.
+        reason: String,
+    },
     /// A scope that is not a `/`-separated path of allowed characters.
     #[error("bad scope {given:?}: {reason}")]
     BadScope {

@@ -25,6 +25,7 @@ mod link;
 mod memory;
 pub mod paths;
 mod query;
+mod run;
 mod scope;
 pub mod standing;
 
@@ -34,6 +35,7 @@ pub use memory::{
     MAX_AGENT_BYTES, MAX_CONTENT_BYTES, Memory, MemoryId, MemoryType, NewMemory, valid_recipient,
 };
 pub use query::{Evidence, Expand, Hit, MAX_K, Query, SearchMode, Standing};
+pub use run::{MAX_TRACE_CHARS, NewRun, Run, RunReward};
 pub use scope::{MAX_SCOPE_BYTES, Scope};
 pub use standing::{Outcome, Report, ReportKind};
 

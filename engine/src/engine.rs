@@ -15,6 +15,7 @@
 //! - `standing`: outcomes, supersession, the archive, and the standing's prior on
 //!   ranking;
 //! - `threads`: addressing (inboxes, threads, holds, the loop guard's log);
+//! - `runs`: runs and rewards (a reward moves the weights of what the run used);
 //! - `curation`, `graph`, `scopes`: similarity and links, the knowledge graph, scopes.
 
 use std::collections::{HashMap, HashSet};
@@ -36,6 +37,7 @@ mod indexer;
 mod models;
 mod open;
 mod recall;
+mod runs;
 mod scopes;
 mod standing;
 mod threads;

@@ -84,6 +84,24 @@ pub struct Config {
     /// The holdout arm (`[holdout]` table: `share = 0.0`): that share of new sessions
     /// is served nothing, so `lift` can measure whether serving memory helps.
     pub holdout: HoldoutConfig,
+    /// Runs (`[runs]` table: per-agent daily limits).
+    pub runs: RunsConfig,
+}
+
+/// The `[runs]` table: what one agent may record in 24 hours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunsConfig {
+    /// Runs per agent per 24 hours (default 10,000).
+    pub max_runs_per_day: u64,
+    /// Rewards per agent per 24 hours (default 10,000).
+    pub max_rewards_per_day: u64,
+}
+
+impl Default for RunsConfig {
+    fn default() -> RunsConfig {
+        RunsConfig { max_runs_per_day: 10_000, max_rewards_per_day: 10_000 }
+    }
 }
 
 /// The `[holdout]` table.
@@ -143,6 +161,7 @@ impl Default for Config {
             curation: Default::default(),
             standing: Default::default(),
             holdout: Default::default(),
+            runs: Default::default(),
         }
     }
 }
@@ -335,7 +354,7 @@ mod tests {
         assert_eq!((&c.capture, &c.session, &c.briefing), (&d.capture, &d.session, &d.briefing));
         assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));
         assert_eq!(&c.extract, &d.extract);
-        assert_eq!((&c.standing, &c.holdout), (&d.standing, &d.holdout));
+        assert_eq!((&c.standing, &c.holdout, &c.runs), (&d.standing, &d.holdout, &d.runs));
         assert_eq!(
             (c.frame_timeout_ms, c.idle_connection_timeout_s, c.reply_timeout_ms),
             (d.frame_timeout_ms, d.idle_connection_timeout_s, d.reply_timeout_ms)

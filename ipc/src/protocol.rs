@@ -6,8 +6,13 @@ use amber_core::{Expand, Hit, Memory, MemoryId, Millis, NewMemory, Query, Scope,
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod runs;
 mod standing;
 mod threads;
+pub use runs::{
+    MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, RewardEntry, RunRecordParams, RunRecordResult, RunRecorded,
+    RunRewardParams, RunRewardResult, RunShowParams, RunShowResult, RunsParams, RunsResult,
+};
 pub use standing::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
     OutcomesParams, OutcomesResult, StandingResult, UnbackedClaim, Unreported,
@@ -187,6 +192,10 @@ error_kinds! {
     /// `unarchive` of a memory that an invalidation supersedes (supersede or forget the
     /// invalidation instead).
     Superseded = "superseded", -32014;
+    /// An agent passed its daily limit of runs or rewards (`[runs]` in the config).
+    RateLimited = "rate_limited", -32015;
+    /// The caller may not do this (e.g. reward a run another agent recorded).
+    NotPermitted = "not_permitted", -32016;
 }
 
 /// The methods of protocol version 1.
@@ -227,6 +236,10 @@ pub const METHODS: &[&str] = &[
     "guard",
     "release",
     "lift",
+    "run_record",
+    "run_reward",
+    "runs",
+    "run_show",
 ];
 
 /// `hello` params.

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use amber_core::graph::{Entity, Fact, GraphStats, NewEntity, NewFact};
-use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, Report, Scope};
+use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, NewRun, Report, Run, RunReward, Scope};
 
 use crate::{
     FactPage, GuardEntry, Hold, Key, KgAdded, Moved, PrefixMatch, Purged, Refusal, Result, SessionRow,
@@ -173,6 +173,26 @@ pub trait MemoryStore: Send {
     fn log_guard(&mut self, e: &GuardEntry) -> Result<()>;
     /// True when the guard already allowed the agent to answer the trigger.
     fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool>;
+
+    // Runs and rewards
+    /// Records runs in one transaction; per run, whether it was new.
+    fn insert_runs(
+        &mut self,
+        scope: &Scope,
+        agent: &str,
+        runs: &[(String, NewRun)],
+        now: Millis,
+    ) -> Result<Vec<bool>>;
+    /// A run by id.
+    fn run(&self, id: &str) -> Result<Option<Run>>;
+    /// The newest runs.
+    fn runs(&self, scope: Option<&Scope>, agent: Option<&str>, limit: usize) -> Result<Vec<Run>>;
+    /// Rewards runs in one transaction.
+    fn reward_runs(&mut self, rewards: &[(String, RunReward)]) -> Result<()>;
+    /// A run's rewards, oldest first.
+    fn run_rewards(&self, id: &str) -> Result<Vec<RunReward>>;
+    /// Runs and rewards an agent recorded since a time.
+    fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)>;
 }
 
 impl MemoryStore for Store {
@@ -446,6 +466,36 @@ impl MemoryStore for Store {
 
     fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool> {
         Store::guard_allowed(self, agent, trigger)
+    }
+
+    fn insert_runs(
+        &mut self,
+        scope: &Scope,
+        agent: &str,
+        runs: &[(String, NewRun)],
+        now: Millis,
+    ) -> Result<Vec<bool>> {
+        Store::insert_runs(self, scope, agent, runs, now)
+    }
+
+    fn run(&self, id: &str) -> Result<Option<Run>> {
+        Store::run(self, id)
+    }
+
+    fn runs(&self, scope: Option<&Scope>, agent: Option<&str>, limit: usize) -> Result<Vec<Run>> {
+        Store::runs(self, scope, agent, limit)
+    }
+
+    fn reward_runs(&mut self, rewards: &[(String, RunReward)]) -> Result<()> {
+        Store::reward_runs(self, rewards)
+    }
+
+    fn run_rewards(&self, id: &str) -> Result<Vec<RunReward>> {
+        Store::run_rewards(self, id)
+    }
+
+    fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)> {
+        Store::agent_activity(self, agent, since)
     }
 }
 

@@ -25,6 +25,7 @@
 mod backend;
 mod error;
 mod graph;
+mod runs;
 mod schema;
 mod scopes;
 mod sessions;

@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -197,5 +197,33 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         at        INTEGER NOT NULL
     );
     CREATE INDEX guard_log_agent ON guard_log(agent, trigger);
+    "#,
+    // 7 -> 8: runs and their rewards. A run's id derives from its content (scope, agent,
+    // task, trace, used, outcome, advice), so the same runs give the same ids anywhere;
+    // every reward is kept, the latest counts.
+    r#"
+    CREATE TABLE runs (
+        id          TEXT PRIMARY KEY,
+        scope       TEXT NOT NULL,
+        agent       TEXT NOT NULL,
+        task        TEXT NOT NULL,
+        trace       TEXT NOT NULL,
+        used        TEXT NOT NULL DEFAULT '[]',
+        outcome     TEXT,
+        advice      TEXT NOT NULL DEFAULT '[]',
+        created_at  INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX runs_scope ON runs(scope, created_at);
+    CREATE INDEX runs_agent ON runs(agent, created_at);
+    CREATE TABLE run_rewards (
+        n       INTEGER PRIMARY KEY,
+        run_id  TEXT NOT NULL,
+        reward  REAL NOT NULL,
+        reason  TEXT,
+        agent   TEXT NOT NULL,
+        at      INTEGER NOT NULL
+    );
+    CREATE INDEX run_rewards_run ON run_rewards(run_id, n);
+    CREATE INDEX run_rewards_agent ON run_rewards(agent, at);
     "#,
 ];

@@ -1,0 +1,116 @@
+//! Runs: an agent's record of one attempt at a task (its trace, the memories it used,
+//! how it went), and the rewards given to it later.
+
+use sha2::{Digest, Sha256};
+
+use crate::{InvalidInput, MemoryId, Millis, Scope};
+
+/// The longest trace kept, in characters.
+pub const MAX_TRACE_CHARS: usize = 20_000;
+/// The longest task, in characters.
+pub const MAX_TASK_CHARS: usize = 2_000;
+
+/// A run as an agent records it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewRun {
+    /// What the run set out to do.
+    pub task: String,
+    /// What happened (at most 20,000 characters; redacted like captures before storing).
+    #[serde(default)]
+    pub trace: String,
+    /// The memories it relied on: a reward moves their weights.
+    #[serde(default)]
+    pub used: Vec<MemoryId>,
+    /// How it went, in the agent's words (free text, e.g. `tests pass`).
+    #[serde(default)]
+    pub outcome: Option<String>,
+    /// The situations whose advice it followed.
+    #[serde(default)]
+    pub advice: Vec<String>,
+}
+
+impl NewRun {
+    /// Checks the parts a type cannot: a task, sizes.
+    pub fn validate(&self) -> crate::Result<()> {
+        let bad = |reason: String| Err(InvalidInput::BadRun { reason });
+        if self.task.trim().is_empty() {
+            return bad("task is empty".into());
+        }
+        if self.task.chars().count() > MAX_TASK_CHARS {
+            return bad(format!("task is over {MAX_TASK_CHARS} characters"));
+        }
+        if self.trace.chars().count() > MAX_TRACE_CHARS {
+            return bad(format!("trace is over {MAX_TRACE_CHARS} characters"));
+        }
+        if self.used.len() > 1_000 || self.advice.len() > 100 {
+            return bad("at most 1,000 used memories and 100 advice keys".into());
+        }
+        Ok(())
+    }
+
+    /// The run's id: the first 128 bits of SHA-256 over its scope, agent and content, as
+    /// 32 hex digits, so the same runs loaded into a fresh store get the same ids.
+    pub fn id(&self, scope: &Scope, agent: &str) -> String {
+        let mut h = Sha256::new();
+        for part in [
+            scope.as_str(),
+            agent,
+            self.task.as_str(),
+            self.trace.as_str(),
+            self.outcome.as_deref().unwrap_or(""),
+        ] {
+            h.update(part.as_bytes());
+            h.update([0u8]);
+        }
+        for id in &self.used {
+            h.update(id.as_str().as_bytes());
+        }
+        h.update([0u8]);
+        for a in &self.advice {
+            h.update(a.as_bytes());
+            h.update([0u8]);
+        }
+        hex::encode(&h.finalize()[..16])
+    }
+}
+
+/// A run as the store keeps it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Run {
+    /// Its id (32 hex digits).
+    pub id: String,
+    /// Where it lives.
+    pub scope: Scope,
+    /// The agent that recorded it (the only one that may reward it).
+    pub agent: String,
+    /// The task.
+    pub task: String,
+    /// The trace, redacted.
+    pub trace: String,
+    /// The memories it used.
+    pub used: Vec<MemoryId>,
+    /// How it went, in the agent's words.
+    pub outcome: Option<String>,
+    /// The advice it followed.
+    pub advice: Vec<String>,
+    /// When it was recorded.
+    pub created_at: Millis,
+    /// Its latest reward, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<f32>,
+}
+
+/// A reward given to a run (the history keeps every one; the latest counts).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunReward {
+    /// The reward, -1..1.
+    pub reward: f32,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Who gave it.
+    pub agent: String,
+    /// When.
+    pub at: Millis,
+}

@@ -1,0 +1,165 @@
+//! Runs: `run_record` (one run or a batch, every run checked before any is written,
+//! traces redacted like captures), `run_reward` (only by the recording agent; a reward
+//! moves the weights of the memories the run used), `runs` and `run_show`. Per-agent
+//! daily limits answer `rate_limited`.
+
+use std::sync::Arc;
+
+use amber_core::{NewRun, RunReward, Scope, now_millis};
+use amber_ipc::protocol::{
+    ErrorKind, ErrorObject, MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, RewardEntry, RunRecordParams,
+    RunRecordResult, RunRecorded, RunRewardParams, RunRewardResult, RunShowParams, RunShowResult, RunsParams,
+    RunsResult,
+};
+use serde_json::Value;
+
+use crate::rpc::{invalid, read, to_value};
+use crate::state::Shared;
+
+const DAY_MS: i64 = 86_400_000;
+
+fn check_agent(agent: &str) -> Result<String, ErrorObject> {
+    let a = agent.trim();
+    if !amber_core::valid_recipient(a) || a == "all" || a == "self" {
+        return Err(invalid(format!(
+            "agent must be an agent's name (letters, digits, - _ . :), got {agent:?}"
+        )));
+    }
+    Ok(a.to_string())
+}
+
+/// Refuses when `more` would take the agent past a daily limit.
+async fn within_limit(shared: &Arc<Shared>, agent: &str, runs: u64, rewards: u64) -> Result<(), ErrorObject> {
+    let a = agent.to_string();
+    let (r, w) = read(shared, move |e| e.agent_activity(&a, now_millis() - DAY_MS)).await?;
+    let cfg = shared.config.runs;
+    if runs > 0 && r + runs > cfg.max_runs_per_day {
+        return Err(ErrorObject::new(
+            ErrorKind::RateLimited,
+            format!(
+                "{agent} recorded {r} runs in the last 24 hours; {runs} more would pass max_runs_per_day ({})",
+                cfg.max_runs_per_day
+            ),
+        ));
+    }
+    if rewards > 0 && w + rewards > cfg.max_rewards_per_day {
+        return Err(ErrorObject::new(
+            ErrorKind::RateLimited,
+            format!(
+                "{agent} gave {w} rewards in the last 24 hours; {rewards} more would pass max_rewards_per_day ({})",
+                cfg.max_rewards_per_day
+            ),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<Value, ErrorObject> {
+    let agent = check_agent(&p.agent)?;
+    let scope = p.scope.clone().unwrap_or_default();
+    let (runs, batch) = match (p.runs, p.task) {
+        (Some(_), Some(_)) => return Err(invalid("give one run (task, ...) or a batch (runs), not both")),
+        (Some(runs), None) => (runs, true),
+        (None, Some(task)) => (
+            vec![NewRun {
+                task,
+                trace: p.trace.unwrap_or_default(),
+                used: p.used,
+                outcome: p.outcome,
+                advice: p.advice,
+            }],
+            false,
+        ),
+        (None, None) => return Err(invalid("run_record needs a task (one run) or runs (a batch)")),
+    };
+    if runs.is_empty() || runs.len() > MAX_RUN_BATCH {
+        return Err(invalid(format!("a batch takes 1 to {MAX_RUN_BATCH} runs, got {}", runs.len())));
+    }
+    let bytes: usize = runs.iter().map(|r| r.task.len() + r.trace.len()).sum();
+    if bytes > MAX_RUN_BATCH_BYTES {
+        return Err(invalid(format!("the batch holds {bytes} bytes of text, over {MAX_RUN_BATCH_BYTES}")));
+    }
+    // Every run is checked before any is written.
+    for (i, r) in runs.iter().enumerate() {
+        r.validate().map_err(|e| invalid(if batch { format!("runs[{i}]: {e}") } else { e.to_string() }))?;
+    }
+    within_limit(shared, &agent, runs.len() as u64, 0).await?;
+    let prepared: Vec<(String, NewRun)> = runs
+        .into_iter()
+        .map(|mut r| {
+            // The id is of the run as given, so the same runs give the same ids anywhere.
+            let id = r.id(&scope, &agent);
+            r.trace = amber_tiers::capture::redact(&r.trace).0;
+            r.task = amber_tiers::capture::redact(&r.task).0;
+            (id, r)
+        })
+        .collect();
+    let ids: Vec<String> = prepared.iter().map(|(id, _)| id.clone()).collect();
+    let (s, a) = (scope.clone(), agent.clone());
+    let created = read(shared, move |e| e.record_runs(&s, &a, &prepared)).await?;
+    let results = ids.into_iter().zip(created).map(|(id, created)| RunRecorded { id, created }).collect();
+    to_value(&RunRecordResult { scope, results })
+}
+
+pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<Value, ErrorObject> {
+    let agent = check_agent(&p.agent)?;
+    let (entries, batch) = match (p.rewards, p.run_id) {
+        (Some(_), Some(_)) => {
+            return Err(invalid("give one reward (run_id, reward) or a batch (rewards), not both"));
+        }
+        (Some(r), None) => (r, true),
+        (None, Some(run_id)) => {
+            let reward = p.reward.ok_or_else(|| invalid("run_reward needs a reward in -1..1"))?;
+            (vec![RewardEntry { run_id, reward, reason: p.reason }], false)
+        }
+        (None, None) => return Err(invalid("run_reward needs a run_id and reward, or rewards (a batch)")),
+    };
+    if entries.is_empty() || entries.len() > MAX_RUN_BATCH {
+        return Err(invalid(format!("a batch takes 1 to {MAX_RUN_BATCH} rewards, got {}", entries.len())));
+    }
+    let at = |i: usize, msg: String| if batch { format!("rewards[{i}]: {msg}") } else { msg };
+    // Every reward is checked before any is stored.
+    let mut checked = Vec::with_capacity(entries.len());
+    for (i, e) in entries.into_iter().enumerate() {
+        if !(-1.0..=1.0).contains(&e.reward) {
+            return Err(invalid(at(i, format!("reward must be in -1..1, got {}", e.reward))));
+        }
+        let id = e.run_id.clone();
+        let run = read(shared, move |en| en.run(&id)).await?.ok_or_else(|| {
+            ErrorObject::new(ErrorKind::NotFound, at(i, format!("no run with id {}", e.run_id)))
+        })?;
+        if run.agent != agent {
+            return Err(ErrorObject::new(
+                ErrorKind::NotPermitted,
+                at(i, format!("run {} was recorded by {}: only it may reward it", run.id, run.agent)),
+            ));
+        }
+        let reason = e.reason.map(|r| r.chars().take(2_000).collect());
+        checked.push((
+            run,
+            RunReward { reward: e.reward as f32, reason, agent: agent.clone(), at: now_millis() },
+        ));
+    }
+    within_limit(shared, &agent, 0, checked.len() as u64).await?;
+    let n = checked.len();
+    let moved = read(shared, move |e| e.reward_runs(&checked)).await?;
+    to_value(&RunRewardResult { rewarded: n, weights_moved: moved })
+}
+
+pub(crate) async fn list(shared: &Arc<Shared>, p: RunsParams) -> Result<Value, ErrorObject> {
+    let limit = p.limit.unwrap_or(50);
+    if limit == 0 || limit > 1000 {
+        return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
+    }
+    let scope: Option<Scope> = p.scope;
+    let runs = read(shared, move |e| e.runs(scope.as_ref(), p.agent.as_deref(), limit)).await?;
+    to_value(&RunsResult { runs })
+}
+
+pub(crate) async fn show(shared: &Arc<Shared>, p: RunShowParams) -> Result<Value, ErrorObject> {
+    let id = p.id.trim().to_string();
+    let key = id.clone();
+    let (run, rewards) = read(shared, move |e| Ok((e.run(&key)?, e.run_rewards(&key)?))).await?;
+    let run = run.ok_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no run with id {id}")))?;
+    to_value(&RunShowResult { run, rewards })
+}

@@ -1,0 +1,120 @@
+//! Runs and rewards over the socket: one run and batches (checked before any is
+//! written, ids from content), redacted traces, rewards only by the recording agent,
+//! a reward moving the weights of the memories the run used (a later reward replacing
+//! the earlier one's effect), the daily limits, `runs` and `run_show`.
+
+mod common;
+
+use common::Daemon;
+use serde_json::{Value, json};
+
+fn kind(e: amber_ipc::ClientError) -> String {
+    e.kind().map(|k| k.as_str().to_string()).unwrap_or_else(|| format!("{e}"))
+}
+
+fn batch() -> Value {
+    json!([
+        { "task": "fix the flaky payment test", "trace": "ran make test-payments: timeout in stripe mock", "outcome": "fixed" },
+        { "task": "bump the API version", "trace": "edited api/version.go; tests pass" },
+    ])
+}
+
+#[test]
+fn runs_are_recorded_checked_redacted_and_rewarded_by_their_agent() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let mem = c
+        .call_value("remember", json!({ "content": "start the stripe mock on port 12111 before the payment tests", "scope": "runs" }))
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // One run, with a secret in its trace and the memory it used.
+    let one = c
+        .call_value(
+            "run_record",
+            json!({ "agent": "codex", "scope": "runs", "task": "run the payment tests",
+                    "trace": "export STRIPE_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc then make test-payments: ok",
+                    "used": [mem] }),
+        )
+        .unwrap();
+    let run_id = one["results"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(one["results"][0]["created"], true);
+    let shown = c.call_value("run_show", json!({ "id": run_id })).unwrap();
+    let trace = shown["run"]["trace"].as_str().unwrap();
+    assert!(!trace.contains("4eC39HqLyjWDarjtT1zdp7dc") && trace.contains("make test-payments"), "{trace}");
+
+    // A batch: ids derive from content; a bad run refuses the whole batch, with its index.
+    let b =
+        c.call_value("run_record", json!({ "agent": "codex", "scope": "runs", "runs": batch() })).unwrap();
+    let ids: Vec<String> =
+        b["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids.len(), 2);
+    let mut bad = batch();
+    bad.as_array_mut().unwrap().push(json!({ "task": " " }));
+    let e =
+        c.call_value("run_record", json!({ "agent": "codex", "scope": "runs", "runs": bad })).unwrap_err();
+    assert!(e.to_string().contains("runs[2]"), "{e}");
+    assert_eq!(kind(e), "invalid_params");
+    let listed = c.call_value("runs", json!({ "scope": "runs" })).unwrap();
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 3, "nothing of the bad batch was written");
+
+    // Rewards: only the recording agent; the used memory's weight follows the latest.
+    let e = c
+        .call_value("run_reward", json!({ "agent": "gemini", "run_id": run_id, "reward": 1.0 }))
+        .unwrap_err();
+    assert_eq!(kind(e), "not_permitted");
+    let e =
+        c.call_value("run_reward", json!({ "agent": "codex", "run_id": run_id, "reward": 1.5 })).unwrap_err();
+    assert_eq!(kind(e), "invalid_params");
+    let r = c
+        .call_value(
+            "run_reward",
+            json!({ "agent": "codex", "run_id": run_id, "reward": -1.0, "reason": "it hung" }),
+        )
+        .unwrap();
+    assert_eq!((r["rewarded"].as_u64(), r["weights_moved"].as_u64()), (Some(1), Some(1)));
+    let w = |c: &mut amber_ipc::Client| {
+        c.call_value("get", json!({ "id": mem })).unwrap()["memory"]["weight"].as_f64().unwrap()
+    };
+    assert!((w(&mut c) - 0.9).abs() < 1e-6, "a negative reward: -0.10");
+    c.call_value("run_reward", json!({ "agent": "codex", "run_id": run_id, "reward": 0.5 })).unwrap();
+    assert!((w(&mut c) - 1.0).abs() < 1e-6, "the later reward replaces the earlier one's effect");
+    let shown = c.call_value("run_show", json!({ "id": run_id })).unwrap();
+    assert_eq!(shown["run"]["reward"], 0.5);
+    assert_eq!(shown["rewards"].as_array().unwrap().len(), 2, "the history is kept");
+    let r = c
+        .call_value(
+            "run_reward",
+            json!({ "agent": "codex", "rewards": [{ "run_id": ids[0], "reward": 1.0 }, { "run_id": "nope", "reward": 1.0 }] }),
+        )
+        .unwrap_err();
+    assert_eq!(kind(r), "not_found");
+    assert!(
+        c.call_value("run_show", json!({ "id": ids[0] })).unwrap()["rewards"].as_array().unwrap().is_empty()
+    );
+
+    // The same batch in a fresh store gives the same ids.
+    let d2 = Daemon::start(&[]);
+    let b2 = d2
+        .client()
+        .call_value("run_record", json!({ "agent": "codex", "scope": "runs", "runs": batch() }))
+        .unwrap();
+    let ids2: Vec<String> =
+        b2["results"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids, ids2);
+}
+
+#[test]
+fn an_agent_past_its_daily_limit_is_rate_limited() {
+    let (d, _dir) = common::with_config("[runs]\nmax_runs_per_day = 3\nmax_rewards_per_day = 1\n");
+    let mut c = d.client();
+    let b = c.call_value("run_record", json!({ "agent": "a", "runs": batch() })).unwrap();
+    let e = c.call_value("run_record", json!({ "agent": "a", "runs": batch() })).unwrap_err();
+    assert_eq!(kind(e), "rate_limited");
+    c.call_value("run_record", json!({ "agent": "b", "runs": batch() })).unwrap();
+    let id = b["results"][0]["id"].clone();
+    c.call_value("run_reward", json!({ "agent": "a", "run_id": id, "reward": 1.0 })).unwrap();
+    let e = c.call_value("run_reward", json!({ "agent": "a", "run_id": id, "reward": 0.0 })).unwrap_err();
+    assert_eq!(kind(e), "rate_limited");
+}

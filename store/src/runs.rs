@@ -1,0 +1,175 @@
+//! Runs and their rewards.
+
+use amber_core::{Millis, NewRun, Run, RunReward, Scope};
+use rusqlite::{OptionalExtension, params};
+
+use crate::{Error, Result, Store};
+
+const RUN_COLUMNS: &str =
+    "r.id, r.scope, r.agent, r.task, r.trace, r.used, r.outcome, r.advice, r.created_at,
+     (SELECT reward FROM run_rewards w WHERE w.run_id = r.id ORDER BY w.n DESC LIMIT 1)";
+
+type RawRun = (String, String, String, String, String, String, Option<String>, String, i64, Option<f64>);
+
+fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+    ))
+}
+
+fn decode_run(raw: RawRun, path: &std::path::Path) -> Result<Run> {
+    let (id, scope, agent, task, trace, used, outcome, advice, created_at, reward) = raw;
+    let corrupt =
+        |detail: String| Error::Corrupt { path: path.to_path_buf(), detail: format!("run {id}: {detail}") };
+    Ok(Run {
+        scope: scope.parse().map_err(|e| corrupt(format!("{e}")))?,
+        used: serde_json::from_str(&used).map_err(|e| corrupt(format!("used: {e}")))?,
+        advice: serde_json::from_str(&advice).map_err(|e| corrupt(format!("advice: {e}")))?,
+        id,
+        agent,
+        task,
+        trace,
+        outcome,
+        created_at,
+        reward: reward.map(|r| r as f32),
+    })
+}
+
+impl Store {
+    /// Records runs in one transaction (all or nothing); each is (id, run with its trace
+    /// already redacted). A run already there (same id) is kept as it was. Returns, per
+    /// run, whether it was new.
+    pub fn insert_runs(
+        &mut self,
+        scope: &Scope,
+        agent: &str,
+        runs: &[(String, NewRun)],
+        now: Millis,
+    ) -> Result<Vec<bool>> {
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        let mut out = Vec::with_capacity(runs.len());
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO runs (id, scope, agent, task, trace, used, outcome, advice, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )
+                .map_err(sql)?;
+            for (id, r) in runs {
+                let n = stmt
+                    .execute(params![
+                        id,
+                        scope.as_str(),
+                        agent,
+                        r.task,
+                        r.trace,
+                        serde_json::json!(r.used).to_string(),
+                        r.outcome,
+                        serde_json::json!(r.advice).to_string(),
+                        now
+                    ])
+                    .map_err(sql)?;
+                out.push(n == 1);
+            }
+        }
+        tx.commit().map_err(sql)?;
+        Ok(out)
+    }
+
+    /// A run by id.
+    pub fn run(&self, id: &str) -> Result<Option<Run>> {
+        let raw = self
+            .conn
+            .prepare_cached(&format!("SELECT {RUN_COLUMNS} FROM runs r WHERE r.id = ?1"))
+            .and_then(|mut s| s.query_row([id], raw_run).optional())
+            .map_err(self.sql())?;
+        raw.map(|r| decode_run(r, &self.path)).transpose()
+    }
+
+    /// The newest runs, within a scope (and those under it) and of an agent when given.
+    pub fn runs(&self, scope: Option<&Scope>, agent: Option<&str>, limit: usize) -> Result<Vec<Run>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs r
+                 WHERE (?1 IS NULL OR r.scope = ?1 OR (r.scope > ?1 || '/' AND r.scope < ?1 || '0'))
+                   AND (?2 IS NULL OR r.agent = ?2)
+                 ORDER BY r.created_at DESC, r.id LIMIT ?3"
+            ))
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map(params![scope.map(|s| s.as_str()), agent, limit as i64], raw_run)
+            .map_err(self.sql())?;
+        rows.map(|r| decode_run(r.map_err(self.sql())?, &self.path)).collect()
+    }
+
+    /// Rewards runs in one transaction: each (run id, reward). Returns the runs as they
+    /// stand after.
+    pub fn reward_runs(&mut self, rewards: &[(String, RunReward)]) -> Result<()> {
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO run_rewards (run_id, reward, reason, agent, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(sql)?;
+            for (id, r) in rewards {
+                stmt.execute(params![id, f64::from(r.reward), r.reason, r.agent, r.at]).map_err(sql)?;
+            }
+        }
+        tx.commit().map_err(sql)
+    }
+
+    /// Every reward of a run, oldest first.
+    pub fn run_rewards(&self, id: &str) -> Result<Vec<RunReward>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT reward, reason, agent, at FROM run_rewards WHERE run_id = ?1 ORDER BY n")
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok(RunReward {
+                    reward: r.get::<_, f64>(0)? as f32,
+                    reason: r.get(1)?,
+                    agent: r.get(2)?,
+                    at: r.get(3)?,
+                })
+            })
+            .map_err(self.sql())?;
+        rows.collect::<rusqlite::Result<_>>().map_err(self.sql())
+    }
+
+    /// How many runs and rewards an agent recorded since a time (the daily limits).
+    pub fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)> {
+        let runs: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM runs WHERE agent = ?1 AND created_at >= ?2",
+                params![agent, since],
+                |r| r.get(0),
+            )
+            .map_err(self.sql())?;
+        let rewards: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM run_rewards WHERE agent = ?1 AND at >= ?2",
+                params![agent, since],
+                |r| r.get(0),
+            )
+            .map_err(self.sql())?;
+        Ok((runs as u64, rewards as u64))
+    }
+}
