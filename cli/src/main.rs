@@ -8,6 +8,7 @@ mod claude_code;
 mod daemon;
 mod mcp;
 mod outcomes;
+mod runs;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -161,6 +162,11 @@ enum Command {
     Session {
         #[command(subcommand)]
         action: SessionAction,
+    },
+    /// Runs: record a file of them, list them, show one.
+    Runs {
+        #[command(subcommand)]
+        action: runs::RunsAction,
     },
 }
 
@@ -628,6 +634,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Mcp => mcp::run(cfg.clone(), cli.config.clone(), !cli.no_start)?,
         Command::Daemon { action } => return daemon_command(&cli, &cfg, action),
+        Command::Runs { action } => {
+            let max_frame = cfg.max_frame_bytes;
+            runs::run(action, &mut connect(&cli, &cfg)?, cli.json, max_frame)?
+        }
         Command::Session { action: SessionAction::Show { id } } => {
             let r = connect(&cli, &cfg)?.session_show(id)?;
             if cli.json {

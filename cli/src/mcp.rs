@@ -615,6 +615,38 @@ impl AmberMcp {
         self.forward("release", &a).await
     }
 
+    /// Record a run.
+    #[tool(
+        description = "Record one run of a task: the task, what happened (trace), the memories it relied \
+                       on (`used`) and how it went. Returns its id; reward it later with `run_reward`.",
+        annotations(
+            title = "Record a run",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn run_record(&self, Parameters(a): Parameters<RunRecordArgs>) -> CallToolResult {
+        self.forward("run_record", &a).await
+    }
+
+    /// Reward a run.
+    #[tool(
+        description = "Reward a run you recorded, from -1 (it went badly) to 1 (it went well). The \
+                       latest reward counts; it moves the weights of the memories the run used.",
+        annotations(
+            title = "Reward a run",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn run_reward(&self, Parameters(a): Parameters<RunRewardArgs>) -> CallToolResult {
+        self.forward("run_reward", &a).await
+    }
+
     /// Show a session.
     #[tool(
         description = "A session's record, live or ended: what it was served and why, its events and \
@@ -785,6 +817,8 @@ mod tests {
                 "recall",
                 "release",
                 "remember",
+                "run_record",
+                "run_reward",
                 "session_end",
                 "session_event",
                 "session_show",

@@ -208,3 +208,31 @@ fn addressing_threads_and_the_guard_from_the_command_line() {
     let o = env.amber(&["remember", "--scope", "proj", "--to", "two words", "x"]);
     assert!(!o.status.success() && text(&o.stderr).contains("bad recipient"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn runs_load_a_file_as_one_batch_and_read_back() {
+    let env = Env::new();
+    let file = env.root.path().join("runs.jsonl");
+    std::fs::write(
+        &file,
+        "{\"task\": \"fix the flaky test\", \"trace\": \"ran it 20 times\", \"outcome\": \"fixed\"}\n\n\
+         {\"task\": \"bump the version\"}\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let (out, err) = ok(env.amber(&["runs", "load", "proj", f, "--as", "codex"]));
+    assert!(out.contains("recorded 2 runs in proj as codex: 2 new, 0 already there"), "{out}{err}");
+    let (out, _) = ok(env.amber(&["runs", "load", "proj", f, "--as", "codex"]));
+    assert!(out.contains("0 new, 2 already there"), "{out}");
+    let (out, _) = ok(env.amber(&["runs", "list", "--agent", "codex"]));
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.contains("fix the flaky test") && out.contains("no reward"), "{out}");
+    let (out, _) = ok(env.amber(&["--json", "runs", "list"]));
+    let runs: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let id = runs[0]["id"].as_str().unwrap();
+    let (out, _) = ok(env.amber(&["runs", "show", id]));
+    assert!(out.starts_with(&format!("run {id} [proj] by codex")), "{out}");
+    std::fs::write(&file, "{\"task\": \"ok\"}\n{\"tsk\": \"typo\"}\n").unwrap();
+    let o = env.amber(&["runs", "load", "proj", f, "--as", "codex"]);
+    assert!(!o.status.success() && text(&o.stderr).contains("line 2: not a run"), "{}", text(&o.stderr));
+}

@@ -40,6 +40,8 @@ EXPECTED_TOOLS = {
     "thread",
     "guard",
     "release",
+    "run_record",
+    "run_reward",
 }
 KG_TOOLS = {"kg_add", "kg_invalidate", "kg_query", "kg_timeline", "kg_traverse", "kg_stats"}
 
@@ -291,5 +293,11 @@ def test_outcomes_supersession_and_a_session_manifest(amber_env):
         assert (g["decision"], g["rule"]) == ("skip", "addressed_elsewhere")
         t = await ok("thread", {"id": note[:8]})
         assert t["thread"] == note
+        # Runs: recorded, rewarded by their agent; the reward moves the used memory.
+        run = (await ok("run_record", {"task": "retime the nightly job", "used": [new], "scope": scope}))["results"][0]["id"]
+        r = await ok("run_reward", {"run_id": run, "reward": 1.0, "reason": "it ran at 04:00"})
+        assert r["weights_moved"] == 1
+        r = await call(session, "run_reward", {"run_id": run, "reward": 1.0, "agent": "someone-else"})
+        assert is_error(r) and "not_permitted" in text_of(r)
 
     asyncio.run(with_session(amber_env, body))

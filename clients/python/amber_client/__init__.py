@@ -28,6 +28,8 @@ from .errors import (
     DaemonStartError,
     FactNotFound,
     Superseded,
+    RateLimited,
+    NotPermitted,
     FrameTooLarge,
     InternalError,
     InvalidParams,
@@ -88,4 +90,6 @@ __all__ = [
     "SessionNotFound",
     "FactNotFound",
     "Superseded",
+    "RateLimited",
+    "NotPermitted",
 ]

@@ -711,6 +711,72 @@ class Client:
         rewarded, served, withheld, difference, z, p, verdict, min_per_arm}``."""
         return self.call("lift", _drop_none({"scope": scope, "since": since}))
 
+    # -- runs -----------------------------------------------------------------------
+
+    def run_record(
+        self,
+        agent: str,
+        task: str | None = None,
+        *,
+        scope: str | None = None,
+        trace: str | None = None,
+        used: Iterable[str] | None = None,
+        outcome: str | None = None,
+        advice: Iterable[str] | None = None,
+        runs: Iterable[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Records one run (``task``, ...) or a batch (``runs``: up to 1,000 dicts with
+        ``task``, ``trace?``, ``used?``, ``outcome?``, ``advice?``; all or nothing):
+        ``{scope, results: [{id, created}]}``. Ids derive from content."""
+        return self.call(
+            "run_record",
+            _drop_none(
+                {
+                    "agent": agent,
+                    "scope": scope,
+                    "task": task,
+                    "trace": trace,
+                    "used": list(used) if used is not None else None,
+                    "outcome": outcome,
+                    "advice": list(advice) if advice is not None else None,
+                    "runs": list(runs) if runs is not None else None,
+                }
+            ),
+        )
+
+    def run_reward(
+        self,
+        agent: str,
+        run_id: str | None = None,
+        reward: float | None = None,
+        *,
+        reason: str | None = None,
+        rewards: Iterable[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Rewards a run (-1..1) or a batch (``rewards``: ``{run_id, reward, reason?}``);
+        only the agent that recorded a run may reward it (:class:`NotPermitted`).
+        ``{rewarded, weights_moved}``."""
+        return self.call(
+            "run_reward",
+            _drop_none(
+                {
+                    "agent": agent,
+                    "run_id": run_id,
+                    "reward": reward,
+                    "reason": reason,
+                    "rewards": list(rewards) if rewards is not None else None,
+                }
+            ),
+        )
+
+    def runs(self, scope: str | None = None, *, agent: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        """The newest runs: ``{runs}``."""
+        return self.call("runs", _drop_none({"scope": scope, "agent": agent, "limit": limit}))
+
+    def run_show(self, id: str) -> dict[str, Any]:
+        """One run and its rewards: ``{run, rewards}``."""
+        return self.call("run_show", {"id": id})
+
     def audit(self, sessions: int | None = None) -> dict[str, Any]:
         """``{sessions, unbacked_successes, unreported}`` over the most recent sessions."""
         return self.call("audit", _drop_none({"sessions": sessions}))

@@ -75,6 +75,8 @@ Timeout = _kind("Timeout", "timeout", -32011, "The daemon gave up waiting (e.g. 
 SessionNotFound = _kind("SessionNotFound", "session_not_found", -32012, "No live session with that id.")
 FactNotFound = _kind("FactNotFound", "fact_not_found", -32013, "`kg_invalidate` of a fact that does not exist.")
 Superseded = _kind("Superseded", "superseded", -32014, "`unarchive` of a memory an invalidation supersedes.")
+RateLimited = _kind("RateLimited", "rate_limited", -32015, "An agent passed its daily limit of runs or rewards.")
+NotPermitted = _kind("NotPermitted", "not_permitted", -32016, "Not allowed (e.g. rewarding another agent's run).")
 
 ERROR_KINDS: dict[str, type[AmberError]] = {
     c.KIND: c
@@ -99,6 +101,8 @@ ERROR_KINDS: dict[str, type[AmberError]] = {
         SessionNotFound,
         FactNotFound,
         Superseded,
+        RateLimited,
+        NotPermitted,
     )
 }
 # parse_error and invalid_utf8 share -32700: the map goes by kind, never by code.

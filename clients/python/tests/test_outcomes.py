@@ -79,3 +79,23 @@ def test_a_session_outcome_and_lift(daemon):
         lift = c.lift("pylift")
         assert lift["rewarded"] == 1 and lift["served"]["n"] == 1
         assert lift["verdict"] == "not_enough_data" and lift["min_per_arm"] == 30
+
+
+def test_runs_and_rewards(daemon):
+    from amber_client import NotPermitted
+
+    with daemon.client() as c:
+        mem = c.remember("run the linters with make lint before pushing", "pyruns")["id"]
+        r = c.run_record("codex", "push the fix", scope="pyruns", trace="make lint: ok; git push", used=[mem])
+        run_id = r["results"][0]["id"]
+        b = c.run_record("codex", scope="pyruns", runs=[{"task": "a"}, {"task": "b", "outcome": "done"}])
+        assert [x["created"] for x in b["results"]] == [True, True]
+        with pytest.raises(InvalidParams):
+            c.run_record("codex", scope="pyruns", runs=[{"task": "c"}, {"task": ""}])
+        assert len(c.runs("pyruns")["runs"]) == 3
+        with pytest.raises(NotPermitted):
+            c.run_reward("gemini", run_id, 1.0)
+        assert c.run_reward("codex", run_id, -0.5, reason="lint missed a file")["weights_moved"] == 1
+        assert abs(c.get(mem)["memory"]["weight"] - 0.9) < 1e-6
+        shown = c.run_show(run_id)
+        assert shown["run"]["reward"] == -0.5 and shown["rewards"][0]["reason"] == "lint missed a file"
