@@ -328,6 +328,7 @@ fn answer(
                     text: prompt.to_string(),
                     source: Some("claude-code:prompt".into()),
                     capture: None,
+                    moment: None,
                 })
             })?;
             // A session started here (no SessionStart seen) carries its briefing too.
@@ -356,6 +357,7 @@ fn answer(
                     text: text.clone(),
                     source: Some(source.clone()),
                     capture: Some(true),
+                    moment: None,
                 })
             })?;
             Ok(None)

@@ -118,3 +118,62 @@ fn an_agent_past_its_daily_limit_is_rate_limited() {
     let e = c.call_value("run_reward", json!({ "agent": "a", "run_id": id, "reward": 0.0 })).unwrap_err();
     assert_eq!(kind(e), "rate_limited");
 }
+
+/// Moments: `stuck` and `done` search nothing and remind the session of what it was
+/// given, narrowed to pitfalls or verification, each memory once per moment.
+#[test]
+fn moments_remind_the_session_of_pitfalls_and_verification() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let mut file = |content: &str, metadata: Value| {
+        c.call_value("remember", json!({ "content": content, "scope": "moments", "metadata": metadata }))
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let guide = file(
+        "Releasing the mobile app: bump the build number, then run fastlane beta.\n\nPitfalls:\n- fastlane fails if Xcode is not selected with xcode-select\n\nVerify: TestFlight lists the new build within 15 minutes",
+        json!({}),
+    );
+    let tagged = file(
+        "the mobile app release needs the signing certificate from the vault",
+        json!({ "tags": ["pitfall"] }),
+    );
+    let plain = file("the mobile app release notes live in CHANGELOG.md", json!({}));
+    drop(file);
+    let s = c
+        .call_value(
+            "session_start",
+            json!({ "agent": "codex", "scope": "moments", "prompt": "release the mobile app" }),
+        )
+        .unwrap();
+    let sid = s["session_id"].as_str().unwrap().to_string();
+    let served: Vec<&str> =
+        s["briefing"]["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert!([&guide, &tagged, &plain].iter().all(|id| served.contains(&id.as_str())), "{s}");
+    let event = |c: &mut amber_ipc::Client, moment: &str| {
+        c.call_value(
+            "session_event",
+            json!({ "session_id": sid, "kind": "response", "text": "the release keeps failing at the signing step", "moment": moment, "capture": false }),
+        )
+        .unwrap()
+    };
+    let stuck = event(&mut c, "stuck");
+    assert_eq!(stuck["decision"]["reason"], "moment", "{stuck}");
+    let ids: Vec<&str> =
+        stuck["reminders"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "{stuck}");
+    assert!(ids.contains(&guide.as_str()) && ids.contains(&tagged.as_str()));
+    let text = stuck["reminder_text"].as_str().unwrap();
+    assert!(
+        text.contains("xcode-select") && !text.contains("TestFlight") && !text.contains("CHANGELOG"),
+        "{text}"
+    );
+    assert!(event(&mut c, "stuck").get("reminders").is_none(), "once per moment");
+    let done = event(&mut c, "done");
+    assert_eq!(done["reminders"].as_array().unwrap().len(), 1, "{done}");
+    assert!(done["reminder_text"].as_str().unwrap().contains("TestFlight lists the new build"));
+    let next = event(&mut c, "next");
+    assert_ne!(next["decision"]["reason"], "moment");
+}

@@ -43,6 +43,7 @@ fn event(c: &mut Client, session: &str, kind: EventKind, text: &str) -> SessionE
         text: text.into(),
         source: None,
         capture: None,
+        moment: None,
     })
     .unwrap()
 }
@@ -213,6 +214,7 @@ fn interjection_fires_on_an_answer_stays_silent_otherwise_and_honours_the_cooldo
             text: "hello there".into(),
             source: None,
             capture: None,
+            moment: None,
         })
         .unwrap_err();
     assert_eq!(err.kind(), Some(ErrorKind::SessionNotFound));

@@ -680,6 +680,22 @@ pub struct SessionEventParams {
     /// false for tool_call).
     #[serde(default)]
     pub capture: Option<bool>,
+    /// Where the session is: `start` (default) and `next` search as usual; `fork`,
+    /// `stuck` and `done` search nothing and remind the session of what it was given,
+    /// narrowed to pitfalls (`fork`, `stuck`) or verification (`done`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moment: Option<amber_tiers::moment::Moment>,
+}
+
+/// A memory the session was given, reminded at a moment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reminder {
+    /// The memory.
+    pub id: MemoryId,
+    /// What the moment reminds of (`pitfalls` or `verification`).
+    pub focus: amber_tiers::moment::Focus,
+    /// The part of the memory that fits (its section under a heading, or all of it).
+    pub text: String,
 }
 
 /// `session_event` result.
@@ -692,6 +708,13 @@ pub struct SessionEventResult {
     /// What capture did, when it was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub captured: Option<CaptureResult>,
+    /// At `fork`, `stuck` and `done`: what the session was given that fits the moment,
+    /// each memory at most once per moment and session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reminders: Vec<Reminder>,
+    /// The reminders as text for the agent (empty when none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reminder_text: String,
 }
 
 /// `session_end` params.

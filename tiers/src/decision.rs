@@ -19,6 +19,8 @@ pub enum Reason {
     NotSearched,
     /// Silent: the session is in the holdout arm (served nothing).
     Withheld,
+    /// Not searched: a `fork`, `stuck` or `done` moment reminds instead.
+    Moment,
     /// Silent: the event has too little text.
     TooShort,
     /// Silent: an interjection fired within the last `cooldown_events` events.

@@ -37,5 +37,6 @@ pub mod identity;
 pub mod interject;
 pub mod judge;
 pub mod lift;
+pub mod moment;
 pub mod scope;
 pub mod session;

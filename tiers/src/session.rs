@@ -173,6 +173,9 @@ pub struct Session {
     /// The outcome as given: `success`, `failure`, `unclear`, or the reward.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// What moments reminded it of: (memory, moment), each pair once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reminded: Vec<(MemoryId, crate::moment::Moment)>,
 }
 
 /// Whether a new session falls in the holdout arm: a stable draw from its id (FNV-1a,
@@ -227,6 +230,7 @@ impl Session {
             withheld: false,
             reward: None,
             outcome: None,
+            reminded: Vec::new(),
         }
     }
 

@@ -234,6 +234,27 @@ pub(super) struct SessionEventArgs {
     /// File the text as a memory (default true for prompt, tool_result and response).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) capture: Option<bool>,
+    /// Where the session is: `start` (default) or `next` search as usual; `fork` (about
+    /// to choose a path), `stuck` and `done` are reminded of the pitfalls or the ways to
+    /// verify among what this session was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) moment: Option<MomentArg>,
+}
+
+/// Where a session is.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum MomentArg {
+    /// Working (the default).
+    Start,
+    /// About to choose between paths.
+    Fork,
+    /// Not getting anywhere.
+    Stuck,
+    /// Believes the work is done.
+    Done,
+    /// Moving to the next step.
+    Next,
 }
 
 /// `session_end` arguments (the daemon's `session_end` params).

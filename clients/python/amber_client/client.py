@@ -609,13 +609,25 @@ class Client:
         *,
         source: str | None = None,
         capture: bool | None = None,
+        moment: str | None = None,
     ) -> dict[str, Any]:
         """One event (``prompt``, ``tool_call``, ``tool_result``, ``response``):
-        ``{event, decision, captured?}``; ``decision.fired`` and ``decision.text`` say
-        whether and what to interject."""
+        ``{event, decision, captured?, reminders?, reminder_text?}``; ``decision.fired``
+        and ``decision.text`` say whether and what to interject. ``moment``: ``start``
+        (default) or ``next`` search as usual; ``fork``, ``stuck`` and ``done`` remind
+        the session of the pitfalls or verification steps it was already given."""
         return self.call(
             "session_event",
-            _drop_none({"session_id": session_id, "kind": kind, "text": text, "source": source, "capture": capture}),
+            _drop_none(
+                {
+                    "session_id": session_id,
+                    "kind": kind,
+                    "text": text,
+                    "source": source,
+                    "capture": capture,
+                    "moment": moment,
+                }
+            ),
         )
 
     def session_checkpoint(

@@ -99,3 +99,13 @@ def test_runs_and_rewards(daemon):
         assert abs(c.get(mem)["memory"]["weight"] - 0.9) < 1e-6
         shown = c.run_show(run_id)
         assert shown["run"]["reward"] == -0.5 and shown["rewards"][0]["reason"] == "lint missed a file"
+
+
+def test_a_stuck_moment_reminds_of_pitfalls(daemon):
+    with daemon.client() as c:
+        m = c.remember("Deploying the worker: run make deploy.\n\nPitfalls:\n- the queue must be drained first", "pymoment")["id"]
+        s = c.session_start("py", scope="pymoment", prompt="deploy the worker")
+        assert m in [i["id"] for i in s["briefing"]["items"]]
+        r = c.session_event(s["session_id"], "response", "the deploy hangs", moment="stuck", capture=False)
+        assert r["decision"]["reason"] == "moment"
+        assert [x["id"] for x in r["reminders"]] == [m] and "drained" in r["reminder_text"]

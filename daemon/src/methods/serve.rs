@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use amber_core::{Millis, Query};
-use amber_ipc::protocol::{ErrorObject, Inbox, InboxItem};
+use amber_ipc::protocol::{ErrorObject, Inbox, InboxItem, Reminder};
 use amber_tiers::briefing::brief;
 use amber_tiers::identity::estimate_tokens;
 use amber_tiers::session::{Served, Session, Tier};
@@ -164,4 +164,57 @@ pub(crate) async fn inbox(
     let seqs: Vec<u64> = out.items.iter().map(|i| i.seq).collect();
     read(shared, move |e| e.mark_inbox_served(&agent, &seqs)).await?;
     Ok(out)
+}
+
+/// At a `fork`, `stuck` or `done` moment: the memories the session was given (in any
+/// context) that fit the moment, the fitting part of each (`amber_tiers::moment`), each
+/// at most once per moment; no search. Nothing for other moments or a withheld session.
+pub(crate) async fn reminders(
+    shared: &Arc<Shared>,
+    session: &Session,
+    moment: amber_tiers::moment::Moment,
+) -> Result<Vec<Reminder>, ErrorObject> {
+    let Some(focus) = moment.focus() else { return Ok(Vec::new()) };
+    if session.withheld {
+        return Ok(Vec::new());
+    }
+    let mut ids: Vec<amber_core::MemoryId> = Vec::new();
+    for s in &session.served {
+        if !ids.contains(&s.id) && !session.reminded.iter().any(|(id, m)| id == &s.id && *m == moment) {
+            ids.push(s.id.clone());
+        }
+    }
+    let memories = read(shared, move |e| {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in &ids {
+            if let Some(m) = e.get(id)? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    })
+    .await?;
+    Ok(memories
+        .into_iter()
+        .filter(|m| !m.is_forgotten() && !m.is_archived())
+        .filter_map(|m| {
+            amber_tiers::moment::reminder(&m, focus).map(|text| Reminder { id: m.id, focus, text })
+        })
+        .collect())
+}
+
+/// The reminders as text for the agent.
+pub(crate) fn reminder_text(moment: amber_tiers::moment::Moment, reminders: &[Reminder]) -> String {
+    if reminders.is_empty() {
+        return String::new();
+    }
+    let what = match moment {
+        amber_tiers::moment::Moment::Done => "how to check the work",
+        _ => "pitfalls",
+    };
+    let mut out = format!("Reminder ({}): {what}, from what Amber gave this session:\n", moment.as_str());
+    for r in reminders {
+        out.push_str(&format!("- {}: {}\n", &r.id.as_str()[..8], r.text.replace('\n', "\n  ")));
+    }
+    out
 }

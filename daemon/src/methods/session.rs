@@ -213,8 +213,11 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
     };
     let n = snapshot.events;
     let cfg = shared.config.interject.clone();
+    let moment = p.moment.unwrap_or_default();
+    let reminders = crate::methods::serve::reminders(shared, &snapshot, moment).await?;
     let decision = match precheck(p.kind, &p.text, n, &snapshot, &cfg) {
         Some(reason) => Decision::silent(n, reason),
+        None if moment.focus().is_some() => Decision::silent(n, Reason::Moment),
         None => {
             let text: String = p.text.chars().take(MAX_QUERY_CHARS).collect();
             let hits = candidates(shared, &snapshot, &text, cfg.candidates, now_millis()).await?;
@@ -280,7 +283,8 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
                     note_capture(s, r, source);
                 }
                 s.push_decision(decision.clone(), shared.config.session.max_decisions);
-                (decision.fired || captured.is_some()).then(|| s.clone())
+                s.reminded.extend(reminders.iter().map(|r| (r.id.clone(), moment)));
+                (decision.fired || captured.is_some() || !reminders.is_empty()).then(|| s.clone())
             }
             None => None,
         }
@@ -288,7 +292,14 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
     if let Some(s) = record {
         persist(shared, &s).await?;
     }
-    to_value(&SessionEventResult { event: n, decision, captured: captured.map(|c| c.0) })
+    let reminder_text = crate::methods::serve::reminder_text(moment, &reminders);
+    to_value(&SessionEventResult {
+        event: n,
+        decision,
+        captured: captured.map(|c| c.0),
+        reminders,
+        reminder_text,
+    })
 }
 
 /// Notes in the record what a capture did.
