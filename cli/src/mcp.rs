@@ -615,6 +615,21 @@ impl AmberMcp {
         self.forward("release", &a).await
     }
 
+    /// Review checks.
+    #[tool(
+        description = "Before or after changing files: the memories and runs that touched the same files, \
+                       ranked by the files they share (a rare file weighs more than one every change \
+                       touches). Use it to find what went wrong before in the code you are changing.",
+        annotations(
+            title = "Review: who touched these files",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn review(&self, Parameters(a): Parameters<ReviewArgs>) -> CallToolResult {
+        self.forward("review", &a).await
+    }
+
     /// Record a run.
     #[tool(
         description = "Record one run of a task: the task, what happened (trace), the memories it relied \
@@ -817,6 +832,7 @@ mod tests {
                 "recall",
                 "release",
                 "remember",
+                "review",
                 "run_record",
                 "run_reward",
                 "session_end",

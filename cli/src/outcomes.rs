@@ -5,7 +5,7 @@ use amber_core::Outcome;
 use amber_ipc::Client;
 use amber_ipc::protocol::{
     ArchivedResult, AuditResult, GuardResult, LiftResult, MemoryResult, OutcomesResult, ReleaseResult,
-    ThreadResult,
+    ReviewResult, ThreadResult,
 };
 use clap::Subcommand;
 use serde_json::json;
@@ -76,6 +76,18 @@ pub(crate) enum OutcomeCommand {
     Release {
         /// Any memory of the thread (id or prefix).
         id: String,
+    },
+    /// Memories and runs that touched these files, rare files weighing more.
+    Review {
+        /// The files (paths, compared by their trailing directories).
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Only this scope and those under it.
+        #[arg(long)]
+        scope: Option<String>,
+        /// At most this many memories and this many runs.
+        #[arg(short, default_value_t = 10)]
+        k: usize,
     },
     /// Does serving memory help? Rewarded sessions served memory against the holdout
     /// arm's (`[holdout] share`): counts, mean rewards, the difference, z and p.
@@ -241,6 +253,37 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 );
             }
             return Ok(r.decision.decision == amber_tiers::guard::Verdict::Allow);
+        }
+        OutcomeCommand::Review { files, scope, k } => {
+            let r: ReviewResult =
+                client.call("review", &json!({ "files": files, "scope": scope, "k": k }))?;
+            if as_json {
+                print_json(&r)?;
+                return Ok(true);
+            }
+            if r.memories.is_empty() && r.runs.is_empty() {
+                println!("nothing touched these files");
+            }
+            for m in &r.memories {
+                println!(
+                    "{} [{}] {:.2} · {}: {}",
+                    &m.memory.id.as_str()[..8],
+                    m.memory.scope,
+                    m.score,
+                    m.files.join(", "),
+                    one_line(&m.memory.content, 100)
+                );
+            }
+            for x in &r.runs {
+                println!(
+                    "run {} by {} {:.2} · {}: {}",
+                    &x.run.id[..12],
+                    x.run.agent,
+                    x.score,
+                    x.files.join(", "),
+                    one_line(&x.run.task, 80)
+                );
+            }
         }
         OutcomeCommand::Lift { scope, since } => {
             let since = since.as_deref().map(parse_time).transpose()?;

@@ -13,7 +13,9 @@ use interprocess::local_socket::traits::StreamCommon as _;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::methods::{admin, capture, checkpoint, graph, memory, outcome, runs, scope, session, threads};
+use crate::methods::{
+    admin, capture, checkpoint, graph, memory, outcome, review, runs, scope, session, threads,
+};
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
 
@@ -267,6 +269,7 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
         "run_reward" => runs::reward(shared, params(m, p)?).await,
         "runs" => runs::list(shared, params(m, p)?).await,
         "run_show" => runs::show(shared, params(m, p)?).await,
+        "review" => review::review(shared, params(m, p)?).await,
         other => Err(ErrorObject::new(
             ErrorKind::MethodNotFound,
             format!("unknown method {:?}; this daemon serves {}", truncate(other, 64), METHODS.join(", ")),

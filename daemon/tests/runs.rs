@@ -177,3 +177,47 @@ fn moments_remind_the_session_of_pitfalls_and_verification() {
     let next = event(&mut c, "next");
     assert_ne!(next["decision"]["reason"], "moment");
 }
+
+/// `review`: memories and runs that touched the asked files, rare files first.
+#[test]
+fn review_ranks_what_touched_the_same_files_rare_files_first() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let mut file = |content: String| {
+        c.call_value("remember", json!({ "content": content, "scope": "review" })).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // Cargo.toml is named everywhere; src/engine/recall.rs once.
+    let mut common = Vec::new();
+    for i in 0..8 {
+        common.push(file(format!("bumped dependency {i} in Cargo.toml and ran the tests")));
+    }
+    let rare =
+        file("[tool Edit: /home/u/amber/src/engine/recall.rs] the fusion now skips archived memories".into());
+    let both = file("changed ./src/engine/recall.rs:120:5 and Cargo.toml for the standing prior".into());
+    let none = file("lunch is at noon on Fridays".into());
+    drop(file);
+    let run = c
+        .call_value("run_record", json!({ "agent": "codex", "scope": "review", "task": "speed up recall", "trace": "profiled src/engine/recall.rs" }))
+        .unwrap()["results"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = c
+        .call_value("review", json!({ "files": ["src/engine/recall.rs", "Cargo.toml"], "scope": "review" }))
+        .unwrap();
+    let ids: Vec<&str> =
+        r["memories"].as_array().unwrap().iter().map(|m| m["memory"]["id"].as_str().unwrap()).collect();
+    assert_eq!(ids[0], both, "both files first: {r}");
+    assert_eq!(ids[1], rare, "then the rare file alone: {r}");
+    assert_eq!(ids.len(), 10, "the 8 Cargo.toml memories after them");
+    assert!(!ids.contains(&none.as_str()) && common.iter().all(|c| ids.contains(&c.as_str())));
+    assert_eq!(r["df"]["Cargo.toml"], 9);
+    assert_eq!(r["df"]["src/engine/recall.rs"], 3, "two memories and the run: {r}");
+    assert_eq!(r["runs"][0]["run"]["id"], run);
+    assert_eq!(r["runs"][0]["files"], json!(["src/engine/recall.rs"]));
+    let e = c.call_value("review", json!({ "files": [] })).unwrap_err();
+    assert_eq!(kind(e), "invalid_params");
+}

@@ -10,8 +10,9 @@ mod runs;
 mod standing;
 mod threads;
 pub use runs::{
-    MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, RewardEntry, RunRecordParams, RunRecordResult, RunRecorded,
-    RunRewardParams, RunRewardResult, RunShowParams, RunShowResult, RunsParams, RunsResult,
+    MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, ReviewMemory, ReviewParams, ReviewResult, ReviewRun, RewardEntry,
+    RunRecordParams, RunRecordResult, RunRecorded, RunRewardParams, RunRewardResult, RunShowParams,
+    RunShowResult, RunsParams, RunsResult,
 };
 pub use standing::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
@@ -240,6 +241,7 @@ pub const METHODS: &[&str] = &[
     "run_reward",
     "runs",
     "run_show",
+    "review",
 ];
 
 /// `hello` params.

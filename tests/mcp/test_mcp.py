@@ -42,6 +42,7 @@ EXPECTED_TOOLS = {
     "release",
     "run_record",
     "run_reward",
+    "review",
 }
 KG_TOOLS = {"kg_add", "kg_invalidate", "kg_query", "kg_timeline", "kg_traverse", "kg_stats"}
 

@@ -38,5 +38,6 @@ pub mod interject;
 pub mod judge;
 pub mod lift;
 pub mod moment;
+pub mod review;
 pub mod scope;
 pub mod session;

@@ -609,3 +609,13 @@ pub(super) struct RunRewardArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) reason: Option<String>,
 }
+
+/// `review` arguments.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+pub(super) struct ReviewArgs {
+    /// The files a change touches (paths).
+    pub(super) files: Vec<String>,
+    /// Only this scope (default: every scope).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) scope: Option<String>,
+}

@@ -789,6 +789,11 @@ class Client:
         """One run and its rewards: ``{run, rewards}``."""
         return self.call("run_show", {"id": id})
 
+    def review(self, files: Iterable[str], scope: str | None = None, *, k: int | None = None) -> dict[str, Any]:
+        """Memories and runs that touched these files, rare files weighing more:
+        ``{memories: [{memory, score, files}], runs: [{run, score, files}], df}``."""
+        return self.call("review", _drop_none({"files": list(files), "scope": scope, "k": k}))
+
     def audit(self, sessions: int | None = None) -> dict[str, Any]:
         """``{sessions, unbacked_successes, unreported}`` over the most recent sessions."""
         return self.call("audit", _drop_none({"sessions": sessions}))

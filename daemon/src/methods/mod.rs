@@ -15,6 +15,7 @@ pub(crate) mod checkpoint;
 pub(crate) mod graph;
 pub(crate) mod memory;
 pub(crate) mod outcome;
+pub(crate) mod review;
 pub(crate) mod runs;
 pub(crate) mod scope;
 pub(crate) mod serve;

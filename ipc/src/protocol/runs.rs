@@ -136,3 +136,50 @@ pub struct RunShowResult {
     /// Every reward, oldest first (the latest counts).
     pub rewards: Vec<RunReward>,
 }
+
+/// `review` params: which earlier memories and runs touched these files?
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewParams {
+    /// The files (1 to 100 paths; compared by their trailing directories).
+    pub files: Vec<String>,
+    /// Only this scope and those under it (default: every scope).
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// At most this many memories and this many runs (default 10, at most 100).
+    #[serde(default)]
+    pub k: Option<usize>,
+}
+
+/// A memory that touched some of the files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewMemory {
+    /// The memory.
+    pub memory: amber_core::Memory,
+    /// The sum of the shared files' idf.
+    pub score: f32,
+    /// The asked files it names.
+    pub files: Vec<String>,
+}
+
+/// A run that touched some of the files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRun {
+    /// The run.
+    pub run: Run,
+    /// The sum of the shared files' idf.
+    pub score: f32,
+    /// The asked files it names.
+    pub files: Vec<String>,
+}
+
+/// `review` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewResult {
+    /// Memories, best first.
+    pub memories: Vec<ReviewMemory>,
+    /// Runs, best first.
+    pub runs: Vec<ReviewRun>,
+    /// Per asked file: how many documents of the scope name it (its df), as counted.
+    pub df: std::collections::BTreeMap<String, usize>,
+}
