@@ -36,6 +36,7 @@ pub mod guard;
 pub mod identity;
 pub mod interject;
 pub mod judge;
+pub mod leads;
 pub mod lift;
 pub mod moment;
 pub mod review;

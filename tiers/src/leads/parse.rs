@@ -1,0 +1,440 @@
+//! Reading an error out of a text, line by line, and normalising what varies.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::Signature;
+use super::norm::{
+    file_stem, frame_name, internal_frame, java_library, library_path, norm_file, shape, strip_call_args,
+};
+
+/// Every pattern the parser uses (compiled once).
+struct Res {
+    py_tb: Regex,
+    py_frame: Regex,
+    py_exc: Regex,
+    pytest_loc: Regex,
+    pytest_e: Regex,
+    pytest_failed: Regex,
+    rust_new: Regex,
+    rust_old: Regex,
+    rust_frame: Regex,
+    rust_at: Regex,
+    rustc: Regex,
+    rustc_loc: Regex,
+    go_panic: Regex,
+    go_fatal: Regex,
+    go_signal: Regex,
+    go_goroutine: Regex,
+    go_file: Regex,
+    js_at: Regex,
+    js_at_anon: Regex,
+    java_at: Regex,
+    exc: Regex,
+    exc_inline: Regex,
+    bare_error: Regex,
+    java_head: Regex,
+    plain: Regex,
+    diag: Regex,
+    tsc: Regex,
+    errno: Regex,
+    node_code: Regex,
+    signal: Regex,
+    exit: Regex,
+    rust_kind: Regex,
+}
+
+static RE: LazyLock<Res> = LazyLock::new(|| {
+    let r = |s: &str| Regex::new(s).expect("a valid lead pattern");
+    const EXC_NAME: &str =
+        r"(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:Error|Exception|Exit|Interrupt|Fault|Violation|Failure)";
+    Res {
+        py_tb: r(r"^Traceback \(most recent call last\):$"),
+        py_frame: r(r#"^File "([^"]+)", line \d+(?:, in (\S.*))?$"#),
+        py_exc: r(r"^([A-Za-z_][\w.]*)(?::\s*(.*))?$"),
+        pytest_loc: r(r"^(\S+\.py):\d+: ([A-Za-z_][\w.]*)$"),
+        pytest_e: r(r"^E\s{2,}(\S.*)$"),
+        pytest_failed: r(r"^FAILED (\S+\.py)::(\S+?)(?: - (.+))?$"),
+        rust_new: r(r"^thread '([^']*)' panicked at (\S+?):\d+:\d+:$"),
+        rust_old: r(r"^thread '([^']*)' panicked at '(.*)', (\S+?):\d+:\d+$"),
+        rust_frame: r(r"^\d+:\s+(?:0x[0-9a-f]+ - )?(\S.*)$"),
+        rust_at: r(r"^at (\S+?):\d+(?::\d+)?$"),
+        rustc: r(r"^error\[(E\d{4})\]: (.+)$"),
+        rustc_loc: r(r"^--> (\S+?):\d+:\d+$"),
+        go_panic: r(r"^panic: (.+?)(?: \[recovered\])?$"),
+        go_fatal: r(r"^fatal error: (.+)$"),
+        go_signal: r(r"^\[signal (SIG[A-Z]+)"),
+        go_goroutine: r(r"^goroutine \d+ \[[^\]]*\]:$"),
+        go_file: r(r"^(\S+\.go):\d+(?: \+0x[0-9a-f]+)?$"),
+        js_at: r(r"^at (?:async )?(?:new )?(.+?) \((.+?):\d+:\d+\)$"),
+        js_at_anon: r(r"^at (?:async )?((?:file://|/|[A-Za-z]:\\|\./|node:|webpack)\S*?):\d+:\d+$"),
+        java_at: r(r"^at ((?:[\w$.\-]+/)*[\w$.<>]+)\(([^)]*)\)"),
+        exc: r(&format!(
+            r#"^(?:Uncaught |Unhandled(?: rejection)? |Exception in thread "[^"]*" |Caused by: )?({EXC_NAME})(?: \[(\w+)\])?(?::\s*(.*))?$"#
+        )),
+        exc_inline: r(&format!(r"(?:^|[\s(])({EXC_NAME})(?: \[(\w+)\])?: (\S.*)$")),
+        bare_error: r(r"^(?:Uncaught )?Error(?: \[(\w+)\])?: (.+)$"),
+        java_head: r(
+            r#"^(?:Exception in thread "[^"]*" |Caused by: )((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*)(?::\s*(.*))?$"#,
+        ),
+        plain: r(
+            r"^(?:\d[\d\-/:.,TZ+]*\s+){0,2}(?:\[[^\]]{1,40}\]\s+)?(?:npm ERR!|\[?(?:ERROR|FATAL|error|fatal|Error|Fatal)\]?)[:!]?(?:\s+\[[^\]]{1,40}\]:?)?\s+(\S.*)$",
+        ),
+        diag: r(r"^(\S+?\.[A-Za-z]{1,5}):\d+:(?:\d+:)? (?:fatal )?error: (.+)$"),
+        tsc: r(r"^(\S+?\.[jt]sx?)\(\d+,\d+\): error (TS\d+): (.+)$"),
+        errno: r(
+            r"\b(E(?:NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|NOTEMPTY|CONNREFUSED|CONNRESET|CONNABORTED|ADDRINUSE|ADDRNOTAVAIL|TIMEDOUT|HOSTUNREACH|NETUNREACH|PIPE|MFILE|NFILE|NOSPC|NOMEM|AGAIN|BUSY|INVAL|ROFS|NOTFOUND|AI_AGAIN|LIFECYCLE|BADF|NOTCONN|INTR))\b",
+        ),
+        node_code: r(r"\b(ERR_[A-Z0-9_]{3,})\b"),
+        signal: r(r"\b(SIG(?:SEGV|ABRT|BUS|FPE|ILL|KILL|TERM|PIPE|INT|TRAP))\b"),
+        exit: r(r"(?i)\bexit (?:status|code)[:=]?\s*(\d+)"),
+        rust_kind: r(r"\bkind: ([A-Z]\w+)"),
+    }
+});
+
+/// The language a trace is read as (frames are named and judged by it).
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Lang {
+    Python,
+    Rust,
+    Go,
+    Js,
+    Java,
+    Other,
+}
+
+struct Frame {
+    name: String,
+    file: Option<String>,
+    own: bool,
+    internal: bool,
+    block: usize,
+}
+
+struct Parse {
+    lang: Option<Lang>,
+    anchored: bool,
+    kinds: Vec<String>,
+    message: Option<String>,
+    frames: Vec<Frame>,
+    locations: Vec<String>,
+    block: usize,
+    in_py_tb: bool,
+    in_rust_bt: bool,
+    goroutines: usize,
+    go_panic: bool,
+    header: bool,
+    bare: Option<(Option<String>, String)>,
+}
+
+impl Parse {
+    fn kind(&mut self, k: &str) {
+        let k = short_name(k);
+        if !k.is_empty() && !self.kinds.iter().any(|x| x == k) {
+            self.kinds.push(k.to_string());
+        }
+    }
+    fn message(&mut self, m: &str, later_wins: bool) {
+        if later_wins || self.message.is_none() {
+            self.message = Some(m.trim().to_string());
+        }
+    }
+    fn lang(&mut self, l: Lang) {
+        self.lang.get_or_insert(l);
+    }
+    fn frame(&mut self, name: &str, file: Option<&str>, lang: Lang) {
+        let name = frame_name(name, lang);
+        let internal = internal_frame(&name, file, lang);
+        let own = !internal
+            && match lang {
+                Lang::Java => !java_library(&name),
+                _ => file.is_some_and(|f| !library_path(f)),
+            };
+        let file = file.map(norm_file);
+        self.frames.push(Frame { name, file, own, internal, block: self.block });
+    }
+}
+
+/// The short name of a dotted type (`java.lang.NullPointerException` ->
+/// `NullPointerException`).
+fn short_name(k: &str) -> &str {
+    k.rsplit(['.', '$']).next().unwrap_or(k)
+}
+
+pub(super) fn parse(text: &str) -> Option<Signature> {
+    let re = &*RE;
+    let mut p = Parse {
+        lang: None,
+        anchored: false,
+        kinds: Vec::new(),
+        message: None,
+        frames: Vec::new(),
+        locations: Vec::new(),
+        block: 0,
+        in_py_tb: false,
+        in_rust_bt: false,
+        goroutines: 0,
+        go_panic: false,
+        header: false,
+        bare: None,
+    };
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let mut plain_msgs: Vec<String> = Vec::new();
+    for (i, raw) in lines.iter().enumerate() {
+        let t = raw.trim_start();
+        let indented = raw.len() != t.len();
+        if t.is_empty() {
+            continue;
+        }
+        if re.py_tb.is_match(t) {
+            p.lang(Lang::Python);
+            p.anchored = true;
+            p.in_py_tb = true;
+            p.block += 1;
+        } else if let Some(c) = re.py_frame.captures(t) {
+            let name = format!("{}.{}", file_stem(&c[1]), c.get(2).map_or("<module>", |m| m.as_str()));
+            p.frame(&name, Some(&c[1]), Lang::Python);
+        } else if p.in_py_tb
+            && !indented
+            && let Some(c) = re.py_exc.captures(t)
+        {
+            p.kind(&c[1]);
+            p.message(c.get(2).map_or("", |m| m.as_str()), true);
+            p.in_py_tb = false;
+        } else if let Some(c) = re.pytest_loc.captures(t) {
+            p.lang(Lang::Python);
+            p.anchored = true;
+            p.kind(&c[2]);
+            p.locations.push(norm_file(&c[1]));
+        } else if let Some(c) = re.pytest_e.captures(t).filter(|_| p.lang == Some(Lang::Python) || !indented)
+        {
+            p.message(&c[1], false);
+        } else if let Some(c) = re.pytest_failed.captures(t) {
+            p.lang(Lang::Python);
+            p.anchored = true;
+            p.frame(&format!("{}.{}", file_stem(&c[1]), &c[2]), Some(&c[1]), Lang::Python);
+            if let Some(m) = c.get(3) {
+                p.message(m.as_str(), false);
+            }
+        } else if let Some(c) = re.rust_new.captures(t) {
+            p.lang(Lang::Rust);
+            p.anchored = true;
+            p.kind("panic");
+            p.locations.push(norm_file(&c[2]));
+            let next = lines[i + 1..].iter().map(|l| l.trim()).find(|l| !l.is_empty());
+            p.message(next.unwrap_or(""), false);
+        } else if let Some(c) = re.rust_old.captures(t) {
+            p.lang(Lang::Rust);
+            p.anchored = true;
+            p.kind("panic");
+            p.locations.push(norm_file(&c[3]));
+            p.message(&c[2], false);
+        } else if t == "stack backtrace:" {
+            p.in_rust_bt = true;
+        } else if p.in_rust_bt
+            && let Some(c) = re.rust_frame.captures(t)
+        {
+            p.frame(&c[1], None, Lang::Rust);
+        } else if p.in_rust_bt
+            && let Some(c) = re.rust_at.captures(t)
+        {
+            if let Some(f) = p.frames.last_mut().filter(|f| f.file.is_none()) {
+                f.file = Some(norm_file(&c[1]));
+                f.own = !f.internal && !library_path(&c[1]);
+            }
+        } else if let Some(c) = re.rustc.captures(t) {
+            p.lang(Lang::Rust);
+            p.anchored = true;
+            p.kind(&c[1]);
+            p.message(&c[2], false);
+        } else if let Some(c) = re.rustc_loc.captures(t) {
+            if p.lang == Some(Lang::Rust) {
+                p.locations.push(norm_file(&c[1]));
+            }
+        } else if !indented && let Some(c) = re.go_panic.captures(t) {
+            p.go_panic = true;
+            p.kind("panic");
+            p.message(&c[1], false);
+        } else if !indented && let Some(c) = re.go_fatal.captures(t) {
+            p.go_panic = true;
+            p.kind("fatal error");
+            p.message(&c[1], false);
+        } else if let Some(c) = re.go_signal.captures(t) {
+            p.kind(&c[1]);
+        } else if re.go_goroutine.is_match(t) {
+            p.goroutines += 1;
+            if p.go_panic {
+                p.lang(Lang::Go);
+                p.anchored = true;
+            }
+        } else if indented && let Some(c) = re.go_file.captures(t) {
+            // Only the first goroutine: the others vary from run to run.
+            if p.goroutines <= 1 && i > 0 {
+                let prev = lines[i - 1].trim();
+                let name = prev.strip_prefix("created by ").unwrap_or(prev);
+                let name = name.split(" in goroutine ").next().unwrap_or(name);
+                p.frame(strip_call_args(name), Some(&c[1]), Lang::Go);
+                if p.go_panic {
+                    p.lang(Lang::Go);
+                    p.anchored = true;
+                }
+            }
+        } else if let Some(c) = re.js_at.captures(t) {
+            p.frame(&c[1], Some(&c[2]), Lang::Js);
+        } else if let Some(c) = re.js_at_anon.captures(t) {
+            p.frame("", Some(&c[1]), Lang::Js);
+        } else if let Some(c) = re.java_at.captures(t) {
+            let file = c[2].split(':').next().unwrap_or("").to_string();
+            let file = file.contains('.').then_some(file);
+            p.frame(&c[1], file.as_deref(), Lang::Java);
+        } else if let Some(c) = re.exc.captures(t) {
+            let caused = t.starts_with("Caused by:");
+            if t.starts_with("Exception in thread") || caused {
+                p.lang(Lang::Java);
+            }
+            p.block += 1;
+            p.kind(&c[1]);
+            if let Some(code) = c.get(2) {
+                p.kind(code.as_str());
+            }
+            let msg = c.get(3).map(|m| m.as_str());
+            p.header = true;
+            if msg.is_some() || caused || t.starts_with("Exception in thread") {
+                p.anchored = true;
+            }
+            p.message(msg.unwrap_or(""), caused);
+        } else if let Some(c) = re.java_head.captures(t) {
+            p.lang(Lang::Java);
+            p.anchored = true;
+            p.block += 1;
+            p.kind(&c[1]);
+            p.message(c.get(2).map_or("", |m| m.as_str()), t.starts_with("Caused by:"));
+        } else if let Some(c) = re.bare_error.captures(t) {
+            p.block += 1;
+            p.bare = Some((c.get(1).map(|m| m.as_str().to_string()), c[2].to_string()));
+        } else if let Some(c) = re.tsc.captures(t) {
+            p.anchored = true;
+            p.lang(Lang::Other);
+            p.kind(&c[2]);
+            p.locations.push(norm_file(&c[1]));
+            p.message(&c[3], false);
+        } else if let Some(c) = re.diag.captures(t) {
+            p.anchored = true;
+            p.lang(Lang::Other);
+            p.kind("error");
+            p.locations.push(norm_file(&c[1]));
+            p.message(&c[2], false);
+        } else if let Some(c) = re.exc_inline.captures(t) {
+            p.anchored = true;
+            p.kind(&c[1]);
+            if let Some(code) = c.get(2) {
+                p.kind(code.as_str());
+            }
+            p.message(&c[3], false);
+        } else if let Some(c) = re.plain.captures(t) {
+            plain_msgs.push(c[1].to_string());
+        }
+    }
+    // A bare `Error: msg` is an error with frames after it or a code in it.
+    if let Some((code, msg)) = p.bare.take() {
+        let coded = code.is_some() || has_code(&msg);
+        if coded || !p.frames.is_empty() {
+            p.anchored = true;
+            p.lang(Lang::Js);
+            p.kind(code.as_deref().unwrap_or("Error"));
+            p.message(&msg, false);
+        }
+    }
+    // An `error:` line is an error when it carries a code.
+    if let Some(msg) = plain_msgs.iter().find(|m| has_code(m)) {
+        p.anchored = true;
+        p.lang(Lang::Other);
+        p.message(msg, false);
+    }
+    // An exception's name on its own line is an error with frames after it.
+    if p.header && !p.frames.is_empty() {
+        p.anchored = true;
+    }
+    if !p.anchored {
+        return None;
+    }
+    codes(&mut p, text);
+    Some(finish(p))
+}
+
+fn has_code(s: &str) -> bool {
+    let re = &*RE;
+    re.errno.is_match(s) || re.signal.is_match(s) || re.exit.is_match(s) || re.node_code.is_match(s)
+}
+
+/// Codes anywhere in an error's text, and the errno a well-known message stands for.
+fn codes(p: &mut Parse, text: &str) {
+    let re = &*RE;
+    let mut found: Vec<String> = Vec::new();
+    for r in [&re.errno, &re.node_code, &re.signal, &re.rust_kind] {
+        found.extend(r.captures_iter(text).map(|c| c[1].to_string()));
+    }
+    found.extend(re.exit.captures_iter(text).map(|c| format!("exit status {}", &c[1])));
+    let lower = text.to_lowercase();
+    const PHRASES: &[(&str, &str)] = &[
+        ("no such file or directory", "ENOENT"),
+        ("connection refused", "ECONNREFUSED"),
+        ("permission denied", "EACCES"),
+        ("address already in use", "EADDRINUSE"),
+        ("connection reset by peer", "ECONNRESET"),
+        ("broken pipe", "EPIPE"),
+        ("no space left on device", "ENOSPC"),
+        ("too many open files", "EMFILE"),
+    ];
+    found.extend(PHRASES.iter().filter(|(ph, _)| lower.contains(ph)).map(|(_, e)| e.to_string()));
+    for k in found {
+        p.kind(&k);
+    }
+}
+
+fn finish(p: Parse) -> Signature {
+    let lang = p.lang.unwrap_or(Lang::Other);
+    // Innermost first within each block (Python prints the innermost last).
+    let mut frames: Vec<&Frame> = Vec::new();
+    let mut blocks: Vec<usize> = p.frames.iter().map(|f| f.block).collect();
+    blocks.dedup();
+    // The last exception's block first (a Python chain's or a Java root cause's).
+    for b in blocks.iter().rev() {
+        let mut block: Vec<&Frame> = p.frames.iter().filter(|f| f.block == *b && !f.internal).collect();
+        if lang == Lang::Python {
+            block.reverse();
+        }
+        frames.extend(block);
+    }
+    let named: Vec<&Frame> = frames.iter().copied().filter(|f| !f.name.is_empty()).collect();
+    let culprit = named
+        .iter()
+        .find(|f| f.own)
+        .or(named.first())
+        .map(|f| f.name.clone())
+        .or_else(|| p.locations.first().cloned());
+    let any_own = frames.iter().any(|f| f.own);
+    let kept = frames.iter().filter(|f| f.own || !any_own);
+    let mut out_frames: Vec<String> = Vec::new();
+    let mut files: Vec<String> = p.locations.clone();
+    for f in kept {
+        if !f.name.is_empty() && !out_frames.contains(&f.name) && out_frames.len() < 40 {
+            out_frames.push(f.name.clone());
+        }
+        if f.own
+            && let Some(file) = &f.file
+        {
+            files.push(file.clone());
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| !f.is_empty() && seen.insert(f.clone()));
+    Signature {
+        kinds: p.kinds,
+        message: shape(p.message.as_deref().unwrap_or("")),
+        culprit,
+        frames: out_frames,
+        files,
+    }
+}
