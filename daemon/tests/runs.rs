@@ -141,7 +141,6 @@ fn moments_remind_the_session_of_pitfalls_and_verification() {
         json!({ "tags": ["pitfall"] }),
     );
     let plain = file("the mobile app release notes live in CHANGELOG.md", json!({}));
-    drop(file);
     let s = c
         .call_value(
             "session_start",
@@ -198,7 +197,6 @@ fn review_ranks_what_touched_the_same_files_rare_files_first() {
         file("[tool Edit: /home/u/amber/src/engine/recall.rs] the fusion now skips archived memories".into());
     let both = file("changed ./src/engine/recall.rs:120:5 and Cargo.toml for the standing prior".into());
     let none = file("lunch is at noon on Fridays".into());
-    drop(file);
     let run = c
         .call_value("run_record", json!({ "agent": "codex", "scope": "review", "task": "speed up recall", "trace": "profiled src/engine/recall.rs" }))
         .unwrap()["results"][0]["id"]
