@@ -87,7 +87,8 @@ pub struct Match {
     pub same_message: bool,
     /// The word overlap (Jaccard) of the two message shapes, 0..1.
     pub message_similarity: f32,
-    /// The same culprit.
+    /// The same culprit (a culprit that is a file also matches the file the other error
+    /// points at first).
     pub same_culprit: bool,
     /// Frames in common.
     pub shared_frames: usize,
@@ -164,7 +165,7 @@ pub fn compare_with(a: &Signature, b: &Signature, w: &Weights) -> Match {
     };
     let message_similarity = jaccard(&message_words(&a.message), &message_words(&b.message));
     let same_culprit = match (&a.culprit, &b.culprit) {
-        (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+        (Some(x), Some(y)) => x.eq_ignore_ascii_case(y) || culprit_file(a, x, b) || culprit_file(b, y, a),
         _ => false,
     };
     let fb: HashSet<&String> = b.frames.iter().collect();
@@ -188,6 +189,12 @@ pub fn compare_with(a: &Signature, b: &Signature, w: &Weights) -> Match {
         shared_frames,
         shared_files,
     }
+}
+
+/// A culprit that is a file (a Rust panic without a backtrace) matches the file the other
+/// error points at first (the same panic's location, with a backtrace).
+fn culprit_file(a: &Signature, culprit: &str, b: &Signature) -> bool {
+    a.files.iter().any(|f| f == culprit) && b.files.first().is_some_and(|f| file_key(f) == file_key(culprit))
 }
 
 fn fa_len(frames: &[String]) -> usize {

@@ -16,6 +16,8 @@ struct Res {
     py_exc: Regex,
     pytest_loc: Regex,
     pytest_e: Regex,
+    pytest_frame: Regex,
+    warning: Regex,
     pytest_failed: Regex,
     rust_new: Regex,
     rust_old: Regex,
@@ -28,6 +30,7 @@ struct Res {
     go_signal: Regex,
     go_goroutine: Regex,
     go_file: Regex,
+    go_func: Regex,
     js_at: Regex,
     js_at_anon: Regex,
     java_at: Regex,
@@ -55,6 +58,8 @@ static RE: LazyLock<Res> = LazyLock::new(|| {
         py_exc: r(r"^([A-Za-z_][\w.]*)(?::\s*(.*))?$"),
         pytest_loc: r(r"^(\S+\.py):\d+: ([A-Za-z_][\w.]*)$"),
         pytest_e: r(r"^E\s{2,}(\S.*)$"),
+        pytest_frame: r(r"^(\S+\.py):\d+: in (\S+)$"),
+        warning: r(r"^warning(?:\[[\w-]+\])?: "),
         pytest_failed: r(r"^FAILED (\S+\.py)::(\S+?)(?: - (.+))?$"),
         rust_new: r(r"^thread '([^']*)' panicked at (\S+?):\d+:\d+:$"),
         rust_old: r(r"^thread '([^']*)' panicked at '(.*)', (\S+?):\d+:\d+$"),
@@ -67,6 +72,9 @@ static RE: LazyLock<Res> = LazyLock::new(|| {
         go_signal: r(r"^\[signal (SIG[A-Z]+)"),
         go_goroutine: r(r"^goroutine \d+ \[[^\]]*\]:$"),
         go_file: r(r"^(\S+\.go):\d+(?: \+0x[0-9a-f]+)?$"),
+        go_func: r(
+            r"^(?:created by )?([\w.\-/]+(?:\.\(\*?[\w\[\], ]+\))?(?:\.[\w\[\], ]+)*)(\(.*\))?(?: in goroutine \d+)?$",
+        ),
         js_at: r(r"^at (?:async )?(?:new )?(.+?) \((.+?):\d+:\d+\)$"),
         js_at_anon: r(r"^at (?:async )?((?:file://|/|[A-Za-z]:\\|\./|node:|webpack)\S*?):\d+:\d+$"),
         java_at: r(r"^at ((?:[\w$.\-]+/)*[\w$.<>]+)\(([^)]*)\)"),
@@ -74,7 +82,7 @@ static RE: LazyLock<Res> = LazyLock::new(|| {
             r#"^(?:Uncaught |Unhandled(?: rejection)? |Exception in thread "[^"]*" |Caused by: )?({EXC_NAME})(?: \[(\w+)\])?(?::\s*(.*))?$"#
         )),
         exc_inline: r(&format!(r"(?:^|[\s(])({EXC_NAME})(?: \[(\w+)\])?: (\S.*)$")),
-        bare_error: r(r"^(?:Uncaught )?Error(?: \[(\w+)\])?: (.+)$"),
+        bare_error: r(r"(?:^|\s)(?:Uncaught )?Error(?: \[(\w+)\])?: (.+)$"),
         java_head: r(
             r#"^(?:Exception in thread "[^"]*" |Caused by: )((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*)(?::\s*(.*))?$"#,
         ),
@@ -122,8 +130,10 @@ struct Parse {
     block: usize,
     in_py_tb: bool,
     in_rust_bt: bool,
+    rustc_error: bool,
     goroutines: usize,
     go_panic: bool,
+    go_pending: Option<usize>,
     header: bool,
     bare: Option<(Option<String>, String)>,
 }
@@ -147,9 +157,16 @@ impl Parse {
         let name = frame_name(name, lang);
         let internal = internal_frame(&name, file, lang);
         let own = !internal
-            && match lang {
-                Lang::Java => !java_library(&name),
-                _ => file.is_some_and(|f| !library_path(f)),
+            && match (lang, file) {
+                (Lang::Java, _) => !java_library(&name),
+                (_, Some(f)) => !library_path(f),
+                // A Go function without its file line: the main package, or a module path
+                // (`github.com/acme/shop/internal/api.f`), not the standard library.
+                (Lang::Go, None) => {
+                    name.starts_with("main.")
+                        || name.split_once('/').is_some_and(|(first, _)| first.contains('.'))
+                }
+                _ => false,
             };
         let file = file.map(norm_file);
         self.frames.push(Frame { name, file, own, internal, block: self.block });
@@ -174,8 +191,10 @@ pub(super) fn parse(text: &str) -> Option<Signature> {
         block: 0,
         in_py_tb: false,
         in_rust_bt: false,
+        rustc_error: false,
         goroutines: 0,
         go_panic: false,
+        go_pending: None,
         header: false,
         bare: None,
     };
@@ -209,7 +228,14 @@ pub(super) fn parse(text: &str) -> Option<Signature> {
             p.locations.push(norm_file(&c[1]));
         } else if let Some(c) = re.pytest_e.captures(t).filter(|_| p.lang == Some(Lang::Python) || !indented)
         {
+            if let Some(e) = re.exc.captures(&c[1]) {
+                p.lang(Lang::Python);
+                p.anchored = true;
+                p.kind(&e[1]);
+            }
             p.message(&c[1], false);
+        } else if let Some(c) = re.pytest_frame.captures(t) {
+            p.frame(&format!("{}.{}", file_stem(&c[1]), &c[2]), Some(&c[1]), Lang::Python);
         } else if let Some(c) = re.pytest_failed.captures(t) {
             p.lang(Lang::Python);
             p.anchored = true;
@@ -248,8 +274,12 @@ pub(super) fn parse(text: &str) -> Option<Signature> {
             p.anchored = true;
             p.kind(&c[1]);
             p.message(&c[2], false);
+            p.rustc_error = true;
+        } else if re.warning.is_match(t) {
+            p.rustc_error = false;
         } else if let Some(c) = re.rustc_loc.captures(t) {
-            if p.lang == Some(Lang::Rust) {
+            // Where an error points (a warning's `-->` is not the error's).
+            if p.rustc_error {
                 p.locations.push(norm_file(&c[1]));
             }
         } else if !indented && let Some(c) = re.go_panic.captures(t) {
@@ -268,17 +298,29 @@ pub(super) fn parse(text: &str) -> Option<Signature> {
                 p.lang(Lang::Go);
                 p.anchored = true;
             }
+        } else if p.goroutines == 1
+            && !indented
+            && (t.ends_with(')') || t.starts_with("created by "))
+            && re.go_func.is_match(t)
+        {
+            // A function line of the first goroutine (the others vary from run to run);
+            // its file comes on the next line.
+            let name = t.strip_prefix("created by ").unwrap_or(t);
+            let name = name.split(" in goroutine ").next().unwrap_or(name);
+            p.frame(strip_call_args(name), None, Lang::Go);
+            p.go_pending = Some(i);
         } else if indented && let Some(c) = re.go_file.captures(t) {
-            // Only the first goroutine: the others vary from run to run.
-            if p.goroutines <= 1 && i > 0 {
+            if let Some(f) = p.frames.last_mut().filter(|_| p.go_pending == Some(i.wrapping_sub(1))) {
+                f.own = !f.internal && !library_path(&c[1]);
+                f.file = Some(norm_file(&c[1]));
+            } else if p.goroutines == 0 && i > 0 {
+                // No goroutine header (a cut trace): the function is the line before.
                 let prev = lines[i - 1].trim();
-                let name = prev.strip_prefix("created by ").unwrap_or(prev);
-                let name = name.split(" in goroutine ").next().unwrap_or(name);
-                p.frame(strip_call_args(name), Some(&c[1]), Lang::Go);
-                if p.go_panic {
-                    p.lang(Lang::Go);
-                    p.anchored = true;
-                }
+                p.frame(strip_call_args(prev), Some(&c[1]), Lang::Go);
+            }
+            if p.go_panic {
+                p.lang(Lang::Go);
+                p.anchored = true;
             }
         } else if let Some(c) = re.js_at.captures(t) {
             p.frame(&c[1], Some(&c[2]), Lang::Js);

@@ -86,6 +86,11 @@ fn go_panic() {
     assert_eq!(s.files, ["internal/api/orders.go"]);
     let idx = "panic: runtime error: index out of range [5] with length 3\n\ngoroutine 1 [running]:\nmain.pick(...)\n\t/srv/build/cmd/tool/main.go:12\nmain.main()\n\t/srv/build/cmd/tool/main.go:20 +0x1d\n";
     assert_eq!(sig(idx).message, "runtime error: index out of range [<n>] with length <n>");
+    // Cut before the file lines: the function lines still name the frames.
+    let cut = "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 5 [running]:\ngithub.com/acme/shop/internal/cart.(*Cart).Remove(...)\nnet/http.HandlerFunc.ServeHTTP(0xc0?, {0x8a?})";
+    let s = sig(cut);
+    assert_eq!(s.culprit.as_deref(), Some("github.com/acme/shop/internal/cart.(*Cart).Remove"));
+    assert_eq!(s.frames, ["github.com/acme/shop/internal/cart.(*Cart).Remove"]);
 }
 
 #[test]
@@ -215,4 +220,17 @@ fn compare_and_rank() {
     assert_eq!(keys, ["orig", "other"]);
     assert!(leads[0].score > leads[1].score && leads[0].bm25_rank == Some(2));
     assert_eq!(rank(&b, &cands, 1).len(), 1);
+}
+
+#[test]
+fn a_panic_with_and_without_backtrace_share_the_culprit() {
+    let bare = "thread 'main' panicked at src/config.rs:12:5:\ncalled `Option::unwrap()` on a `None` value\n";
+    let bt = "thread 'main' panicked at src/config.rs:14:9:\ncalled `Option::unwrap()` on a `None` value\nstack backtrace:\n   0: rust_begin_unwind\n   1: ledger::config::load\n             at ./src/config.rs:14:9\n";
+    let (a, b) = (sig(bare), sig(bt));
+    assert_eq!(b.culprit.as_deref(), Some("ledger::config::load"));
+    assert!(compare(&a, &b).same_culprit && compare(&b, &a).same_culprit);
+    let elsewhere =
+        "thread 'main' panicked at src/cli.rs:40:5:\ncalled `Option::unwrap()` on a `None` value\n";
+    let m = compare(&b, &sig(elsewhere));
+    assert!(!m.same_culprit && m.same_message, "{m:?}");
 }
