@@ -53,6 +53,10 @@ enum Command {
     /// updates (--data), and a simulated agent reporting outcomes on LoCoMo (--locomo):
     /// recall, wrong recall and interjection precision over feedback rounds.
     Standing(cmd::standing::StandingArgs),
+    /// Error leads (issue 19): reruns of real-shaped traces (Python, Rust, rustc, Go,
+    /// Node, Java) against their originals: precision@1 and recall@3 of the leads, and
+    /// of BM25 and hybrid recall on the raw text.
+    Leads(cmd::leads::LeadsArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Command::KgBench(a) => cmd::kg_bench::run(a),
         Command::Briefing(a) => cmd::briefing::run(a),
         Command::Standing(a) => cmd::standing::run(a),
+        Command::Leads(a) => cmd::leads::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@ pub(crate) mod briefing;
 pub(crate) mod curate;
 pub(crate) mod interject;
 pub(crate) mod kg_bench;
+pub(crate) mod leads;
 pub(crate) mod load;
 pub(crate) mod locomo;
 pub(crate) mod longmemeval;
