@@ -219,3 +219,66 @@ fn review_ranks_what_touched_the_same_files_rare_files_first() {
     let e = c.call_value("review", json!({ "files": [] })).unwrap_err();
     assert_eq!(kind(e), "invalid_params");
 }
+
+/// Error leads: a recall or an event whose text carries an error gets the earlier
+/// memories and runs with an error like it, line numbers and temp paths aside.
+#[test]
+fn an_error_in_a_recall_or_an_event_brings_its_leads() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let original = c
+        .call_value(
+            "remember",
+            json!({ "scope": "leads", "content": "The import job failed; fixed by creating the export dir first.\nTraceback (most recent call last):\n  File \"/srv/app/jobs/importer.py\", line 88, in run\n    load(path)\n  File \"/srv/app/jobs/importer.py\", line 41, in load\n    with open(path) as f:\nFileNotFoundError: [Errno 2] No such file or directory: '/tmp/tmpa81x/export.csv'" }),
+        )
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.call_value(
+        "remember",
+        json!({ "scope": "leads", "content": "Traceback (most recent call last):\n  File \"/srv/app/api/views.py\", line 12, in get\n    return int(x)\nValueError: invalid literal for int() with base 10: 'abc'" }),
+    )
+    .unwrap();
+    c.call_value("remember", json!({ "scope": "leads", "content": "the import job runs nightly at 02:00" }))
+        .unwrap();
+    let run = c
+        .call_value(
+            "run_record",
+            json!({ "agent": "codex", "scope": "leads", "task": "fix the worker crash",
+                    "trace": "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\nmain.pick(...)\n\t/home/ci/build/worker/pick.go:17 +0x1d\nmain.main()\n\t/home/ci/build/worker/main.go:9 +0x25" }),
+        )
+        .unwrap()["results"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A rerun of the Python error: other line numbers, another temp dir.
+    let rerun = "Traceback (most recent call last):\n  File \"/srv/app/jobs/importer.py\", line 91, in run\n    load(path)\n  File \"/srv/app/jobs/importer.py\", line 44, in load\n    with open(path) as f:\nFileNotFoundError: [Errno 2] No such file or directory: '/tmp/tmpq02k/export.csv'";
+    let r = c.call_value("recall", json!({ "text": rerun, "scope": "leads" })).unwrap();
+    let leads = r["leads"].as_array().unwrap();
+    assert_eq!(leads[0]["id"], original, "{r}");
+    assert_eq!(
+        (leads[0]["kind"].as_str(), leads[0]["why"]["same_kind"].as_bool()),
+        (Some("memory"), Some(true))
+    );
+    assert!(leads.len() <= 3);
+    // A plain question has no leads.
+    let r =
+        c.call_value("recall", json!({ "text": "when does the import job run?", "scope": "leads" })).unwrap();
+    assert!(r.get("leads").is_none(), "{r}");
+    // In a session: a tool result with the Go panic again leads to the run.
+    let s = c.call_value("session_start", json!({ "agent": "codex", "scope": "leads" })).unwrap();
+    let ev = c
+        .call_value(
+            "session_event",
+            json!({ "session_id": s["session_id"], "kind": "tool_result",
+                    "text": "panic: runtime error: index out of range [5] with length 5\n\ngoroutine 1 [running]:\nmain.pick(...)\n\t/tmp/go-build123/worker/pick.go:17 +0x2f\nmain.main()\n\t/tmp/go-build123/worker/main.go:9 +0x31" }),
+        )
+        .unwrap();
+    let leads = ev["leads"].as_array().unwrap();
+    assert_eq!(
+        (leads[0]["kind"].as_str(), leads[0]["id"].as_str()),
+        (Some("run"), Some(run.as_str())),
+        "{ev}"
+    );
+}

@@ -10,9 +10,9 @@ mod runs;
 mod standing;
 mod threads;
 pub use runs::{
-    MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, ReviewMemory, ReviewParams, ReviewResult, ReviewRun, RewardEntry,
-    RunRecordParams, RunRecordResult, RunRecorded, RunRewardParams, RunRewardResult, RunShowParams,
-    RunShowResult, RunsParams, RunsResult,
+    LeadHit, MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, ReviewMemory, ReviewParams, ReviewResult, ReviewRun,
+    RewardEntry, RunRecordParams, RunRecordResult, RunRecorded, RunRewardParams, RunRewardResult,
+    RunShowParams, RunShowResult, RunsParams, RunsResult,
 };
 pub use standing::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
@@ -394,6 +394,10 @@ pub struct RecallResult {
     /// With `session_id`: the hits this session was already given, and when.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub given_earlier: Vec<amber_tiers::session::Served>,
+    /// When the text carries an error: up to 3 earlier memories and runs with an error
+    /// like it (see `leads` in docs/PROTOCOL.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leads: Vec<LeadHit>,
 }
 
 /// `get`, `forget` and `purge` params.
@@ -717,6 +721,10 @@ pub struct SessionEventResult {
     /// The reminders as text for the agent (empty when none).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reminder_text: String,
+    /// When the event's text carries an error: up to 3 earlier memories and runs with an
+    /// error like it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leads: Vec<LeadHit>,
 }
 
 /// `session_end` params.

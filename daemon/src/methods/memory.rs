@@ -45,12 +45,14 @@ pub(crate) async fn recall(shared: &Arc<Shared>, p: RecallParams) -> Result<Valu
         None => None,
     };
     let fresh = if p.fresh.unwrap_or(true) { wait_indexed(shared).await } else { false };
+    let (lead_scope, lead_also) = (q.scope.clone(), q.also.clone());
     let hits = read(shared, move |e| e.recall(&q)).await?;
+    let leads = super::leads::leads_for(shared, &p.text, lead_scope, lead_also, |_| false).await?;
     let given_earlier: Vec<amber_tiers::session::Served> = match &session {
         Some(s) => hits.iter().filter_map(|h| s.served_earlier(&h.memory.id).cloned()).collect(),
         None => Vec::new(),
     };
-    to_value(&RecallResult { hits, fresh, given_earlier })
+    to_value(&RecallResult { hits, fresh, given_earlier, leads })
 }
 
 pub(crate) async fn forget(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {

@@ -13,6 +13,7 @@ pub(crate) mod admin;
 pub(crate) mod capture;
 pub(crate) mod checkpoint;
 pub(crate) mod graph;
+pub(crate) mod leads;
 pub(crate) mod memory;
 pub(crate) mod outcome;
 pub(crate) mod review;

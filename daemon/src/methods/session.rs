@@ -293,12 +293,25 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
         persist(shared, &s).await?;
     }
     let reminder_text = crate::methods::serve::reminder_text(moment, &reminders);
+    // Leads: never the session's own captures (this event's text was just filed).
+    let leads = match snapshot.withheld {
+        true => Vec::new(),
+        false => {
+            let sid = snapshot.id.clone();
+            let also = snapshot.also.clone();
+            crate::methods::leads::leads_for(shared, &p.text, Some(snapshot.scope.clone()), also, move |m| {
+                m.session_id.as_deref() == Some(sid.as_str())
+            })
+            .await?
+        }
+    };
     to_value(&SessionEventResult {
         event: n,
         decision,
         captured: captured.map(|c| c.0),
         reminders,
         reminder_text,
+        leads,
     })
 }
 

@@ -183,3 +183,22 @@ pub struct ReviewResult {
     /// Per asked file: how many documents of the scope name it (its df), as counted.
     pub df: std::collections::BTreeMap<String, usize>,
 }
+
+/// An earlier memory or run carrying an error like the one in a recall's or an event's
+/// text (`amber_tiers::leads`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeadHit {
+    /// `memory` or `run`.
+    pub kind: String,
+    /// The memory's or the run's id.
+    pub id: String,
+    /// The fused score (the error signals plus BM25's reciprocal-rank share).
+    pub score: f32,
+    /// What matched: kinds, message shape, culprit, frames, files.
+    pub why: amber_tiers::leads::Match,
+    /// Its BM25 rank (0-based) for the error's normalised text, when BM25 found it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bm25_rank: Option<usize>,
+    /// Its opening, cut at a word.
+    pub opening: String,
+}
