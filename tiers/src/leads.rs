@@ -101,7 +101,8 @@ pub struct Match {
 pub struct Weights {
     /// A specific kind in common (`ValueError`, `E0502`, `ENOENT`).
     pub kind: f32,
-    /// Only a generic kind in common (`panic`, `fatal error`, `exit status N`, `Error`).
+    /// Only a generic kind in common (`panic`, `fatal error`, `fatal`, `test failed`,
+    /// `exit status N`, `Error`).
     pub generic_kind: f32,
     /// Times the message shapes' word overlap.
     pub message: f32,
@@ -142,7 +143,8 @@ impl Default for Weights {
 
 /// Kinds that tell little on their own.
 fn generic_kind(k: &str) -> bool {
-    matches!(k, "panic" | "fatal error" | "error" | "exception" | "throwable") || k.starts_with("exit status")
+    matches!(k, "panic" | "fatal error" | "fatal" | "error" | "exception" | "throwable" | "test failed")
+        || k.starts_with("exit status")
 }
 
 /// How alike two errors are, with [`Weights::default`].

@@ -1,5 +1,6 @@
 //! Normalising what varies between runs of the same error: message values, paths,
-//! frame names; and telling the project's own code from libraries and runtimes.
+//! frame names; telling the project's own code from libraries and runtimes; and the
+//! codes (errno, signals, exit statuses, Node codes) an error's text carries.
 
 use std::sync::LazyLock;
 
@@ -9,6 +10,11 @@ use super::parse::Lang;
 
 /// The normalisation patterns (compiled once).
 struct Res {
+    errno: Regex,
+    node_code: Regex,
+    signal: Regex,
+    exit: Regex,
+    rust_kind: Regex,
     uuid: Regex,
     url: Regex,
     path: Regex,
@@ -25,8 +31,15 @@ struct Res {
 static RE: LazyLock<Res> = LazyLock::new(|| {
     let r = |s: &str| Regex::new(s).expect("a valid normalisation pattern");
     Res {
+        errno: r(
+            r"\b(E(?:NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|NOTEMPTY|CONNREFUSED|CONNRESET|CONNABORTED|ADDRINUSE|ADDRNOTAVAIL|TIMEDOUT|HOSTUNREACH|NETUNREACH|PIPE|MFILE|NFILE|NOSPC|NOMEM|AGAIN|BUSY|INVAL|ROFS|NOTFOUND|AI_AGAIN|LIFECYCLE|BADF|NOTCONN|INTR))\b",
+        ),
+        node_code: r(r"\b(ERR_[A-Z0-9_]{3,})\b"),
+        signal: r(r"\b(SIG(?:SEGV|ABRT|BUS|FPE|ILL|KILL|TERM|PIPE|INT|TRAP))\b"),
+        exit: r(r"(?i)\bexit (?:status|code)[:=]?\s*(\d+)"),
+        rust_kind: r(r"\bkind: ([A-Z]\w+)"),
         uuid: r(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
-        url: r(r"\b[a-z][a-z0-9+.\-]*://\S+"),
+        url: r(r#"\b[a-z][a-z0-9+.\-]*://[^\s'"`<>()]*[^\s'"`<>().,:;]"#),
         path: r(
             r#"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.\-@+~]+){2,}[\\/]?|(?:\b[A-Za-z]:)(?:\\[\w.\-@+~]+)+"#,
         ),
@@ -271,4 +284,34 @@ pub(crate) fn norm_file(path: &str) -> String {
         .collect();
     let start = parts.len().saturating_sub(3);
     parts[start..].join("/")
+}
+
+/// Whether `s` carries an errno, a signal, an exit status or a Node error code.
+pub(super) fn has_code(s: &str) -> bool {
+    let re = &*RE;
+    re.errno.is_match(s) || re.signal.is_match(s) || re.exit.is_match(s) || re.node_code.is_match(s)
+}
+
+/// Codes anywhere in an error's text, and the errno a well-known message stands for.
+pub(super) fn codes(text: &str) -> Vec<String> {
+    let re = &*RE;
+    let mut found: Vec<String> = Vec::new();
+    for r in [&re.errno, &re.node_code, &re.signal, &re.rust_kind] {
+        found.extend(r.captures_iter(text).map(|c| c[1].to_string()));
+    }
+    found.extend(re.exit.captures_iter(text).map(|c| format!("exit status {}", &c[1])));
+    let lower = text.to_lowercase();
+    const PHRASES: &[(&str, &str)] = &[
+        ("no such file or directory", "ENOENT"),
+        ("connection refused", "ECONNREFUSED"),
+        ("permission denied", "EACCES"),
+        ("address already in use", "EADDRINUSE"),
+        ("connection reset by peer", "ECONNRESET"),
+        ("broken pipe", "EPIPE"),
+        ("no space left on device", "ENOSPC"),
+        ("too many open files", "EMFILE"),
+        ("port is already allocated", "EADDRINUSE"),
+    ];
+    found.extend(PHRASES.iter().filter(|(ph, _)| lower.contains(ph)).map(|(_, e)| e.to_string()));
+    found
 }

@@ -6,7 +6,8 @@ use regex::Regex;
 
 use super::Signature;
 use super::norm::{
-    file_stem, frame_name, internal_frame, java_library, library_path, norm_file, shape, strip_call_args,
+    codes, file_stem, frame_name, has_code, internal_frame, java_library, library_path, norm_file, shape,
+    strip_call_args,
 };
 
 /// Every pattern the parser uses (compiled once).
@@ -40,12 +41,13 @@ struct Res {
     java_head: Regex,
     plain: Regex,
     diag: Regex,
+    go_test_fail: Regex,
+    go_test_loc: Regex,
+    jest: Regex,
+    make: Regex,
+    tool_fatal: Regex,
+    net_err: Regex,
     tsc: Regex,
-    errno: Regex,
-    node_code: Regex,
-    signal: Regex,
-    exit: Regex,
-    rust_kind: Regex,
 }
 
 static RE: LazyLock<Res> = LazyLock::new(|| {
@@ -89,15 +91,16 @@ static RE: LazyLock<Res> = LazyLock::new(|| {
         plain: r(
             r"^(?:\d[\d\-/:.,TZ+]*\s+){0,2}(?:\[[^\]]{1,40}\]\s+)?(?:npm ERR!|\[?(?:ERROR|FATAL|error|fatal|Error|Fatal)\]?)[:!]?(?:\s+\[[^\]]{1,40}\]:?)?\s+(\S.*)$",
         ),
+        go_test_fail: r(r"^--- FAIL: ([^\s/]+)\S* \("),
+        go_test_loc: r(r"^(\S+_test\.go):\d+: (.+)$"),
+        jest: r(r"^● (\S.+)$"),
+        make: r(r"^make(?:\[\d+\])?: \*\*\* \[(?:\S+?:\d+: )?(\S+)\] Error (\d+)$"),
+        tool_fatal: r(r"^(?:fatal|Error response from daemon): (\S.+)$"),
+        net_err: r(
+            r"\b((?:listen|dial|read|write|accept) (?:tcp|udp|unix)[46]? \S*: (?:bind|connect|read|write|accept): [a-z][a-z ]+|open \S+: (?:no such file or directory|permission denied|is a directory))$",
+        ),
         diag: r(r"^(\S+?\.[A-Za-z]{1,5}):\d+:(?:\d+:)? (?:fatal )?error: (.+)$"),
         tsc: r(r"^(\S+?\.[jt]sx?)\(\d+,\d+\): error (TS\d+): (.+)$"),
-        errno: r(
-            r"\b(E(?:NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|NOTEMPTY|CONNREFUSED|CONNRESET|CONNABORTED|ADDRINUSE|ADDRNOTAVAIL|TIMEDOUT|HOSTUNREACH|NETUNREACH|PIPE|MFILE|NFILE|NOSPC|NOMEM|AGAIN|BUSY|INVAL|ROFS|NOTFOUND|AI_AGAIN|LIFECYCLE|BADF|NOTCONN|INTR))\b",
-        ),
-        node_code: r(r"\b(ERR_[A-Z0-9_]{3,})\b"),
-        signal: r(r"\b(SIG(?:SEGV|ABRT|BUS|FPE|ILL|KILL|TERM|PIPE|INT|TRAP))\b"),
-        exit: r(r"(?i)\bexit (?:status|code)[:=]?\s*(\d+)"),
-        rust_kind: r(r"\bkind: ([A-Z]\w+)"),
     }
 });
 
@@ -135,6 +138,7 @@ struct Parse {
     go_panic: bool,
     go_pending: Option<usize>,
     header: bool,
+    chain: bool,
     bare: Option<(Option<String>, String)>,
 }
 
@@ -196,6 +200,7 @@ pub(super) fn parse(text: &str) -> Option<Signature> {
         go_panic: false,
         go_pending: None,
         header: false,
+        chain: false,
         bare: None,
     };
     let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
@@ -256,7 +261,10 @@ pub(super) fn parse(text: &str) -> Option<Signature> {
             p.kind("panic");
             p.locations.push(norm_file(&c[3]));
             p.message(&c[2], false);
-        } else if t == "stack backtrace:" {
+        } else if t == "Caused by:" {
+            // anyhow's and eyre's chain after an `Error: msg` line.
+            p.chain = true;
+        } else if t == "stack backtrace:" || t == "Stack backtrace:" {
             p.in_rust_bt = true;
         } else if p.in_rust_bt
             && let Some(c) = re.rust_frame.captures(t)
@@ -374,14 +382,41 @@ pub(super) fn parse(text: &str) -> Option<Signature> {
                 p.kind(code.as_str());
             }
             p.message(&c[3], false);
+        } else if let Some(c) = re.go_test_fail.captures(t) {
+            p.lang(Lang::Go);
+            p.anchored = true;
+            p.kind("test failed");
+            p.frame(&c[1], None, Lang::Go);
+        } else if indented && let Some(c) = re.go_test_loc.captures(t) {
+            p.locations.push(norm_file(&c[1]));
+            p.message(&c[2], false);
+        } else if let Some(c) = re.jest.captures(t) {
+            // A Jest failure: the test's title is what identifies it.
+            p.anchored = true;
+            p.kind("test failed");
+            p.message(&c[1], false);
+        } else if let Some(c) = re.make.captures(t) {
+            p.anchored = true;
+            p.kind(&format!("exit status {}", &c[2]));
+            p.frame(&format!("make {}", &c[1]), None, Lang::Other);
+            let before = lines[..i].iter().rev().map(|l| l.trim()).find(|l| l.starts_with("make: "));
+            p.message(before.unwrap_or(t), false);
+        } else if let Some(c) = re.tool_fatal.captures(t) {
+            p.anchored = true;
+            p.kind(if t.starts_with("fatal") { "fatal" } else { "daemon error" });
+            p.message(&c[1], false);
+        } else if let Some(c) = re.net_err.captures(t) {
+            p.anchored = true;
+            p.message(&c[1], false);
         } else if let Some(c) = re.plain.captures(t) {
             plain_msgs.push(c[1].to_string());
         }
     }
-    // A bare `Error: msg` is an error with frames after it or a code in it.
+    // A bare `Error: msg` is an error with frames or a `Caused by:` chain after it, or a
+    // code in it.
     if let Some((code, msg)) = p.bare.take() {
         let coded = code.is_some() || has_code(&msg);
-        if coded || !p.frames.is_empty() {
+        if coded || p.chain || !p.frames.is_empty() {
             p.anchored = true;
             p.lang(Lang::Js);
             p.kind(code.as_deref().unwrap_or("Error"));
@@ -401,38 +436,10 @@ pub(super) fn parse(text: &str) -> Option<Signature> {
     if !p.anchored {
         return None;
     }
-    codes(&mut p, text);
-    Some(finish(p))
-}
-
-fn has_code(s: &str) -> bool {
-    let re = &*RE;
-    re.errno.is_match(s) || re.signal.is_match(s) || re.exit.is_match(s) || re.node_code.is_match(s)
-}
-
-/// Codes anywhere in an error's text, and the errno a well-known message stands for.
-fn codes(p: &mut Parse, text: &str) {
-    let re = &*RE;
-    let mut found: Vec<String> = Vec::new();
-    for r in [&re.errno, &re.node_code, &re.signal, &re.rust_kind] {
-        found.extend(r.captures_iter(text).map(|c| c[1].to_string()));
-    }
-    found.extend(re.exit.captures_iter(text).map(|c| format!("exit status {}", &c[1])));
-    let lower = text.to_lowercase();
-    const PHRASES: &[(&str, &str)] = &[
-        ("no such file or directory", "ENOENT"),
-        ("connection refused", "ECONNREFUSED"),
-        ("permission denied", "EACCES"),
-        ("address already in use", "EADDRINUSE"),
-        ("connection reset by peer", "ECONNRESET"),
-        ("broken pipe", "EPIPE"),
-        ("no space left on device", "ENOSPC"),
-        ("too many open files", "EMFILE"),
-    ];
-    found.extend(PHRASES.iter().filter(|(ph, _)| lower.contains(ph)).map(|(_, e)| e.to_string()));
-    for k in found {
+    for k in codes(text) {
         p.kind(&k);
     }
+    Some(finish(p))
 }
 
 fn finish(p: Parse) -> Signature {

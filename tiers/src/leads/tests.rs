@@ -147,6 +147,37 @@ fn plain_error_lines() {
 }
 
 #[test]
+fn test_runner_and_tool_lines() {
+    let go = "--- FAIL: TestSchedule (0.00s)\n    --- FAIL: TestSchedule/hourly_at_59 (0.00s)\n        schedule_test.go:42: next run = 10:59, want 11:59\nFAIL\n";
+    let s = sig(go);
+    assert_eq!(
+        (s.kinds.as_slice(), s.culprit.as_deref()),
+        (&["test failed".to_string()][..], Some("TestSchedule"))
+    );
+    assert_eq!(s.message, "next run = <n>, want <n>");
+    assert_eq!(s.files, ["schedule_test.go"]);
+    let jest = " FAIL  src/invoice.test.js\n  ● Invoice › totals › sums discounted lines\n\n    expect(received).toBe(expected)\n\n      at Object.toBe (src/invoice.test.js:12:27)\n";
+    assert_eq!(sig(jest).message, "Invoice › totals › sums discounted lines");
+    let make = "make: protoc: No such file or directory\nmake: *** [Makefile:12: generate] Error 127\n";
+    let s = sig(make);
+    assert_eq!(s.kinds, ["exit status 127", "ENOENT"]);
+    assert_eq!(s.culprit.as_deref(), Some("make generate"));
+    let s = sig(
+        "fatal: unable to access 'https://git.acme.internal/fleet/probes.git/': Could not resolve host: git.acme.internal",
+    );
+    assert_eq!(s.message, "unable to access '<url>': Could not resolve host: git.acme.internal");
+    let s = sig(
+        "Error response from daemon: driver failed: Bind for 0.0.0.0:5432 failed: port is already allocated",
+    );
+    assert_eq!(s.kinds, ["daemon error", "EADDRINUSE"]);
+    let s = sig("2025/03/01 10:00:00 listen tcp :8443: bind: address already in use");
+    assert_eq!(
+        (s.kinds.as_slice(), s.message.as_str()),
+        (&["EADDRINUSE".to_string()][..], "listen tcp :<n>: bind: address already in use")
+    );
+}
+
+#[test]
 fn prose_is_not_an_error() {
     for t in [
         "I made an error yesterday when I merged the branch.",
@@ -156,6 +187,8 @@ fn prose_is_not_an_error() {
         "Remember: panic early in tests, never in the server. The goroutine count was 40.",
         "We got ENOENT errors when the volume was not mounted; see the runbook.",
         "exit status 1 means the linter failed, which is fine for drafts",
+        "We listen on tcp :8443 by default; the dial timeout is 5 s.",
+        "The FAIL count went down; make sure every test passes before merging.",
         "",
     ] {
         assert!(signature(t).is_none(), "detected an error in {t:?}: {:?}", signature(t));
@@ -220,6 +253,15 @@ fn compare_and_rank() {
     assert_eq!(keys, ["orig", "other"]);
     assert!(leads[0].score > leads[1].score && leads[0].bm25_rank == Some(2));
     assert_eq!(rank(&b, &cands, 1).len(), 1);
+}
+
+#[test]
+fn anyhow_chain() {
+    let t = "Error: failed to load the agent configuration\n\nCaused by:\n    0: reading /etc/fleet/agent.toml\n    1: No such file or directory (os error 2)\n";
+    let s = sig(t);
+    assert_eq!(s.kinds, ["Error", "ENOENT"]);
+    assert_eq!(s.message, "failed to load the agent configuration");
+    assert!(signature("Error: I forgot the milk").is_none());
 }
 
 #[test]
