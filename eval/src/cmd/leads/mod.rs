@@ -26,7 +26,9 @@ use amber_tiers::leads::{Lead, Weights, query_text, rank_with, signature};
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::common::{EngineArgs, engine_config, ingest, open_engine, open_rankings, write_report};
+use crate::common::{
+    EngineArgs, engine_config, ingest, open_engine, open_rankings, percentile, write_report,
+};
 
 /// Arguments of `amber-eval leads`.
 #[derive(Args, Debug)]
@@ -131,6 +133,8 @@ pub(crate) fn run(a: LeadsArgs) -> anyhow::Result<()> {
     let mut sweep: Vec<Tally> = vec![Tally::default(); SWEEP.len()];
     let (mut undetected, mut no_lead, mut in_candidates) = (0, 0, 0);
     let mut novel = json!({ "queries": 0, "with_a_lead": 0, "top_lead_same_culprit_or_message": 0 });
+    // The top lead's signal score: when it is right, when it is wrong, on novel errors.
+    let (mut right_scores, mut wrong_scores, mut novel_scores) = (Vec::new(), Vec::new(), Vec::new());
     let mut rankings = open_rankings(a.engine.rankings.as_deref())?;
     for c in &fx.cases {
         for (ri, rerun) in c.reruns.iter().enumerate() {
@@ -150,6 +154,7 @@ pub(crate) fn run(a: LeadsArgs) -> anyhow::Result<()> {
             let Some(gold) = gold else {
                 novel["queries"] = json!(novel["queries"].as_u64().unwrap_or(0) + 1);
                 if let Some(top) = leads.first() {
+                    novel_scores.push(f64::from(top.why.score));
                     novel["with_a_lead"] = json!(novel["with_a_lead"].as_u64().unwrap_or(0) + 1);
                     if top.why.same_culprit || top.why.same_message {
                         let k = "top_lead_same_culprit_or_message";
@@ -159,6 +164,10 @@ pub(crate) fn run(a: LeadsArgs) -> anyhow::Result<()> {
                 write_line(&mut rankings, c, ri, None, &leads, &[])?;
                 continue;
             };
+            if let Some(top) = leads.first() {
+                let scores = if top.key == gold { &mut right_scores } else { &mut wrong_scores };
+                scores.push(f64::from(top.why.score));
+            }
             undetected += usize::from(sig.is_none());
             no_lead += usize::from(leads.is_empty());
             in_candidates += usize::from(cands.iter().any(|(k, _, _)| *k == gold));
@@ -204,7 +213,7 @@ pub(crate) fn run(a: LeadsArgs) -> anyhow::Result<()> {
     let report = json!({
         "benchmark": "error leads (issue 19), hand-built fixture",
         "fixture": {
-            "templates": "eval/fixtures/leads_traces.txt",
+            "templates": a.traces.as_ref().map_or("eval/fixtures/leads_traces.txt (built in)".to_string(), |p| p.display().to_string()),
             "seed": a.seed,
             "reruns_per_error": a.reruns,
             "errors": fx.cases.iter().filter(|c| c.original.is_some()).count(),
@@ -229,12 +238,24 @@ pub(crate) fn run(a: LeadsArgs) -> anyhow::Result<()> {
         },
         "bm25_weight_sweep": SWEEP.iter().zip(&sweep).map(|(w, t)| json!({ "bm25": w, "result": t.json() })).collect::<Vec<_>>(),
         "novel": novel,
+        "top_lead_signal_score": {
+            "right": quantiles(right_scores),
+            "wrong": quantiles(wrong_scores),
+            "novel": quantiles(novel_scores),
+        },
         "engine": engine_config(&engine, &a.engine),
         "seconds": started.elapsed().as_secs_f64(),
     });
     // The engine saves its indexes when dropped: before its temporary store goes.
     drop(engine);
     write_report(&report, a.engine.out.as_deref())
+}
+
+/// Count, min, 10th percentile, median, max.
+fn quantiles(mut xs: Vec<f64>) -> Value {
+    xs.sort_by(f64::total_cmp);
+    let q = |p: f64| percentile(&xs, p).map(|x| (x * 1000.0).round() / 1000.0);
+    json!({ "n": xs.len(), "min": q(0.0), "p10": q(0.1), "median": q(0.5), "max": q(1.0) })
 }
 
 /// Ids and texts of a recall's hits.
@@ -336,6 +357,15 @@ mod tests {
             assert!(signature(n).is_none(), "a note detected as an error: {n}");
         }
         assert!(fx.cases.iter().any(|c| c.original.is_none()), "no novel errors");
+        // The held-out templates parse, and every error in them (not the novel ones) is detected.
+        let held_out = fixture::parse(include_str!("../../../fixtures/leads_traces_heldout.txt")).unwrap();
+        let ho = fixture::build(&held_out, 19, 4);
+        for c in ho.cases.iter().filter(|c| c.original.is_some()) {
+            for t in c.original.iter().chain(&c.reruns) {
+                assert!(signature(t).is_some(), "held-out {} not detected:\n{t}", c.name);
+            }
+        }
+        assert!(ho.cases.len() >= 30 && ho.notes.iter().all(|n| signature(n).is_none()));
         // The same seed gives the same fixture.
         let again = fixture::build(&templates, 19, 4);
         assert_eq!(again.cases[0].reruns, fx.cases[0].reruns);
