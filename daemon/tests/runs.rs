@@ -282,3 +282,23 @@ fn an_error_in_a_recall_or_an_event_brings_its_leads() {
         "{ev}"
     );
 }
+
+/// An error that shares only its exception type with what was filed gets no lead: such
+/// a match scores under the 0.3 floor (a lead with nothing else in common is doubtful).
+#[test]
+fn an_error_never_seen_gets_no_weak_leads() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    c.call_value(
+        "remember",
+        json!({ "scope": "noleads", "content": "Traceback (most recent call last):\n  File \"/srv/app/api/views.py\", line 12, in get\n    return int(x)\nValueError: invalid literal for int() with base 10: 'abc'" }),
+    )
+    .unwrap();
+    let r = c
+        .call_value(
+            "recall",
+            json!({ "text": "Traceback (most recent call last):\n  File \"/opt/etl/loader.py\", line 301, in parse_row\n    raise ValueError(\"row has 7 columns, expected 9\")\nValueError: row has 7 columns, expected 9", "scope": "noleads" }),
+        )
+        .unwrap();
+    assert!(r.get("leads").is_none(), "{r}");
+}

@@ -6,7 +6,16 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use super::parse::Lang;
+/// The language a trace is read as (frames are named and judged by it).
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Lang {
+    Python,
+    Rust,
+    Go,
+    Js,
+    Java,
+    Other,
+}
 
 /// The normalisation patterns (compiled once).
 struct Res {

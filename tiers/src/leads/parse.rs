@@ -6,8 +6,8 @@ use regex::Regex;
 
 use super::Signature;
 use super::norm::{
-    codes, file_stem, frame_name, has_code, internal_frame, java_library, library_path, norm_file, shape,
-    strip_call_args,
+    Lang, codes, file_stem, frame_name, has_code, internal_frame, java_library, library_path, norm_file,
+    shape, strip_call_args,
 };
 
 /// Every pattern the parser uses (compiled once).
@@ -103,17 +103,6 @@ static RE: LazyLock<Res> = LazyLock::new(|| {
         tsc: r(r"^(\S+?\.[jt]sx?)\(\d+,\d+\): error (TS\d+): (.+)$"),
     }
 });
-
-/// The language a trace is read as (frames are named and judged by it).
-#[derive(Clone, Copy, PartialEq)]
-pub(super) enum Lang {
-    Python,
-    Rust,
-    Go,
-    Js,
-    Java,
-    Other,
-}
 
 struct Frame {
     name: String,
