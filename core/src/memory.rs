@@ -299,6 +299,33 @@ fn full_weight() -> f32 {
 }
 
 impl Memory {
+    /// A memory as the store would keep `new` filed at `seq` and `created_at`: its id
+    /// derived, live, weight 1.0, nothing reported of it yet (for tools and tests that
+    /// build memories without a store).
+    pub fn filed(new: NewMemory, seq: u64, created_at: Millis) -> Memory {
+        Memory {
+            id: new.id(),
+            seq,
+            content: new.content,
+            scope: new.scope,
+            kind: new.kind,
+            source: new.source,
+            author: new.author,
+            session_id: new.session_id,
+            created_at,
+            event_time: new.event_time,
+            metadata: new.metadata,
+            forgotten_at: None,
+            to: new.to,
+            reply_to: new.reply_to,
+            supersedes: new.supersedes,
+            weight: 1.0,
+            used_at: None,
+            archived_at: None,
+            superseded_by: None,
+        }
+    }
+
     /// The time used for time filters and recency: the event time when known,
     /// else the filing time.
     pub fn time(&self) -> Millis {
@@ -354,27 +381,7 @@ mod tests {
 
     #[test]
     fn forgotten_at_is_omitted_when_absent_and_read_when_present() {
-        let m = Memory {
-            id: MemoryId::derive(&Scope::default(), "x"),
-            seq: 1,
-            content: "x".into(),
-            scope: Scope::default(),
-            kind: MemoryType::Fact,
-            source: None,
-            author: None,
-            session_id: None,
-            created_at: 5,
-            event_time: None,
-            metadata: empty_object(),
-            forgotten_at: None,
-            to: None,
-            reply_to: None,
-            supersedes: Vec::new(),
-            weight: 1.0,
-            used_at: None,
-            archived_at: None,
-            superseded_by: None,
-        };
+        let m = Memory::filed(NewMemory::new("x"), 1, 5);
         let json = serde_json::to_value(&m).unwrap();
         assert!(json.get("forgotten_at").is_none(), "{json}");
         let back: Memory = serde_json::from_value(json.clone()).unwrap();

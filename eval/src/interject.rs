@@ -512,7 +512,7 @@ pub(crate) mod tests {
     fn fires_what_the_daemons_decide_fires_at_its_settings() {
         use std::time::Duration;
 
-        use amber_core::{Hit, Memory, MemoryType, NewMemory, Scope};
+        use amber_core::{Hit, Memory, NewMemory, Scope};
         use amber_tiers::interject::{InterjectConfig, decide as daemon_decide};
         use amber_tiers::judge::Off;
         use amber_tiers::session::Session;
@@ -530,27 +530,7 @@ pub(crate) mod tests {
             let mut gold = Vec::new();
             for i in 0..n {
                 let content = format!("memory {i} of event {event}");
-                let memory = Memory {
-                    id: NewMemory::new(content.as_str()).id(),
-                    seq: i + 1,
-                    content,
-                    scope: Scope::default(),
-                    kind: MemoryType::Fact,
-                    source: None,
-                    author: None,
-                    session_id: None,
-                    created_at: 0,
-                    event_time: None,
-                    metadata: serde_json::json!({}),
-                    forgotten_at: None,
-                    to: None,
-                    reply_to: None,
-                    supersedes: Vec::new(),
-                    weight: 1.0,
-                    used_at: None,
-                    archived_at: None,
-                    superseded_by: None,
-                };
+                let memory = Memory::filed(NewMemory::new(content), i + 1, 0);
                 // cosines around the daemon's gate and band; some memories found by BM25 only
                 let mut cos = (next() % 8 != 0).then(|| 0.25 + (next() % 25_000) as f32 / 100_000.0);
                 if event % 50 == 0 && i == 0 {

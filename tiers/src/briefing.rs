@@ -309,7 +309,7 @@ pub fn brief(
 
 #[cfg(test)]
 mod tests {
-    use amber_core::{Evidence, NewMemory, Scope};
+    use amber_core::{Evidence, NewMemory};
 
     use super::*;
 
@@ -317,27 +317,7 @@ mod tests {
 
     fn hit(content: &str, kind: MemoryType, fused: f32, time: Millis) -> Hit {
         let n = NewMemory::new(content).of_type(kind);
-        let memory = Memory {
-            id: n.id(),
-            seq: 1,
-            content: content.into(),
-            scope: Scope::default(),
-            kind,
-            source: None,
-            author: None,
-            session_id: None,
-            created_at: time,
-            event_time: None,
-            metadata: serde_json::json!({}),
-            forgotten_at: None,
-            to: None,
-            reply_to: None,
-            supersedes: Vec::new(),
-            weight: 1.0,
-            used_at: None,
-            archived_at: None,
-            superseded_by: None,
-        };
+        let memory = Memory::filed(n, 1, time);
         Hit { memory, evidence: Evidence { fused, ..Evidence::default() } }
     }
 

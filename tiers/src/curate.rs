@@ -141,32 +141,12 @@ pub fn plan(
 
 #[cfg(test)]
 mod tests {
-    use amber_core::{NewMemory, Scope};
+    use amber_core::NewMemory;
 
     use super::*;
 
     fn mem(seq: u64, content: &str) -> Memory {
-        Memory {
-            id: NewMemory::new(content).id(),
-            seq,
-            content: content.into(),
-            scope: Scope::default(),
-            kind: amber_core::MemoryType::Event,
-            source: None,
-            author: None,
-            session_id: None,
-            created_at: seq as i64,
-            event_time: None,
-            metadata: serde_json::json!({}),
-            forgotten_at: None,
-            to: None,
-            reply_to: None,
-            supersedes: Vec::new(),
-            weight: 1.0,
-            used_at: None,
-            archived_at: None,
-            superseded_by: None,
-        }
+        Memory::filed(NewMemory::new(content).of_type(amber_core::MemoryType::Event), seq, seq as i64)
     }
 
     #[test]

@@ -227,27 +227,7 @@ mod tests {
     use crate::session::{Served, Tier};
 
     fn hit(content: &str, cos: Option<f32>) -> Hit {
-        let memory = Memory {
-            id: NewMemory::new(content).id(),
-            seq: 1,
-            content: content.into(),
-            scope: Scope::default(),
-            kind: amber_core::MemoryType::Fact,
-            source: None,
-            author: None,
-            session_id: None,
-            created_at: 0,
-            event_time: None,
-            metadata: serde_json::json!({}),
-            forgotten_at: None,
-            to: None,
-            reply_to: None,
-            supersedes: Vec::new(),
-            weight: 1.0,
-            used_at: None,
-            archived_at: None,
-            superseded_by: None,
-        };
+        let memory = Memory::filed(NewMemory::new(content), 1, 0);
         Hit { memory, evidence: Evidence { best_chunk_cosine: cos, fused: 0.01, ..Evidence::default() } }
     }
 

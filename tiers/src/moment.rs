@@ -168,31 +168,12 @@ pub fn reminder(m: &Memory, focus: Focus) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use amber_core::{MemoryId, Scope};
+    use amber_core::NewMemory;
 
     fn memory(content: &str, kind: MemoryType, metadata: serde_json::Value) -> Memory {
-        let scope = Scope::default();
-        Memory {
-            id: MemoryId::derive(&scope, content),
-            seq: 1,
-            content: content.into(),
-            scope,
-            kind,
-            source: None,
-            author: None,
-            session_id: None,
-            created_at: 0,
-            event_time: None,
-            metadata,
-            forgotten_at: None,
-            to: None,
-            reply_to: None,
-            supersedes: Vec::new(),
-            weight: 1.0,
-            used_at: None,
-            archived_at: None,
-            superseded_by: None,
-        }
+        let mut m = NewMemory::new(content).of_type(kind);
+        m.metadata = metadata;
+        Memory::filed(m, 1, 0)
     }
 
     #[test]
