@@ -103,13 +103,14 @@ impl Store {
             .conn
             .prepare_cached(&format!(
                 "SELECT {RUN_COLUMNS} FROM runs r
-                 WHERE (?1 IS NULL OR r.scope = ?1 OR (r.scope > ?1 || '/' AND r.scope < ?1 || '0'))
+                 WHERE (?1 IS NULL OR r.scope = ?1 OR (r.scope > ?4 AND r.scope < ?5))
                    AND (?2 IS NULL OR r.agent = ?2)
                  ORDER BY r.created_at DESC, r.id LIMIT ?3"
             ))
             .map_err(self.sql())?;
+        let (lo, hi) = scope.map(crate::scopes::below).unzip();
         let rows = stmt
-            .query_map(params![scope.map(|s| s.as_str()), agent, limit as i64], raw_run)
+            .query_map(params![scope.map(|s| s.as_str()), agent, limit as i64, lo, hi], raw_run)
             .map_err(self.sql())?;
         rows.map(|r| decode_run(r.map_err(self.sql())?, &self.path)).collect()
     }
@@ -171,5 +172,51 @@ impl Store {
             )
             .map_err(self.sql())?;
         Ok((runs as u64, rewards as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_and_archived_memories_are_listed_by_scope_with_the_scopes_below_it() {
+        let mut s = Store::open_in_memory().unwrap();
+        let run = |task: &str| NewRun {
+            task: task.into(),
+            trace: String::new(),
+            used: Vec::new(),
+            outcome: None,
+            advice: Vec::new(),
+        };
+        for (scope, task) in [("proj", "a"), ("proj/sub", "b"), ("projx", "c")] {
+            let scope: Scope = scope.parse().unwrap();
+            s.insert_runs(&scope, "agent", &[(run(task).id(&scope, "agent"), run(task))], 1).unwrap();
+        }
+        let proj: Scope = "proj".parse().unwrap();
+        let mut tasks: Vec<String> =
+            s.runs(Some(&proj), None, 10).unwrap().into_iter().map(|r| r.task).collect();
+        tasks.sort();
+        assert_eq!(tasks, ["a", "b"], "proj and proj/sub, not projx");
+        assert_eq!(s.runs(None, None, 10).unwrap().len(), 3);
+
+        let report = amber_core::Report {
+            kind: amber_core::ReportKind::Unused,
+            result: None,
+            session_id: None,
+            agent: None,
+            note: None,
+            at: 1,
+        };
+        for scope in ["proj/sub", "projx"] {
+            let m = s.insert(&amber_core::NewMemory::new("x").in_scope(scope.parse().unwrap()), 1).unwrap().0;
+            for _ in 0..50 {
+                s.report(&m.id, &report, 2).unwrap();
+            }
+        }
+        let archived: Vec<String> =
+            s.archived(Some(&proj), 10).unwrap().into_iter().map(|m| m.scope.to_string()).collect();
+        assert_eq!(archived, ["proj/sub"]);
+        assert_eq!(s.archived(None, 10).unwrap().len(), 2);
     }
 }

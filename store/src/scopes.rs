@@ -47,7 +47,7 @@ pub fn moved_scope(scope: &Scope, from: &Scope, to: &Scope) -> Option<Scope> {
 
 /// The bounds of the scopes strictly below `scope` in the store's order: every `s` with
 /// `lo < s < hi` starts with `scope/` (`0` sorts right after `/`).
-fn below(scope: &Scope) -> (String, String) {
+pub(crate) fn below(scope: &Scope) -> (String, String) {
     (format!("{}/", scope.as_str()), format!("{}0", scope.as_str()))
 }
 

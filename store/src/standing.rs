@@ -423,12 +423,14 @@ impl Store {
             .conn
             .prepare_cached(&format!(
                 "SELECT {MEMORY_COLUMNS} FROM memories WHERE archived_at IS NOT NULL AND forgotten_at IS NULL
-                 AND (?1 IS NULL OR scope = ?1 OR (scope > ?1 || '/' AND scope < ?1 || '0'))
+                 AND (?1 IS NULL OR scope = ?1 OR (scope > ?3 AND scope < ?4))
                  ORDER BY archived_at DESC, seq DESC LIMIT ?2"
             ))
             .map_err(self.sql())?;
-        let rows =
-            stmt.query_map(params![scope.map(|s| s.as_str()), limit as i64], raw_row).map_err(self.sql())?;
+        let (lo, hi) = scope.map(crate::scopes::below).unzip();
+        let rows = stmt
+            .query_map(params![scope.map(|s| s.as_str()), limit as i64, lo, hi], raw_row)
+            .map_err(self.sql())?;
         rows.map(|r| decode(r.map_err(self.sql())?, &self.path)).collect()
     }
 }
