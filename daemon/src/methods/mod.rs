@@ -16,6 +16,7 @@ pub(crate) mod graph;
 pub(crate) mod leads;
 pub(crate) mod memory;
 pub(crate) mod outcome;
+pub(crate) mod records;
 pub(crate) mod review;
 pub(crate) mod runs;
 pub(crate) mod scope;

@@ -21,25 +21,6 @@ use crate::state::Shared;
 /// The most sessions `audit` reads.
 const MAX_AUDIT_SESSIONS: usize = 10_000;
 
-/// A session by id: live, being ended, or stored.
-pub(crate) async fn find_session(shared: &Arc<Shared>, id: &str) -> Result<Option<Session>, ErrorObject> {
-    if let Some(s) = shared.sessions.get(id).or_else(|| shared.sessions.ending(id)) {
-        return Ok(Some(s));
-    }
-    let key = id.to_string();
-    let Some(row) = read(shared, move |e| e.get_session(&key)).await? else { return Ok(None) };
-    match serde_json::from_str::<Session>(&row.record) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) => {
-            tracing::error!(cause = %e, session = %row.id, "a stored session record does not parse");
-            Err(ErrorObject::new(
-                ErrorKind::Internal,
-                "the stored session record does not parse (see the daemon log)",
-            ))
-        }
-    }
-}
-
 fn not_a_memory(id: &MemoryId) -> ErrorObject {
     ErrorObject::new(ErrorKind::NotFound, format!("no live memory with id {id}"))
 }
@@ -54,7 +35,7 @@ pub(crate) async fn outcome(shared: &Arc<Shared>, p: OutcomeParams) -> Result<Va
     let id = resolve_id(shared, &p.memory_id).await?;
     let agent = match &p.session_id {
         Some(s) => {
-            let session = find_session(shared, s).await?.ok_or_else(|| {
+            let (session, _) = super::records::find(shared, s).await?.ok_or_else(|| {
                 ErrorObject::new(ErrorKind::SessionNotFound, format!("no session with id {s:?}"))
             })?;
             Some(session.agent)

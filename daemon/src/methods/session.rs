@@ -477,9 +477,8 @@ pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Res
     let manifest = match p.manifest.is_empty() {
         true => None,
         false => {
-            let s = super::outcome::find_session(shared, &p.session_id)
-                .await?
-                .ok_or_else(|| not_found(&p.session_id))?;
+            let (s, _) =
+                super::records::find(shared, &p.session_id).await?.ok_or_else(|| not_found(&p.session_id))?;
             let reward = outcome.as_ref().and_then(|o| o.0);
             Some(super::outcome::apply_manifest(shared, &s, p.manifest, reward).await?)
         }
@@ -489,23 +488,10 @@ pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Res
 }
 
 pub(crate) async fn show(shared: &Arc<Shared>, p: SessionShowParams) -> Result<Value, ErrorObject> {
-    // A session being ended is still live until its ended record is stored.
-    if let Some(s) = shared.sessions.get(&p.session_id).or_else(|| shared.sessions.ending(&p.session_id)) {
-        return to_value(&SessionResult { session: s, live: true, manifest: None });
-    }
-    let id = p.session_id.clone();
-    let row = read(shared, move |e| e.get_session(&id)).await?;
-    let Some(row) = row else {
-        return Err(ErrorObject::new(
-            ErrorKind::SessionNotFound,
-            format!("no session with id {:?}", p.session_id),
-        ));
-    };
-    let session: Session = serde_json::from_str(&row.record).map_err(|e| {
-        tracing::error!(cause = %e, session = %row.id, "a stored session record does not parse");
-        ErrorObject::new(ErrorKind::Internal, "the stored session record does not parse (see the daemon log)")
+    let (session, live) = super::records::find(shared, &p.session_id).await?.ok_or_else(|| {
+        ErrorObject::new(ErrorKind::SessionNotFound, format!("no session with id {:?}", p.session_id))
     })?;
-    to_value(&SessionResult { session, live: false, manifest: None })
+    to_value(&SessionResult { session, live, manifest: None })
 }
 
 /// Ends sessions idle past the timeout, until shutdown.
