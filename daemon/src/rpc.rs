@@ -20,6 +20,18 @@ pub(crate) fn invalid(msg: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorKind::InvalidParams, msg)
 }
 
+/// An agent's name as a method takes it (trimmed): letters, digits, `-`, `_`, `.`, `:`,
+/// at most 64, and not `all` or `self` (those name recipients, not agents).
+pub(crate) fn agent_name(agent: &str) -> Result<String, ErrorObject> {
+    let a = agent.trim();
+    if !amber_core::valid_recipient(a) || a == "all" || a == "self" {
+        return Err(invalid(format!(
+            "agent must be an agent's name (letters, digits, - _ . :), got {agent:?}"
+        )));
+    }
+    Ok(a.to_string())
+}
+
 /// Params into a type; absent params read as `{}`.
 pub(crate) fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorObject> {
     let v = if v.is_null() { json!({}) } else { v };

@@ -13,20 +13,10 @@ use amber_ipc::protocol::{
 };
 use serde_json::Value;
 
-use crate::rpc::{invalid, read, to_value};
+use crate::rpc::{agent_name, invalid, read, to_value};
 use crate::state::Shared;
 
 const DAY_MS: i64 = 86_400_000;
-
-fn check_agent(agent: &str) -> Result<String, ErrorObject> {
-    let a = agent.trim();
-    if !amber_core::valid_recipient(a) || a == "all" || a == "self" {
-        return Err(invalid(format!(
-            "agent must be an agent's name (letters, digits, - _ . :), got {agent:?}"
-        )));
-    }
-    Ok(a.to_string())
-}
 
 /// Refuses when `more` would take the agent past a daily limit.
 async fn within_limit(shared: &Arc<Shared>, agent: &str, runs: u64, rewards: u64) -> Result<(), ErrorObject> {
@@ -55,7 +45,7 @@ async fn within_limit(shared: &Arc<Shared>, agent: &str, runs: u64, rewards: u64
 }
 
 pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<Value, ErrorObject> {
-    let agent = check_agent(&p.agent)?;
+    let agent = agent_name(&p.agent)?;
     let scope = p.scope.clone().unwrap_or_default();
     let (runs, batch) = match (p.runs, p.task) {
         (Some(_), Some(_)) => return Err(invalid("give one run (task, ...) or a batch (runs), not both")),
@@ -102,7 +92,7 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
 }
 
 pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<Value, ErrorObject> {
-    let agent = check_agent(&p.agent)?;
+    let agent = agent_name(&p.agent)?;
     let (entries, batch) = match (p.rewards, p.run_id) {
         (Some(_), Some(_)) => {
             return Err(invalid("give one reward (run_id, reward) or a batch (rewards), not both"));

@@ -14,7 +14,7 @@ use amber_tiers::guard::{Message, Verdict, decide};
 use serde_json::Value;
 
 use super::scope::resolve_id;
-use crate::rpc::{invalid, read, to_value};
+use crate::rpc::{agent_name, read, to_value};
 use crate::state::Shared;
 
 /// A memory's thread and its root, or not_found.
@@ -39,13 +39,7 @@ pub(crate) async fn thread(shared: &Arc<Shared>, p: ThreadParams) -> Result<Valu
 }
 
 pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value, ErrorObject> {
-    let agent = p.agent.trim().to_string();
-    if !amber_core::valid_recipient(&agent) || agent == "all" || agent == "self" {
-        return Err(invalid(format!(
-            "agent must be an agent's name (letters, digits, - _ . :), got {:?}",
-            p.agent
-        )));
-    }
+    let agent = agent_name(&p.agent)?;
     let trigger_id = resolve_id(shared, &p.memory_id).await?;
     let (root, memories) = thread_of(shared, trigger_id.as_str()).await?;
     let (r, a, t) = (root.clone(), agent.clone(), trigger_id.clone());
