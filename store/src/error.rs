@@ -34,6 +34,40 @@ pub enum Error {
     /// Input that fails validation.
     #[error(transparent)]
     Invalid(#[from] amber_core::InvalidInput),
+    /// PostgreSQL refused or failed a statement (the team store).
+    #[error("postgres error on {location}: {source}")]
+    Postgres {
+        /// The server and database (the URL without its password).
+        location: String,
+        /// The underlying error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// The PostgreSQL server cannot be reached or the connection broke; the next call
+    /// connects again.
+    #[error("the team store at {location} is unavailable: {detail}")]
+    Unavailable {
+        /// The server and database (the URL without its password).
+        location: String,
+        /// What failed.
+        detail: String,
+    },
+    /// The team database was written by a newer Amber.
+    #[error(
+        "the team store at {location} has schema version {found}, newer than this amber knows ({known}): \
+         upgrade amber; the store was left untouched"
+    )]
+    SchemaTooNewAt {
+        /// The server and database (the URL without its password).
+        location: String,
+        /// The version in the database.
+        found: i64,
+        /// The newest version this binary knows.
+        known: i64,
+    },
+    /// A method this backend does not implement yet.
+    #[error("{0}")]
+    Unsupported(String),
     /// A row that does not decode (a bug or a hand-edited database).
     #[error("corrupt row in {path}: {detail}")]
     Corrupt {
@@ -52,6 +86,12 @@ impl Error {
             Error::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. }
                 if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
         )
+    }
+
+    /// True when the store's server cannot be reached or the connection broke (the
+    /// team store); a later call may succeed.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Error::Unavailable { .. })
     }
 
     /// True when the disk (or its quota) is full.

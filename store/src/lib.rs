@@ -25,6 +25,7 @@
 mod backend;
 mod error;
 mod graph;
+mod pg;
 mod runs;
 mod schema;
 mod scopes;
@@ -36,6 +37,7 @@ mod threads;
 pub use backend::{Backend, MemoryStore, SqliteBackend};
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
+pub use pg::PgBackend;
 pub use schema::SCHEMA_VERSION;
 pub use scopes::{Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;

@@ -491,25 +491,25 @@ impl Store {
 
 /// A memory's row as read, before its fields are checked.
 pub(crate) struct RawRow {
-    seq: i64,
-    id: String,
-    scope: String,
-    content: String,
-    kind: String,
-    source: Option<String>,
-    author: Option<String>,
-    session_id: Option<String>,
-    created_at: i64,
-    event_time: Option<i64>,
-    metadata: String,
-    forgotten_at: Option<i64>,
-    recipient: Option<String>,
-    reply_to: Option<String>,
-    supersedes: Option<String>,
-    weight: f64,
-    used_at: Option<i64>,
-    archived_at: Option<i64>,
-    superseded_by: Option<String>,
+    pub(crate) seq: i64,
+    pub(crate) id: String,
+    pub(crate) scope: String,
+    pub(crate) content: String,
+    pub(crate) kind: String,
+    pub(crate) source: Option<String>,
+    pub(crate) author: Option<String>,
+    pub(crate) session_id: Option<String>,
+    pub(crate) created_at: i64,
+    pub(crate) event_time: Option<i64>,
+    pub(crate) metadata: String,
+    pub(crate) forgotten_at: Option<i64>,
+    pub(crate) recipient: Option<String>,
+    pub(crate) reply_to: Option<String>,
+    pub(crate) supersedes: Option<String>,
+    pub(crate) weight: f64,
+    pub(crate) used_at: Option<i64>,
+    pub(crate) archived_at: Option<i64>,
+    pub(crate) superseded_by: Option<String>,
 }
 
 pub(crate) fn raw_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
@@ -569,7 +569,7 @@ pub(crate) fn decode(row: RawRow, path: &Path) -> Result<Memory> {
     })
 }
 
-fn bytes_to_vector(blob: &[u8], path: &Path) -> Result<Vector> {
+pub(crate) fn bytes_to_vector(blob: &[u8], path: &Path) -> Result<Vector> {
     if !blob.len().is_multiple_of(4) {
         return Err(Error::Corrupt {
             path: path.into(),

@@ -1,0 +1,292 @@
+//! Memories, the embedding cache and metadata on PostgreSQL (as `store.rs` does on
+//! SQLite).
+
+use std::collections::HashMap;
+
+use amber_core::{Memory, MemoryId, Millis, NewMemory};
+use postgres::GenericClient;
+
+use super::{MEMORY_COLUMNS, PgStore, Q, memories, raw_row, seq_lock};
+use crate::store::{bytes_to_vector, decode};
+use crate::{Error, Key, Purged, Result, Vector};
+
+/// Converts a seq bound to PostgreSQL's BIGINT.
+pub(crate) fn big(n: u64) -> i64 {
+    n.min(i64::MAX as u64) as i64
+}
+
+impl PgStore {
+    /// Takes the next seq (under the seq lock).
+    pub(crate) fn next_seq(tx: &mut impl GenericClient) -> Q<i64> {
+        Ok(tx.query_one("UPDATE amber_seq SET seq = seq + 1 RETURNING seq", &[])?.try_get(0)?)
+    }
+
+    pub(crate) fn get_in(&self, c: &mut impl GenericClient, id: &str) -> Q<Option<Memory>> {
+        let row = c.query_opt(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = $1"), &[&id])?;
+        Ok(match row {
+            Some(r) => Some(decode(raw_row(&r)?, self.path())?),
+            None => None,
+        })
+    }
+
+    pub(crate) fn insert_batch(&self, ms: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>> {
+        for m in ms {
+            m.validate()?;
+        }
+        self.write(|c| {
+            let mut tx = c.transaction()?;
+            seq_lock(&mut tx)?;
+            let mut out = Vec::with_capacity(ms.len());
+            for m in ms {
+                let id = m.id();
+                tx.execute("DELETE FROM memories WHERE id = $1 AND forgotten_at IS NOT NULL", &[&id.as_str()])?;
+                // Every filing takes a seq, a duplicate too, as SQLite's AUTOINCREMENT
+                // does: the same writes give the same seqs on both stores.
+                let seq = Self::next_seq(&mut tx)?;
+                if let Some(found) = self.get_in(&mut tx, id.as_str())? {
+                    out.push((found, false));
+                    continue;
+                }
+                let supersedes =
+                    (!m.supersedes.is_empty()).then(|| serde_json::json!(m.supersedes).to_string());
+                let row = tx.query_one(
+                    &format!(
+                        "INSERT INTO memories (seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, recipient, reply_to, supersedes)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                         RETURNING {MEMORY_COLUMNS}"
+                    ),
+                    &[
+                        &seq,
+                        &id.as_str(),
+                        &m.scope.as_str(),
+                        &m.content,
+                        &m.kind.as_str(),
+                        &m.source,
+                        &m.author,
+                        &m.session_id,
+                        &now,
+                        &m.event_time,
+                        &m.metadata.to_string(),
+                        &m.to,
+                        &m.reply_to.as_ref().map(|r| r.as_str()),
+                        &supersedes,
+                    ],
+                )?;
+                out.push((decode(raw_row(&row)?, self.path())?, true));
+            }
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+
+    pub(crate) fn forget(&self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>> {
+        self.write(|c| {
+            let mut tx = c.transaction()?;
+            seq_lock(&mut tx)?;
+            let changed = tx.execute(
+                "UPDATE memories SET forgotten_at = $2 WHERE id = $1 AND forgotten_at IS NULL",
+                &[&id.as_str(), &now],
+            )?;
+            let m = self.get_in(&mut tx, id.as_str())?;
+            tx.commit()?;
+            Ok(m.map(|m| (m, changed == 1)))
+        })
+    }
+
+    pub(crate) fn purge(&self, id: &MemoryId) -> Result<Purged> {
+        self.write(|c| {
+            let mut tx = c.transaction()?;
+            seq_lock(&mut tx)?;
+            let deleted = tx.execute(
+                "DELETE FROM memories WHERE id = $1 AND forgotten_at IS NOT NULL",
+                &[&id.as_str()],
+            )?;
+            let out = if deleted == 1 {
+                tx.execute("DELETE FROM links WHERE from_id = $1 OR to_id = $1", &[&id.as_str()])?;
+                Purged::Deleted
+            } else if tx.query_opt("SELECT 1 FROM memories WHERE id = $1", &[&id.as_str()])?.is_some() {
+                Purged::NotForgotten
+            } else {
+                Purged::NotFound
+            };
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+
+    pub(crate) fn seqs(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<u64>> {
+        self.read(|c| {
+            let rows = c.query(sql, args)?;
+            rows.iter().map(|r| Ok(r.try_get::<_, i64>(0)? as u64)).collect()
+        })
+    }
+
+    pub(crate) fn forgotten_seqs(&self) -> Result<Vec<u64>> {
+        self.seqs("SELECT seq FROM memories WHERE forgotten_at IS NOT NULL ORDER BY seq", &[])
+    }
+
+    fn keys(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<Key>> {
+        self.read(|c| {
+            let rows = c.query(sql, args)?;
+            rows.iter()
+                .map(|r| {
+                    let seq: i64 = r.try_get(0)?;
+                    let corrupt = |e: amber_core::InvalidInput| Error::Corrupt {
+                        path: self.path().to_path_buf(),
+                        detail: format!("seq {seq}: {e}"),
+                    };
+                    let scope = r.try_get::<_, String>(1)?.parse().map_err(corrupt)?;
+                    let kind = r.try_get::<_, String>(4)?.parse().map_err(corrupt)?;
+                    Ok(Key { seq: seq as u64, scope, time: r.try_get(2)?, session_id: r.try_get(3)?, kind })
+                })
+                .collect()
+        })
+    }
+
+    pub(crate) fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
+        self.keys(
+            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
+             WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
+            &[],
+        )
+    }
+
+    pub(crate) fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
+        self.read(|c| self.get_in(c, id.as_str()))
+    }
+
+    pub(crate) fn query_memories(
+        &self,
+        sql: &str,
+        args: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<Memory>> {
+        self.read(|c| memories(self.path(), &c.query(sql, args)?))
+    }
+
+    pub(crate) fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>> {
+        let wanted: Vec<i64> = seqs.iter().map(|s| big(*s)).collect();
+        let found = self.query_memories(
+            &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE seq = ANY($1) AND forgotten_at IS NULL"),
+            &[&wanted],
+        )?;
+        let mut found: HashMap<u64, Memory> = found.into_iter().map(|m| (m.seq, m)).collect();
+        Ok(seqs.iter().filter_map(|s| found.remove(s)).collect())
+    }
+
+    pub(crate) fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>> {
+        self.query_memories(
+            &format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories
+                 WHERE seq > $1 AND seq <= $2 AND forgotten_at IS NULL ORDER BY seq LIMIT $3"
+            ),
+            &[&big(after), &big(through), &(limit as i64)],
+        )
+    }
+
+    pub(crate) fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
+        self.keys(
+            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
+             WHERE seq > $1 AND forgotten_at IS NULL ORDER BY seq LIMIT $2",
+            &[&big(after), &(limit as i64)],
+        )
+    }
+
+    pub(crate) fn number(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<u64> {
+        self.read(|c| Ok(c.query_one(sql, args)?.try_get::<_, i64>(0)? as u64))
+    }
+
+    pub(crate) fn count(&self) -> Result<u64> {
+        self.number("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL", &[])
+    }
+
+    pub(crate) fn count_forgotten(&self) -> Result<u64> {
+        self.number("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NOT NULL", &[])
+    }
+
+    pub(crate) fn count_through(&self, seq: u64) -> Result<u64> {
+        self.number("SELECT COUNT(*) FROM memories WHERE seq <= $1 AND forgotten_at IS NULL", &[&big(seq)])
+    }
+
+    pub(crate) fn max_seq(&self) -> Result<u64> {
+        self.number("SELECT seq FROM amber_seq", &[])
+    }
+
+    pub(crate) fn scope_counts(&self) -> Result<Vec<(String, u64)>> {
+        self.read(|c| {
+            let rows = c.query(
+                "SELECT scope, COUNT(*) FROM memories WHERE forgotten_at IS NULL GROUP BY scope ORDER BY scope COLLATE \"C\"",
+                &[],
+            )?;
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get::<_, i64>(1)? as u64))).collect()
+        })
+    }
+
+    pub(crate) fn cached_vectors(
+        &self,
+        model: &str,
+        hashes: &[[u8; 32]],
+    ) -> Result<HashMap<[u8; 32], Vector>> {
+        let keys: Vec<&[u8]> = hashes.iter().map(|h| &h[..]).collect();
+        self.read(|c| {
+            let rows = c.query(
+                "SELECT chunk_hash, vector FROM embeddings WHERE model = $1 AND chunk_hash = ANY($2)",
+                &[&model, &keys],
+            )?;
+            let mut out = HashMap::with_capacity(rows.len());
+            for r in rows {
+                let h: Vec<u8> = r.try_get(0)?;
+                let v: Vec<u8> = r.try_get(1)?;
+                let Ok(h) = <[u8; 32]>::try_from(h.as_slice()) else { continue };
+                out.insert(h, bytes_to_vector(&v, self.path())?);
+            }
+            Ok(out)
+        })
+    }
+
+    pub(crate) fn put_vectors(&self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
+        self.write(|c| {
+            let mut tx = c.transaction()?;
+            let stmt = tx.prepare(
+                "INSERT INTO embeddings (model, chunk_hash, vector) VALUES ($1, $2, $3)
+                 ON CONFLICT (model, chunk_hash) DO UPDATE SET vector = excluded.vector",
+            )?;
+            for (h, v) in vectors {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                tx.execute(&stmt, &[&model, &&h[..], &bytes])?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    pub(crate) fn cached_vector_count(&self, model: &str) -> Result<u64> {
+        self.number("SELECT COUNT(*) FROM embeddings WHERE model = $1", &[&model])
+    }
+
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.read(|c| Ok(c.query_opt("SELECT value FROM meta WHERE key = $1", &[&key])?.map(|r| r.get(0))))
+    }
+
+    pub(crate) fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.write(|c| {
+            c.execute(
+                "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&key, &value],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// PostgreSQL checks its own pages; this checks what Amber relies on: the schema
+    /// version, and that the seq counter is at or above every memory's seq.
+    pub(crate) fn integrity_check(&self) -> Result<bool> {
+        self.read(|c| {
+            let row = c.query_one(
+                "SELECT (SELECT version FROM amber_schema) = $1
+                    AND (SELECT seq FROM amber_seq) >= COALESCE((SELECT MAX(seq) FROM memories), 0)",
+                &[&super::schema::PG_SCHEMA_VERSION],
+            )?;
+            Ok(row.try_get::<_, Option<bool>>(0)?.unwrap_or(false))
+        })
+    }
+}

@@ -1,0 +1,328 @@
+//! The team store's schema: the local store's tables (at its version 8) in PostgreSQL
+//! types, a seq counter, the grants and the row-level security policies. Versioned by
+//! the one row of `amber_schema`; each migration runs in the transaction that bumps it.
+
+use super::{MIGRATE_LOCK, PgStore, Q};
+use crate::{Error, Result};
+
+/// The newest team schema version this binary knows.
+pub(crate) const PG_SCHEMA_VERSION: i64 = 1;
+
+/// Whether a grant to the current role covers a scope (`$scope` is the column).
+macro_rules! granted {
+    ($scope:literal, $write:literal) => {
+        concat!(
+            "EXISTS (SELECT 1 FROM amber_grants g WHERE g.role = current_user",
+            $write,
+            " AND (starts_with(",
+            $scope,
+            ", g.prefix) OR ",
+            $scope,
+            " = rtrim(g.prefix, '/')))"
+        )
+    };
+}
+
+/// Read and write policies on a table with a scope column.
+macro_rules! scoped_policies {
+    ($table:literal) => {
+        concat!(
+            "ALTER TABLE ",
+            $table,
+            " ENABLE ROW LEVEL SECURITY;\n",
+            "CREATE POLICY amber_read ON ",
+            $table,
+            " FOR SELECT USING (",
+            granted!("scope", ""),
+            ");\n",
+            "CREATE POLICY amber_insert ON ",
+            $table,
+            " FOR INSERT WITH CHECK (",
+            granted!("scope", " AND g.can_write"),
+            ");\n",
+            "CREATE POLICY amber_update ON ",
+            $table,
+            " FOR UPDATE USING (",
+            granted!("scope", " AND g.can_write"),
+            ") WITH CHECK (",
+            granted!("scope", " AND g.can_write"),
+            ");\n",
+            "CREATE POLICY amber_delete ON ",
+            $table,
+            " FOR DELETE USING (",
+            granted!("scope", " AND g.can_write"),
+            ");\n",
+        )
+    };
+}
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[concat!(
+    r#"
+    CREATE TABLE amber_seq (
+        one  BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+        seq  BIGINT NOT NULL
+    );
+    INSERT INTO amber_seq (one, seq) VALUES (TRUE, 0);
+    CREATE TABLE memories (
+        seq            BIGINT PRIMARY KEY,
+        id             TEXT NOT NULL UNIQUE,
+        scope          TEXT NOT NULL,
+        content        TEXT NOT NULL,
+        kind           TEXT NOT NULL,
+        source         TEXT,
+        author         TEXT,
+        session_id     TEXT,
+        created_at     BIGINT NOT NULL,
+        event_time     BIGINT,
+        metadata       TEXT NOT NULL DEFAULT '{}',
+        forgotten_at   BIGINT,
+        recipient      TEXT,
+        reply_to       TEXT,
+        supersedes     TEXT,
+        weight         DOUBLE PRECISION NOT NULL DEFAULT 1.0,
+        used_at        BIGINT,
+        archived_at    BIGINT,
+        superseded_by  TEXT,
+        successes      BIGINT NOT NULL DEFAULT 0,
+        failures       BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE INDEX memories_scope ON memories(scope text_pattern_ops);
+    CREATE INDEX memories_forgotten ON memories(seq) WHERE forgotten_at IS NOT NULL;
+    CREATE INDEX memories_session ON memories(session_id) WHERE session_id IS NOT NULL;
+    CREATE INDEX memories_standing ON memories(seq)
+        WHERE weight < 1.0 OR used_at IS NOT NULL OR archived_at IS NOT NULL;
+    CREATE INDEX memories_recipient ON memories(recipient, seq) WHERE recipient IS NOT NULL;
+    CREATE INDEX memories_reply_to ON memories(reply_to) WHERE reply_to IS NOT NULL;
+    CREATE INDEX memories_supersedes ON memories(seq) WHERE supersedes IS NOT NULL;
+    CREATE TABLE embeddings (
+        model       TEXT NOT NULL,
+        chunk_hash  BYTEA NOT NULL,
+        vector      BYTEA NOT NULL,
+        PRIMARY KEY (model, chunk_hash)
+    );
+    CREATE TABLE meta (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL
+    );
+    CREATE TABLE links (
+        from_id     TEXT NOT NULL,
+        to_id       TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        similarity  DOUBLE PRECISION NOT NULL,
+        created_at  BIGINT NOT NULL,
+        PRIMARY KEY (from_id, to_id, kind)
+    );
+    CREATE INDEX links_to ON links(to_id);
+    CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        agent       TEXT NOT NULL,
+        scope       TEXT NOT NULL,
+        started_at  BIGINT NOT NULL,
+        ended_at    BIGINT,
+        record      TEXT NOT NULL
+    );
+    CREATE INDEX sessions_started ON sessions(started_at);
+    CREATE TABLE kg_entities (
+        id          BIGSERIAL PRIMARY KEY,
+        scope       TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        kind        TEXT,
+        created_at  BIGINT NOT NULL
+    );
+    CREATE TABLE kg_names (
+        scope   TEXT NOT NULL,
+        norm    TEXT NOT NULL,
+        entity  BIGINT NOT NULL REFERENCES kg_entities(id),
+        name    TEXT NOT NULL,
+        PRIMARY KEY (scope, norm)
+    );
+    CREATE INDEX kg_names_entity ON kg_names(entity);
+    CREATE TABLE kg_facts (
+        id              BIGSERIAL PRIMARY KEY,
+        subject         BIGINT NOT NULL REFERENCES kg_entities(id),
+        predicate       TEXT NOT NULL,
+        object          BIGINT REFERENCES kg_entities(id),
+        literal         TEXT,
+        valid_from      BIGINT,
+        valid_to        BIGINT,
+        recorded_at     BIGINT NOT NULL,
+        invalidated_at  BIGINT,
+        confidence      DOUBLE PRECISION NOT NULL,
+        sources         TEXT NOT NULL DEFAULT '[]'
+    );
+    CREATE INDEX kg_facts_subject ON kg_facts(subject, predicate);
+    CREATE INDEX kg_facts_object ON kg_facts(object, predicate) WHERE object IS NOT NULL;
+    CREATE INDEX kg_facts_predicate ON kg_facts(predicate);
+    CREATE INDEX kg_facts_time ON kg_facts(valid_from, valid_to);
+    CREATE INDEX kg_facts_by_subject ON kg_facts(subject, id);
+    CREATE INDEX kg_facts_by_object ON kg_facts(object, id) WHERE object IS NOT NULL;
+    CREATE TABLE kg_invalidations (
+        fact         BIGINT NOT NULL REFERENCES kg_facts(id),
+        at           BIGINT NOT NULL,
+        recorded_at  BIGINT NOT NULL,
+        reason       TEXT
+    );
+    CREATE INDEX kg_invalidations_fact ON kg_invalidations(fact);
+    CREATE TABLE kg_mentions (
+        entity  BIGINT NOT NULL REFERENCES kg_entities(id),
+        memory  TEXT NOT NULL,
+        PRIMARY KEY (entity, memory)
+    );
+    CREATE INDEX kg_mentions_memory ON kg_mentions(memory);
+    CREATE TABLE scope_roots (
+        scope    TEXT PRIMARY KEY,
+        root     TEXT NOT NULL,
+        seen_at  BIGINT NOT NULL
+    );
+    CREATE TABLE moved (
+        old_id    TEXT PRIMARY KEY,
+        new_id    TEXT NOT NULL,
+        moved_at  BIGINT NOT NULL
+    );
+    CREATE TABLE outcomes (
+        n           BIGSERIAL PRIMARY KEY,
+        seq         BIGINT NOT NULL,
+        kind        TEXT NOT NULL,
+        result      TEXT,
+        session_id  TEXT,
+        agent       TEXT,
+        note        TEXT,
+        at          BIGINT NOT NULL
+    );
+    CREATE INDEX outcomes_seq ON outcomes(seq);
+    CREATE INDEX outcomes_session ON outcomes(session_id) WHERE session_id IS NOT NULL;
+    CREATE TABLE supersessions (
+        by_seq  BIGINT NOT NULL,
+        target  BIGINT NOT NULL,
+        at      BIGINT NOT NULL,
+        PRIMARY KEY (by_seq, target)
+    );
+    CREATE INDEX supersessions_target ON supersessions(target);
+    CREATE TABLE inbox_served (
+        agent  TEXT NOT NULL,
+        seq    BIGINT NOT NULL,
+        at     BIGINT NOT NULL,
+        PRIMARY KEY (agent, seq)
+    );
+    CREATE TABLE thread_holds (
+        thread  TEXT PRIMARY KEY,
+        reason  TEXT NOT NULL,
+        at      BIGINT NOT NULL
+    );
+    CREATE TABLE guard_log (
+        n         BIGSERIAL PRIMARY KEY,
+        agent     TEXT NOT NULL,
+        trigger   TEXT NOT NULL,
+        decision  TEXT NOT NULL,
+        rule      TEXT NOT NULL,
+        at        BIGINT NOT NULL
+    );
+    CREATE INDEX guard_log_agent ON guard_log(agent, trigger);
+    CREATE TABLE runs (
+        id          TEXT PRIMARY KEY,
+        scope       TEXT NOT NULL,
+        agent       TEXT NOT NULL,
+        task        TEXT NOT NULL,
+        trace       TEXT NOT NULL,
+        used        TEXT NOT NULL DEFAULT '[]',
+        outcome     TEXT,
+        advice      TEXT NOT NULL DEFAULT '[]',
+        created_at  BIGINT NOT NULL
+    );
+    CREATE INDEX runs_scope ON runs(scope, created_at);
+    CREATE INDEX runs_agent ON runs(agent, created_at);
+    CREATE TABLE run_rewards (
+        n       BIGSERIAL PRIMARY KEY,
+        run_id  TEXT NOT NULL,
+        reward  DOUBLE PRECISION NOT NULL,
+        reason  TEXT,
+        agent   TEXT NOT NULL,
+        at      BIGINT NOT NULL
+    );
+    CREATE INDEX run_rewards_run ON run_rewards(run_id, n);
+    CREATE INDEX run_rewards_agent ON run_rewards(agent, at);
+    CREATE TABLE amber_grants (
+        role       NAME NOT NULL,
+        prefix     TEXT NOT NULL,
+        can_write  BOOLEAN NOT NULL DEFAULT FALSE,
+        PRIMARY KEY (role, prefix)
+    );
+    "#,
+    scoped_policies!("memories"),
+    scoped_policies!("runs"),
+    scoped_policies!("sessions"),
+    "ALTER TABLE outcomes ENABLE ROW LEVEL SECURITY;\n",
+    "CREATE POLICY amber_read ON outcomes FOR SELECT USING (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq));\n",
+    "CREATE POLICY amber_write ON outcomes FOR ALL USING (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq AND ",
+    granted!("m.scope", " AND g.can_write"),
+    ")) WITH CHECK (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq AND ",
+    granted!("m.scope", " AND g.can_write"),
+    "));\n",
+)];
+
+impl PgStore {
+    /// The schema version in the database (0 when it has no Amber schema).
+    fn version(c: &mut impl postgres::GenericClient) -> Q<i64> {
+        let exists: bool = c.query_one("SELECT to_regclass('amber_schema') IS NOT NULL", &[])?.try_get(0)?;
+        if !exists {
+            return Ok(0);
+        }
+        let row = c.query_opt("SELECT version FROM amber_schema", &[])?;
+        Ok(match row {
+            Some(r) => r.try_get(0)?,
+            None => 0,
+        })
+    }
+
+    /// Creates or migrates the schema; a newer schema is refused untouched.
+    pub(crate) fn migrate(&self) -> Result<()> {
+        let location = self.location.clone();
+        self.write(|c| {
+            let mut tx = c.transaction()?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
+            let found = Self::version(&mut tx)?;
+            if found > PG_SCHEMA_VERSION {
+                return Err(Error::SchemaTooNewAt {
+                    location: location.clone(),
+                    found,
+                    known: PG_SCHEMA_VERSION,
+                }
+                .into());
+            }
+            if found == PG_SCHEMA_VERSION {
+                return Ok(());
+            }
+            if found == 0 {
+                tx.batch_execute("CREATE TABLE amber_schema (version BIGINT NOT NULL)")?;
+                tx.execute("INSERT INTO amber_schema (version) VALUES (0)", &[])?;
+            }
+            for (version, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+                tx.batch_execute(migration)?;
+                tx.execute("UPDATE amber_schema SET version = $1", &[&(version as i64 + 1)])?;
+            }
+            tx.commit()?;
+            tracing::info!(location = %location, to = PG_SCHEMA_VERSION, "migrated team store schema");
+            Ok(())
+        })
+    }
+
+    /// Checks a reader's database is at this binary's version.
+    pub(crate) fn check_version(&self) -> Result<()> {
+        let found = self.read(Self::version)?;
+        if found > PG_SCHEMA_VERSION {
+            return Err(Error::SchemaTooNewAt {
+                location: self.location.clone(),
+                found,
+                known: PG_SCHEMA_VERSION,
+            });
+        }
+        if found != PG_SCHEMA_VERSION {
+            return Err(Error::Corrupt {
+                path: self.path().to_path_buf(),
+                detail: format!("a reader found team schema version {found}, expected {PG_SCHEMA_VERSION}"),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1 @@
+//! Ported in a later commit.
