@@ -166,6 +166,8 @@ async fn serve(
         .into();
     let extract = crate::extract::Extraction::from_config(&config.extract)
         .map_err(|e| anyhow::anyhow!("the [extract] config cannot be used: {e}"))?;
+    let learner = amber_tiers::advice::Learner::from_config(&config.learn)
+        .map_err(|e| anyhow::anyhow!("the [learn] config cannot be used: {e}"))?;
     let resumed = crate::methods::session::resumable(&engine);
     if !resumed.is_empty() {
         tracing::info!(sessions = resumed.len(), "resuming sessions that were live at the last stop");
@@ -193,6 +195,7 @@ async fn serve(
         uid: own_uid(),
         sessions: crate::live::Sessions::new(judge, resumed),
         extract,
+        learner,
     });
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     spawn_signal_handler(shared.shutdown.clone());

@@ -115,8 +115,10 @@ impl Store {
                 )
                 .optional()
                 .map_err(sql)?;
-            raw.map(|a| serde_json::from_str(&a).map_err(|e| corrupt(&path, format!("aliases of {key}: {e}"))))
-                .transpose()
+            raw.map(|a| {
+                serde_json::from_str(&a).map_err(|e| corrupt(&path, format!("aliases of {key}: {e}")))
+            })
+            .transpose()
         };
         let (Some(old), Some(mut kept)) = (aliases(from)?, aliases(into)?) else {
             return Err(corrupt(&path, format!("merge of {from} into {into}: a situation is missing")));
@@ -136,8 +138,11 @@ impl Store {
             params![scope.as_str(), from, into],
         )
         .map_err(sql)?;
-        tx.execute("DELETE FROM advice_situations WHERE scope = ?1 AND key = ?2", params![scope.as_str(), from])
-            .map_err(sql)?;
+        tx.execute(
+            "DELETE FROM advice_situations WHERE scope = ?1 AND key = ?2",
+            params![scope.as_str(), from],
+        )
+        .map_err(sql)?;
         tx.commit().map_err(sql)
     }
 
@@ -218,7 +223,8 @@ impl Store {
                  ORDER BY situation, agent, version"
             ))
             .map_err(self.sql())?;
-        let rows = stmt.query_map(params![scope.as_str(), situation, history], raw_note).map_err(self.sql())?;
+        let rows =
+            stmt.query_map(params![scope.as_str(), situation, history], raw_note).map_err(self.sql())?;
         rows.map(|r| decode_note(r.map_err(self.sql())?, &self.path)).collect()
     }
 
@@ -243,7 +249,12 @@ impl Store {
     /// Records that a session was served a note; when it had been served this
     /// situation's note before, nothing changes and that serving's (version, time) is
     /// returned.
-    pub fn mark_served(&mut self, session_id: &str, note: &Note, at: Millis) -> Result<Option<(u32, Millis)>> {
+    pub fn mark_served(
+        &mut self,
+        session_id: &str,
+        note: &Note,
+        at: Millis,
+    ) -> Result<Option<(u32, Millis)>> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -348,7 +359,8 @@ mod tests {
         assert_eq!(s.put_note(&note(&scope, "build/a", None)).unwrap(), 2);
         assert_eq!(s.put_note(&note(&scope, "build/a", Some("ada"))).unwrap(), 1, "a personal series");
         let newest = s.notes(&scope, None, false).unwrap();
-        let series: Vec<(Option<&str>, u32)> = newest.iter().map(|n| (n.agent.as_deref(), n.version)).collect();
+        let series: Vec<(Option<&str>, u32)> =
+            newest.iter().map(|n| (n.agent.as_deref(), n.version)).collect();
         assert_eq!(series, [(None, 2), (Some("ada"), 1)]);
         assert_eq!(s.notes(&scope, Some("build/a"), true).unwrap().len(), 3);
         let n = &newest[0];
@@ -356,7 +368,10 @@ mod tests {
         assert_eq!(s.mark_served("sess", n, 20).unwrap(), Some((2, 10)), "the first serving is kept");
         assert_eq!(s.mark_served("other", n, 20).unwrap(), None);
         s.set_withheld(n, Some("scores lower")).unwrap();
-        assert_eq!(s.notes(&scope, Some("build/a"), false).unwrap()[0].withheld.as_deref(), Some("scores lower"));
+        assert_eq!(
+            s.notes(&scope, Some("build/a"), false).unwrap()[0].withheld.as_deref(),
+            Some("scores lower")
+        );
     }
 
     #[test]

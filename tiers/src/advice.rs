@@ -144,7 +144,12 @@ impl std::fmt::Debug for Learner {
 
 impl Learner {
     /// A learner for the chat endpoint under `url`, asking `model`.
-    pub fn new(url: &str, model: &str, api_key: Option<String>, timeout: Duration) -> Result<Learner, String> {
+    pub fn new(
+        url: &str,
+        model: &str,
+        api_key: Option<String>,
+        timeout: Duration,
+    ) -> Result<Learner, String> {
         Ok(Learner { chat: ChatEndpoint::new("learn", url, model, api_key)?, timeout, cache: None })
     }
 
@@ -186,7 +191,10 @@ impl Learner {
             "max_tokens": max_tokens,
             "stream": false,
         });
-        let key = self.cache.as_ref().map(|_| ModelCache::key(self.chat.endpoint(), self.chat.model(), &body.to_string()));
+        let key = self
+            .cache
+            .as_ref()
+            .map(|_| ModelCache::key(self.chat.endpoint(), self.chat.model(), &body.to_string()));
         let cached = self.cache.as_ref().zip(key.as_deref()).and_then(|(c, k)| c.get(k));
         let content = match cached {
             Some(c) => c,

@@ -68,7 +68,9 @@ impl ModelCache {
     /// How many replies are kept.
     pub fn len(&self) -> usize {
         std::fs::read_dir(&self.dir)
-            .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "txt")).count())
+            .map(|d| {
+                d.filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "txt")).count()
+            })
             .unwrap_or(0)
     }
 

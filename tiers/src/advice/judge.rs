@@ -46,7 +46,12 @@ pub fn parse_verdict(reply: &str) -> Result<(Option<i8>, String), ModelError> {
             "0" | "unclear" | "can't tell" | "cannot tell" => None,
             other => return Err(ModelError::Malformed(format!("verdict {other:?} is not 1, -1 or 0"))),
         },
-        _ => return Err(ModelError::Malformed(format!("the judge's reply has no verdict: {}", snippet(reply)))),
+        _ => {
+            return Err(ModelError::Malformed(format!(
+                "the judge's reply has no verdict: {}",
+                snippet(reply)
+            )));
+        }
     };
     let reason = obj.get("reason").and_then(Value::as_str).unwrap_or("").chars().take(300).collect();
     Ok((verdict, reason))

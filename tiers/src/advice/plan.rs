@@ -113,7 +113,8 @@ pub fn plan(runs: &[(String, Rewarded)], notes: &[Note], rules: Rules) -> (Vec<J
             }
         }
         for (agent, rs) in series {
-            let skip = |reason: String| Skip { situation: situation.to_string(), agent: agent.clone(), reason };
+            let skip =
+                |reason: String| Skip { situation: situation.to_string(), agent: agent.clone(), reason };
             let wrong = rs.iter().filter(|r| r.reward < 0.0).count();
             if wrong < rules.min_wrong {
                 skips.push(skip(format!("{wrong} wrong runs; a note needs {}", rules.min_wrong)));

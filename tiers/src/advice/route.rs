@@ -14,7 +14,11 @@ it. Reply with the situation's number only, or 0 when none fits.";
 
 /// The key of the situation the model routes `task` to, or None when it says none fits.
 /// `lines` are (key, line), at most [`MAX_LINES`].
-pub fn route(learner: &Learner, task: &str, lines: &[(String, String)]) -> Result<Option<String>, ModelError> {
+pub fn route(
+    learner: &Learner,
+    task: &str,
+    lines: &[(String, String)],
+) -> Result<Option<String>, ModelError> {
     assert!(lines.len() <= MAX_LINES, "shortlist the lines first");
     if lines.is_empty() {
         return Ok(None);
@@ -45,9 +49,7 @@ pub fn parse_route(reply: &str, lines: &[(String, String)]) -> Result<Option<Str
     if lower.trim().trim_matches(|c: char| !c.is_alphanumeric()) == "none" {
         return Ok(None);
     }
-    lines
-        .iter()
-        .find(|(key, _)| lower.contains(key.as_str()))
-        .map(|(key, _)| Some(key.clone()))
-        .ok_or_else(|| ModelError::Malformed(format!("the routing reply names no situation: {}", snippet(reply))))
+    lines.iter().find(|(key, _)| lower.contains(key.as_str())).map(|(key, _)| Some(key.clone())).ok_or_else(
+        || ModelError::Malformed(format!("the routing reply names no situation: {}", snippet(reply))),
+    )
 }

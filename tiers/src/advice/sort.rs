@@ -65,8 +65,11 @@ pub fn sort_tasks(learner: &Learner, known: &[Situation], tasks: &[&str]) -> Res
     } else {
         known.iter().map(|s| format!("- {}: {}\n", s.key, s.line)).collect()
     };
-    let listed: String =
-        tasks.iter().enumerate().map(|(i, t)| format!("{i}: {}\n", truncate(&one_line(t), TASK_CHARS))).collect();
+    let listed: String = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("{i}: {}\n", truncate(&one_line(t), TASK_CHARS)))
+        .collect();
     let user = format!(
         "Known situations:\n{known_lines}\nTasks ({} of them, numbered from 0):\n{}\n\nReply with the JSON only.",
         tasks.len(),
