@@ -1,0 +1,190 @@
+//! Advice over the real socket. Without a model every method that needs one answers
+//! `no_model` and the daemon keeps serving; with a fake OpenAI-compatible endpoint on
+//! 127.0.0.1 a scope's runs are sorted, a note is written (the people rule holding in a
+//! team scope), routed to and served once per session, runs are judged and a
+//! recorder's reward shows beside the judgement; a malformed reply and a timeout
+//! answer `model_failed`.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn kind(e: amber_ipc::ClientError) -> String {
+    e.kind().map(|k| k.as_str().to_string()).unwrap_or_else(|| format!("{e}"))
+}
+
+const NOTE: &str = "## When\nA schema migration fails.\n## Steps\n1. Read the error.\n2. Fix the statement.\n\
+                    ## Pitfalls\n- Editing a migration that was applied.\n## Evidence\n[R1] and [R2] went wrong.";
+
+/// Answers as a model would, by which prompt it is.
+fn model(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap();
+    let user = v["messages"][1]["content"].as_str().unwrap();
+    let system = v["messages"][0]["content"].as_str().unwrap();
+    if system.starts_with("You sort") {
+        let n: usize = user.split("Tasks (").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        let tasks: Vec<Value> = (0..n).map(|i| json!({"task": i, "situation": "db/migrations"})).collect();
+        json!({"situations": [{"key": "db/migrations", "line": "Schema migrations that fail"}], "tasks": tasks})
+            .to_string()
+    } else if system.starts_with("You write") {
+        NOTE.into()
+    } else if system.starts_with("You route") {
+        "1".into()
+    } else if user.contains("still failing") {
+        r#"{"verdict": -1, "reason": "it still fails"}"#.into()
+    } else {
+        r#"{"verdict": 1, "reason": "tests pass"}"#.into()
+    }
+}
+
+fn learn_config(url: &str, extra: &str) -> String {
+    format!("[learn]\nkind = \"openai\"\nurl = \"{url}\"\nmodel = \"m\"\n{extra}")
+}
+
+/// Records one run per (agent, reward) in `scope`, rewarded by its agent (None: not).
+fn record(c: &mut amber_ipc::Client, scope: &str, runs: &[(&str, Option<f64>)]) -> Vec<String> {
+    let mut ids = Vec::new();
+    for (i, (agent, reward)) in runs.iter().enumerate() {
+        let outcome = if reward.is_some_and(|r| r < 0.0) { "still failing" } else { "tests pass" };
+        let r = c
+            .call_value(
+                "run_record",
+                json!({ "agent": agent, "scope": scope, "task": format!("fix the failing schema migration, try {i}"),
+                        "trace": format!("ran the migrations, attempt {i}"), "outcome": outcome }),
+            )
+            .unwrap();
+        let id = r["results"][0]["id"].as_str().unwrap().to_string();
+        if let Some(reward) = reward {
+            c.call_value("run_reward", json!({ "agent": agent, "run_id": id, "reward": reward })).unwrap();
+        }
+        ids.push(id);
+    }
+    ids
+}
+
+#[test]
+fn without_a_model_advice_answers_no_model_and_the_daemon_keeps_serving() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    for (method, params) in [
+        ("get_advice", json!({ "task": "fix the migration" })),
+        ("advice_learn", json!({ "scope": "proj" })),
+        ("judge_runs", json!({ "scope": "proj" })),
+    ] {
+        let e = c.call_value(method, params).unwrap_err();
+        assert!(e.to_string().contains("advice is learned by a model: none is configured"), "{method}: {e}");
+        assert_eq!(kind(e), "no_model", "{method}");
+    }
+    assert_eq!(c.call_value("advice_list", json!({ "scope": "proj" })).unwrap()["situations"], json!([]));
+    assert_eq!(c.call_value("judgements", json!({ "scope": "proj" })).unwrap()["judgements"], json!([]));
+    let e = c.call_value("advice_show", json!({ "scope": "proj", "situation": "a/b" })).unwrap_err();
+    assert_eq!(kind(e), "not_found");
+    let status = c.call_value("status", json!({})).unwrap();
+    assert!(status.get("learn").is_none(), "{status}");
+}
+
+#[test]
+fn advice_is_learned_routed_and_served_once_per_session() {
+    let chat = fake_chat_with(model, || {});
+    let (d, _dir) = with_config(&learn_config(&chat.url, ""));
+    let mut c = d.client();
+    assert_eq!(c.call_value("status", json!({})).unwrap()["learn"], "openai:m");
+
+    // A team scope: two wrong runs from two agents are not enough people.
+    record(&mut c, "team/two", &[("ada", Some(-1.0)), ("bob", Some(-1.0)), ("ada", Some(1.0))]);
+    let two = c.call_value("advice_learn", json!({ "scope": "team/two", "cache": false })).unwrap();
+    assert_eq!(two["sorted"], 3);
+    assert_eq!(two["written"], json!([]));
+    assert!(two["skipped"][0]["reason"].as_str().unwrap().contains("runs from 2 agents"), "{two}");
+
+    // Three agents: the note is written from their runs.
+    record(
+        &mut c,
+        "team/web",
+        &[("ada", Some(-1.0)), ("bob", Some(-0.5)), ("cy", Some(1.0)), ("cy", Some(1.0))],
+    );
+    let learned = c.call_value("advice_learn", json!({ "scope": "team/web" })).unwrap();
+    assert_eq!(
+        (learned["sorted"].clone(), learned["new_situations"].clone()),
+        (json!(4), json!(1)),
+        "{learned}"
+    );
+    assert_eq!(
+        learned["written"],
+        json!([{ "situation": "db/migrations", "version": 1, "runs": 4, "agents": 3 }])
+    );
+    let calls = chat.answered.load(Ordering::SeqCst);
+    let again = c.call_value("advice_learn", json!({ "scope": "team/web" })).unwrap();
+    assert_eq!(again["written"], json!([]));
+    assert!(again["skipped"][0]["reason"].as_str().unwrap().contains("version 1 is current"), "{again}");
+    assert_eq!(chat.answered.load(Ordering::SeqCst), calls, "nothing new: no model call");
+
+    let session = c.call_value("session_start", json!({ "agent": "ada", "scope": "team/web" })).unwrap();
+    let sid = session["session_id"].as_str().unwrap();
+    let ask = json!({ "task": "the schema migration fails again", "session_id": sid, "moment": "stuck" });
+    let first = c.call_value("get_advice", ask.clone()).unwrap();
+    assert_eq!(first["situation"], "db/migrations");
+    assert_eq!((first["version"].clone(), first["runs"].clone()), (json!(1), json!(4)));
+    assert_eq!(first["note"], NOTE);
+    assert_eq!((first["given_earlier"].clone(), first["moment"].clone()), (json!(false), json!("stuck")));
+    assert_eq!(first["scope"], "team/web", "the session's scope");
+    let second = c.call_value("get_advice", ask).unwrap();
+    assert_eq!(second["given_earlier"], true);
+    assert!(second.get("note").is_none(), "{second}");
+    assert!(second["message"].as_str().unwrap().contains("given earlier"), "{second}");
+
+    let shown =
+        c.call_value("advice_show", json!({ "scope": "team/web", "situation": "db/migrations" })).unwrap();
+    assert_eq!(shown["notes"].as_array().unwrap().len(), 1);
+    let listed = c.call_value("advice_list", json!({ "scope": "team/web" })).unwrap();
+    assert_eq!(listed["situations"][0]["runs"], 4);
+    assert_eq!(listed["situations"][0]["notes"][0]["version"], 1);
+    let e = c.call_value("get_advice", json!({ "task": "x", "moment": "later" })).unwrap_err();
+    assert_eq!(kind(e), "invalid_params");
+    let e = c.call_value("get_advice", json!({ "task": "x", "session_id": "nope" })).unwrap_err();
+    assert_eq!(kind(e), "session_not_found");
+}
+
+#[test]
+fn unrewarded_runs_are_judged_and_a_recorders_reward_shows_beside_the_judgement() {
+    let chat = fake_chat_with(model, || {});
+    let (d, _dir) = with_config(&learn_config(&chat.url, "judge_delay_s = 0\n"));
+    let mut c = d.client();
+    let ids = record(&mut c, "judged", &[("ada", None), ("bob", None), ("cy", Some(1.0))]);
+    let judged = c.call_value("judge_runs", json!({ "scope": "judged" })).unwrap();
+    assert_eq!(judged["judged"].as_array().unwrap().len(), 2, "the rewarded run is not judged: {judged}");
+    let again = c.call_value("judge_runs", json!({ "scope": "judged" })).unwrap();
+    assert_eq!(again["judged"], json!([]), "a run is judged once");
+    c.call_value("run_reward", json!({ "agent": "ada", "run_id": ids[0], "reward": -1.0 })).unwrap();
+    let shown = c.call_value("judgements", json!({ "scope": "judged" })).unwrap();
+    let js = shown["judgements"].as_array().unwrap();
+    let of = |id: &str| js.iter().find(|j| j["run_id"] == id).unwrap().clone();
+    assert_eq!((of(&ids[0])["verdict"].clone(), of(&ids[0])["reward"].clone()), (json!(1), json!(-1.0)));
+    assert_eq!(of(&ids[1])["model"], "openai:m");
+    assert!(of(&ids[1]).get("reward").is_none());
+}
+
+#[test]
+fn a_malformed_reply_and_a_timeout_answer_model_failed() {
+    let chat = fake_chat("I would rather not.", || {});
+    let (d, _dir) = with_config(&learn_config(&chat.url, ""));
+    let mut c = d.client();
+    record(&mut c, "proj", &[("ada", Some(-1.0))]);
+    let e = c.call_value("advice_learn", json!({ "scope": "proj" })).unwrap_err();
+    assert!(e.to_string().contains("malformed"), "{e}");
+    assert_eq!(kind(e), "model_failed");
+    assert_eq!(c.call_value("advice_list", json!({ "scope": "proj" })).unwrap()["situations"], json!([]));
+
+    let slow = fake_chat("1", || std::thread::sleep(Duration::from_secs(2)));
+    let (d, _dir) = with_config(&learn_config(&slow.url, "timeout_ms = 200\n"));
+    let mut c = d.client();
+    record(&mut c, "proj", &[("ada", Some(-1.0))]);
+    let e = c.call_value("advice_learn", json!({ "scope": "proj" })).unwrap_err();
+    assert!(e.to_string().contains("timed out"), "{e}");
+    assert_eq!(kind(e), "model_failed");
+    assert!(c.call_value("status", json!({})).is_ok(), "the daemon keeps serving");
+}
