@@ -85,6 +85,8 @@ def test_initialize_and_tools_list_need_no_daemon(amber_env):
         tools = (await session.list_tools()).tools
         by_name = {t.name: t for t in tools}
         assert EXPECTED_TOOLS | KG_TOOLS <= set(by_name), sorted(by_name)
+        # No model is configured ([learn]): get_advice would answer no_model, so it is hidden.
+        assert "get_advice" not in by_name, sorted(by_name)
         for t in tools:
             schema = field(t, "input_schema", "inputSchema")
             assert schema.get("type") == "object", t.name
