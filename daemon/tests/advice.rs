@@ -26,10 +26,20 @@ fn model(body: &str) -> String {
     let user = v["messages"][1]["content"].as_str().unwrap();
     let system = v["messages"][0]["content"].as_str().unwrap();
     if system.starts_with("You sort") {
-        let n: usize = user.split("Tasks (").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
-        let tasks: Vec<Value> = (0..n).map(|i| json!({"task": i, "situation": "db/migrations"})).collect();
-        json!({"situations": [{"key": "db/migrations", "line": "Schema migrations that fail"}], "tasks": tasks})
-            .to_string()
+        let listed = user.split("<tasks>\n").nth(1).unwrap().split("\n</tasks>").next().unwrap();
+        let tasks: Vec<Value> = listed
+            .lines()
+            .enumerate()
+            .map(|(i, t)| {
+                let key = if t.contains("schema change") { "db/schema-changes" } else { "db/migrations" };
+                json!({"task": i, "situation": key})
+            })
+            .collect();
+        json!({"situations": [{"key": "db/migrations", "line": "Schema migrations that fail"},
+                              {"key": "db/schema-changes", "line": "Changing the schema"}], "tasks": tasks})
+        .to_string()
+    } else if system.starts_with("You tidy") {
+        json!({"merge": [{"from": "db/schema-changes", "into": "db/migrations"}]}).to_string()
     } else if system.starts_with("You write") {
         NOTE.into()
     } else if system.starts_with("You route") {
@@ -110,9 +120,10 @@ fn advice_is_learned_routed_and_served_once_per_session() {
     let learned = c.call_value("advice_learn", json!({ "scope": "team/web" })).unwrap();
     assert_eq!(
         (learned["sorted"].clone(), learned["new_situations"].clone()),
-        (json!(4), json!(1)),
+        (json!(4), json!(2)),
         "{learned}"
     );
+    assert_eq!(learned["merged"], json!([["db/schema-changes", "db/migrations"]]), "{learned}");
     assert_eq!(
         learned["written"],
         json!([{ "situation": "db/migrations", "version": 1, "runs": 4, "agents": 3 }])
@@ -147,6 +158,30 @@ fn advice_is_learned_routed_and_served_once_per_session() {
     assert_eq!(kind(e), "invalid_params");
     let e = c.call_value("get_advice", json!({ "task": "x", "session_id": "nope" })).unwrap_err();
     assert_eq!(kind(e), "session_not_found");
+}
+
+#[test]
+fn the_same_task_under_two_names_is_merged_and_the_old_name_kept_as_an_alias() {
+    let chat = fake_chat_with(model, || {});
+    let (d, _dir) = with_config(&learn_config(&chat.url, ""));
+    let mut c = d.client();
+    for (agent, task, reward) in
+        [("ada", "apply the schema change", -1.0), ("bob", "fix the failing schema migration", -1.0)]
+    {
+        let r =
+            c.call_value("run_record", json!({ "agent": agent, "scope": "merge", "task": task })).unwrap();
+        let id = r["results"][0]["id"].clone();
+        c.call_value("run_reward", json!({ "agent": agent, "run_id": id, "reward": reward })).unwrap();
+    }
+    let learned = c.call_value("advice_learn", json!({ "scope": "merge" })).unwrap();
+    assert_eq!(learned["merged"], json!([["db/schema-changes", "db/migrations"]]), "{learned}");
+    assert_eq!(learned["written"][0]["runs"], 2, "both runs count for the merged situation: {learned}");
+    let listed = c.call_value("advice_list", json!({ "scope": "merge" })).unwrap();
+    assert_eq!(listed["situations"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed["situations"][0]["situation"]["aliases"], json!(["db/schema-changes"]));
+    let shown =
+        c.call_value("advice_show", json!({ "scope": "merge", "situation": "db/schema-changes" })).unwrap();
+    assert_eq!(shown["situation"]["key"], "db/migrations", "found by its old name");
 }
 
 #[test]

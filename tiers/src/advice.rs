@@ -20,6 +20,7 @@ use crate::chat::{ChatEndpoint, snippet, strip_think};
 
 pub mod curate;
 pub mod judge;
+pub mod merge;
 pub mod plan;
 pub mod route;
 pub mod sort;

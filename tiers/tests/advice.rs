@@ -11,6 +11,7 @@ use std::time::Duration;
 use amber_core::Run;
 use amber_core::advice::{Note, Situation};
 use amber_tiers::advice::judge::judge_run;
+use amber_tiers::advice::merge::find_merges;
 use amber_tiers::advice::plan::{MAX_RUNS, MIN_RIGHT, Rewarded, Rules, plan, select};
 use amber_tiers::advice::route::route;
 use amber_tiers::advice::sort::{normalise_key, sort_tasks};
@@ -354,4 +355,20 @@ fn an_agent_with_ten_rewarded_runs_gets_a_personal_note_from_its_own_runs() {
     let series: Vec<Option<&str>> = jobs.iter().map(|j| j.agent.as_deref()).collect();
     assert_eq!(series, [None, Some("ada")], "bob has 9 runs");
     assert!(jobs[1].runs.iter().all(|r| r.run.agent == "ada"));
+}
+
+#[test]
+fn merges_name_known_situations_once_each() {
+    let known = [situation("db/migrations", "a"), situation("db/schema", "b"), situation("build/x", "c")];
+    let f = answering(
+        r#"{"merge": [{"from": "db/schema", "into": "db/migrations"}, {"from": "db/migrations", "into": "build/x"},
+                     {"from": "nowhere/x", "into": "build/x"}, {"from": "build/x", "into": "build/x"}]}"#,
+    );
+    let l = learner(&f.url);
+    assert_eq!(find_merges(&l, &known).unwrap(), [("db/schema".to_string(), "db/migrations".to_string())]);
+    assert!(user_text(&f, 0).contains("- db/schema: b\n"));
+    assert_eq!(find_merges(&l, &known[..1]).unwrap(), [], "one situation: no call");
+    assert_eq!(f.answered.load(Ordering::SeqCst), 1);
+    let bad = answering("they all look different to me");
+    assert!(matches!(find_merges(&learner(&bad.url), &known), Err(ModelError::Malformed(_))));
 }

@@ -15,6 +15,7 @@ use amber_ipc::protocol::{
 };
 use amber_tiers::advice::curate::{check_edit, withhold};
 use amber_tiers::advice::judge::judge_run;
+use amber_tiers::advice::merge::find_merges;
 use amber_tiers::advice::plan::{Rewarded, Rules, Skip, plan};
 use amber_tiers::advice::sort::{BATCH, sort_tasks};
 use amber_tiers::advice::write::write_note;
@@ -70,6 +71,9 @@ impl Pass<'_> {
         let mut out = AdviceLearnResult { scope: self.scope.clone(), ..Default::default() };
         let (runs, counted) = rewards(self.engine, self.scope)?;
         self.sort(&runs, &mut out)?;
+        if out.new_situations > 0 {
+            self.merge(&mut out)?;
+        }
         let situations = self.engine.situations(self.scope).map_err(engine_error)?;
         let sorted: HashMap<String, String> =
             self.engine.sorted_runs(self.scope).map_err(engine_error)?.into_iter().collect();
@@ -122,6 +126,21 @@ impl Pass<'_> {
             out.new_situations += new.len();
             out.sorted += placed.len();
             out.unsorted += batch.len() - sorted.placed.len();
+        }
+        Ok(())
+    }
+
+    /// Situations that are the same task under two names are merged, the old key kept
+    /// as an alias (asked only when this pass made new situations).
+    fn merge(&self, out: &mut AdviceLearnResult) -> Result<(), ErrorObject> {
+        let situations = self.engine.situations(self.scope).map_err(engine_error)?;
+        if situations.len() < 2 {
+            return Ok(());
+        }
+        out.calls += 1;
+        for (from, into) in find_merges(self.learner, &situations).map_err(model_failed)? {
+            self.engine.merge_situation(self.scope, &from, &into).map_err(engine_error)?;
+            out.merged.push((from, into));
         }
         Ok(())
     }
