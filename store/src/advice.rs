@@ -52,28 +52,39 @@ fn decode_note(raw: RawNote, path: &std::path::Path) -> Result<Note> {
 }
 
 impl Store {
+    /// Runs `sql` once per item in one transaction (all or nothing).
+    fn each_in_tx<T>(
+        &mut self,
+        sql: &str,
+        items: &[T],
+        run: impl Fn(&mut rusqlite::CachedStatement<'_>, &T) -> rusqlite::Result<usize>,
+    ) -> Result<()> {
+        let path = self.path.clone();
+        let err = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(err)?;
+        {
+            let mut stmt = tx.prepare_cached(sql).map_err(err)?;
+            for item in items {
+                run(&mut stmt, item).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
     /// Adds situations, or updates the category, line and aliases of those already
     /// there (their first time stays).
     pub fn put_situations(&mut self, situations: &[Situation]) -> Result<()> {
-        let path = self.path.clone();
-        let sql = |source| Error::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT INTO advice_situations (scope, key, category, line, aliases, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT (scope, key) DO UPDATE SET
-                       category = excluded.category, line = excluded.line, aliases = excluded.aliases",
-                )
-                .map_err(sql)?;
-            for s in situations {
+        self.each_in_tx(
+            "INSERT INTO advice_situations (scope, key, category, line, aliases, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (scope, key) DO UPDATE SET
+               category = excluded.category, line = excluded.line, aliases = excluded.aliases",
+            situations,
+            |stmt, s| {
                 let aliases = serde_json::json!(s.aliases).to_string();
                 stmt.execute(params![s.scope.as_str(), s.key, s.category, s.line, aliases, s.created_at])
-                    .map_err(sql)?;
-            }
-        }
-        tx.commit().map_err(sql)
+            },
+        )
     }
 
     /// A scope's situations, by key.
@@ -148,20 +159,11 @@ impl Store {
 
     /// Records which situation each run (id) was sorted under.
     pub fn sort_runs(&mut self, scope: &Scope, sorted: &[(String, String)]) -> Result<()> {
-        let path = self.path.clone();
-        let sql = |source| Error::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO advice_sorted (run_id, scope, situation) VALUES (?1, ?2, ?3)",
-                )
-                .map_err(sql)?;
-            for (run, situation) in sorted {
-                stmt.execute(params![run, scope.as_str(), situation]).map_err(sql)?;
-            }
-        }
-        tx.commit().map_err(sql)
+        self.each_in_tx(
+            "INSERT OR REPLACE INTO advice_sorted (run_id, scope, situation) VALUES (?1, ?2, ?3)",
+            sorted,
+            |stmt, (run, situation)| stmt.execute(params![run, scope.as_str(), situation]),
+        )
     }
 
     /// (run id, situation) of every run sorted in a scope.
@@ -287,21 +289,11 @@ impl Store {
 
     /// Stores judgements (a run judged again gets the new one).
     pub fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()> {
-        let path = self.path.clone();
-        let sql = |source| Error::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO run_judgements (run_id, verdict, reason, model, at)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .map_err(sql)?;
-            for j in judgements {
-                stmt.execute(params![j.run_id, j.verdict, j.reason, j.model, j.at]).map_err(sql)?;
-            }
-        }
-        tx.commit().map_err(sql)
+        self.each_in_tx(
+            "INSERT OR REPLACE INTO run_judgements (run_id, verdict, reason, model, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            judgements,
+            |stmt, j| stmt.execute(params![j.run_id, j.verdict, j.reason, j.model, j.at]),
+        )
     }
 
     /// The judgements of runs in a scope (and those under it), newest first.
