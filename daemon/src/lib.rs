@@ -198,6 +198,7 @@ async fn serve(
         learner,
     });
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
+    let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));
     spawn_signal_handler(shared.shutdown.clone());
 
     tracing::info!(socket = %socket.display(), secs = started.elapsed().as_secs_f64(), "amberd ready");
@@ -245,6 +246,9 @@ async fn serve(
         tasks.abort_all();
     }
     let _ = idle.await;
+    // A timer pass may be waiting on the model: it is not waited for (its writes are
+    // transactions; what it did not store is done at the next pass).
+    advice_timer.abort();
     crate::methods::session::save_all(&shared).await;
     // The writer drains its queue and stops once the last sender is gone.
     drop(shared);

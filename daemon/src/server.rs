@@ -14,7 +14,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::methods::{
-    admin, advice, capture, checkpoint, graph, learn, memory, outcome, review, runs, scope, session, threads,
+    admin, advice, capture, checkpoint, graph, judge, learn, memory, outcome, review, runs, scope, session,
+    threads,
 };
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
@@ -274,8 +275,8 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
         "advice_learn" => learn::learn(shared, params(m, p)?).await,
         "advice_show" => advice::show(shared, params(m, p)?).await,
         "advice_list" => advice::list(shared, params(m, p)?).await,
-        "judge_runs" => learn::judge(shared, params(m, p)?).await,
-        "judgements" => advice::judgements(shared, params(m, p)?).await,
+        "judge_runs" => judge::judge(shared, params(m, p)?).await,
+        "judgements" => judge::judgements(shared, params(m, p)?).await,
         other => Err(ErrorObject::new(
             ErrorKind::MethodNotFound,
             format!("unknown method {:?}; this daemon serves {}", truncate(other, 64), METHODS.join(", ")),

@@ -223,3 +223,44 @@ fn a_malformed_reply_and_a_timeout_answer_model_failed() {
     assert_eq!(kind(e), "model_failed");
     assert!(c.call_value("status", json!({})).is_ok(), "the daemon keeps serving");
 }
+
+#[test]
+fn the_timer_judges_due_runs_and_ended_sessions_and_learns_a_scope_with_new_rewards() {
+    let chat = fake_chat_with(model, || {});
+    let (d, _dir) = with_config(&learn_config(&chat.url, "judge_delay_s = 0\ninterval_s = 1\n"));
+    let mut c = d.client();
+    let s = c.call_value("session_start", json!({ "agent": "ada", "scope": "timed" })).unwrap();
+    let sid = s["session_id"].as_str().unwrap().to_string();
+    let transcript = "Ran the schema migrations against the staging copy; the tests pass after the fix.";
+    c.call_value("session_end", json!({ "session_id": sid, "transcript": transcript })).unwrap();
+    let rewarded =
+        [("ada", Some(-1.0)), ("bob", Some(-1.0)), ("cy", Some(1.0)), ("ada", Some(1.0)), ("bob", Some(1.0))];
+    let mut runs = rewarded.to_vec();
+    runs.push(("cy", None));
+    let ids = record(&mut c, "timed", &runs);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let js = c.call_value("judgements", json!({ "scope": "timed" })).unwrap();
+        let judged: Vec<String> = js["judgements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["run_id"].as_str().unwrap().to_string())
+            .collect();
+        let notes = c.call_value("advice_list", json!({ "scope": "timed" })).unwrap();
+        let written = notes["situations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| !s["notes"].as_array().unwrap().is_empty());
+        if judged.contains(&ids[5]) && judged.contains(&format!("session:{sid}")) && written {
+            assert_eq!(judged.len(), 2, "rewarded runs are not judged: {judged:?}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the timer did not judge and learn: {judged:?} {notes}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

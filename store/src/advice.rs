@@ -296,20 +296,23 @@ impl Store {
         )
     }
 
-    /// The judgements of runs in a scope (and those under it), newest first.
-    pub fn judgements(&self, scope: &Scope, limit: usize) -> Result<Vec<Judgement>> {
+    /// The judgements of runs and sessions (`session:<id>`) in a scope and those under
+    /// it (every scope when None), newest first.
+    pub fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT j.run_id, j.verdict, j.reason, j.model, j.at FROM run_judgements j
-                 JOIN runs r ON r.id = j.run_id
-                 WHERE r.scope = ?1 OR (r.scope > ?2 AND r.scope < ?3)
+                 LEFT JOIN runs r ON r.id = j.run_id
+                 LEFT JOIN sessions s ON j.run_id = 'session:' || s.id
+                 WHERE ?1 IS NULL OR COALESCE(r.scope, s.scope) = ?1
+                    OR (COALESCE(r.scope, s.scope) > ?2 AND COALESCE(r.scope, s.scope) < ?3)
                  ORDER BY j.at DESC, j.run_id LIMIT ?4",
             )
             .map_err(self.sql())?;
-        let (lo, hi) = crate::scopes::below(scope);
+        let (lo, hi) = scope.map(crate::scopes::below).unzip();
         let rows = stmt
-            .query_map(params![scope.as_str(), lo, hi, limit as i64], |r| {
+            .query_map(params![scope.map(|s| s.as_str()), lo, hi, limit as i64], |r| {
                 Ok(Judgement {
                     run_id: r.get(0)?,
                     verdict: r.get(1)?,

@@ -216,8 +216,8 @@ pub trait MemoryStore: Send {
     fn mark_served(&mut self, session_id: &str, note: &Note, at: Millis) -> Result<Option<(u32, Millis)>>;
     /// Stores judgements of runs.
     fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()>;
-    /// The judgements of a scope's runs, newest first.
-    fn judgements(&self, scope: &Scope, limit: usize) -> Result<Vec<Judgement>>;
+    /// The judgements of a scope's runs and sessions (every scope's when None), newest first.
+    fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>>;
 }
 
 impl MemoryStore for Store {
@@ -563,7 +563,7 @@ impl MemoryStore for Store {
         Store::put_judgements(self, judgements)
     }
 
-    fn judgements(&self, scope: &Scope, limit: usize) -> Result<Vec<Judgement>> {
+    fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
         Store::judgements(self, scope, limit)
     }
 }

@@ -61,6 +61,9 @@ pub struct LearnConfig {
     pub team_min_agents: usize,
     /// A personal note needs this many of the agent's own rewarded runs (default 10).
     pub personal_min_runs: usize,
+    /// Every this many seconds (default 600; 0: never) the daemon judges what is due and
+    /// learns each scope again whose rewarded runs grew by 5.
+    pub interval_s: u64,
     /// Answer repeated model calls of the daemon from the cache (default false;
     /// `amber advice learn` uses it unless told not to).
     pub cache: bool,
@@ -78,6 +81,7 @@ impl Default for LearnConfig {
             min_wrong: 2,
             team_min_agents: 3,
             personal_min_runs: 10,
+            interval_s: 600,
             cache: false,
         }
     }

@@ -1,6 +1,6 @@
 //! Advice as served: `get_advice` (the model routes a task to one situation; its note
-//! is served once per session), `advice_show`, `advice_list` and `judgements` (what was
-//! learned and judged, no model). Every method that needs a model answers `no_model`
+//! is served once per session), `advice_show` and `advice_list` (what was learned, no
+//! model). Every method that needs a model answers `no_model`
 //! when `[learn]` names none.
 
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use amber_core::Scope;
 use amber_core::advice::Note;
 use amber_ipc::protocol::{
     AdviceListParams, AdviceListResult, AdviceShowParams, AdviceShowResult, ErrorKind, ErrorObject,
-    GetAdviceParams, GetAdviceResult, JudgementShown, JudgementsParams, JudgementsResult, SituationListed,
+    GetAdviceParams, GetAdviceResult, SituationListed,
 };
 use amber_tiers::advice::route::{MAX_LINES, route};
 use amber_tiers::advice::{Learner, ModelError};
@@ -175,19 +175,4 @@ pub(crate) async fn list(shared: &Arc<Shared>, p: AdviceListParams) -> Result<Va
         })
         .collect();
     to_value(&AdviceListResult { scope: p.scope, situations })
-}
-
-pub(crate) async fn judgements(shared: &Arc<Shared>, p: JudgementsParams) -> Result<Value, ErrorObject> {
-    let limit = p.limit.unwrap_or(50);
-    if limit == 0 || limit > 1000 {
-        return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
-    }
-    let judgements = read(shared, move |e| {
-        let js = e.judgements(&p.scope, limit)?;
-        js.into_iter()
-            .map(|j| Ok(JudgementShown { reward: e.run(&j.run_id)?.and_then(|r| r.reward), judgement: j }))
-            .collect::<amber_engine::Result<Vec<_>>>()
-    })
-    .await?;
-    to_value(&JudgementsResult { judgements })
 }

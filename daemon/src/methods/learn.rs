@@ -1,20 +1,16 @@
-//! Learning: `advice_learn` (sort a scope's runs into situations, write or edit a note
-//! for each situation the rules allow, withhold notes whose served runs score lower)
-//! and `judge_runs` (the model judges unrewarded runs older than `judge_delay_s`). Both
-//! need a model (`no_model` otherwise); a failed call answers `model_failed`, with what
-//! was stored before it kept.
+//! Learning: `advice_learn` (sort a scope's runs into situations, merge the same task
+//! under two names, write or edit a note for each situation the rules allow, withhold
+//! notes whose served runs score lower). It needs a model (`no_model` otherwise); a
+//! failed call answers `model_failed`, with what was stored before it kept.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use amber_core::advice::{Judgement, Note, Situation};
+use amber_core::advice::{Note, Situation};
 use amber_core::{Run, Scope, now_millis};
 use amber_engine::Engine;
-use amber_ipc::protocol::{
-    AdviceLearnParams, AdviceLearnResult, ErrorObject, JudgeRunsParams, JudgeRunsResult, NoteWritten,
-};
+use amber_ipc::protocol::{AdviceLearnParams, AdviceLearnResult, ErrorObject, NoteWritten};
 use amber_tiers::advice::curate::{check_edit, withhold};
-use amber_tiers::advice::judge::judge_run;
 use amber_tiers::advice::merge::find_merges;
 use amber_tiers::advice::plan::{Rewarded, Rules, Skip, plan};
 use amber_tiers::advice::sort::{BATCH, sort_tasks};
@@ -23,11 +19,11 @@ use amber_tiers::advice::{LearnConfig, Learner, ModelError};
 use serde_json::Value;
 
 use super::advice::{blocking, learner, model_failed};
-use crate::rpc::{engine_error, invalid, to_value};
+use crate::rpc::{engine_error, to_value};
 use crate::state::Shared;
 
 /// The most runs of a scope read for one pass.
-const MAX_RUNS: usize = 100_000;
+pub(crate) const MAX_RUNS: usize = 100_000;
 
 pub(crate) async fn learn(shared: &Arc<Shared>, p: AdviceLearnParams) -> Result<Value, ErrorObject> {
     let learner = learner(shared, p.cache.unwrap_or(shared.config.learn.cache))?;
@@ -47,7 +43,7 @@ fn rewards(engine: &Engine, scope: &Scope) -> Result<(Vec<Run>, HashMap<String, 
         .filter(|r| r.scope == *scope)
         .collect();
     let judged: HashMap<String, i8> = engine
-        .judgements(scope, MAX_RUNS)
+        .judgements(Some(scope), MAX_RUNS)
         .map_err(engine_error)?
         .into_iter()
         .filter_map(|j| Some((j.run_id, j.verdict?)))
@@ -59,15 +55,15 @@ fn rewards(engine: &Engine, scope: &Scope) -> Result<(Vec<Run>, HashMap<String, 
     Ok((runs, counted))
 }
 
-struct Pass<'a> {
-    engine: &'a Engine,
-    learner: &'a Learner,
-    cfg: &'a LearnConfig,
-    scope: &'a Scope,
+pub(crate) struct Pass<'a> {
+    pub(crate) engine: &'a Engine,
+    pub(crate) learner: &'a Learner,
+    pub(crate) cfg: &'a LearnConfig,
+    pub(crate) scope: &'a Scope,
 }
 
 impl Pass<'_> {
-    fn run(&self) -> Result<AdviceLearnResult, ErrorObject> {
+    pub(crate) fn run(&self) -> Result<AdviceLearnResult, ErrorObject> {
         let mut out = AdviceLearnResult { scope: self.scope.clone(), ..Default::default() };
         let (runs, counted) = rewards(self.engine, self.scope)?;
         self.sort(&runs, &mut out)?;
@@ -235,51 +231,4 @@ impl Pass<'_> {
         }
         Ok(())
     }
-}
-
-pub(crate) async fn judge(shared: &Arc<Shared>, p: JudgeRunsParams) -> Result<Value, ErrorObject> {
-    let learner = learner(shared, shared.config.learn.cache)?;
-    let limit = p.limit.unwrap_or(50);
-    if limit == 0 || limit > 1000 {
-        return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
-    }
-    let engine = shared.engine.clone();
-    let delay_ms = shared.config.learn.judge_delay_s as i64 * 1000;
-    let result = blocking(move || judge_pass(&engine, &learner, &p.scope, delay_ms, limit)).await?;
-    to_value(&result)
-}
-
-/// Judges up to `limit` runs of `scope` (and below) that nobody rewarded, that are at
-/// least `delay_ms` old and that were not judged before.
-pub(crate) fn judge_pass(
-    engine: &Engine,
-    learner: &Learner,
-    scope: &Scope,
-    delay_ms: i64,
-    limit: usize,
-) -> Result<JudgeRunsResult, ErrorObject> {
-    let judged: std::collections::HashSet<String> =
-        engine.judgements(scope, MAX_RUNS).map_err(engine_error)?.into_iter().map(|j| j.run_id).collect();
-    let cutoff = now_millis() - delay_ms;
-    let due: Vec<Run> = engine
-        .runs(Some(scope), None, MAX_RUNS)
-        .map_err(engine_error)?
-        .into_iter()
-        .filter(|r| r.reward.is_none() && r.created_at <= cutoff && !judged.contains(&r.id))
-        .take(limit)
-        .collect();
-    let mut out = JudgeRunsResult::default();
-    for run in due {
-        match judge_run(learner, &run) {
-            Ok((verdict, reason)) => {
-                let j =
-                    Judgement { run_id: run.id, verdict, reason, model: learner.name(), at: now_millis() };
-                engine.put_judgements(std::slice::from_ref(&j)).map_err(engine_error)?;
-                out.judged.push(j);
-            }
-            Err(ModelError::Malformed(reason)) => out.failed.push((run.id, reason)),
-            Err(e) => return Err(model_failed(e)),
-        }
-    }
-    Ok(out)
 }

@@ -14,6 +14,7 @@ pub(crate) mod advice;
 pub(crate) mod capture;
 pub(crate) mod checkpoint;
 pub(crate) mod graph;
+pub(crate) mod judge;
 pub(crate) mod leads;
 pub(crate) mod learn;
 pub(crate) mod memory;

@@ -62,8 +62,9 @@ impl Engine {
         Ok(lock(&self.writer).put_judgements(judgements)?)
     }
 
-    /// The judgements of a scope's runs, newest first.
-    pub fn judgements(&self, scope: &Scope, limit: usize) -> Result<Vec<Judgement>> {
+    /// The judgements of a scope's runs and sessions (every scope's when None), newest
+    /// first.
+    pub fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
         self.read(|s| s.judgements(scope, limit))
     }
 
