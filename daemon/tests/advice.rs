@@ -264,3 +264,89 @@ fn the_timer_judges_due_runs_and_ended_sessions_and_learns_a_scope_with_new_rewa
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Records runs `(agent, reward, advice)` in `scope`, each rewarded by its agent.
+fn record_with_advice(c: &mut amber_ipc::Client, scope: &str, from: usize, runs: &[(&str, f64, &[&str])]) {
+    for (i, (agent, reward, advice)) in runs.iter().enumerate() {
+        let outcome = if *reward < 0.0 { "still failing" } else { "tests pass" };
+        let r = c
+            .call_value(
+                "run_record",
+                json!({ "agent": agent, "scope": scope, "task": format!("fix the failing schema migration, run {}", from + i),
+                        "outcome": outcome, "advice": advice }),
+            )
+            .unwrap();
+        let id = r["results"][0]["id"].clone();
+        c.call_value("run_reward", json!({ "agent": agent, "run_id": id, "reward": reward })).unwrap();
+    }
+}
+
+#[test]
+fn an_edit_dropping_most_of_a_note_is_refused_and_a_note_whose_runs_score_lower_is_withheld() {
+    let writes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let w = writes.clone();
+    let chat = fake_chat_with(
+        move |body| {
+            if body.contains("You write") && w.fetch_add(1, Ordering::SeqCst) > 0 {
+                return "## When\nnow\n## Steps\ngo\n## Pitfalls\nnone\n## Evidence\nsome".into();
+            }
+            model(body)
+        },
+        || {},
+    );
+    let (d, _dir) = with_config(&learn_config(&chat.url, ""));
+    let mut c = d.client();
+    let agents = ["ada", "bob", "cy"];
+    let first: Vec<(&str, f64, &[&str])> =
+        (0..10).map(|i| (agents[i % 3], if i < 2 { -1.0 } else { 1.0 }, &[][..])).collect();
+    record_with_advice(&mut c, "curated", 0, &first);
+    let one = c.call_value("advice_learn", json!({ "scope": "curated" })).unwrap();
+    assert_eq!(one["written"][0]["version"], 1, "{one}");
+    assert_eq!(one["withheld"], json!([]), "nothing was served yet");
+
+    // Eight runs that followed the note all went wrong; the others mostly went right.
+    let served: Vec<(&str, f64, &[&str])> =
+        (0..8).map(|i| (agents[i % 3], -1.0, &["db/migrations"][..])).collect();
+    record_with_advice(&mut c, "curated", 10, &served);
+    let two = c.call_value("advice_learn", json!({ "scope": "curated" })).unwrap();
+    assert_eq!(two["written"], json!([]), "{two}");
+    let failed = two["failed"][0]["reason"].as_str().unwrap();
+    assert!(failed.contains("edit of version 1 refused") && failed.contains("at most 25%"), "{two}");
+    let withheld = two["withheld"][0]["reason"].as_str().unwrap();
+    assert!(withheld.contains("score 1.60 lower") && withheld.contains("8 against 10"), "{two}");
+    let shown =
+        c.call_value("advice_show", json!({ "scope": "curated", "situation": "db/migrations" })).unwrap();
+    assert_eq!(shown["notes"].as_array().unwrap().len(), 1, "the refused edit made no version");
+    assert!(shown["notes"][0]["withheld"].is_string());
+    let asked = c
+        .call_value("get_advice", json!({ "task": "the schema migration fails", "scope": "curated" }))
+        .unwrap();
+    assert_eq!(
+        (asked["situation"].clone(), asked.get("note")),
+        (Value::Null, None),
+        "a withheld note is not served: {asked}"
+    );
+}
+
+#[test]
+fn an_agent_with_ten_rewarded_runs_is_served_its_personal_note_first() {
+    let chat = fake_chat_with(model, || {});
+    let (d, _dir) = with_config(&learn_config(&chat.url, ""));
+    let mut c = d.client();
+    let mut runs: Vec<(&str, f64, &[&str])> =
+        (0..10).map(|i| ("ada", if i < 2 { -1.0 } else { 1.0 }, &[][..])).collect();
+    runs.push(("bob", -1.0, &[]));
+    record_with_advice(&mut c, "mine", 0, &runs);
+    let learned = c.call_value("advice_learn", json!({ "scope": "mine" })).unwrap();
+    let series: Vec<Value> =
+        learned["written"].as_array().unwrap().iter().map(|w| w["agent"].clone()).collect();
+    assert_eq!(series, [Value::Null, json!("ada")], "{learned}");
+    let ask = |c: &mut amber_ipc::Client, agent: &str| {
+        c.call_value("get_advice", json!({ "task": "migration fails", "scope": "mine", "agent": agent }))
+            .unwrap()
+    };
+    let ada = ask(&mut c, "ada");
+    assert_eq!((ada["personal"].clone(), ada["runs"].clone()), (json!("ada"), json!(10)), "{ada}");
+    let bob = ask(&mut c, "bob");
+    assert!(bob.get("personal").is_none() && bob["runs"] == 11, "{bob}");
+}
