@@ -350,3 +350,66 @@ fn an_agent_with_ten_rewarded_runs_is_served_its_personal_note_first() {
     let bob = ask(&mut c, "bob");
     assert!(bob.get("personal").is_none() && bob["runs"] == 11, "{bob}");
 }
+
+/// A model for many situations: each task is its own situation (its text the line),
+/// and routing picks the line that mentions a zebra.
+fn many_situations(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap();
+    let user = v["messages"][1]["content"].as_str().unwrap();
+    let system = v["messages"][0]["content"].as_str().unwrap();
+    if system.starts_with("You sort") {
+        let listed = user.split("<tasks>\n").nth(1).unwrap().split("\n</tasks>").next().unwrap();
+        let (mut situations, mut tasks) = (Vec::new(), Vec::new());
+        for (i, line) in listed.lines().enumerate() {
+            let text = line.split_once(": ").unwrap().1;
+            let key = format!("work/{}", text.replace(' ', "-"));
+            situations.push(json!({"key": key, "line": text}));
+            tasks.push(json!({"task": i, "situation": key}));
+        }
+        json!({"situations": situations, "tasks": tasks}).to_string()
+    } else if system.starts_with("You tidy") {
+        json!({"merge": []}).to_string()
+    } else if system.starts_with("You write") {
+        NOTE.into()
+    } else {
+        let listed = user.split("Situations:\n").nth(1).unwrap().split("\n\nTask:").next().unwrap();
+        listed.lines().position(|l| l.contains("zebra")).map(|i| (i + 1).to_string()).unwrap_or("0".into())
+    }
+}
+
+#[test]
+fn above_sixty_situations_the_lines_are_shortlisted_by_hybrid_search_before_routing() {
+    let chat = fake_chat_with(many_situations, || {});
+    let (d, _dir) = with_config(&learn_config(&chat.url, ""));
+    let mut c = d.client();
+    let mut tasks: Vec<String> =
+        (0..64).map(|i| format!("polish widget number {i} for the dashboard")).collect();
+    tasks.push("configure the zebra crossing lights".into());
+    let runs: Vec<Value> = tasks
+        .iter()
+        .flat_map(|t| {
+            (0..2).map(move |k| json!({ "task": t, "trace": format!("attempt {k}"), "outcome": "failed" }))
+        })
+        .collect();
+    let r = c.call_value("run_record", json!({ "agent": "ada", "scope": "many", "runs": runs })).unwrap();
+    let rewards: Vec<Value> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| json!({ "run_id": x["id"], "reward": -1.0 }))
+        .collect();
+    c.call_value("run_reward", json!({ "agent": "ada", "rewards": rewards })).unwrap();
+    let learned = c.call_value("advice_learn", json!({ "scope": "many" })).unwrap();
+    assert_eq!(learned["written"].as_array().unwrap().len(), 65, "{}", learned["failed"]);
+    let asked = c.call_value(
+        "get_advice",
+        json!({ "task": "the zebra crossing lights need configuring", "scope": "many" }),
+    );
+    let asked = asked.unwrap();
+    assert_eq!(asked["considered"], 60, "{asked}");
+    assert_eq!(asked["situation"], "work/configure-the-zebra-crossing-lights", "{asked}");
+    let bodies = chat.bodies.lock().unwrap();
+    let route: Value = serde_json::from_str(bodies.last().unwrap()).unwrap();
+    let shown = route["messages"][1]["content"].as_str().unwrap();
+    assert_eq!(shown.matches(": polish widget").count(), 59, "60 lines, the zebra's among them: {shown}");
+}
