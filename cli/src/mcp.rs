@@ -48,7 +48,8 @@ time go in the knowledge graph: `kg_add` files them (with the memory they came f
 turned out right or wrong, say so with `outcome`; a memory that replaces an earlier one is filed \
 with `type: invalidation` and `supersedes: [id]`. `remember` with `to` addresses another agent \
 (its inbox at its next session start) or `self` (a diary); before answering another agent's \
-memory, ask `guard`. Results are JSON.";
+memory, ask `guard`. When `get_advice` is offered (a model is configured), ask it before a task: \
+it gives what earlier runs of that kind of task learned. Results are JSON.";
 
 /// The daemon connection is closed after this long unused.
 const IDLE_DROP: Duration = Duration::from_secs(60);
