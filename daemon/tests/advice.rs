@@ -413,3 +413,29 @@ fn above_sixty_situations_the_lines_are_shortlisted_by_hybrid_search_before_rout
     let shown = route["messages"][1]["content"].as_str().unwrap();
     assert_eq!(shown.matches(": polish widget").count(), 59, "60 lines, the zebra's among them: {shown}");
 }
+
+#[test]
+fn learning_with_the_cache_answers_a_repeated_call_from_private_files_in_the_data_dir() {
+    let chat = fake_chat_with(model, || {});
+    let (d, _dir) = with_config(&learn_config(&chat.url, ""));
+    let mut c = d.client();
+    let same = [("ada", Some(-1.0)), ("bob", Some(-1.0)), ("cy", Some(1.0))];
+    record(&mut c, "first", &same);
+    let one = c.call_value("advice_learn", json!({ "scope": "first", "cache": true })).unwrap();
+    let asked = chat.answered.load(Ordering::SeqCst);
+    assert!(asked >= 2 && one["calls"].as_u64().unwrap() as usize == asked, "{one}");
+    // The same runs in another scope make the same requests: answered from disk.
+    record(&mut c, "second", &same);
+    let two = c.call_value("advice_learn", json!({ "scope": "second", "cache": true })).unwrap();
+    assert_eq!(two["written"][0]["version"], 1, "{two}");
+    assert_eq!(chat.answered.load(Ordering::SeqCst), asked, "no model call: every reply came from the cache");
+    record(&mut c, "third", &same);
+    c.call_value("advice_learn", json!({ "scope": "third", "cache": false })).unwrap();
+    assert!(chat.answered.load(Ordering::SeqCst) > asked, "without the cache the model is asked");
+    use std::os::unix::fs::PermissionsExt;
+    let dir = d.data.join("model-cache");
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), asked, "one file a call");
+    assert!(files.iter().all(|f| std::fs::metadata(f).unwrap().permissions().mode() & 0o777 == 0o600));
+}
