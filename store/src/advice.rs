@@ -10,45 +10,35 @@ use crate::{Error, Result, Store};
 const NOTE_COLUMNS: &str =
     "scope, situation, agent, version, text, runs, run_count, wrong_count, agents, created_at, withheld";
 
-type RawNote = (String, String, String, i64, String, String, i64, i64, i64, i64, Option<String>);
-
-fn raw_note(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawNote> {
-    Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-        r.get(6)?,
-        r.get(7)?,
-        r.get(8)?,
-        r.get(9)?,
-        r.get(10)?,
-    ))
-}
-
 fn corrupt(path: &std::path::Path, detail: String) -> Error {
     Error::Corrupt { path: path.to_path_buf(), detail }
 }
 
-fn decode_note(raw: RawNote, path: &std::path::Path) -> Result<Note> {
-    let (scope, situation, agent, version, text, runs, run_count, wrong_count, agents, created_at, withheld) =
-        raw;
-    let bad = |what: String| corrupt(path, format!("advice note {scope} {situation}: {what}"));
-    Ok(Note {
-        scope: scope.parse().map_err(|e| bad(format!("{e}")))?,
-        runs: serde_json::from_str(&runs).map_err(|e| bad(format!("runs: {e}")))?,
+/// A note from a row of [`NOTE_COLUMNS`]; its scope and runs still to be checked (a
+/// bad one is corrupt, named with the note).
+fn note_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Note, String, String)> {
+    let agent: String = r.get(2)?;
+    let note = Note {
+        scope: Scope::default(),
+        situation: r.get(1)?,
         agent: (!agent.is_empty()).then_some(agent),
-        version: version as u32,
-        run_count: run_count as u32,
-        wrong_count: wrong_count as u32,
-        agents: agents as u32,
-        situation,
-        text,
-        created_at,
-        withheld,
-    })
+        version: r.get(3)?,
+        text: r.get(4)?,
+        runs: Vec::new(),
+        run_count: r.get(6)?,
+        wrong_count: r.get(7)?,
+        agents: r.get(8)?,
+        created_at: r.get(9)?,
+        withheld: r.get(10)?,
+    };
+    Ok((note, r.get(0)?, r.get(5)?))
+}
+
+fn decode_note((mut note, scope, runs): (Note, String, String), path: &std::path::Path) -> Result<Note> {
+    let bad = |what: String| corrupt(path, format!("advice note {scope} {}: {what}", note.situation));
+    note.scope = scope.parse().map_err(|e| bad(format!("{e}")))?;
+    note.runs = serde_json::from_str(&runs).map_err(|e| bad(format!("runs: {e}")))?;
+    Ok(note)
 }
 
 impl Store {
@@ -226,7 +216,7 @@ impl Store {
             ))
             .map_err(self.sql())?;
         let rows =
-            stmt.query_map(params![scope.as_str(), situation, history], raw_note).map_err(self.sql())?;
+            stmt.query_map(params![scope.as_str(), situation, history], note_row).map_err(self.sql())?;
         rows.map(|r| decode_note(r.map_err(self.sql())?, &self.path)).collect()
     }
 
