@@ -72,6 +72,9 @@ fn record(c: &mut amber_ipc::Client, scope: &str, runs: &[(&str, Option<f64>)]) 
             c.call_value("run_reward", json!({ "agent": agent, "run_id": id, "reward": reward })).unwrap();
         }
         ids.push(id);
+        // Runs recorded in one millisecond are ordered by id, which differs by scope: one
+        // apart, the same runs in two scopes make the same prompts (the cache test).
+        std::thread::sleep(Duration::from_millis(2));
     }
     ids
 }
