@@ -131,6 +131,15 @@ fn advice_is_learned_routed_and_served_once_per_session() {
         learned["written"],
         json!([{ "situation": "db/migrations", "version": 1, "runs": 4, "agents": 3 }])
     );
+    let bodies = chat.bodies.lock().unwrap().clone();
+    let sorting: Vec<&String> = bodies.iter().filter(|b| b.contains("You sort")).collect();
+    assert_eq!(sorting.len(), 2, "one sorting call a scope");
+    assert!(
+        sorting
+            .iter()
+            .all(|b| b.contains("fix the failing schema migration") && !b.contains("ran the migrations")),
+        "the sorter sees task texts only, never a trace"
+    );
     let calls = chat.answered.load(Ordering::SeqCst);
     let again = c.call_value("advice_learn", json!({ "scope": "team/web" })).unwrap();
     assert_eq!(again["written"], json!([]));
