@@ -4,6 +4,7 @@
 //! starts one in the background (and says so on stderr), unless `--no-start` is given.
 #![forbid(unsafe_code)]
 
+mod advice;
 mod claude_code;
 mod daemon;
 mod mcp;
@@ -167,6 +168,22 @@ enum Command {
     Runs {
         #[command(subcommand)]
         action: runs::RunsAction,
+    },
+    /// Advice learned from runs by the model in `[learn]`: learn, show, list.
+    Advice {
+        #[command(subcommand)]
+        action: advice::AdviceAction,
+    },
+    /// The model's judgements of unrewarded runs in a scope (and those under it).
+    Judgements {
+        /// The scope.
+        scope: String,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// First judge the runs that are due (unrewarded, older than `judge_delay_s`).
+        #[arg(long)]
+        judge: bool,
     },
 }
 
@@ -637,6 +654,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs { action } => {
             let max_frame = cfg.max_frame_bytes;
             runs::run(action, &mut connect(&cli, &cfg)?, cli.json, max_frame)?
+        }
+        Command::Advice { action } => advice::run(action, &mut connect(&cli, &cfg)?, cli.json)?,
+        Command::Judgements { scope, limit, judge } => {
+            advice::judgements(&mut connect(&cli, &cfg)?, scope, *limit, *judge, cli.json)?
         }
         Command::Session { action: SessionAction::Show { id } } => {
             let r = connect(&cli, &cfg)?.session_show(id)?;

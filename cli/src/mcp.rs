@@ -48,7 +48,8 @@ time go in the knowledge graph: `kg_add` files them (with the memory they came f
 turned out right or wrong, say so with `outcome`; a memory that replaces an earlier one is filed \
 with `type: invalidation` and `supersedes: [id]`. `remember` with `to` addresses another agent \
 (its inbox at its next session start) or `self` (a diary); before answering another agent's \
-memory, ask `guard`. Results are JSON.";
+memory, ask `guard`. When `get_advice` is offered (a model is configured), ask it before a task: \
+it gives what earlier runs of that kind of task learned. Results are JSON.";
 
 /// The daemon connection is closed after this long unused.
 const IDLE_DROP: Duration = Duration::from_secs(60);
@@ -234,8 +235,16 @@ struct Here {
 }
 
 /// Tools whose scope defaults to the client's project.
-const SCOPED_TOOLS: &[&str] =
-    &["remember", "recall", "session_start", "kg_add", "kg_query", "kg_timeline", "kg_traverse"];
+const SCOPED_TOOLS: &[&str] = &[
+    "remember",
+    "recall",
+    "session_start",
+    "kg_add",
+    "kg_query",
+    "kg_timeline",
+    "kg_traverse",
+    "get_advice",
+];
 
 /// The path of a `file://` URI (percent-escapes decoded), if it is one.
 fn file_uri_path(uri: &str) -> Option<PathBuf> {
@@ -276,11 +285,23 @@ pub struct AmberMcp {
 
 impl AmberMcp {
     fn new(bridge: Bridge) -> AmberMcp {
+        let advice = bridge.cfg.learn.is_on();
         AmberMcp {
             bridge: Arc::new(bridge),
-            tool_router: Self::tool_router(),
+            tool_router: Self::router(advice),
             here: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// The tools; `get_advice` only when a model is configured (`[learn]` in the config
+    /// this server and the daemon it starts read): without one the daemon answers it
+    /// `no_model`, so it is not offered.
+    fn router(advice: bool) -> ToolRouter<Self> {
+        let mut router = Self::tool_router();
+        if !advice {
+            router.remove_route("get_advice");
+        }
+        router
     }
 
     fn here_now(&self) -> Option<Here> {
@@ -662,6 +683,28 @@ impl AmberMcp {
         self.forward("run_reward", &a).await
     }
 
+    /// Get advice for a task.
+    #[tool(
+        description = "Advice for the task you are about to do, learned from earlier runs of the same kind \
+                       of task (what worked, the pitfalls). A model routes the task to one situation; its \
+                       note is given once per session (asked again, the answer says it was given earlier). \
+                       The answer names the situation, the note's version and how many runs it was \
+                       written from.",
+        annotations(
+            title = "Get advice",
+            read_only_hint = false,
+            destructive_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn get_advice(&self, Parameters(a): Parameters<GetAdviceArgs>) -> CallToolResult {
+        match params(&a) {
+            Ok(p) if a.session_id.is_some() => reply(self.bridge.call("get_advice", p).await),
+            Ok(p) => reply(self.bridge.call("get_advice", self.with_scope(p)).await),
+            Err(e) => reply(Err(e)),
+        }
+    }
+
     /// Show a session.
     #[tool(
         description = "A session's record, live or ended: what it was served and why, its events and \
@@ -811,8 +854,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn get_advice_is_listed_only_with_a_model() {
+        let names = |advice: bool| -> Vec<String> {
+            AmberMcp::router(advice).list_all().iter().map(|t| t.name.to_string()).collect()
+        };
+        assert!(!names(false).contains(&"get_advice".to_string()));
+        assert!(names(true).contains(&"get_advice".to_string()));
+        assert_eq!(names(true).len(), names(false).len() + 1);
+        let mut cfg = Config::default();
+        assert!(!AmberMcp::new(Bridge::new(cfg.clone(), None, false)).tool_router.has_route("get_advice"));
+        cfg.learn.kind = amber_tiers::advice::LearnKind::Openai;
+        assert!(AmberMcp::new(Bridge::new(cfg, None, false)).tool_router.has_route("get_advice"));
+        let tool = AmberMcp::router(true).list_all().into_iter().find(|t| t.name == "get_advice").unwrap();
+        assert_eq!(tool.input_schema["required"], json!(["task"]));
+    }
+
+    #[test]
     fn every_tool_has_a_description_and_an_object_schema() {
-        let tools = AmberMcp::tool_router().list_all();
+        let tools = AmberMcp::router(false).list_all();
         let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
         assert_eq!(

@@ -236,3 +236,22 @@ fn runs_load_a_file_as_one_batch_and_read_back() {
     let o = env.amber(&["runs", "load", "proj", f, "--as", "codex"]);
     assert!(!o.status.success() && text(&o.stderr).contains("line 2: not a run"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn advice_without_a_model_says_so_and_the_read_commands_answer_empty() {
+    let env = Env::new();
+    for args in [&["advice", "learn", "proj"][..], &["judgements", "proj", "--judge"][..]] {
+        let o = env.amber(args);
+        let err = text(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains("advice is learned by a model: none is configured"),
+            "{args:?}: {err}"
+        );
+    }
+    let (out, _) = ok(env.amber(&["advice", "list", "proj"]));
+    assert_eq!(out.trim(), "no situations in proj");
+    let (out, _) = ok(env.amber(&["judgements", "proj"]));
+    assert_eq!(out.trim(), "no judgements in proj");
+    let o = env.amber(&["advice", "show", "proj", "db/migrations"]);
+    assert!(!o.status.success() && text(&o.stderr).contains("no situation"), "{}", text(&o.stderr));
+}

@@ -166,6 +166,8 @@ async fn serve(
         .into();
     let extract = crate::extract::Extraction::from_config(&config.extract)
         .map_err(|e| anyhow::anyhow!("the [extract] config cannot be used: {e}"))?;
+    let learner = amber_tiers::advice::Learner::from_config(&config.learn)
+        .map_err(|e| anyhow::anyhow!("the [learn] config cannot be used: {e}"))?;
     let resumed = crate::methods::session::resumable(&engine);
     if !resumed.is_empty() {
         tracing::info!(sessions = resumed.len(), "resuming sessions that were live at the last stop");
@@ -193,8 +195,10 @@ async fn serve(
         uid: own_uid(),
         sessions: crate::live::Sessions::new(judge, resumed),
         extract,
+        learner,
     });
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
+    let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));
     spawn_signal_handler(shared.shutdown.clone());
 
     tracing::info!(socket = %socket.display(), secs = started.elapsed().as_secs_f64(), "amberd ready");
@@ -242,6 +246,9 @@ async fn serve(
         tasks.abort_all();
     }
     let _ = idle.await;
+    // A timer pass may be waiting on the model: it is not waited for (its writes are
+    // transactions; what it did not store is done at the next pass).
+    advice_timer.abort();
     crate::methods::session::save_all(&shared).await;
     // The writer drains its queue and stops once the last sender is gone.
     drop(shared);

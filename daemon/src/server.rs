@@ -14,7 +14,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::methods::{
-    admin, capture, checkpoint, graph, memory, outcome, review, runs, scope, session, threads,
+    admin, advice, capture, checkpoint, graph, judge, learn, memory, outcome, review, runs, scope, session,
+    threads,
 };
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
@@ -270,6 +271,12 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
         "runs" => runs::list(shared, params(m, p)?).await,
         "run_show" => runs::show(shared, params(m, p)?).await,
         "review" => review::review(shared, params(m, p)?).await,
+        "get_advice" => advice::get(shared, params(m, p)?).await,
+        "advice_learn" => learn::learn(shared, params(m, p)?).await,
+        "advice_show" => advice::show(shared, params(m, p)?).await,
+        "advice_list" => advice::list(shared, params(m, p)?).await,
+        "judge_runs" => judge::judge(shared, params(m, p)?).await,
+        "judgements" => judge::judgements(shared, params(m, p)?).await,
         other => Err(ErrorObject::new(
             ErrorKind::MethodNotFound,
             format!("unknown method {:?}; this daemon serves {}", truncate(other, 64), METHODS.join(", ")),

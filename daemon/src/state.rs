@@ -27,6 +27,8 @@ pub(crate) struct Shared {
     pub sessions: crate::live::Sessions,
     /// Fact extraction from captures, when configured.
     pub extract: Option<crate::extract::Extraction>,
+    /// The model advice is learned by (`[learn]`), when one is configured.
+    pub learner: Option<amber_tiers::advice::Learner>,
 }
 
 impl Shared {

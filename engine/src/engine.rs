@@ -16,6 +16,8 @@
 //!   ranking;
 //! - `threads`: addressing (inboxes, threads, holds, the loop guard's log);
 //! - `runs`: runs and rewards (a reward moves the weights of what the run used);
+//! - `advice`: situations, versioned advice notes, servings and judgements, and the
+//!   hybrid shortlist of situation lines for routing;
 //! - `curation`, `graph`, `scopes`: similarity and links, the knowledge graph, scopes.
 
 use std::collections::{HashMap, HashSet};
@@ -28,6 +30,7 @@ use amber_retrieval::fusion::DEFAULT_K;
 use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, VectorIndex};
 use amber_store::{Backend, MemoryStore};
 
+mod advice;
 mod curation;
 mod degraded;
 mod docs;

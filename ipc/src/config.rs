@@ -86,6 +86,11 @@ pub struct Config {
     pub holdout: HoldoutConfig,
     /// Runs (`[runs]` table: per-agent daily limits).
     pub runs: RunsConfig,
+    /// Advice and the judge of runs, learned by a model (`[learn]` table: `kind = "off" |
+    /// "openai"`, `url`, `model`, `api_key_env`, `timeout_ms`, `judge_delay_s`,
+    /// `min_wrong`, `team_min_agents`, `personal_min_runs`, `cache`). Off by default:
+    /// `get_advice` answers `no_model`.
+    pub learn: amber_tiers::advice::LearnConfig,
 }
 
 /// The `[runs]` table: what one agent may record in 24 hours.
@@ -162,6 +167,7 @@ impl Default for Config {
             standing: Default::default(),
             holdout: Default::default(),
             runs: Default::default(),
+            learn: Default::default(),
         }
     }
 }
@@ -294,6 +300,7 @@ impl Config {
             ));
         }
         self.extract.check().map_err(ConfigError::Invalid)?;
+        self.learn.check().map_err(ConfigError::Invalid)?;
         if self.session.idle_timeout_s == 0 {
             return Err(ConfigError::Invalid("session.idle_timeout_s must be at least 1".into()));
         }
@@ -353,7 +360,7 @@ mod tests {
         );
         assert_eq!((&c.capture, &c.session, &c.briefing), (&d.capture, &d.session, &d.briefing));
         assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));
-        assert_eq!(&c.extract, &d.extract);
+        assert_eq!((&c.extract, &c.learn), (&d.extract, &d.learn));
         assert_eq!((&c.standing, &c.holdout, &c.runs), (&d.standing, &d.holdout, &d.runs));
         assert_eq!(
             (c.frame_timeout_ms, c.idle_connection_timeout_s, c.reply_timeout_ms),
@@ -377,6 +384,10 @@ mod tests {
         let c = Config::parse("[extract]\nkind = \"openai\"\nurl = \"http://127.0.0.1:11434/v1\"\n").unwrap();
         assert!(c.check().unwrap_err().to_string().contains("extract.model"));
         assert!(Config::parse("[extract]\nkind = \"llm\"\n").is_err(), "unknown kinds are refused");
+        let c = Config::parse("[learn]\nkind = \"openai\"\nmodel = \"m\"\n").unwrap();
+        assert!(c.check().unwrap_err().to_string().contains("learn.url"));
+        let c = Config::parse("[learn]\nteam_min_agents = 1\n").unwrap();
+        assert!(c.check().unwrap_err().to_string().contains("team_min_agents"), "never fewer than 2");
         let c = Config::parse("[standing]\nage_floor = 1.5\n").unwrap();
         assert!(c.check().unwrap_err().to_string().contains("age_floor"));
     }

@@ -6,9 +6,15 @@ use amber_core::{Expand, Hit, Memory, MemoryId, Millis, NewMemory, Query, Scope,
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod advice;
 mod runs;
 mod standing;
 mod threads;
+pub use advice::{
+    AdviceLearnParams, AdviceLearnResult, AdviceListParams, AdviceListResult, AdviceShowParams,
+    AdviceShowResult, GetAdviceParams, GetAdviceResult, JudgeRunsParams, JudgeRunsResult, JudgementShown,
+    JudgementsParams, JudgementsResult, NoteWritten, SituationListed,
+};
 pub use runs::{
     LeadHit, MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, ReviewMemory, ReviewParams, ReviewResult, ReviewRun,
     RewardEntry, RunRecordParams, RunRecordResult, RunRecorded, RunRewardParams, RunRewardResult,
@@ -197,6 +203,12 @@ error_kinds! {
     RateLimited = "rate_limited", -32015;
     /// The caller may not do this (e.g. reward a run another agent recorded).
     NotPermitted = "not_permitted", -32016;
+    /// A method that needs a model (advice, the judge of runs) with none configured
+    /// (`[learn]` in the config).
+    NoModel = "no_model", -32017;
+    /// The configured model failed: an HTTP error, a timeout, or a reply that is not
+    /// what was asked for (the message says which).
+    ModelFailed = "model_failed", -32018;
 }
 
 /// The methods of protocol version 1.
@@ -242,6 +254,12 @@ pub const METHODS: &[&str] = &[
     "runs",
     "run_show",
     "review",
+    "get_advice",
+    "advice_learn",
+    "advice_show",
+    "advice_list",
+    "judge_runs",
+    "judgements",
 ];
 
 /// `hello` params.
@@ -504,6 +522,10 @@ pub struct StatusResult {
     /// Fact extraction from captures since the daemon started; absent when it is off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extract: Option<amber_tiers::extract::ExtractStats>,
+    /// The model advice is learned by (`openai:<model>`); absent when none is configured
+    /// (then `get_advice` answers `no_model` and the MCP server hides the tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learn: Option<String>,
 }
 
 /// `session_start` params.

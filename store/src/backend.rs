@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use amber_core::advice::{Judgement, Note, Situation};
 use amber_core::graph::{Entity, Fact, GraphStats, NewEntity, NewFact};
 use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, NewRun, Report, Run, RunReward, Scope};
 
@@ -193,6 +194,30 @@ pub trait MemoryStore: Send {
     fn run_rewards(&self, id: &str) -> Result<Vec<RunReward>>;
     /// Runs and rewards an agent recorded since a time.
     fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)>;
+
+    // Advice
+    /// Adds situations or updates them (see `Store::put_situations`).
+    fn put_situations(&mut self, situations: &[Situation]) -> Result<()>;
+    /// A scope's situations.
+    fn situations(&self, scope: &Scope) -> Result<Vec<Situation>>;
+    /// Merges one situation into another, its key kept as an alias.
+    fn merge_situation(&mut self, scope: &Scope, from: &str, into: &str) -> Result<()>;
+    /// Records which situation each run was sorted under.
+    fn sort_runs(&mut self, scope: &Scope, sorted: &[(String, String)]) -> Result<()>;
+    /// (run id, situation) of every run sorted in a scope.
+    fn sorted_runs(&self, scope: &Scope) -> Result<Vec<(String, String)>>;
+    /// Stores a note as the next version of its series; returns that version.
+    fn put_note(&mut self, note: &Note) -> Result<u32>;
+    /// A scope's notes (newest of each series, or every version).
+    fn notes(&self, scope: &Scope, situation: Option<&str>, history: bool) -> Result<Vec<Note>>;
+    /// Sets or clears why a note version is withheld.
+    fn set_withheld(&mut self, note: &Note, withheld: Option<&str>) -> Result<()>;
+    /// Records a session's serving of a note; the earlier serving when there was one.
+    fn mark_served(&mut self, session_id: &str, note: &Note, at: Millis) -> Result<Option<(u32, Millis)>>;
+    /// Stores judgements of runs.
+    fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()>;
+    /// The judgements of a scope's runs and sessions (every scope's when None), newest first.
+    fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>>;
 }
 
 impl MemoryStore for Store {
@@ -496,6 +521,50 @@ impl MemoryStore for Store {
 
     fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)> {
         Store::agent_activity(self, agent, since)
+    }
+
+    fn put_situations(&mut self, situations: &[Situation]) -> Result<()> {
+        Store::put_situations(self, situations)
+    }
+
+    fn situations(&self, scope: &Scope) -> Result<Vec<Situation>> {
+        Store::situations(self, scope)
+    }
+
+    fn merge_situation(&mut self, scope: &Scope, from: &str, into: &str) -> Result<()> {
+        Store::merge_situation(self, scope, from, into)
+    }
+
+    fn sort_runs(&mut self, scope: &Scope, sorted: &[(String, String)]) -> Result<()> {
+        Store::sort_runs(self, scope, sorted)
+    }
+
+    fn sorted_runs(&self, scope: &Scope) -> Result<Vec<(String, String)>> {
+        Store::sorted_runs(self, scope)
+    }
+
+    fn put_note(&mut self, note: &Note) -> Result<u32> {
+        Store::put_note(self, note)
+    }
+
+    fn notes(&self, scope: &Scope, situation: Option<&str>, history: bool) -> Result<Vec<Note>> {
+        Store::notes(self, scope, situation, history)
+    }
+
+    fn set_withheld(&mut self, note: &Note, withheld: Option<&str>) -> Result<()> {
+        Store::set_withheld(self, note, withheld)
+    }
+
+    fn mark_served(&mut self, session_id: &str, note: &Note, at: Millis) -> Result<Option<(u32, Millis)>> {
+        Store::mark_served(self, session_id, note, at)
+    }
+
+    fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()> {
+        Store::put_judgements(self, judgements)
+    }
+
+    fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
+        Store::judgements(self, scope, limit)
     }
 }
 

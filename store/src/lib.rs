@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod advice;
 mod backend;
 mod error;
 mod graph;

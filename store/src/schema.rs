@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -225,5 +225,57 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX run_rewards_run ON run_rewards(run_id, n);
     CREATE INDEX run_rewards_agent ON run_rewards(agent, at);
+    "#,
+    // 8 -> 9: advice. Situations (a kind of task, with the line the router reads and
+    // the keys merged into it), which situation each run was sorted under, advice notes
+    // as versioned documents (one series per scope, situation and agent: '' for the
+    // shared note), which note each session was served, and the model's judgements of
+    // unrewarded runs (kept apart from rewards: a recorder's own reward wins).
+    r#"
+    CREATE TABLE advice_situations (
+        scope       TEXT NOT NULL,
+        key         TEXT NOT NULL,
+        category    TEXT NOT NULL,
+        line        TEXT NOT NULL,
+        aliases     TEXT NOT NULL DEFAULT '[]',
+        created_at  INTEGER NOT NULL,
+        PRIMARY KEY (scope, key)
+    ) WITHOUT ROWID;
+    CREATE TABLE advice_sorted (
+        run_id     TEXT PRIMARY KEY,
+        scope      TEXT NOT NULL,
+        situation  TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX advice_sorted_situation ON advice_sorted(scope, situation);
+    CREATE TABLE advice_notes (
+        scope        TEXT NOT NULL,
+        situation    TEXT NOT NULL,
+        agent        TEXT NOT NULL DEFAULT '',
+        version      INTEGER NOT NULL,
+        text         TEXT NOT NULL,
+        runs         TEXT NOT NULL DEFAULT '[]',
+        run_count    INTEGER NOT NULL,
+        wrong_count  INTEGER NOT NULL,
+        agents       INTEGER NOT NULL,
+        created_at   INTEGER NOT NULL,
+        withheld     TEXT,
+        PRIMARY KEY (scope, situation, agent, version)
+    ) WITHOUT ROWID;
+    CREATE TABLE advice_served (
+        session_id  TEXT NOT NULL,
+        scope       TEXT NOT NULL,
+        situation   TEXT NOT NULL,
+        agent       TEXT NOT NULL DEFAULT '',
+        version     INTEGER NOT NULL,
+        at          INTEGER NOT NULL,
+        PRIMARY KEY (session_id, scope, situation)
+    ) WITHOUT ROWID;
+    CREATE TABLE run_judgements (
+        run_id   TEXT PRIMARY KEY,
+        verdict  INTEGER,
+        reason   TEXT NOT NULL,
+        model    TEXT NOT NULL,
+        at       INTEGER NOT NULL
+    ) WITHOUT ROWID;
     "#,
 ];

@@ -85,6 +85,8 @@ def test_initialize_and_tools_list_need_no_daemon(amber_env):
         tools = (await session.list_tools()).tools
         by_name = {t.name: t for t in tools}
         assert EXPECTED_TOOLS | KG_TOOLS <= set(by_name), sorted(by_name)
+        # No model is configured ([learn]): get_advice would answer no_model, so it is hidden.
+        assert "get_advice" not in by_name, sorted(by_name)
         for t in tools:
             schema = field(t, "input_schema", "inputSchema")
             assert schema.get("type") == "object", t.name
@@ -300,5 +302,25 @@ def test_outcomes_supersession_and_a_session_manifest(amber_env):
         assert r["weights_moved"] == 1
         r = await call(session, "run_reward", {"run_id": run, "reward": 1.0, "agent": "someone-else"})
         assert is_error(r) and "not_permitted" in text_of(r)
+
+    asyncio.run(with_session(amber_env, body))
+
+
+def test_get_advice_is_listed_with_a_model_and_answers_through_the_daemon(amber_env):
+    # A model configured (never contacted here: no advice is learned, so nothing is routed).
+    Path(amber_env["AMBER_CONFIG"]).write_text(
+        '[learn]\nkind = "openai"\nurl = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+    )
+
+    async def body(session, init):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert "get_advice" in tools, sorted(tools)
+        assert field(tools["get_advice"], "input_schema", "inputSchema")["required"] == ["task"]
+        r = await call(session, "get_advice", {"task": "fix the failing migration", "scope": "mcpadvice"})
+        assert not is_error(r), text_of(r)
+        out = json.loads(text_of(r))
+        assert out["situation"] is None and "no advice has been learned in mcpadvice" in out["message"], out
+        r = await call(session, "get_advice", {"task": "x", "moment": "later", "scope": "mcpadvice"})
+        assert is_error(r) and "moment must be one of" in text_of(r)
 
     asyncio.run(with_session(amber_env, body))

@@ -314,7 +314,7 @@ fn find_items(s: &str) -> Option<Vec<Value>> {
 }
 
 /// The insides of ```` ``` ```` fences, language tag dropped.
-fn fenced_blocks(s: &str) -> Vec<&str> {
+pub(crate) fn fenced_blocks(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = s;
     while let Some(open) = rest.find("```") {

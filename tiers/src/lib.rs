@@ -21,11 +21,17 @@
 //! - [`curate`]: at session end, duplicates collapsed or linked and ranked down, related
 //!   memories linked; nothing deleted.
 //!
+//! - [`advice`]: advice learned by a model from runs (sorting, notes, routing, curation,
+//!   the judge of runs), every call through [`advice::Learner`] and, when asked, the
+//!   [`cache`] of model replies; off unless `[learn]` names an endpoint.
+//!
 //! The logic here is pure: the daemon runs the searches and the writes.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod advice;
 pub mod briefing;
+pub mod cache;
 pub mod capture;
 mod chat;
 pub mod curate;

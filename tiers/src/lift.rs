@@ -21,7 +21,8 @@ pub struct Arm {
 }
 
 impl Arm {
-    fn of(xs: &[f64]) -> Arm {
+    /// The arm of these rewards.
+    pub fn of(xs: &[f64]) -> Arm {
         let n = xs.len();
         if n == 0 {
             return Arm::default();
@@ -80,20 +81,27 @@ pub fn lift(served: &[f64], withheld: &[f64]) -> Lift {
     if a.n < MIN_PER_ARM || b.n < MIN_PER_ARM {
         return out;
     }
-    let (Some(sa), Some(sb), Some(d)) = (a.sd, b.sd, difference) else { return out };
+    let Some((z, p)) = welch(&a, &b) else { return out };
+    out.z = Some(z);
+    out.p = Some(p);
+    out.verdict = if p < ALPHA { Verdict::Lift } else { Verdict::NoLift };
+    out
+}
+
+/// Welch's z of `mean(a) - mean(b)` and its one-sided p (a > b), when both arms have
+/// a mean and a standard deviation (n >= 2 each).
+pub fn welch(a: &Arm, b: &Arm) -> Option<(f64, f64)> {
+    let (sa, sb) = (a.sd?, b.sd?);
+    let d = a.mean? - b.mean?;
     let se = (sa * sa / a.n as f64 + sb * sb / b.n as f64).sqrt();
-    let (z, p) = if se > 0.0 {
+    Some(if se > 0.0 {
         let z = d / se;
         (z, 0.5 * erfc(z / std::f64::consts::SQRT_2))
     } else if d > 0.0 {
         (f64::INFINITY, 0.0)
     } else {
         (0.0, 0.5)
-    };
-    out.z = Some(z);
-    out.p = Some(p);
-    out.verdict = if p < ALPHA { Verdict::Lift } else { Verdict::NoLift };
-    out
+    })
 }
 
 /// The complementary error function (W. J. Cody's rational approximations as in

@@ -619,3 +619,19 @@ pub(super) struct ReviewArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) scope: Option<String>,
 }
+
+/// `get_advice` arguments.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+pub(super) struct GetAdviceArgs {
+    /// The task you are about to do, in a sentence or two.
+    pub(super) task: String,
+    /// Your session's id (from `session_start`): a note is given once per session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) session_id: Option<String>,
+    /// Where you are: `start`, `fork`, `stuck`, `done` or `next`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) moment: Option<String>,
+    /// The scope whose advice to use (default: the session's, else the project's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) scope: Option<String>,
+}

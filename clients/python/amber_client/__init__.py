@@ -30,6 +30,8 @@ from .errors import (
     Superseded,
     RateLimited,
     NotPermitted,
+    NoModel,
+    ModelFailed,
     FrameTooLarge,
     InternalError,
     InvalidParams,
@@ -92,4 +94,6 @@ __all__ = [
     "Superseded",
     "RateLimited",
     "NotPermitted",
+    "NoModel",
+    "ModelFailed",
 ]

@@ -794,6 +794,51 @@ class Client:
         ``{memories: [{memory, score, files}], runs: [{run, score, files}], df}``."""
         return self.call("review", _drop_none({"files": list(files), "scope": scope, "k": k}))
 
+    # -- advice (needs a model: [learn]; NoModel otherwise) ------------------------
+
+    def get_advice(
+        self,
+        task: str,
+        session_id: str | None = None,
+        *,
+        moment: str | None = None,
+        scope: str | None = None,
+        agent: str | None = None,
+    ) -> dict[str, Any]:
+        """The note of the situation the model routes ``task`` to: ``{scope, situation,
+        line, note, version, runs, personal, given_earlier, moment, message,
+        considered}``. A session is given a situation's note once; asked again,
+        ``given_earlier`` is true and ``note`` absent. :class:`NoModel` when no model is
+        configured, :class:`ModelFailed` when it fails."""
+        return self.call(
+            "get_advice",
+            _drop_none({"task": task, "session_id": session_id, "moment": moment, "scope": scope, "agent": agent}),
+        )
+
+    def advice_learn(self, scope: str, *, cache: bool | None = None) -> dict[str, Any]:
+        """Sorts the scope's runs into situations and writes or edits their notes:
+        ``{scope, sorted, unsorted, new_situations, written, skipped, failed, withheld,
+        merged, calls}``. ``cache`` answers repeated model calls from disk."""
+        return self.call("advice_learn", _drop_none({"scope": scope, "cache": cache}))
+
+    def advice_show(self, scope: str, situation: str) -> dict[str, Any]:
+        """A situation (by key or alias) and every version of its notes: ``{situation, notes}``."""
+        return self.call("advice_show", {"scope": scope, "situation": situation})
+
+    def advice_list(self, scope: str) -> dict[str, Any]:
+        """A scope's situations with their run counts and newest notes: ``{scope, situations}``."""
+        return self.call("advice_list", {"scope": scope})
+
+    def judge_runs(self, scope: str, *, limit: int | None = None) -> dict[str, Any]:
+        """The model judges unrewarded runs older than ``[learn] judge_delay_s``:
+        ``{judged, failed}``."""
+        return self.call("judge_runs", _drop_none({"scope": scope, "limit": limit}))
+
+    def judgements(self, scope: str, *, limit: int | None = None) -> dict[str, Any]:
+        """The model's judgements of a scope's runs, each with the recorder's own
+        reward when one came (it counts instead): ``{judgements}``."""
+        return self.call("judgements", _drop_none({"scope": scope, "limit": limit}))
+
     def audit(self, sessions: int | None = None) -> dict[str, Any]:
         """``{sessions, unbacked_successes, unreported}`` over the most recent sessions."""
         return self.call("audit", _drop_none({"sessions": sessions}))

@@ -77,6 +77,8 @@ FactNotFound = _kind("FactNotFound", "fact_not_found", -32013, "`kg_invalidate` 
 Superseded = _kind("Superseded", "superseded", -32014, "`unarchive` of a memory an invalidation supersedes.")
 RateLimited = _kind("RateLimited", "rate_limited", -32015, "An agent passed its daily limit of runs or rewards.")
 NotPermitted = _kind("NotPermitted", "not_permitted", -32016, "Not allowed (e.g. rewarding another agent's run).")
+NoModel = _kind("NoModel", "no_model", -32017, "Advice or the judge of runs needs a model: none is configured ([learn]).")
+ModelFailed = _kind("ModelFailed", "model_failed", -32018, "The configured model failed: HTTP error, timeout or a malformed reply.")
 
 ERROR_KINDS: dict[str, type[AmberError]] = {
     c.KIND: c
@@ -103,6 +105,8 @@ ERROR_KINDS: dict[str, type[AmberError]] = {
         Superseded,
         RateLimited,
         NotPermitted,
+        NoModel,
+        ModelFailed,
     )
 }
 # parse_error and invalid_utf8 share -32700: the map goes by kind, never by code.

@@ -45,6 +45,7 @@ pub(crate) async fn status(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorOb
         queue_depth: shared.queue_depth(),
         engine: to_value(&engine)?,
         extract: shared.extract.as_ref().map(|x| x.stats()),
+        learn: shared.learner.as_ref().map(|l| l.name()),
     })
 }
 

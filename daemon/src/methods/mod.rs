@@ -10,10 +10,13 @@
 //! `server::dispatch`.
 
 pub(crate) mod admin;
+pub(crate) mod advice;
 pub(crate) mod capture;
 pub(crate) mod checkpoint;
 pub(crate) mod graph;
+pub(crate) mod judge;
 pub(crate) mod leads;
+pub(crate) mod learn;
 pub(crate) mod memory;
 pub(crate) mod outcome;
 pub(crate) mod records;

@@ -125,6 +125,14 @@ pub struct FakeChat {
 /// Starts a [`FakeChat`]: for each request it keeps the body, runs `before_answer`
 /// (a delay, a wait for the test), then answers `answer` as the assistant's message.
 pub fn fake_chat(answer: &'static str, before_answer: impl Fn() + Send + 'static) -> FakeChat {
+    fake_chat_with(move |_| answer.to_string(), before_answer)
+}
+
+/// A [`FakeChat`] whose answer depends on the request body.
+pub fn fake_chat_with(
+    answer: impl Fn(&str) -> String + Send + 'static,
+    before_answer: impl Fn() + Send + 'static,
+) -> FakeChat {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let bodies = Arc::new(Mutex::new(Vec::new()));
@@ -149,10 +157,12 @@ pub fn fake_chat(answer: &'static str, before_answer: impl Fn() + Send + 'static
             }
             let mut body = vec![0; len];
             let _ = r.read_exact(&mut body);
-            seen.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+            let body = String::from_utf8_lossy(&body).into_owned();
+            seen.lock().unwrap().push(body.clone());
             before_answer();
+            let content = answer(&body);
             let reply =
-                serde_json::json!({"choices": [{"message": {"role": "assistant", "content": answer}}]})
+                serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
                     .to_string();
             let mut conn = r.into_inner();
             let _ = write!(

@@ -1,0 +1,159 @@
+//! `amber advice learn|show|list` and `amber judgements`: advice learned by the model
+//! configured in `[learn]`, and its judgements of unrewarded runs.
+
+use amber_ipc::Client;
+use amber_ipc::protocol::{
+    AdviceLearnResult, AdviceListResult, AdviceShowResult, JudgeRunsResult, JudgementsResult,
+};
+use clap::Subcommand;
+use serde_json::json;
+
+use crate::{one_line, print_json};
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum AdviceAction {
+    /// Sort a scope's runs into situations and write or edit their notes (needs a model:
+    /// `[learn]`). Repeated model calls are answered from the cache in the data
+    /// directory (`model-cache/`), which keeps replies after their runs are forgotten.
+    Learn {
+        /// The scope whose runs to learn from.
+        scope: String,
+        /// Ask the model every time; do not use or fill the cache.
+        #[arg(long)]
+        no_cache: bool,
+    },
+    /// A situation and every version of its notes.
+    Show {
+        /// The scope.
+        scope: String,
+        /// The situation's key (or an alias).
+        situation: String,
+    },
+    /// A scope's situations, their runs and their newest notes.
+    List {
+        /// The scope.
+        scope: String,
+    },
+}
+
+pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> anyhow::Result<()> {
+    match action {
+        AdviceAction::Learn { scope, no_cache } => {
+            eprintln!("learning advice in {scope} ...");
+            let r: AdviceLearnResult =
+                client.call("advice_learn", &json!({ "scope": scope, "cache": !no_cache }))?;
+            if as_json {
+                return print_json(&r);
+            }
+            println!(
+                "{}: {} runs sorted ({} tasks left unsorted), {} new situations, {} model calls",
+                r.scope, r.sorted, r.unsorted, r.new_situations, r.calls
+            );
+            for w in &r.written {
+                let whose = w.agent.as_deref().map(|a| format!(" (personal: {a})")).unwrap_or_default();
+                println!(
+                    "wrote {} version {}{whose} from {} runs of {} agents",
+                    w.situation, w.version, w.runs, w.agents
+                );
+            }
+            for (label, list) in [("skipped", &r.skipped), ("failed", &r.failed), ("withheld", &r.withheld)] {
+                for s in list {
+                    let whose = s.agent.as_deref().map(|a| format!(" ({a})")).unwrap_or_default();
+                    println!("{label} {}{whose}: {}", s.situation, s.reason);
+                }
+            }
+        }
+        AdviceAction::Show { scope, situation } => {
+            let r: AdviceShowResult =
+                client.call("advice_show", &json!({ "scope": scope, "situation": situation }))?;
+            if as_json {
+                return print_json(&r);
+            }
+            let s = &r.situation;
+            println!("{} [{}]: {}", s.key, s.scope, s.line);
+            if !s.aliases.is_empty() {
+                println!("also known as: {}", s.aliases.join(", "));
+            }
+            for n in &r.notes {
+                let whose = n.agent.as_deref().map(|a| format!(", personal: {a}")).unwrap_or_default();
+                let held = n.withheld.as_deref().map(|w| format!(" WITHHELD: {w}")).unwrap_or_default();
+                println!(
+                    "\n--- version {}{whose} · {} · {} runs ({} wrong) of {} agents{held}\n{}",
+                    n.version,
+                    amber_tiers::session::date(n.created_at),
+                    n.run_count,
+                    n.wrong_count,
+                    n.agents,
+                    n.text
+                );
+            }
+        }
+        AdviceAction::List { scope } => {
+            let r: AdviceListResult = client.call("advice_list", &json!({ "scope": scope }))?;
+            if as_json {
+                return print_json(&r);
+            }
+            if r.situations.is_empty() {
+                println!("no situations in {}", r.scope);
+            }
+            for x in &r.situations {
+                let notes: Vec<String> = x
+                    .notes
+                    .iter()
+                    .map(|n| {
+                        let whose = n.agent.as_deref().unwrap_or("shared");
+                        let held = if n.withheld.is_some() { " withheld" } else { "" };
+                        format!("{whose} v{}{held}", n.version)
+                    })
+                    .collect();
+                let notes = if notes.is_empty() { "no note".into() } else { notes.join(", ") };
+                println!(
+                    "{} · {} runs · {notes}: {}",
+                    x.situation.key,
+                    x.runs,
+                    one_line(&x.situation.line, 80)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `amber judgements SCOPE`: the model's judgements (after judging what is due, with
+/// `--judge`), each with the recorder's own reward when one came.
+pub(crate) fn judgements(
+    client: &mut Client,
+    scope: &str,
+    limit: usize,
+    judge: bool,
+    as_json: bool,
+) -> anyhow::Result<()> {
+    if judge {
+        let r: JudgeRunsResult = client.call("judge_runs", &json!({ "scope": scope }))?;
+        eprintln!("judged {} runs ({} failed)", r.judged.len(), r.failed.len());
+    }
+    let r: JudgementsResult = client.call("judgements", &json!({ "scope": scope, "limit": limit }))?;
+    if as_json {
+        return print_json(&r);
+    }
+    if r.judgements.is_empty() {
+        println!("no judgements in {scope}");
+    }
+    for j in &r.judgements {
+        let verdict = match j.judgement.verdict {
+            Some(1) => "right",
+            Some(-1) => "wrong",
+            _ => "can't tell",
+        };
+        let reward =
+            j.reward.map(|w| format!(" · recorder's reward {w:+.2} counts instead")).unwrap_or_default();
+        println!(
+            "{} · {verdict} · {} · {}{reward}: {}",
+            &j.judgement.run_id[..12.min(j.judgement.run_id.len())],
+            j.judgement.model,
+            amber_tiers::session::date(j.judgement.at),
+            one_line(&j.judgement.reason, 80)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! The judge of runs and sessions: `judge_runs` (the model judges unrewarded runs and
+//! ended sessions older than `judge_delay_s`, each once), `judgements` (each one, with
+//! the recorder's own reward when it came; no model), and the timer that does it,
+//! and learns a scope again once 5 more of its runs are rewarded, every
+//! `[learn] interval_s` while a model is configured.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use amber_core::advice::Judgement;
+use amber_core::{Run, Scope, now_millis};
+use amber_engine::Engine;
+use amber_ipc::protocol::{
+    ErrorObject, JudgeRunsParams, JudgeRunsResult, JudgementShown, JudgementsParams, JudgementsResult,
+};
+use amber_tiers::advice::judge::judge_run;
+use amber_tiers::advice::plan::REWRITE_RUNS;
+use amber_tiers::advice::{Learner, ModelError};
+use amber_tiers::session::Session;
+use serde_json::Value;
+
+use super::advice::{blocking, learner, model_failed};
+use super::learn::{MAX_RUNS, Pass};
+use crate::rpc::{engine_error, invalid, read, to_value};
+use crate::state::Shared;
+
+/// Ended sessions looked at in one pass.
+const MAX_SESSIONS: usize = 1_000;
+/// The most characters of a session's captures shown to the judge.
+const SESSION_TRACE_CHARS: usize = 6_000;
+
+pub(crate) async fn judge(shared: &Arc<Shared>, p: JudgeRunsParams) -> Result<Value, ErrorObject> {
+    let learner = learner(shared, shared.config.learn.cache)?;
+    let limit = p.limit.unwrap_or(50);
+    if limit == 0 || limit > 1000 {
+        return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
+    }
+    let engine = shared.engine.clone();
+    let delay_ms = shared.config.learn.judge_delay_s as i64 * 1000;
+    let result = blocking(move || judge_pass(&engine, &learner, Some(&p.scope), delay_ms, limit)).await?;
+    to_value(&result)
+}
+
+fn within(scope: &Scope, wanted: Option<&Scope>) -> bool {
+    wanted.is_none_or(|w| scope == w || scope.as_str().starts_with(&format!("{}/", w.as_str())))
+}
+
+/// An ended session nobody rewarded, as a run for the judge: its captures as the trace.
+fn session_as_run(engine: &Engine, s: &Session) -> Result<Run, ErrorObject> {
+    let captured = engine.session_memories(&s.id).map_err(engine_error)?;
+    let mut trace = String::new();
+    for m in &captured {
+        if trace.chars().count() >= SESSION_TRACE_CHARS {
+            break;
+        }
+        trace.push_str(&m.content);
+        trace.push('\n');
+    }
+    Ok(Run {
+        id: format!("session:{}", s.id),
+        scope: s.scope.clone(),
+        agent: s.agent.clone(),
+        task: format!("an agent session of {} in {} ({} events)", s.agent, s.scope, s.events),
+        trace,
+        used: Vec::new(),
+        outcome: s.end_reason.clone(),
+        advice: Vec::new(),
+        created_at: s.ended_at.unwrap_or(s.started_at),
+        reward: None,
+    })
+}
+
+/// The runs and ended sessions due for judging: nobody rewarded them, they are at least
+/// `delay_ms` old, and they were not judged before.
+fn due(engine: &Engine, scope: Option<&Scope>, delay_ms: i64, limit: usize) -> Result<Vec<Run>, ErrorObject> {
+    let judged: HashSet<String> =
+        engine.judgements(scope, MAX_RUNS).map_err(engine_error)?.into_iter().map(|j| j.run_id).collect();
+    let cutoff = now_millis() - delay_ms;
+    let mut out: Vec<Run> = engine
+        .runs(scope, None, MAX_RUNS)
+        .map_err(engine_error)?
+        .into_iter()
+        .filter(|r| r.reward.is_none() && r.created_at <= cutoff && !judged.contains(&r.id))
+        .take(limit)
+        .collect();
+    for row in engine.recent_sessions(MAX_SESSIONS).map_err(engine_error)? {
+        if out.len() >= limit {
+            break;
+        }
+        let Ok(s) = serde_json::from_str::<Session>(&row.record) else { continue };
+        let ended = s.ended_at.is_some_and(|t| t <= cutoff);
+        let unrewarded = s.reward.is_none() && s.outcome.is_none() && !s.withheld;
+        if ended && unrewarded && within(&s.scope, scope) && !judged.contains(&format!("session:{}", s.id)) {
+            out.push(session_as_run(engine, &s)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Judges up to `limit` due runs and sessions of `scope` (and below; every scope when
+/// None). A malformed reply is noted and tried again next time; a failed call stops
+/// the pass (`model_failed`) with what was judged before it kept.
+pub(crate) fn judge_pass(
+    engine: &Engine,
+    learner: &Learner,
+    scope: Option<&Scope>,
+    delay_ms: i64,
+    limit: usize,
+) -> Result<JudgeRunsResult, ErrorObject> {
+    let mut out = JudgeRunsResult::default();
+    for run in due(engine, scope, delay_ms, limit)? {
+        match judge_run(learner, &run) {
+            Ok((verdict, reason)) => {
+                let j =
+                    Judgement { run_id: run.id, verdict, reason, model: learner.name(), at: now_millis() };
+                engine.put_judgements(std::slice::from_ref(&j)).map_err(engine_error)?;
+                out.judged.push(j);
+            }
+            Err(ModelError::Malformed(reason)) => out.failed.push((run.id, reason)),
+            Err(e) => return Err(model_failed(e)),
+        }
+    }
+    Ok(out)
+}
+
+/// The recorder's own reward of a judged run or session, when one came.
+pub(crate) fn own_reward(engine: &Engine, id: &str) -> amber_engine::Result<Option<f32>> {
+    match id.strip_prefix("session:") {
+        Some(sid) => Ok(engine
+            .get_session(sid)?
+            .and_then(|row| serde_json::from_str::<Session>(&row.record).ok())
+            .and_then(|s| s.reward)),
+        None => Ok(engine.run(id)?.and_then(|r| r.reward)),
+    }
+}
+
+/// Every `[learn] interval_s` while a model is configured: judges what is due, then
+/// learns each scope again whose rewarded runs grew by [`REWRITE_RUNS`] since the
+/// timer last learned it (counted from 0 at start). The daemon's cache setting applies.
+pub(crate) async fn timer(shared: Arc<Shared>) {
+    let cfg = shared.config.learn.clone();
+    let Ok(learner) = learner(&shared, cfg.cache) else { return };
+    if cfg.interval_s == 0 {
+        return;
+    }
+    let mut learned: HashMap<Scope, usize> = HashMap::new();
+    let mut shutdown = shared.shutdown.subscribe();
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(cfg.interval_s)) => {}
+            _ = crate::state::shutdown_asked(&mut shutdown) => return,
+        }
+        let (engine, l, c) = (shared.engine.clone(), learner.clone(), cfg.clone());
+        let seen = learned.clone();
+        let pass = blocking(move || {
+            let judged = judge_pass(&engine, &l, None, c.judge_delay_s as i64 * 1000, 100)?;
+            let mut counts: HashMap<Scope, usize> = HashMap::new();
+            for r in engine.runs(None, None, MAX_RUNS).map_err(engine_error)? {
+                *counts.entry(r.scope).or_default() += usize::from(r.reward.is_some());
+            }
+            let mut relearned = Vec::new();
+            for (scope, n) in counts {
+                if n >= seen.get(&scope).copied().unwrap_or(0) + REWRITE_RUNS as usize {
+                    Pass { engine: &engine, learner: &l, cfg: &c, scope: &scope }.run()?;
+                    relearned.push((scope, n));
+                }
+            }
+            Ok((judged.judged.len(), relearned))
+        })
+        .await;
+        match pass {
+            Ok((judged, relearned)) => {
+                tracing::info!(judged, learned = relearned.len(), "advice timer pass");
+                learned.extend(relearned);
+            }
+            Err(e) => tracing::warn!(error = %e.message, "advice timer pass failed"),
+        }
+    }
+}
+
+pub(crate) async fn judgements(shared: &Arc<Shared>, p: JudgementsParams) -> Result<Value, ErrorObject> {
+    let limit = p.limit.unwrap_or(50);
+    if limit == 0 || limit > 1000 {
+        return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
+    }
+    let judgements = read(shared, move |e| {
+        let js = e.judgements(Some(&p.scope), limit)?;
+        js.into_iter()
+            .map(|j| Ok(JudgementShown { reward: own_reward(e, &j.run_id)?, judgement: j }))
+            .collect::<amber_engine::Result<Vec<_>>>()
+    })
+    .await?;
+    to_value(&JudgementsResult { judgements })
+}

@@ -1,0 +1,234 @@
+//! Learning: `advice_learn` (sort a scope's runs into situations, merge the same task
+//! under two names, write or edit a note for each situation the rules allow, withhold
+//! notes whose served runs score lower). It needs a model (`no_model` otherwise); a
+//! failed call answers `model_failed`, with what was stored before it kept.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use amber_core::advice::{Note, Situation};
+use amber_core::{Run, Scope, now_millis};
+use amber_engine::Engine;
+use amber_ipc::protocol::{AdviceLearnParams, AdviceLearnResult, ErrorObject, NoteWritten};
+use amber_tiers::advice::curate::{check_edit, withhold};
+use amber_tiers::advice::merge::find_merges;
+use amber_tiers::advice::plan::{Rewarded, Rules, Skip, plan};
+use amber_tiers::advice::sort::{BATCH, sort_tasks};
+use amber_tiers::advice::write::write_note;
+use amber_tiers::advice::{LearnConfig, Learner, ModelError};
+use serde_json::Value;
+
+use super::advice::{blocking, learner, model_failed};
+use crate::rpc::{engine_error, to_value};
+use crate::state::Shared;
+
+/// The most runs of a scope read for one pass.
+pub(crate) const MAX_RUNS: usize = 100_000;
+
+pub(crate) async fn learn(shared: &Arc<Shared>, p: AdviceLearnParams) -> Result<Value, ErrorObject> {
+    let learner = learner(shared, p.cache.unwrap_or(shared.config.learn.cache))?;
+    let (engine, cfg) = (shared.engine.clone(), shared.config.learn.clone());
+    let result =
+        blocking(move || Pass { engine: &engine, learner: &learner, cfg: &cfg, scope: &p.scope }.run())
+            .await?;
+    to_value(&result)
+}
+
+/// The reward that counts for learning: the recorder's own, else the judge's verdict.
+fn rewards(engine: &Engine, scope: &Scope) -> Result<(Vec<Run>, HashMap<String, f32>), ErrorObject> {
+    let runs: Vec<Run> = engine
+        .runs(Some(scope), None, MAX_RUNS)
+        .map_err(engine_error)?
+        .into_iter()
+        .filter(|r| r.scope == *scope)
+        .collect();
+    let judged: HashMap<String, i8> = engine
+        .judgements(Some(scope), MAX_RUNS)
+        .map_err(engine_error)?
+        .into_iter()
+        .filter_map(|j| Some((j.run_id, j.verdict?)))
+        .collect();
+    let counted = runs
+        .iter()
+        .filter_map(|r| Some((r.id.clone(), r.reward.or_else(|| judged.get(&r.id).map(|v| f32::from(*v)))?)))
+        .collect();
+    Ok((runs, counted))
+}
+
+pub(crate) struct Pass<'a> {
+    pub(crate) engine: &'a Engine,
+    pub(crate) learner: &'a Learner,
+    pub(crate) cfg: &'a LearnConfig,
+    pub(crate) scope: &'a Scope,
+}
+
+impl Pass<'_> {
+    pub(crate) fn run(&self) -> Result<AdviceLearnResult, ErrorObject> {
+        let mut out = AdviceLearnResult { scope: self.scope.clone(), ..Default::default() };
+        let (runs, counted) = rewards(self.engine, self.scope)?;
+        self.sort(&runs, &mut out)?;
+        if out.new_situations > 0 {
+            self.merge(&mut out)?;
+        }
+        let situations = self.engine.situations(self.scope).map_err(engine_error)?;
+        let sorted: HashMap<String, String> =
+            self.engine.sorted_runs(self.scope).map_err(engine_error)?.into_iter().collect();
+        let rewarded: Vec<(String, Rewarded)> = runs
+            .iter()
+            .filter_map(|r| {
+                let reward = *counted.get(&r.id)?;
+                Some((sorted.get(&r.id)?.clone(), Rewarded { run: r.clone(), reward }))
+            })
+            .collect();
+        self.write(&situations, &rewarded, &mut out)?;
+        self.curate(&rewarded, &mut out)?;
+        Ok(out)
+    }
+
+    /// Step 1: the runs not yet sorted, by distinct task, [`BATCH`] tasks a call.
+    fn sort(&self, runs: &[Run], out: &mut AdviceLearnResult) -> Result<(), ErrorObject> {
+        let done: HashMap<String, String> =
+            self.engine.sorted_runs(self.scope).map_err(engine_error)?.into_iter().collect();
+        let mut by_task: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for r in runs.iter().filter(|r| !done.contains_key(&r.id)) {
+            by_task.entry(r.task.as_str()).or_default().push(r.id.as_str());
+        }
+        let tasks: Vec<(&str, Vec<&str>)> = by_task.into_iter().collect();
+        for batch in tasks.chunks(BATCH) {
+            let known = self.engine.situations(self.scope).map_err(engine_error)?;
+            let texts: Vec<&str> = batch.iter().map(|(t, _)| *t).collect();
+            out.calls += 1;
+            let sorted = sort_tasks(self.learner, &known, &texts).map_err(model_failed)?;
+            let now = now_millis();
+            let new: Vec<Situation> = sorted
+                .new
+                .iter()
+                .map(|(key, category, line)| Situation {
+                    scope: self.scope.clone(),
+                    key: key.clone(),
+                    category: category.clone(),
+                    line: line.clone(),
+                    aliases: Vec::new(),
+                    created_at: now,
+                })
+                .collect();
+            self.engine.put_situations(&new).map_err(engine_error)?;
+            let placed: Vec<(String, String)> = sorted
+                .placed
+                .iter()
+                .flat_map(|(i, key)| batch[*i].1.iter().map(move |id| (id.to_string(), key.clone())))
+                .collect();
+            self.engine.sort_runs(self.scope, &placed).map_err(engine_error)?;
+            out.new_situations += new.len();
+            out.sorted += placed.len();
+            out.unsorted += batch.len() - sorted.placed.len();
+        }
+        Ok(())
+    }
+
+    /// Situations that are the same task under two names are merged, the old key kept
+    /// as an alias (asked only when this pass made new situations).
+    fn merge(&self, out: &mut AdviceLearnResult) -> Result<(), ErrorObject> {
+        let situations = self.engine.situations(self.scope).map_err(engine_error)?;
+        if situations.len() < 2 {
+            return Ok(());
+        }
+        out.calls += 1;
+        for (from, into) in find_merges(self.learner, &situations).map_err(model_failed)? {
+            self.engine.merge_situation(self.scope, &from, &into).map_err(engine_error)?;
+            out.merged.push((from, into));
+        }
+        Ok(())
+    }
+
+    /// Step 2: a note for each series the rules allow; an existing note is edited.
+    fn write(
+        &self,
+        situations: &[Situation],
+        rewarded: &[(String, Rewarded)],
+        out: &mut AdviceLearnResult,
+    ) -> Result<(), ErrorObject> {
+        let notes = self.engine.notes(self.scope, None, false).map_err(engine_error)?;
+        let rules = Rules {
+            min_wrong: self.cfg.min_wrong,
+            team_min_agents: self.cfg.team_min_agents,
+            personal_min_runs: self.cfg.personal_min_runs,
+            team: self.scope.as_str() == "team" || self.scope.as_str().starts_with("team/"),
+        };
+        let (jobs, skipped) = plan(rewarded, &notes, rules);
+        out.skipped = skipped;
+        for job in jobs {
+            let Some(situation) = situations.iter().find(|s| s.key == job.situation) else { continue };
+            let current = notes.iter().find(|n| n.situation == job.situation && n.agent == job.agent);
+            let failed =
+                |reason: String| Skip { situation: job.situation.clone(), agent: job.agent.clone(), reason };
+            out.calls += 1;
+            let text = match write_note(self.learner, situation, &job.runs, current.map(|n| n.text.as_str()))
+            {
+                Ok(t) => t,
+                Err(ModelError::Malformed(reason)) => {
+                    out.failed.push(failed(reason));
+                    continue;
+                }
+                Err(e) => return Err(model_failed(e)),
+            };
+            if let Some(n) = current
+                && let Err(reason) = check_edit(&n.text, &text)
+            {
+                out.failed.push(failed(format!("edit of version {} refused: {reason}", n.version)));
+                continue;
+            }
+            let note = Note {
+                scope: self.scope.clone(),
+                situation: job.situation.clone(),
+                agent: job.agent.clone(),
+                version: 0,
+                text,
+                runs: job.runs.iter().map(|r| r.run.id.clone()).collect(),
+                run_count: job.run_count,
+                wrong_count: job.wrong_count,
+                agents: job.agents,
+                created_at: now_millis(),
+                withheld: None,
+            };
+            let version = self.engine.put_note(&note).map_err(engine_error)?;
+            out.written.push(NoteWritten {
+                situation: job.situation,
+                agent: job.agent,
+                version,
+                runs: job.runs.len(),
+                agents: job.agents,
+            });
+        }
+        Ok(())
+    }
+
+    /// Withholds each note whose served runs (those that followed the situation's
+    /// advice) score lower than the situation's other runs; gives back one that no
+    /// longer does.
+    fn curate(
+        &self,
+        rewarded: &[(String, Rewarded)],
+        out: &mut AdviceLearnResult,
+    ) -> Result<(), ErrorObject> {
+        for note in self.engine.notes(self.scope, None, false).map_err(engine_error)? {
+            let (mut served, mut others) = (Vec::new(), Vec::new());
+            for (_, r) in rewarded.iter().filter(|(s, r)| {
+                *s == note.situation && note.agent.as_ref().is_none_or(|a| *a == r.run.agent)
+            }) {
+                let side = if r.run.advice.contains(&note.situation) { &mut served } else { &mut others };
+                side.push(f64::from(r.reward));
+            }
+            let verdict = withhold(&served, &others);
+            if verdict != note.withheld {
+                self.engine.set_withheld(&note, verdict.as_deref()).map_err(engine_error)?;
+                out.withheld.push(Skip {
+                    situation: note.situation.clone(),
+                    agent: note.agent.clone(),
+                    reason: verdict.unwrap_or_else(|| "served again: its runs no longer score lower".into()),
+                });
+            }
+        }
+        Ok(())
+    }
+}

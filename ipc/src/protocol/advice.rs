@@ -1,0 +1,212 @@
+//! Params and results of advice: `get_advice`, `advice_learn`, `advice_show`,
+//! `advice_list`, `judge_runs` and `judgements`. All need a model (`[learn]`) except
+//! `advice_show`, `advice_list` and `judgements`, which read what was learned.
+
+use amber_core::Scope;
+use amber_core::advice::{Judgement, Note, Situation};
+use amber_tiers::advice::plan::Skip;
+use serde::{Deserialize, Serialize};
+
+/// `get_advice` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GetAdviceParams {
+    /// The task about to be done.
+    pub task: String,
+    /// The session asking: a note is served once per session. A live session also
+    /// gives the scope and agent when they are not given.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The session's moment (`start`, `fork`, `stuck`, `done`, `next`), echoed.
+    #[serde(default)]
+    pub moment: Option<String>,
+    /// Where the notes live (default: the session's scope, else `default`).
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// The agent asking: its personal note is served first (default: the session's).
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// `get_advice` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GetAdviceResult {
+    /// The scope.
+    pub scope: Scope,
+    /// The situation the task was routed to; None when none fits (or none has a note).
+    pub situation: Option<String>,
+    /// The situation's line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+    /// The note; absent when it was given earlier in the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The note's version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
+    /// The rewarded runs of the series when the note was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u32>,
+    /// The agent of a personal note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub personal: Option<String>,
+    /// True when this session was given the situation's note earlier.
+    pub given_earlier: bool,
+    /// The moment, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moment: Option<String>,
+    /// What happened, in words.
+    pub message: String,
+    /// Situation lines considered (after the shortlist when there were more than 60).
+    pub considered: usize,
+}
+
+/// `advice_learn` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdviceLearnParams {
+    /// The scope whose runs to learn from (its own runs, not those of scopes below it).
+    pub scope: Scope,
+    /// Answer repeated model calls from the cache (default: `[learn] cache`;
+    /// `amber advice learn` sends true).
+    #[serde(default)]
+    pub cache: Option<bool>,
+}
+
+/// A note written by `advice_learn`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteWritten {
+    /// The situation.
+    pub situation: String,
+    /// The agent of a personal note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The version written.
+    pub version: u32,
+    /// Runs it was written from.
+    pub runs: usize,
+    /// Distinct agents among them.
+    pub agents: u32,
+}
+
+/// `advice_learn` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AdviceLearnResult {
+    /// The scope.
+    pub scope: Scope,
+    /// Runs newly sorted into a situation.
+    pub sorted: usize,
+    /// Tasks the model left unsorted (tried again next time).
+    pub unsorted: usize,
+    /// Situations newly made.
+    pub new_situations: usize,
+    /// Notes written.
+    pub written: Vec<NoteWritten>,
+    /// Notes not written, and why (rules: too few wrong runs, the people rule, current).
+    pub skipped: Vec<Skip>,
+    /// Notes the model failed to write (a malformed reply, a literal named, an edit
+    /// dropping too much): these are tried again next time.
+    pub failed: Vec<Skip>,
+    /// Notes withheld or given back by curation in this pass.
+    pub withheld: Vec<Skip>,
+    /// Situations merged (`from` → `into`).
+    pub merged: Vec<(String, String)>,
+    /// Model calls made (answered by the model or the cache).
+    pub calls: usize,
+}
+
+/// `advice_show` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdviceShowParams {
+    /// The scope.
+    pub scope: Scope,
+    /// The situation (a key or an alias).
+    pub situation: String,
+}
+
+/// `advice_show` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdviceShowResult {
+    /// The situation.
+    pub situation: Situation,
+    /// Every version of its notes, shared and personal, oldest first per series.
+    pub notes: Vec<Note>,
+}
+
+/// `advice_list` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdviceListParams {
+    /// The scope.
+    pub scope: Scope,
+}
+
+/// One situation in `advice_list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SituationListed {
+    /// The situation.
+    pub situation: Situation,
+    /// Runs sorted under it.
+    pub runs: usize,
+    /// The newest version of each of its note series (text left out).
+    pub notes: Vec<Note>,
+}
+
+/// `advice_list` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdviceListResult {
+    /// The scope.
+    pub scope: Scope,
+    /// Its situations, by key.
+    pub situations: Vec<SituationListed>,
+}
+
+/// `judge_runs` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeRunsParams {
+    /// The scope whose runs to judge (and those below it).
+    pub scope: Scope,
+    /// The most runs judged in this call (default 50, at most 1,000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// `judge_runs` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JudgeRunsResult {
+    /// Runs judged now.
+    pub judged: Vec<Judgement>,
+    /// Runs the model failed to judge (a reason each), tried again next time.
+    pub failed: Vec<(String, String)>,
+}
+
+/// `judgements` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgementsParams {
+    /// The scope (and those below it).
+    pub scope: Scope,
+    /// The most shown (default 50, at most 1,000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// One judgement as `judgements` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgementShown {
+    /// The judgement.
+    #[serde(flatten)]
+    pub judgement: Judgement,
+    /// The recorder's own reward, when one came: it counts instead of the judgement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<f32>,
+}
+
+/// `judgements` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgementsResult {
+    /// Newest first.
+    pub judgements: Vec<JudgementShown>,
+}
