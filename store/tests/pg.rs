@@ -8,8 +8,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 
-use amber_core::{MemoryType, NewMemory, Scope};
-use amber_store::{Backend, Error, MemoryStore, PgBackend, Purged, Store};
+use amber_core::advice::{Judgement, Note, Situation};
+use amber_core::{
+    Link, LinkKind, MemoryType, NewMemory, NewRun, Outcome, Report, ReportKind, RunReward, Scope,
+};
+use amber_store::{Backend, Error, GuardEntry, MemoryStore, PgBackend, Purged, SessionRow, Store};
 
 /// Runs `scripts/pg.sh` with these environment variables; its stdout, or a panic with
 /// its message.
@@ -94,9 +97,8 @@ impl Drop for Db {
 struct Transcript(Vec<String>);
 
 impl Transcript {
-    fn note<T: Debug>(&mut self, what: &str, v: T) -> T {
+    fn note<T: Debug>(&mut self, what: &str, v: T) {
         self.0.push(format!("{what}: {v:?}"));
-        v
     }
 }
 
@@ -298,4 +300,280 @@ fn a_newer_schema_is_refused_untouched() {
 fn the_location_hides_the_password() {
     let b = PgBackend::new("postgres://amber:s3cret@db.example:5432/team");
     assert_eq!(b.location(), "postgres://amber@db.example:5432/team");
+}
+
+fn report(kind: ReportKind, result: Option<Outcome>, session: Option<&str>, at: i64) -> Report {
+    Report { kind, result, session_id: session.map(String::from), agent: Some("a1".into()), note: None, at }
+}
+
+fn curation_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
+    let (a, _) = insert(s, &NewMemory::new("the first note"), 1);
+    let (b, _) = insert(s, &NewMemory::new("the first note, again"), 2);
+    let (c, _) = insert(s, &NewMemory::new("something else"), 3);
+    let link = |from: &amber_core::MemoryId, to: &amber_core::MemoryId, kind| Link {
+        from: from.clone(),
+        to: to.clone(),
+        kind,
+        similarity: 0.97,
+        created_at: 5,
+    };
+    let links = [link(&b.id, &a.id, LinkKind::NearDuplicate), link(&c.id, &a.id, LinkKind::Related)];
+    t.note("added", s.add_links(&links).unwrap());
+    t.note("added again", s.add_links(&links[..1]).unwrap());
+    t.note("links of a", s.links_of(&a.id).unwrap());
+    t.note("duplicate_seqs", s.duplicate_seqs().unwrap());
+    s.forget(&b.id, 9).unwrap();
+    t.note("duplicate_seqs after forget", s.duplicate_seqs().unwrap());
+    s.purge(&b.id).unwrap();
+    t.note("links after purge", s.links_of(&a.id).unwrap());
+    // sessions
+    let mut row = SessionRow {
+        id: "s-1".into(),
+        agent: "test".into(),
+        scope: "team/x".into(),
+        started_at: 10,
+        ended_at: None,
+        record: "{}".into(),
+    };
+    s.put_session(&row).unwrap();
+    row.ended_at = Some(20);
+    row.record = r#"{"served":[]}"#.into();
+    s.put_session(&row).unwrap();
+    s.put_session(&SessionRow { id: "s-2".into(), started_at: 30, ..row.clone() }).unwrap();
+    t.note("session", s.get_session("s-1").unwrap());
+    t.note("no session", s.get_session("nope").unwrap());
+    t.note("recent", s.recent_sessions(10).unwrap());
+    let mut m = NewMemory::new("in session");
+    m.session_id = Some("s-1".into());
+    insert(s, &m, 11);
+    t.note("session_memories", s.session_memories("s-1").unwrap());
+    // scopes
+    s.note_scope_root(&scope("project/p"), "/src/p", 100).unwrap();
+    s.note_scope_root(&scope("project/p"), "/src/p", 200).unwrap();
+    s.note_scope_root(&scope("project/a"), "/src/a", 100).unwrap();
+    t.note("roots", s.scope_roots().unwrap());
+    insert(s, &NewMemory::new("durable").in_scope(scope("team/x/y")), 50);
+    insert(s, &NewMemory::new("an event").in_scope(scope("team/x")).of_type(MemoryType::Event), 50);
+    insert(s, &NewMemory::new("sibling").in_scope(scope("team/xy")), 50);
+    t.note("durable_since", s.durable_since(&[scope("team/x")], 40).unwrap());
+    t.note("lookup", s.lookup_prefix(&a.id.as_str()[..6]).unwrap());
+    t.note("lookup none", s.lookup_prefix("ffffffff").unwrap());
+}
+
+#[test]
+fn links_sessions_and_scope_roots_match_the_local_store() {
+    conformance(curation_scenario);
+}
+
+fn standing_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
+    let (a, _) = insert(s, &NewMemory::new("use tool x"), 1);
+    let (life, _) = insert(s, &NewMemory::new("born in 1990").of_type(MemoryType::Lifefact), 1);
+    for (i, result) in
+        [Outcome::Failure, Outcome::Failure, Outcome::Failure, Outcome::Success].iter().enumerate()
+    {
+        let r = report(ReportKind::Outcome, Some(*result), Some("s1"), 10 + i as i64);
+        t.note("report", s.report(&a.id, &r, 20 + i as i64).unwrap());
+    }
+    s.report(&a.id, &report(ReportKind::Used, None, Some("s2"), 30), 30).unwrap();
+    t.note(
+        "no such memory",
+        s.report(&NewMemory::new("nope").id(), &report(ReportKind::Used, None, None, 1), 1).unwrap(),
+    );
+    t.note("reports", s.reports(&a.id).unwrap());
+    t.note("session_reports", s.session_reports("s1").unwrap());
+    t.note("standings", s.standings().unwrap());
+    // supersession
+    let (old, _) = insert(s, &NewMemory::new("the api is v1"), 40);
+    t.note("targets", s.supersession_targets(std::slice::from_ref(&old.id)).unwrap());
+    t.note("lifefact refused", s.supersession_targets(std::slice::from_ref(&life.id)).unwrap());
+    t.note("unknown refused", s.supersession_targets(&[NewMemory::new("x").id()]).unwrap());
+    let mut inv = NewMemory::new("the api is v2 now").of_type(MemoryType::Invalidation);
+    inv.supersedes = vec![old.id.clone()];
+    let (inv, _) = insert(s, &inv, 41);
+    t.note("unapplied", s.unapplied_supersessions().unwrap());
+    t.note("applied", s.apply_supersessions(&[inv.seq], 42).unwrap());
+    t.note("applied again", s.apply_supersessions(&[inv.seq], 43).unwrap());
+    t.note("unapplied after", s.unapplied_supersessions().unwrap());
+    t.note("archived", s.archived(None, 10).unwrap());
+    t.note("archived elsewhere", s.archived(Some(&scope("team/q")), 10).unwrap().len());
+    s.forget(&inv.id, 50).unwrap();
+    t.note("refresh after forget", s.refresh_targets(inv.seq, 51).unwrap());
+    t.note("old back", s.get(&old.id).unwrap());
+}
+
+#[test]
+fn standing_and_supersession_match_the_local_store() {
+    conformance(standing_scenario);
+}
+
+fn addressing_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
+    let mut q = NewMemory::new("can someone review?").in_scope(scope("team/a"));
+    q.to = Some("bob".into());
+    q.author = Some("alice".into());
+    let (q, _) = insert(s, &q, 1);
+    let mut all = NewMemory::new("standup at 10").in_scope(scope("team/b"));
+    all.to = Some("all".into());
+    let (all, _) = insert(s, &all, 2);
+    let mut answer = NewMemory::new("on it").in_scope(scope("team/a"));
+    answer.reply_to = Some(q.id.clone());
+    answer.author = Some("bob".into());
+    let (answer, _) = insert(s, &answer, 3);
+    let mut deeper = NewMemory::new("done").in_scope(scope("team/a"));
+    deeper.reply_to = Some(answer.id.clone());
+    let (deeper, _) = insert(s, &deeper, 4);
+    t.note("inbox", s.inbox("bob", &[], 10).unwrap());
+    t.note("inbox scoped", s.inbox("bob", &[scope("team/b")], 10).unwrap());
+    t.note("inbox limit", s.inbox("bob", &[], 1).unwrap().len());
+    s.mark_inbox_served("bob", &[q.seq], 5).unwrap();
+    s.mark_inbox_served("bob", &[q.seq, all.seq], 6).unwrap();
+    t.note("inbox served", s.inbox("bob", &[], 10).unwrap());
+    t.note("thread", s.thread(&deeper.id).unwrap());
+    assert_eq!(s.thread(&answer.id).unwrap().len(), 3);
+    t.note("no hold", s.hold_of(&q.id).unwrap());
+    s.hold(&q.id, "loop", 7).unwrap();
+    s.hold(&q.id, "again", 8).unwrap();
+    t.note("hold", s.hold_of(&q.id).unwrap());
+    t.note("release", (s.release(&q.id).unwrap(), s.release(&q.id).unwrap()));
+    let entry = |decision: &str| GuardEntry {
+        agent: "bob".into(),
+        trigger: q.id.clone(),
+        decision: decision.into(),
+        rule: "r".into(),
+        at: 9,
+    };
+    s.log_guard(&entry("deny")).unwrap();
+    t.note("not allowed", s.guard_allowed("bob", &q.id).unwrap());
+    s.log_guard(&entry("allow")).unwrap();
+    t.note("allowed", (s.guard_allowed("bob", &q.id).unwrap(), s.guard_allowed("eve", &q.id).unwrap()));
+    // runs
+    let run = |task: &str| NewRun {
+        task: task.into(),
+        trace: "did it".into(),
+        used: vec![q.id.clone()],
+        outcome: Some("ok".into()),
+        advice: vec![],
+    };
+    let runs = [("r1".to_string(), run("one")), ("r2".to_string(), run("two"))];
+    t.note("insert_runs", s.insert_runs(&scope("team/a"), "bob", &runs, 10).unwrap());
+    t.note("again", s.insert_runs(&scope("team/a"), "bob", &runs[..1], 11).unwrap());
+    s.insert_runs(&scope("team/a/sub"), "eve", &[("r3".to_string(), run("three"))], 12).unwrap();
+    s.insert_runs(&scope("team/ab"), "eve", &[("r4".to_string(), run("four"))], 13).unwrap();
+    let reward = |r: f32, at| RunReward { reward: r, reason: Some("why".into()), agent: "bob".into(), at };
+    s.reward_runs(&[("r1".into(), reward(0.5, 20)), ("r1".into(), reward(-1.0, 21))]).unwrap();
+    t.note("run", s.run("r1").unwrap());
+    t.note("no run", s.run("nope").unwrap());
+    t.note("runs in team/a", s.runs(Some(&scope("team/a")), None, 10).unwrap());
+    t.note("runs of eve", s.runs(None, Some("eve"), 10).unwrap());
+    t.note("runs limited", s.runs(None, None, 2).unwrap());
+    t.note("rewards", s.run_rewards("r1").unwrap());
+    t.note("activity", (s.agent_activity("bob", 0).unwrap(), s.agent_activity("bob", 21).unwrap()));
+}
+
+#[test]
+fn inbox_threads_holds_guard_and_runs_match_the_local_store() {
+    conformance(addressing_scenario);
+}
+
+fn move_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
+    let (a, _) = insert(s, &NewMemory::new("alpha").in_scope(scope("team/old")), 1);
+    let (b, _) = insert(s, &NewMemory::new("beta").in_scope(scope("team/old/sub")), 2);
+    let (dup, _) = insert(s, &NewMemory::new("gamma").in_scope(scope("team/old")), 3);
+    insert(s, &NewMemory::new("gamma").in_scope(scope("team/new")), 4);
+    insert(s, &NewMemory::new("delta").in_scope(scope("team/older")), 5);
+    let mut reply = NewMemory::new("re alpha").in_scope(scope("team/other"));
+    reply.reply_to = Some(a.id.clone());
+    let (reply, _) = insert(s, &reply, 6);
+    s.add_links(&[Link {
+        from: b.id.clone(),
+        to: a.id.clone(),
+        kind: LinkKind::Related,
+        similarity: 0.5,
+        created_at: 7,
+    }])
+    .unwrap();
+    s.hold(&a.id, "held", 8).unwrap();
+    let moved = s.move_scope(&scope("team/old"), &scope("team/new"), 10).unwrap();
+    t.note("moved", &moved);
+    let new_a = moved.iter().find(|m| m.old_id == a.id).unwrap().memory.id.clone();
+    t.note(
+        "moved_to",
+        (s.moved_to(&a.id).unwrap(), s.moved_to(&dup.id).unwrap(), s.moved_to(&reply.id).unwrap()),
+    );
+    t.note("links follow", s.links_of(&new_a).unwrap());
+    t.note("reply follows", s.get(&reply.id).unwrap().unwrap().reply_to);
+    t.note("hold follows", s.hold_of(&new_a).unwrap());
+    t.note("scope_counts", s.scope_counts().unwrap());
+    t.note("scan", s.scan(0, u64::MAX, 100).unwrap());
+}
+
+#[test]
+fn scope_moves_match_the_local_store() {
+    conformance(move_scenario);
+}
+
+fn advice_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
+    let sc = scope("team/a");
+    let situation = |key: &str, line: &str| Situation {
+        scope: sc.clone(),
+        key: key.into(),
+        category: "build".into(),
+        line: line.into(),
+        aliases: vec![],
+        created_at: 1,
+    };
+    s.put_situations(&[situation("b-build", "builds"), situation("a-test", "tests")]).unwrap();
+    s.put_situations(&[situation("b-build", "builds, again")]).unwrap();
+    t.note("situations", s.situations(&sc).unwrap());
+    s.sort_runs(&sc, &[("r1".into(), "a-test".into()), ("r2".into(), "b-build".into())]).unwrap();
+    s.merge_situation(&sc, "a-test", "b-build").unwrap();
+    t.note("merged", (s.situations(&sc).unwrap(), s.sorted_runs(&sc).unwrap()));
+    let note = Note {
+        scope: sc.clone(),
+        situation: "b-build".into(),
+        agent: None,
+        version: 0,
+        text: "run make".into(),
+        runs: vec!["r1".into()],
+        run_count: 1,
+        wrong_count: 0,
+        agents: 1,
+        created_at: 5,
+        withheld: None,
+    };
+    t.note("versions", (s.put_note(&note).unwrap(), s.put_note(&note).unwrap()));
+    s.put_note(&Note { agent: Some("bob".into()), ..note.clone() }).unwrap();
+    let latest = s.notes(&sc, None, false).unwrap();
+    t.note("latest", &latest);
+    t.note("history", s.notes(&sc, Some("b-build"), true).unwrap());
+    s.set_withheld(&latest[0], Some("wrong")).unwrap();
+    t.note("withheld", s.notes(&sc, None, false).unwrap());
+    t.note(
+        "served",
+        (s.mark_served("s1", &latest[0], 9).unwrap(), s.mark_served("s1", &latest[1], 10).unwrap()),
+    );
+    let judge = |run: &str, v| Judgement {
+        run_id: run.into(),
+        verdict: v,
+        reason: "r".into(),
+        model: "m".into(),
+        at: 3,
+    };
+    s.insert_runs(
+        &sc,
+        "bob",
+        &[(
+            "r1".into(),
+            NewRun { task: "t".into(), trace: "x".into(), used: vec![], outcome: None, advice: vec![] },
+        )],
+        1,
+    )
+    .unwrap();
+    s.put_judgements(&[judge("r1", Some(-1)), judge("r9", None)]).unwrap();
+    s.put_judgements(&[judge("r1", Some(1))]).unwrap();
+    t.note("judgements", (s.judgements(None, 10).unwrap(), s.judgements(Some(&sc), 10).unwrap()));
+}
+
+#[test]
+fn advice_matches_the_local_store() {
+    conformance(advice_scenario);
 }

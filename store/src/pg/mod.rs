@@ -37,6 +37,7 @@
 //! Tables other than those four (the embedding cache, metadata, links, the graph) are
 //! shared by every role that has table privileges.
 
+mod advice;
 mod graph;
 mod memories;
 mod runs;
@@ -229,7 +230,7 @@ impl PgStore {
 
     /// Runs `f` on the connection (connecting first if needed). A connection error
     /// drops the connection; a read (`retry`) then runs once more on a new one.
-    fn run<T>(&self, retry: bool, mut f: impl FnMut(&mut Client) -> Q<T>) -> Result<T> {
+    fn call<T>(&self, retry: bool, mut f: impl FnMut(&mut Client) -> Q<T>) -> Result<T> {
         let mut slot = self.client.borrow_mut();
         let idle = self.last_used.get().elapsed() > IDLE_CHECK;
         self.last_used.set(Instant::now());
@@ -263,12 +264,12 @@ impl PgStore {
 
     /// Runs a read (retried once on a new connection if the connection broke).
     pub(crate) fn read<T>(&self, f: impl FnMut(&mut Client) -> Q<T>) -> Result<T> {
-        self.run(true, f)
+        self.call(true, f)
     }
 
     /// Runs a write (never re-run: a broken connection gives [`Error::Unavailable`]).
     pub(crate) fn write<T>(&self, f: impl FnMut(&mut Client) -> Q<T>) -> Result<T> {
-        self.run(false, f)
+        self.call(false, f)
     }
 }
 

@@ -6,7 +6,7 @@ use super::{MIGRATE_LOCK, PgStore, Q};
 use crate::{Error, Result};
 
 /// The newest team schema version this binary knows.
-pub(crate) const PG_SCHEMA_VERSION: i64 = 1;
+pub(crate) const PG_SCHEMA_VERSION: i64 = 2;
 
 /// Whether a grant to the current role covers a scope (`$scope` is the column).
 macro_rules! granted {
@@ -57,8 +57,9 @@ macro_rules! scoped_policies {
 }
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[concat!(
-    r#"
+const MIGRATIONS: &[&str] = &[
+    concat!(
+        r#"
     CREATE TABLE amber_seq (
         one  BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
         seq  BIGINT NOT NULL
@@ -249,17 +250,73 @@ const MIGRATIONS: &[&str] = &[concat!(
         PRIMARY KEY (role, prefix)
     );
     "#,
-    scoped_policies!("memories"),
-    scoped_policies!("runs"),
-    scoped_policies!("sessions"),
-    "ALTER TABLE outcomes ENABLE ROW LEVEL SECURITY;\n",
-    "CREATE POLICY amber_read ON outcomes FOR SELECT USING (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq));\n",
-    "CREATE POLICY amber_write ON outcomes FOR ALL USING (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq AND ",
-    granted!("m.scope", " AND g.can_write"),
-    ")) WITH CHECK (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq AND ",
-    granted!("m.scope", " AND g.can_write"),
-    "));\n",
-)];
+        scoped_policies!("memories"),
+        scoped_policies!("runs"),
+        scoped_policies!("sessions"),
+        "ALTER TABLE outcomes ENABLE ROW LEVEL SECURITY;\n",
+        "CREATE POLICY amber_read ON outcomes FOR SELECT USING (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq));\n",
+        "CREATE POLICY amber_write ON outcomes FOR ALL USING (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq AND ",
+        granted!("m.scope", " AND g.can_write"),
+        ")) WITH CHECK (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq AND ",
+        granted!("m.scope", " AND g.can_write"),
+        "));\n",
+    ),
+    // 1 -> 2: advice (the local store's 8 -> 9): situations, sorted runs, versioned notes,
+    // servings, and judgements; the scoped tables under the same grants.
+    concat!(
+        r#"
+    CREATE TABLE advice_situations (
+        scope       TEXT NOT NULL,
+        key         TEXT NOT NULL,
+        category    TEXT NOT NULL,
+        line        TEXT NOT NULL,
+        aliases     TEXT NOT NULL DEFAULT '[]',
+        created_at  BIGINT NOT NULL,
+        PRIMARY KEY (scope, key)
+    );
+    CREATE TABLE advice_sorted (
+        run_id     TEXT PRIMARY KEY,
+        scope      TEXT NOT NULL,
+        situation  TEXT NOT NULL
+    );
+    CREATE INDEX advice_sorted_situation ON advice_sorted(scope, situation);
+    CREATE TABLE advice_notes (
+        scope        TEXT NOT NULL,
+        situation    TEXT NOT NULL,
+        agent        TEXT NOT NULL DEFAULT '',
+        version      BIGINT NOT NULL,
+        text         TEXT NOT NULL,
+        runs         TEXT NOT NULL DEFAULT '[]',
+        run_count    BIGINT NOT NULL,
+        wrong_count  BIGINT NOT NULL,
+        agents       BIGINT NOT NULL,
+        created_at   BIGINT NOT NULL,
+        withheld     TEXT,
+        PRIMARY KEY (scope, situation, agent, version)
+    );
+    CREATE TABLE advice_served (
+        session_id  TEXT NOT NULL,
+        scope       TEXT NOT NULL,
+        situation   TEXT NOT NULL,
+        agent       TEXT NOT NULL DEFAULT '',
+        version     BIGINT NOT NULL,
+        at          BIGINT NOT NULL,
+        PRIMARY KEY (session_id, scope, situation)
+    );
+    CREATE TABLE run_judgements (
+        run_id   TEXT PRIMARY KEY,
+        verdict  SMALLINT,
+        reason   TEXT NOT NULL,
+        model    TEXT NOT NULL,
+        at       BIGINT NOT NULL
+    );
+    "#,
+        scoped_policies!("advice_situations"),
+        scoped_policies!("advice_sorted"),
+        scoped_policies!("advice_notes"),
+        scoped_policies!("advice_served"),
+    ),
+];
 
 impl PgStore {
     /// The schema version in the database (0 when it has no Amber schema).

@@ -1,1 +1,142 @@
-//! Ported in a later commit.
+//! Scope roots, scope moves and id prefixes on PostgreSQL (as `scopes.rs` does on
+//! SQLite). "Below a scope" is `starts_with(scope, 'a/b/')`, which does not depend on
+//! the database's collation.
+
+use amber_core::{MemoryId, Millis, Scope};
+
+use super::{MEMORY_COLUMNS, PgStore, memories, seq_lock};
+use crate::{Moved, PrefixMatch, Result, moved_scope};
+
+impl PgStore {
+    pub(crate) fn note_scope_root(&self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
+        self.write(|c| {
+            c.execute(
+                "INSERT INTO scope_roots AS s (scope, root, seen_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (scope) DO UPDATE SET root = excluded.root, seen_at = excluded.seen_at
+                 WHERE s.root <> excluded.root OR s.seen_at < excluded.seen_at - 3600000",
+                &[&scope.as_str(), &root, &now],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub(crate) fn scope_roots(&self) -> Result<Vec<(String, String)>> {
+        self.read(|c| {
+            let rows = c.query("SELECT scope, root FROM scope_roots ORDER BY scope COLLATE \"C\"", &[])?;
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+        })
+    }
+
+    pub(crate) fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64> {
+        let mut n = 0;
+        for scope in scopes {
+            n += self.number(
+                "SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL AND kind <> 'event'
+                 AND created_at >= $1 AND (scope = $2 OR starts_with(scope, $3))",
+                &[&since, &scope.as_str(), &format!("{}/", scope.as_str())],
+            )?;
+        }
+        Ok(n)
+    }
+
+    pub(crate) fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
+        self.read(|c| {
+            let got: Option<String> =
+                c.query_opt("SELECT new_id FROM moved WHERE old_id = $1", &[&id.as_str()])?.map(|r| r.get(0));
+            Ok(got.and_then(|s| s.parse().ok()))
+        })
+    }
+
+    pub(crate) fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch> {
+        self.read(|c| {
+            let rows = c.query(
+                "SELECT id FROM memories WHERE starts_with(id, $1) ORDER BY id COLLATE \"C\" LIMIT 6",
+                &[&prefix],
+            )?;
+            let ids: Vec<MemoryId> =
+                rows.iter().filter_map(|r| r.try_get::<_, String>(0).ok()?.parse().ok()).collect();
+            Ok(match ids.len() {
+                0 => PrefixMatch::None,
+                1 => PrefixMatch::One(ids.into_iter().next().unwrap_or_else(|| unreachable!())),
+                _ => PrefixMatch::Many(ids),
+            })
+        })
+    }
+
+    pub(crate) fn move_scope(&self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
+        self.write(|c| {
+            let mut tx = c.transaction()?;
+            seq_lock(&mut tx)?;
+            let rows = tx.query(
+                &format!(
+                    "SELECT {MEMORY_COLUMNS} FROM memories WHERE forgotten_at IS NULL
+                     AND (scope = $1 OR starts_with(scope, $2)) ORDER BY seq"
+                ),
+                &[&from.as_str(), &format!("{}/", from.as_str())],
+            )?;
+            let rows = memories(self.path(), &rows)?;
+            let mut out = Vec::new();
+            for m in rows {
+                let Some(scope) = moved_scope(&m.scope, from, to) else { continue };
+                let new_id = MemoryId::derive(&scope, &m.content);
+                let there = self.get_in(&mut tx, new_id.as_str())?;
+                let (memory, merged) = match there {
+                    Some(t) if t.forgotten_at.is_none() => {
+                        tx.execute("UPDATE memories SET forgotten_at = $2 WHERE seq = $1", &[&(m.seq as i64), &now])?;
+                        (t, true)
+                    }
+                    forgotten => {
+                        if forgotten.is_some() {
+                            tx.execute("DELETE FROM memories WHERE id = $1", &[&new_id.as_str()])?;
+                        }
+                        tx.execute(
+                            "UPDATE memories SET scope = $2, id = $3 WHERE seq = $1",
+                            &[&(m.seq as i64), &scope.as_str(), &new_id.as_str()],
+                        )?;
+                        let mut moved = m.clone();
+                        moved.scope = scope;
+                        moved.id = new_id.clone();
+                        (moved, false)
+                    }
+                };
+                let (old, new) = (m.id.as_str(), memory.id.as_str());
+                // SQLite's `UPDATE OR IGNORE` (a row that would collide keeps its old
+                // value) is a `NOT EXISTS` here.
+                for stmt in [
+                    "UPDATE links a SET from_id = $2 WHERE from_id = $1 AND NOT EXISTS
+                       (SELECT 1 FROM links b WHERE b.from_id = $2 AND b.to_id = a.to_id AND b.kind = a.kind)",
+                    "UPDATE links a SET to_id = $2 WHERE to_id = $1 AND NOT EXISTS
+                       (SELECT 1 FROM links b WHERE b.to_id = $2 AND b.from_id = a.from_id AND b.kind = a.kind)",
+                    "DELETE FROM links WHERE from_id = $1 OR to_id = $1 OR from_id = to_id",
+                    "UPDATE kg_mentions a SET memory = $2 WHERE memory = $1 AND NOT EXISTS
+                       (SELECT 1 FROM kg_mentions b WHERE b.memory = $2 AND b.entity = a.entity)",
+                    "DELETE FROM kg_mentions WHERE memory = $1",
+                    "UPDATE kg_facts SET sources = replace(sources, '\"' || $1::TEXT || '\"', '\"' || $2::TEXT || '\"')
+                     WHERE strpos(sources, $1) > 0",
+                    "UPDATE moved SET new_id = $2 WHERE new_id = $1",
+                    "UPDATE memories SET reply_to = $2 WHERE reply_to = $1",
+                    "UPDATE memories SET superseded_by = $2 WHERE superseded_by = $1",
+                    "UPDATE memories SET supersedes = replace(supersedes, '\"' || $1::TEXT || '\"', '\"' || $2::TEXT || '\"')
+                     WHERE strpos(supersedes, $1) > 0",
+                    "UPDATE thread_holds SET thread = $2 WHERE thread = $1
+                       AND NOT EXISTS (SELECT 1 FROM thread_holds WHERE thread = $2)",
+                    "UPDATE guard_log SET trigger = $2 WHERE trigger = $1",
+                ] {
+                    if stmt.contains("$2") {
+                        tx.execute(stmt, &[&old, &new])?;
+                    } else {
+                        tx.execute(stmt, &[&old])?;
+                    }
+                }
+                tx.execute(
+                    "INSERT INTO moved (old_id, new_id, moved_at) VALUES ($1, $2, $3)
+                     ON CONFLICT (old_id) DO UPDATE SET new_id = excluded.new_id, moved_at = excluded.moved_at",
+                    &[&old, &new, &now],
+                )?;
+                out.push(Moved { old_id: m.id.clone(), old_scope: m.scope.clone(), seq: m.seq, memory, merged });
+            }
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+}

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use amber_core::advice::{Judgement, Note, Situation};
 use amber_core::graph::{Entity, Fact, GraphStats, NewEntity, NewFact};
 use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, NewRun, Report, Run, RunReward, Scope};
 
@@ -101,31 +102,31 @@ impl MemoryStore for PgStore {
     }
 
     fn add_links(&mut self, links: &[Link]) -> Result<usize> {
-        Err(unsupported("add_links"))
+        PgStore::add_links(self, links)
     }
 
     fn links_of(&self, id: &MemoryId) -> Result<Vec<Link>> {
-        Err(unsupported("links_of"))
+        PgStore::links_of(self, id)
     }
 
     fn duplicate_seqs(&self) -> Result<Vec<u64>> {
-        Err(unsupported("duplicate_seqs"))
+        PgStore::duplicate_seqs(self)
     }
 
     fn session_memories(&self, session_id: &str) -> Result<Vec<Memory>> {
-        Err(unsupported("session_memories"))
+        PgStore::session_memories(self, session_id)
     }
 
     fn put_session(&mut self, s: &SessionRow) -> Result<()> {
-        Err(unsupported("put_session"))
+        PgStore::put_session(self, s)
     }
 
     fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
-        Err(unsupported("get_session"))
+        PgStore::get_session(self, id)
     }
 
     fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionRow>> {
-        Err(unsupported("recent_sessions"))
+        PgStore::recent_sessions(self, limit)
     }
 
     fn kg_add(
@@ -201,95 +202,95 @@ impl MemoryStore for PgStore {
     }
 
     fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
-        Err(unsupported("note_scope_root"))
+        PgStore::note_scope_root(self, scope, root, now)
     }
 
     fn scope_roots(&self) -> Result<Vec<(String, String)>> {
-        Err(unsupported("scope_roots"))
+        PgStore::scope_roots(self)
     }
 
     fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64> {
-        Err(unsupported("durable_since"))
+        PgStore::durable_since(self, scopes, since)
     }
 
     fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
-        Err(unsupported("moved_to"))
+        PgStore::moved_to(self, id)
     }
 
     fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch> {
-        Err(unsupported("lookup_prefix"))
+        PgStore::lookup_prefix(self, prefix)
     }
 
     fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
-        Err(unsupported("move_scope"))
+        PgStore::move_scope(self, from, to, now)
     }
 
     fn report(&mut self, id: &MemoryId, report: &Report, now: Millis) -> Result<Option<Vec<StandingRow>>> {
-        Err(unsupported("report"))
+        PgStore::report(self, id, report, now)
     }
 
     fn reports(&self, id: &MemoryId) -> Result<Vec<Report>> {
-        Err(unsupported("reports"))
+        PgStore::reports(self, id)
     }
 
     fn session_reports(&self, session_id: &str) -> Result<Vec<(MemoryId, Report)>> {
-        Err(unsupported("session_reports"))
+        PgStore::session_reports(self, session_id)
     }
 
     fn standings(&self) -> Result<Vec<StandingRow>> {
-        Err(unsupported("standings"))
+        PgStore::standings(self)
     }
 
     fn supersession_targets(&self, ids: &[MemoryId]) -> Result<std::result::Result<Vec<u64>, Refusal>> {
-        Err(unsupported("supersession_targets"))
+        PgStore::supersession_targets(self, ids)
     }
 
     fn apply_supersessions(&mut self, seqs: &[u64], now: Millis) -> Result<Vec<StandingRow>> {
-        Err(unsupported("apply_supersessions"))
+        PgStore::apply_supersessions(self, seqs, now)
     }
 
     fn unapplied_supersessions(&self) -> Result<Vec<u64>> {
-        Err(unsupported("unapplied_supersessions"))
+        PgStore::unapplied_supersessions(self)
     }
 
     fn refresh_targets(&mut self, seq: u64, now: Millis) -> Result<Vec<StandingRow>> {
-        Err(unsupported("refresh_targets"))
+        PgStore::refresh_targets(self, seq, now)
     }
 
     fn archived(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Memory>> {
-        Err(unsupported("archived"))
+        PgStore::archived(self, scope, limit)
     }
 
     fn inbox(&self, agent: &str, scopes: &[Scope], limit: usize) -> Result<Vec<Memory>> {
-        Err(unsupported("inbox"))
+        PgStore::inbox(self, agent, scopes, limit)
     }
 
     fn mark_inbox_served(&mut self, agent: &str, seqs: &[u64], now: Millis) -> Result<()> {
-        Err(unsupported("mark_inbox_served"))
+        PgStore::mark_inbox_served(self, agent, seqs, now)
     }
 
     fn thread(&self, id: &MemoryId) -> Result<Vec<Memory>> {
-        Err(unsupported("thread"))
+        PgStore::thread(self, id)
     }
 
     fn hold_of(&self, thread: &MemoryId) -> Result<Option<Hold>> {
-        Err(unsupported("hold_of"))
+        PgStore::hold_of(self, thread)
     }
 
     fn hold(&mut self, thread: &MemoryId, reason: &str, now: Millis) -> Result<()> {
-        Err(unsupported("hold"))
+        PgStore::hold(self, thread, reason, now)
     }
 
     fn release(&mut self, thread: &MemoryId) -> Result<bool> {
-        Err(unsupported("release"))
+        PgStore::release(self, thread)
     }
 
     fn log_guard(&mut self, e: &GuardEntry) -> Result<()> {
-        Err(unsupported("log_guard"))
+        PgStore::log_guard(self, e)
     }
 
     fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool> {
-        Err(unsupported("guard_allowed"))
+        PgStore::guard_allowed(self, agent, trigger)
     }
 
     fn insert_runs(
@@ -299,26 +300,70 @@ impl MemoryStore for PgStore {
         runs: &[(String, NewRun)],
         now: Millis,
     ) -> Result<Vec<bool>> {
-        Err(unsupported("insert_runs"))
+        PgStore::insert_runs(self, scope, agent, runs, now)
     }
 
     fn run(&self, id: &str) -> Result<Option<Run>> {
-        Err(unsupported("run"))
+        PgStore::run(self, id)
     }
 
     fn runs(&self, scope: Option<&Scope>, agent: Option<&str>, limit: usize) -> Result<Vec<Run>> {
-        Err(unsupported("runs"))
+        PgStore::runs(self, scope, agent, limit)
     }
 
     fn reward_runs(&mut self, rewards: &[(String, RunReward)]) -> Result<()> {
-        Err(unsupported("reward_runs"))
+        PgStore::reward_runs(self, rewards)
     }
 
     fn run_rewards(&self, id: &str) -> Result<Vec<RunReward>> {
-        Err(unsupported("run_rewards"))
+        PgStore::run_rewards(self, id)
     }
 
     fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)> {
-        Err(unsupported("agent_activity"))
+        PgStore::agent_activity(self, agent, since)
+    }
+
+    fn put_situations(&mut self, situations: &[Situation]) -> Result<()> {
+        PgStore::put_situations(self, situations)
+    }
+
+    fn situations(&self, scope: &Scope) -> Result<Vec<Situation>> {
+        PgStore::situations(self, scope)
+    }
+
+    fn merge_situation(&mut self, scope: &Scope, from: &str, into: &str) -> Result<()> {
+        PgStore::merge_situation(self, scope, from, into)
+    }
+
+    fn sort_runs(&mut self, scope: &Scope, sorted: &[(String, String)]) -> Result<()> {
+        PgStore::sort_runs(self, scope, sorted)
+    }
+
+    fn sorted_runs(&self, scope: &Scope) -> Result<Vec<(String, String)>> {
+        PgStore::sorted_runs(self, scope)
+    }
+
+    fn put_note(&mut self, note: &Note) -> Result<u32> {
+        PgStore::put_note(self, note)
+    }
+
+    fn notes(&self, scope: &Scope, situation: Option<&str>, history: bool) -> Result<Vec<Note>> {
+        PgStore::notes(self, scope, situation, history)
+    }
+
+    fn set_withheld(&mut self, note: &Note, withheld: Option<&str>) -> Result<()> {
+        PgStore::set_withheld(self, note, withheld)
+    }
+
+    fn mark_served(&mut self, session_id: &str, note: &Note, at: Millis) -> Result<Option<(u32, Millis)>> {
+        PgStore::mark_served(self, session_id, note, at)
+    }
+
+    fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()> {
+        PgStore::put_judgements(self, judgements)
+    }
+
+    fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
+        PgStore::judgements(self, scope, limit)
     }
 }
