@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 
 use amber_core::advice::{Judgement, Note, Situation};
+use amber_core::graph::{NewEntity, NewFact};
 use amber_core::{
     Link, LinkKind, MemoryType, NewMemory, NewRun, Outcome, Report, ReportKind, RunReward, Scope,
 };
@@ -576,4 +577,68 @@ fn advice_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
 #[test]
 fn advice_matches_the_local_store() {
     conformance(advice_scenario);
+}
+
+fn graph_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
+    let sc = scope("team/a");
+    let (m1, _) = insert(s, &NewMemory::new("alice works at acme").in_scope(sc.clone()), 1);
+    let (m2, _) = insert(s, &NewMemory::new("alice moved to globex").in_scope(sc.clone()), 2);
+    let fact =
+        |subject: &str, predicate: &str, object: &str, from: Option<i64>, src: &amber_core::MemoryId| {
+            NewFact {
+                subject: subject.into(),
+                predicate: predicate.into(),
+                object: Some(object.into()),
+                literal: None,
+                valid_from: from,
+                valid_to: None,
+                confidence: Some(0.5),
+                sources: vec![src.clone()],
+                supersede: false,
+            }
+        };
+    let alice = NewEntity { name: "Alice".into(), kind: Some("person".into()), aliases: vec!["Al".into()] };
+    let added = s
+        .kg_add(&sc, std::slice::from_ref(&alice), &[fact("alice", "Works At", "Acme", Some(10), &m1.id)], 5)
+        .unwrap();
+    t.note("added", &added);
+    let again = s.kg_add(&sc, &[], &[fact("Al", "works at", "acme", Some(10), &m2.id)], 6).unwrap();
+    t.note("identical fact merges sources", &again);
+    let mut moved = fact("alice", "works at", "Globex", Some(20), &m2.id);
+    moved.supersede = true;
+    let later = s.kg_add(&sc, &[], &[moved], 7).unwrap();
+    t.note("superseded", &later);
+    let mut lit = fact("acme", "founded", "", None, &m1.id);
+    lit.object = None;
+    lit.literal = Some(" 1999 ".into());
+    s.kg_add(&sc, &[], &[lit], 8).unwrap();
+    let clash = NewEntity { name: "Bob".into(), kind: None, aliases: vec!["al".into()] };
+    assert!(matches!(s.kg_add(&sc, &[clash], &[], 9), Err(Error::Invalid(_))), "an alias of another entity");
+    let alice_id = added.entities[0].id;
+    let first = added.facts[0].id;
+    t.note("invalidate", s.kg_invalidate(first, 15, Some("wrong"), 10).unwrap());
+    t.note("invalidate none", s.kg_invalidate(9999, 15, None, 10).unwrap());
+    t.note("invalidations", s.kg_invalidations(first).unwrap());
+    t.note("fact", s.kg_fact(first).unwrap());
+    t.note("sourced by m2", s.kg_facts_sourced_by(&m2.id).unwrap());
+    t.note("entity", s.kg_entity(alice_id).unwrap());
+    t.note("resolve", (s.kg_resolve(&sc, "AL").unwrap(), s.kg_resolve(&scope("team/b"), "al").unwrap()));
+    t.note("facts_of", s.kg_facts_of(alice_id, None).unwrap());
+    t.note("facts_of as of", s.kg_facts_of(alice_id, Some(25)).unwrap());
+    t.note("page", s.kg_facts_page(alice_id, 25, 0, 1).unwrap());
+    t.note("names", s.kg_names().unwrap());
+    t.note(
+        "mentions added",
+        s.kg_add_mentions(&[(alice_id, m1.id.clone()), (alice_id, m2.id.clone())]).unwrap(),
+    );
+    t.note("mentions again", s.kg_add_mentions(&[(alice_id, m1.id.clone())]).unwrap());
+    t.note("mentions", s.kg_mentions(alice_id, 1).unwrap());
+    t.note("mention count", s.kg_mention_count(alice_id).unwrap());
+    t.note("mention seqs", s.kg_mention_seqs(&[alice_id, 9999], 5).unwrap());
+    t.note("stats", (s.kg_stats(None, 25).unwrap(), s.kg_stats(Some(&scope("team/b")), 25).unwrap()));
+}
+
+#[test]
+fn the_knowledge_graph_matches_the_local_store() {
+    conformance(graph_scenario);
 }

@@ -159,6 +159,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX kg_facts_by_subject ON kg_facts(subject, id);
     CREATE INDEX kg_facts_by_object ON kg_facts(object, id) WHERE object IS NOT NULL;
     CREATE TABLE kg_invalidations (
+        n            BIGSERIAL PRIMARY KEY,
         fact         BIGINT NOT NULL REFERENCES kg_facts(id),
         at           BIGINT NOT NULL,
         recorded_at  BIGINT NOT NULL,

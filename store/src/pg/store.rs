@@ -8,18 +8,11 @@ use amber_core::graph::{Entity, Fact, GraphStats, NewEntity, NewFact};
 use amber_core::{Link, Memory, MemoryId, Millis, NewMemory, NewRun, Report, Run, RunReward, Scope};
 
 use super::PgStore;
-#[allow(unused_imports)]
 use crate::{
-    Error, FactPage, GuardEntry, Hold, Key, KgAdded, MemoryStore, Moved, PrefixMatch, Purged, Refusal,
-    Result, SessionRow, StandingRow, Vector,
+    FactPage, GuardEntry, Hold, Key, KgAdded, MemoryStore, Moved, PrefixMatch, Purged, Refusal, Result,
+    SessionRow, StandingRow, Vector,
 };
 
-#[allow(dead_code)]
-fn unsupported(method: &str) -> Error {
-    Error::Unsupported(format!("{method} is not supported on the team store yet"))
-}
-
-#[allow(unused_variables)]
 impl MemoryStore for PgStore {
     fn insert_batch(&mut self, memories: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>> {
         PgStore::insert_batch(self, memories, now)
@@ -136,7 +129,7 @@ impl MemoryStore for PgStore {
         facts: &[NewFact],
         now: Millis,
     ) -> Result<KgAdded> {
-        Err(unsupported("kg_add"))
+        PgStore::kg_add(self, scope, entities, facts, now)
     }
 
     fn kg_invalidate(
@@ -146,59 +139,59 @@ impl MemoryStore for PgStore {
         reason: Option<&str>,
         now: Millis,
     ) -> Result<Option<Fact>> {
-        Err(unsupported("kg_invalidate"))
+        PgStore::kg_invalidate(self, id, at, reason, now)
     }
 
     fn kg_fact(&self, id: i64) -> Result<Option<Fact>> {
-        Err(unsupported("kg_fact"))
+        PgStore::kg_fact(self, id)
     }
 
     fn kg_facts_sourced_by(&self, memory: &MemoryId) -> Result<Vec<Fact>> {
-        Err(unsupported("kg_facts_sourced_by"))
+        PgStore::kg_facts_sourced_by(self, memory)
     }
 
     fn kg_invalidations(&self, fact: i64) -> Result<Vec<(Millis, Option<String>)>> {
-        Err(unsupported("kg_invalidations"))
+        PgStore::kg_invalidations(self, fact)
     }
 
     fn kg_entity(&self, id: i64) -> Result<Option<Entity>> {
-        Err(unsupported("kg_entity"))
+        PgStore::kg_entity(self, id)
     }
 
     fn kg_resolve(&self, scope: &Scope, name: &str) -> Result<Option<Entity>> {
-        Err(unsupported("kg_resolve"))
+        PgStore::kg_resolve(self, scope, name)
     }
 
     fn kg_facts_of(&self, entity: i64, as_of: Option<Millis>) -> Result<Vec<Fact>> {
-        Err(unsupported("kg_facts_of"))
+        PgStore::kg_facts_of(self, entity, as_of)
     }
 
     fn kg_facts_page(&self, entity: i64, as_of: Millis, after: i64, limit: usize) -> Result<FactPage> {
-        Err(unsupported("kg_facts_page"))
+        PgStore::kg_facts_page(self, entity, as_of, after, limit)
     }
 
     fn kg_names(&self) -> Result<Vec<(i64, Scope, String)>> {
-        Err(unsupported("kg_names"))
+        PgStore::kg_names(self)
     }
 
     fn kg_add_mentions(&mut self, pairs: &[(i64, MemoryId)]) -> Result<usize> {
-        Err(unsupported("kg_add_mentions"))
+        PgStore::kg_add_mentions(self, pairs)
     }
 
     fn kg_mentions(&self, entity: i64, limit: usize) -> Result<Vec<Memory>> {
-        Err(unsupported("kg_mentions"))
+        PgStore::kg_mentions(self, entity, limit)
     }
 
     fn kg_mention_count(&self, entity: i64) -> Result<u64> {
-        Err(unsupported("kg_mention_count"))
+        PgStore::kg_mention_count(self, entity)
     }
 
     fn kg_mention_seqs(&self, entities: &[i64], per_entity: usize) -> Result<Vec<(i64, u64)>> {
-        Err(unsupported("kg_mention_seqs"))
+        PgStore::kg_mention_seqs(self, entities, per_entity)
     }
 
     fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats> {
-        Err(unsupported("kg_stats"))
+        PgStore::kg_stats(self, scope, now)
     }
 
     fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
