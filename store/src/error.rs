@@ -35,7 +35,7 @@ pub enum Error {
     #[error(transparent)]
     Invalid(#[from] amber_core::InvalidInput),
     /// PostgreSQL refused or failed a statement (the team store).
-    #[error("postgres error on {location}: {source}")]
+    #[error("postgres error on {location}: {}", pg_detail(source))]
     Postgres {
         /// The server and database (the URL without its password).
         location: String,
@@ -76,6 +76,20 @@ pub enum Error {
         /// What did not decode.
         detail: String,
     },
+}
+
+/// A PostgreSQL error with the server's message (its `Display` says only "db error").
+fn pg_detail(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut s = format!("{}: {} ({})", db.severity(), db.message(), db.code().code());
+            if let Some(detail) = db.detail() {
+                s.push_str(&format!("; {detail}"));
+            }
+            s
+        }
+        None => e.to_string(),
+    }
 }
 
 impl Error {

@@ -79,7 +79,6 @@ impl Db {
     }
 
     /// The URL of this database as another role.
-    #[allow(dead_code)]
     fn url_as(&self, role: &str) -> String {
         self.url.replacen("postgres@", &format!("{role}@"), 1)
     }
@@ -641,4 +640,98 @@ fn graph_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
 #[test]
 fn the_knowledge_graph_matches_the_local_store() {
     conformance(graph_scenario);
+}
+
+/// Creates a login role (once per cluster) with table privileges on `db`, and grants it
+/// scope prefixes: the setup SQL `pg/mod.rs` documents.
+fn agent_role(db: &Db, role: &str, grants: &[(&str, bool)]) {
+    let mut sql = db.sql();
+    sql.batch_execute(&format!(
+        "DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+         GRANT USAGE ON SCHEMA public TO {role};
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role};
+         GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role};
+         REVOKE INSERT, UPDATE, DELETE ON amber_grants FROM {role};"
+    ))
+    .unwrap();
+    for (prefix, can_write) in grants {
+        sql.execute(
+            "INSERT INTO amber_grants (role, prefix, can_write) VALUES ($1, $2, $3)",
+            &[&role, prefix, can_write],
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn row_level_security_keeps_each_agent_to_its_granted_scopes() {
+    let db = Db::new();
+    let mut admin = db.writer();
+    agent_role(&db, "agent_a", &[("team/a/", true)]);
+    agent_role(&db, "agent_b", &[("team/b/", true), ("team/shared/", false)]);
+    let (shared, _) = insert(admin.as_mut(), &NewMemory::new("read me").in_scope(scope("team/shared/x")), 1);
+    let mut a = PgBackend::new(&db.url_as("agent_a")).open_writer().unwrap();
+    let mut b = PgBackend::new(&db.url_as("agent_b")).open_writer().unwrap();
+    let (secret, created) = insert(a.as_mut(), &NewMemory::new("a's plan").in_scope(scope("team/a/x")), 2);
+    assert!(created);
+    let (mine, _) = insert(b.as_mut(), &NewMemory::new("b's plan").in_scope(scope("team/b")), 3);
+
+    // agent_b cannot read agent_a's scope
+    assert_eq!(b.get(&secret.id).unwrap(), None);
+    assert!(b.get_by_seqs(&[secret.seq]).unwrap().is_empty());
+    let b_sees: Vec<_> = b.scan(0, u64::MAX, 100).unwrap().into_iter().map(|m| m.id).collect();
+    assert_eq!(b_sees, vec![shared.id.clone(), mine.id.clone()], "its own scope and the read-only one");
+    assert_eq!(b.count().unwrap(), 2);
+    // ... nor write into it, nor change or forget what is there
+    let err = b.insert_batch(&[NewMemory::new("b writes in a").in_scope(scope("team/a/x"))], 4).unwrap_err();
+    assert!(matches!(err, Error::Postgres { .. }), "{err}");
+    assert!(err.to_string().contains("row-level security"), "{err}");
+    assert_eq!(b.forget(&secret.id, 5).unwrap(), None);
+    // a read-only grant reads but does not write
+    assert!(b.get(&shared.id).unwrap().is_some());
+    assert!(
+        b.insert_batch(&[NewMemory::new("b writes shared").in_scope(scope("team/shared/x"))], 6).is_err()
+    );
+    let kept = b.forget(&shared.id, 6).unwrap().map(|(m, changed)| (m.forgotten_at, changed));
+    assert_eq!(kept, Some((None, false)), "a read-only grant cannot forget");
+    // ... and cannot grant itself more
+    let mut as_b = postgres::Client::connect(&db.url_as("agent_b"), postgres::NoTls).unwrap();
+    let denied =
+        as_b.execute("INSERT INTO amber_grants VALUES ('agent_b', 'team/a/', true)", &[]).unwrap_err();
+    assert_eq!(denied.code(), Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE), "{denied:?}");
+    // agent_a sees only its own scope; the owner sees everything, untouched
+    assert_eq!(a.count().unwrap(), 1);
+    assert_eq!(admin.count().unwrap(), 3);
+    assert_eq!(admin.get(&shared.id).unwrap().unwrap().forgotten_at, None);
+    assert_eq!(admin.get(&secret.id).unwrap().unwrap().content, "a's plan");
+}
+
+#[test]
+fn a_stopped_server_gives_unavailable_quickly_and_the_same_store_works_once_it_is_back() {
+    // Its own cluster (kept between runs, stopped after): stopping it must not disturb
+    // the other tests.
+    let env = [("AMBER_PG_DIR", "/tmp/amber-pg-restart-test"), ("AMBER_PG_PORT", "55433")];
+    let admin = pg_sh("start", &env);
+    let db = Db::on(&admin);
+    let mut s = db.writer();
+    let (kept, _) = insert(s.as_mut(), &NewMemory::new("before the restart"), 1);
+    pg_sh("stop", &env);
+
+    let started = std::time::Instant::now();
+    let read = s.get(&kept.id).unwrap_err();
+    assert!(read.is_unavailable(), "{read}");
+    let write = s.insert_batch(&[NewMemory::new("while down")], 2).unwrap_err();
+    assert!(write.is_unavailable(), "{write}");
+    assert!(s.max_seq().unwrap_err().is_unavailable());
+    assert!(PgBackend::new(&db.url).open_reader().err().is_some_and(|e| e.is_unavailable()));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
+
+    pg_sh("start", &env);
+    assert_eq!(s.get(&kept.id).unwrap().unwrap().content, "before the restart", "the same store object");
+    let (after, created) = insert(s.as_mut(), &NewMemory::new("after the restart"), 3);
+    assert!(created && after.seq > kept.seq);
+    assert_eq!(s.count().unwrap(), 2);
+    drop(s);
+    drop(db);
+    pg_sh("stop", &env);
 }
