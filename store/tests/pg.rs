@@ -218,7 +218,9 @@ fn a_tailer_by_seq_sees_every_memory_of_concurrent_writers_exactly_once() {
             })
         })
         .collect();
-    let tail = backend.open_reader().unwrap();
+    let mut tail = backend.open_reader().unwrap();
+    let refused = tail.insert_batch(&[NewMemory::new("a reader writes")], 1).unwrap_err();
+    assert!(refused.to_string().contains("read-only"), "a reader cannot write: {refused}");
     let mut seen = std::collections::HashSet::new();
     let mut cursor = 0;
     let mut rounds = 0;
@@ -734,4 +736,48 @@ fn a_stopped_server_gives_unavailable_quickly_and_the_same_store_works_once_it_i
     drop(s);
     drop(db);
     pg_sh("stop", &env);
+}
+
+/// Throughput on the local test server (not a test: `cargo test --release -p
+/// amber-store --test pg -- --ignored --nocapture throughput`).
+#[test]
+#[ignore]
+fn throughput() {
+    let db = Db::new();
+    drop(db.writer());
+    let per_sec = |n: usize, t: std::time::Instant| n as f64 / t.elapsed().as_secs_f64();
+    let mut s = db.writer();
+    let t = std::time::Instant::now();
+    for i in 0..1000 {
+        s.insert_batch(&[NewMemory::new(format!("single {i}"))], i).unwrap();
+    }
+    println!("one writer, 1 memory per transaction: {:.0}/s", per_sec(1000, t));
+    let t = std::time::Instant::now();
+    for b in 0..20 {
+        let batch: Vec<_> = (0..100).map(|i| NewMemory::new(format!("batch {b} {i}"))).collect();
+        s.insert_batch(&batch, b).unwrap();
+    }
+    println!("one writer, 100 per transaction: {:.0}/s", per_sec(2000, t));
+    let t = std::time::Instant::now();
+    let threads: Vec<_> = (0..2)
+        .map(|w| {
+            let backend = db.backend();
+            std::thread::spawn(move || {
+                let mut s = backend.open_writer().unwrap();
+                for i in 0..500 {
+                    s.insert_batch(&[NewMemory::new(format!("writer {w} {i}"))], i).unwrap();
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    println!("two writers, 1 memory per transaction: {:.0}/s together", per_sec(1000, t));
+    let t = std::time::Instant::now();
+    let all = s.scan(0, u64::MAX, 100_000).unwrap();
+    println!("scan of {}: {:.0}/s", all.len(), per_sec(all.len(), t));
+    let t = std::time::Instant::now();
+    for m in all.iter().take(1000) {
+        s.get(&m.id).unwrap();
+    }
+    println!("get by id: {:.0}/s", per_sec(1000, t));
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use amber_core::{Memory, MemoryId, Millis, NewMemory};
 use postgres::GenericClient;
 
-use super::{MEMORY_COLUMNS, PgStore, Q, memories, raw_row, seq_lock};
+use super::{MEMORY_COLUMNS, PgStore, Q, memories, raw_row, raw_row_at, seq_lock};
 use crate::store::{bytes_to_vector, decode};
 use crate::{Error, Key, Purged, Result, Vector};
 
@@ -16,11 +16,6 @@ pub(crate) fn big(n: u64) -> i64 {
 }
 
 impl PgStore {
-    /// Takes the next seq (under the seq lock).
-    pub(crate) fn next_seq(tx: &mut impl GenericClient) -> Q<i64> {
-        Ok(tx.query_one("UPDATE amber_seq SET seq = seq + 1 RETURNING seq", &[])?.try_get(0)?)
-    }
-
     pub(crate) fn get_in(&self, c: &mut impl GenericClient, id: &str) -> Q<Option<Memory>> {
         let row = c.query_opt(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = $1"), &[&id])?;
         Ok(match row {
@@ -33,28 +28,37 @@ impl PgStore {
         for m in ms {
             m.validate()?;
         }
+        let cols = MEMORY_COLUMNS.split(", ").map(|c| format!("m.{c}")).collect::<Vec<_>>().join(", ");
         self.write(|c| {
             let mut tx = c.transaction()?;
             seq_lock(&mut tx)?;
+            // Per memory, one statement drops a forgotten row with this id, takes the
+            // next seq (every filing takes one, a duplicate too, as SQLite's
+            // AUTOINCREMENT does: the same writes give the same seqs on both stores)
+            // and finds the live row already there; a second files it when new.
+            let claim = tx.prepare(&format!(
+                "WITH gone AS (DELETE FROM memories WHERE id = $1 AND forgotten_at IS NOT NULL),
+                      s AS (UPDATE amber_seq SET seq = seq + 1 RETURNING seq)
+                 SELECT s.seq, {cols} FROM s LEFT JOIN memories m ON m.id = $1 AND m.forgotten_at IS NULL"
+            ))?;
+            let file = tx.prepare(&format!(
+                "INSERT INTO memories (seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, recipient, reply_to, supersedes)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                 RETURNING {MEMORY_COLUMNS}"
+            ))?;
             let mut out = Vec::with_capacity(ms.len());
             for m in ms {
                 let id = m.id();
-                tx.execute("DELETE FROM memories WHERE id = $1 AND forgotten_at IS NOT NULL", &[&id.as_str()])?;
-                // Every filing takes a seq, a duplicate too, as SQLite's AUTOINCREMENT
-                // does: the same writes give the same seqs on both stores.
-                let seq = Self::next_seq(&mut tx)?;
-                if let Some(found) = self.get_in(&mut tx, id.as_str())? {
-                    out.push((found, false));
+                let row = tx.query_one(&claim, &[&id.as_str()])?;
+                let seq: i64 = row.try_get(0)?;
+                if row.try_get::<_, Option<i64>>(1)?.is_some() {
+                    out.push((decode(raw_row_at(&row, 1)?, self.path())?, false));
                     continue;
                 }
                 let supersedes =
                     (!m.supersedes.is_empty()).then(|| serde_json::json!(m.supersedes).to_string());
                 let row = tx.query_one(
-                    &format!(
-                        "INSERT INTO memories (seq, id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, recipient, reply_to, supersedes)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-                         RETURNING {MEMORY_COLUMNS}"
-                    ),
+                    &file,
                     &[
                         &seq,
                         &id.as_str(),

@@ -91,7 +91,7 @@ impl Backend for PgBackend {
     }
 
     fn open_reader(&self) -> Result<Box<dyn MemoryStore>> {
-        let s = PgStore::connect(&self.url)?;
+        let s = PgStore::connect_reader(&self.url)?;
         s.check_version()?;
         Ok(Box::new(s))
     }
@@ -166,6 +166,8 @@ fn is_connection_error(e: &postgres::Error) -> bool {
 /// One connection to the team store, re-established when it broke.
 pub(crate) struct PgStore {
     url: String,
+    /// A reader's transactions are read-only (as SQLite's `query_only`).
+    read_only: bool,
     pub(crate) location: String,
     client: RefCell<Option<Client>>,
     last_used: Cell<Instant>,
@@ -174,8 +176,18 @@ pub(crate) struct PgStore {
 impl PgStore {
     /// Connects to `url`.
     pub(crate) fn connect(url: &str) -> Result<PgStore> {
+        Self::open(url, false)
+    }
+
+    /// Connects to `url` for reading only.
+    pub(crate) fn connect_reader(url: &str) -> Result<PgStore> {
+        Self::open(url, true)
+    }
+
+    fn open(url: &str, read_only: bool) -> Result<PgStore> {
         let store = PgStore {
             url: url.to_string(),
+            read_only,
             location: redact(url),
             client: RefCell::new(None),
             last_used: Cell::new(Instant::now()),
@@ -197,7 +209,10 @@ impl PgStore {
             .keepalives_interval(Duration::from_secs(10))
             .keepalives_retries(3)
             .tcp_user_timeout(Duration::from_secs(60))
-            .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT}"));
+            .options(&format!(
+                "-c statement_timeout={STATEMENT_TIMEOUT}{}",
+                if self.read_only { " -c default_transaction_read_only=on" } else { "" }
+            ));
         if config.get_application_name().is_none() {
             config.application_name("amberd");
         }
@@ -276,28 +291,33 @@ impl PgStore {
 /// A memory row's columns, in [`RawRow`] order.
 pub(crate) const MEMORY_COLUMNS: &str = crate::store::MEMORY_COLUMNS;
 
-/// Reads a memory row selected with [`MEMORY_COLUMNS`] (from column `at` on).
+/// Reads a memory row selected with [`MEMORY_COLUMNS`].
 pub(crate) fn raw_row(r: &postgres::Row) -> std::result::Result<RawRow, postgres::Error> {
+    raw_row_at(r, 0)
+}
+
+/// Reads a memory row whose [`MEMORY_COLUMNS`] start at column `at`.
+pub(crate) fn raw_row_at(r: &postgres::Row, at: usize) -> std::result::Result<RawRow, postgres::Error> {
     Ok(RawRow {
-        seq: r.try_get(0)?,
-        id: r.try_get(1)?,
-        scope: r.try_get(2)?,
-        content: r.try_get(3)?,
-        kind: r.try_get(4)?,
-        source: r.try_get(5)?,
-        author: r.try_get(6)?,
-        session_id: r.try_get(7)?,
-        created_at: r.try_get(8)?,
-        event_time: r.try_get(9)?,
-        metadata: r.try_get(10)?,
-        forgotten_at: r.try_get(11)?,
-        recipient: r.try_get(12)?,
-        reply_to: r.try_get(13)?,
-        supersedes: r.try_get(14)?,
-        weight: r.try_get(15)?,
-        used_at: r.try_get(16)?,
-        archived_at: r.try_get(17)?,
-        superseded_by: r.try_get(18)?,
+        seq: r.try_get(at)?,
+        id: r.try_get(at + 1)?,
+        scope: r.try_get(at + 2)?,
+        content: r.try_get(at + 3)?,
+        kind: r.try_get(at + 4)?,
+        source: r.try_get(at + 5)?,
+        author: r.try_get(at + 6)?,
+        session_id: r.try_get(at + 7)?,
+        created_at: r.try_get(at + 8)?,
+        event_time: r.try_get(at + 9)?,
+        metadata: r.try_get(at + 10)?,
+        forgotten_at: r.try_get(at + 11)?,
+        recipient: r.try_get(at + 12)?,
+        reply_to: r.try_get(at + 13)?,
+        supersedes: r.try_get(at + 14)?,
+        weight: r.try_get(at + 15)?,
+        used_at: r.try_get(at + 16)?,
+        archived_at: r.try_get(at + 17)?,
+        superseded_by: r.try_get(at + 18)?,
     })
 }
 
