@@ -15,27 +15,33 @@
 //!
 //! # Who reads and writes which scopes
 //!
-//! Row-level security on `memories`, `runs`, `sessions` and `outcomes` lets a role see
-//! the rows whose scope starts with a prefix granted to it in `amber_grants`, and write
-//! them only when the grant says `can_write`. A scope equal to a prefix without its
-//! trailing `/` (`team/a` for `team/a/`) counts as under it. The table owner (the admin
-//! who first opened the store, which created the schema) is not restricted. Setup, as
-//! the owner, once per agent role:
+//! Row-level security on `memories`, `runs`, `sessions`, the advice tables
+//! (`advice_situations`, `advice_sorted`, `advice_notes`, `advice_served`) and `outcomes`
+//! (through its memory) lets a role see the rows whose scope starts with a prefix granted
+//! to it in `amber_grants`, and write them only when the grant says `can_write`. A scope
+//! equal to a prefix without its trailing `/` (`team/a` for `team/a/`) counts as under
+//! it. Rows a role cannot see do not exist for it (`get` gives None, `scan` skips them);
+//! a write it may not make fails with [`Error::Postgres`] ("new row violates row-level
+//! security policy"). The table owner (the admin whose amberd first opened the store,
+//! which created the schema) and superusers are not restricted. Setup, as the owner,
+//! once per agent role, after the schema exists:
 //!
 //! ```sql
 //! CREATE ROLE agent_a LOGIN;  -- add PASSWORD '…' unless the server trusts the host
 //! GRANT USAGE ON SCHEMA public TO agent_a;
 //! GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO agent_a;
 //! GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO agent_a;
+//! REVOKE INSERT, UPDATE, DELETE ON amber_grants FROM agent_a;  -- grants are the owner's
 //! INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_a', 'team/a/', true);
 //! -- read-only elsewhere:
 //! INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_a', 'team/shared/', false);
 //! ```
 //!
-//! Only the owner should be able to change `amber_grants`: grant the agents `SELECT` on it
-//! and nothing more (`REVOKE INSERT, UPDATE, DELETE ON amber_grants FROM agent_a`).
-//! Tables other than those four (the embedding cache, metadata, links, the graph) are
-//! shared by every role that has table privileges.
+//! A later schema migration adds tables: run the `GRANT`s again after upgrading. The
+//! other tables (the seq counter, the embedding cache, metadata, links, the graph, inbox
+//! and guard logs, holds, moves, judgements) are shared by every role with table
+//! privileges.
+//! Connect each agent's amberd as its role: `postgres://agent_a:…@host:5432/amber`.
 
 mod advice;
 mod graph;
