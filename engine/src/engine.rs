@@ -34,6 +34,7 @@ mod advice;
 mod curation;
 mod degraded;
 mod docs;
+mod follow;
 mod graph;
 mod health;
 mod indexer;
@@ -270,6 +271,11 @@ pub struct Engine {
     vectors_unsaved: AtomicBool,
     /// The highest seq committed to the store.
     committed: AtomicU64,
+    /// Every live memory up to this seq, whoever committed it, is in `docs` (a shared
+    /// store has other writers: [`Engine::follow`]).
+    followed: AtomicU64,
+    /// When [`Engine::follow`] last reloaded the standings and the graph's names.
+    followed_at: Mutex<std::time::Instant>,
     /// Every live memory up to this seq is in BM25 (committed there).
     bm25_mark: AtomicU64,
     /// BM25 disagrees with the store and its rebuild at open failed: the next

@@ -60,6 +60,12 @@ impl From<amber_store::Error> for Error {
 }
 
 impl Error {
+    /// True when a shared store (the team database) cannot be reached: retrying later
+    /// may succeed, nothing was written.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Error::Store(s) if s.is_unavailable())
+    }
+
     /// True when the embedding model or runtime is missing or broken.
     pub fn is_model_unavailable(&self) -> bool {
         matches!(

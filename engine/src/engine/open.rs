@@ -52,17 +52,26 @@ impl Engine {
         let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
         // A query runs on the query model, or on the indexing model when that one is
         // idle: two queries at once use both cores.
-        Self::start(opts, indexer.clone(), vec![Arc::new(Mutex::new(Box::new(querier))), indexer])
+        Self::start(opts, None, indexer.clone(), vec![Arc::new(Mutex::new(Box::new(querier))), indexer])
     }
 
     /// Opens the engine with a given embedder, used both to index and to embed queries.
     pub fn open_with(opts: EngineOptions, embedder: Box<dyn Embedder>) -> Result<Engine> {
         let shared = Arc::new(Mutex::new(embedder));
-        Self::start(opts, shared.clone(), vec![shared])
+        Self::start(opts, None, shared.clone(), vec![shared])
     }
 
+    /// Opens a second engine over another store (team scopes on PostgreSQL), with its
+    /// derived indexes in `opts.data_dir`, sharing this engine's model instances: no
+    /// second copy of the model is loaded.
+    pub fn open_sharing(&self, opts: EngineOptions, backend: Arc<dyn Backend>) -> Result<Engine> {
+        Self::start(opts, Some(backend), self.index_embedder.clone(), self.query_embedders.clone())
+    }
+
+    /// Opens the engine over `backend` (default: the SQLite store in the data directory).
     fn start(
         opts: EngineOptions,
+        backend: Option<Arc<dyn Backend>>,
         index_embedder: SharedEmbedder,
         query_embedders: Vec<SharedEmbedder>,
     ) -> Result<Engine> {
@@ -70,7 +79,10 @@ impl Engine {
         let io = |source| crate::Error::DataDir { path: dir.clone(), source };
         create_private_dir(&dir).map_err(io)?;
         create_private_dir(&index_dir(&dir)).map_err(io)?;
-        let backend: Arc<dyn Backend> = Arc::new(SqliteBackend::new(db_path(&dir)));
+        let backend: Arc<dyn Backend> = match backend {
+            Some(b) => b,
+            None => Arc::new(SqliteBackend::new(db_path(&dir))),
+        };
         let mut store = backend.open_writer()?;
         let cache = match &opts.embedding_cache {
             Some(path) => {
@@ -132,6 +144,8 @@ impl Engine {
             indexing: Mutex::new(()),
             vectors_unsaved: AtomicBool::new(false),
             committed: AtomicU64::new(committed),
+            followed: AtomicU64::new(committed),
+            followed_at: Mutex::new(Instant::now()),
             bm25_mark: AtomicU64::new(0),
             bm25_rebuild: AtomicBool::new(false),
             vector_mark: AtomicU64::new(state.map(|s| s.watermark).unwrap_or(0)),
