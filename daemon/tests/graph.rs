@@ -101,8 +101,13 @@ fn facts_windows_traversal_and_expansion_over_the_socket() {
     let paris = added.facts[2].id;
 
     // What was true when: before, inside and after the Paris window; then a move.
-    c.kg_invalidate(&KgInvalidateParams { fact: paris, at: Some(Y2023), reason: Some("moved".into()) })
-        .unwrap();
+    c.kg_invalidate(&KgInvalidateParams {
+        fact: paris,
+        at: Some(Y2023),
+        reason: Some("moved".into()),
+        scope: None,
+    })
+    .unwrap();
     let moved = c
         .kg_add(&KgAddParams {
             scope: scope(),
@@ -126,16 +131,28 @@ fn facts_windows_traversal_and_expansion_over_the_socket() {
     assert!(p.invalidated_at.is_some());
     // The newest invalidation wins.
     let f = c
-        .kg_invalidate(&KgInvalidateParams { fact: paris, at: Some(Y2023 + 10 * DAY), reason: None })
+        .kg_invalidate(&KgInvalidateParams {
+            fact: paris,
+            at: Some(Y2023 + 10 * DAY),
+            reason: None,
+            scope: None,
+        })
         .unwrap();
     assert_eq!(f.fact.valid_to, Some(Y2023 + 10 * DAY));
     assert_eq!(lives(&mut c, Y2023 + 5 * DAY), vec!["Paris", "Berlin"]);
     // Ending a fact before it began, or an unknown fact: typed errors.
     let e = c
-        .kg_invalidate(&KgInvalidateParams { fact: moved.facts[0].id, at: Some(Y2020), reason: None })
+        .kg_invalidate(&KgInvalidateParams {
+            fact: moved.facts[0].id,
+            at: Some(Y2020),
+            reason: None,
+            scope: None,
+        })
         .unwrap_err();
     assert_eq!(e.kind(), Some(ErrorKind::InvalidParams), "{e}");
-    let e = c.kg_invalidate(&KgInvalidateParams { fact: 999_999, at: None, reason: None }).unwrap_err();
+    let e = c
+        .kg_invalidate(&KgInvalidateParams { fact: 999_999, at: None, reason: None, scope: None })
+        .unwrap_err();
     assert_eq!(e.kind(), Some(ErrorKind::FactNotFound), "{e}");
 
     // A memory filed after the entities exist is linked to them at once.

@@ -91,6 +91,73 @@ pub struct Config {
     /// `min_wrong`, `team_min_agents`, `personal_min_runs`, `cache`). Off by default:
     /// `get_advice` answers `no_model`.
     pub learn: amber_tiers::advice::LearnConfig,
+    /// Team memory on PostgreSQL (`[team]` table: `url`, `scopes`): scopes under those
+    /// prefixes live in the team database, every other scope stays on this machine.
+    /// Off by default.
+    pub team: TeamConfig,
+}
+
+/// The `[team]` table (docs/TEAM.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TeamConfig {
+    /// The team database, `postgres://USER@HOST:PORT/DB` (no password: it comes from
+    /// the environment variable `password_env`, else `~/.pgpass`). None: no team memory.
+    pub url: Option<String>,
+    /// The scope prefixes kept in the team database, e.g. `["team/acme"]`: a scope is a
+    /// team scope when it is one of them or below one. Each must start with `team/`.
+    pub scopes: Vec<String>,
+    /// The environment variable holding the password (default `AMBER_TEAM_PASSWORD`).
+    pub password_env: String,
+    /// How often the node looks for memories other nodes wrote, in ms (default 250).
+    pub poll_ms: u64,
+}
+
+impl Default for TeamConfig {
+    fn default() -> TeamConfig {
+        TeamConfig { url: None, scopes: Vec::new(), password_env: "AMBER_TEAM_PASSWORD".into(), poll_ms: 250 }
+    }
+}
+
+impl TeamConfig {
+    /// Checks the table: a URL without a password, team scopes under `team/`.
+    pub fn check(&self) -> Result<(), String> {
+        let Some(url) = &self.url else {
+            if !self.scopes.is_empty() {
+                return Err("team.scopes is set but team.url is not".into());
+            }
+            return Ok(());
+        };
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(format!("team.url must be a postgres:// URL, got {url:?}"));
+        }
+        let rest = url.split_once("://").map(|(_, r)| r).unwrap_or("");
+        let authority = rest.split('/').next().unwrap_or("");
+        if let Some((userinfo, _)) = authority.rsplit_once('@')
+            && userinfo.contains(':')
+        {
+            return Err(format!(
+                "team.url must not hold a password: put it in the environment variable {} or in ~/.pgpass",
+                self.password_env
+            ));
+        }
+        if self.scopes.is_empty() {
+            return Err(
+                "team.url is set but team.scopes is empty: name the team scopes (e.g. [\"team/acme\"])"
+                    .into(),
+            );
+        }
+        for s in &self.scopes {
+            let ok = s.parse::<amber_core::Scope>().is_ok();
+            if !ok || !s.starts_with("team/") {
+                return Err(format!("team.scopes: {s:?} must be a valid scope under team/ (e.g. team/acme)"));
+            }
+        }
+        if self.poll_ms == 0 {
+            return Err("team.poll_ms must be at least 1".into());
+        }
+        Ok(())
+    }
 }
 
 /// The `[runs]` table: what one agent may record in 24 hours.
@@ -168,6 +235,7 @@ impl Default for Config {
             holdout: Default::default(),
             runs: Default::default(),
             learn: Default::default(),
+            team: Default::default(),
         }
     }
 }
@@ -301,6 +369,7 @@ impl Config {
         }
         self.extract.check().map_err(ConfigError::Invalid)?;
         self.learn.check().map_err(ConfigError::Invalid)?;
+        self.team.check().map_err(ConfigError::Invalid)?;
         if self.session.idle_timeout_s == 0 {
             return Err(ConfigError::Invalid("session.idle_timeout_s must be at least 1".into()));
         }

@@ -209,6 +209,10 @@ error_kinds! {
     /// The configured model failed: an HTTP error, a timeout, or a reply that is not
     /// what was asked for (the message says which).
     ModelFailed = "model_failed", -32018;
+    /// The team database (PostgreSQL, `[team]` in the config) cannot be reached: nothing
+    /// was written to the team scopes; local scopes keep working; the daemon reconnects
+    /// on its own.
+    TeamUnavailable = "team_unavailable", -32019;
 }
 
 /// The methods of protocol version 1.
@@ -526,6 +530,29 @@ pub struct StatusResult {
     /// (then `get_advice` answers `no_model` and the MCP server hides the tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learn: Option<String>,
+    /// Team memory on PostgreSQL; absent when `[team]` is not configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<TeamStatus>,
+}
+
+/// The team database as a node sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamStatus {
+    /// The database (its URL, never with a password).
+    pub location: String,
+    /// The team scope prefixes; every other scope stays on this machine.
+    pub scopes: Vec<String>,
+    /// True when the team store is open and its last call reached the database.
+    pub connected: bool,
+    /// Why it is not, and for how many seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trouble: Option<String>,
+    /// Seconds the trouble has lasted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trouble_seconds: Option<f64>,
+    /// The team engine's status (counts, index health), when open and reachable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<Value>,
 }
 
 /// `session_start` params.
@@ -896,6 +923,10 @@ pub struct KgAddResult {
 pub struct KgInvalidateParams {
     /// The fact's id.
     pub fact: i64,
+    /// The fact's scope, when it is a team scope (fact ids are numbered per store: the
+    /// team database numbers its own); default: the local store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<amber_core::Scope>,
     /// When it stopped holding (default now); the newest invalidation wins.
     #[serde(default)]
     pub at: Option<Millis>,

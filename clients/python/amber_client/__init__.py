@@ -32,6 +32,7 @@ from .errors import (
     NotPermitted,
     NoModel,
     ModelFailed,
+    TeamUnavailable,
     FrameTooLarge,
     InternalError,
     InvalidParams,
@@ -96,4 +97,5 @@ __all__ = [
     "NotPermitted",
     "NoModel",
     "ModelFailed",
+    "TeamUnavailable",
 ]

@@ -79,6 +79,12 @@ RateLimited = _kind("RateLimited", "rate_limited", -32015, "An agent passed its 
 NotPermitted = _kind("NotPermitted", "not_permitted", -32016, "Not allowed (e.g. rewarding another agent's run).")
 NoModel = _kind("NoModel", "no_model", -32017, "Advice or the judge of runs needs a model: none is configured ([learn]).")
 ModelFailed = _kind("ModelFailed", "model_failed", -32018, "The configured model failed: HTTP error, timeout or a malformed reply.")
+TeamUnavailable = _kind(
+    "TeamUnavailable",
+    "team_unavailable",
+    -32019,
+    "The team database cannot be reached: nothing written to team scopes; local scopes work.",
+)
 
 ERROR_KINDS: dict[str, type[AmberError]] = {
     c.KIND: c
@@ -107,6 +113,7 @@ ERROR_KINDS: dict[str, type[AmberError]] = {
         NotPermitted,
         NoModel,
         ModelFailed,
+        TeamUnavailable,
     )
 }
 # parse_error and invalid_utf8 share -32700: the map goes by kind, never by code.

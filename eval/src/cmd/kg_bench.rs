@@ -308,7 +308,7 @@ fn load(c: &mut Client, a: &KgBenchArgs, scope: &Scope) -> anyhow::Result<Value>
         if let Some(from) = from.filter(|&f| f >= at) {
             at = from + (1 + rng.below(365)) as Millis * DAY;
         }
-        let p = KgInvalidateParams { fact, at: Some(at), reason: Some("kg-bench".into()) };
+        let p = KgInvalidateParams { fact, at: Some(at), reason: Some("kg-bench".into()), scope: None };
         busy += retry_busy(|| c.kg_invalidate(&p))?.1;
     }
     let inval_s = t.elapsed().as_secs_f64();
