@@ -705,6 +705,24 @@ fn print_status(st: &amber_ipc::protocol::StatusResult) {
             d["failures"]
         );
     }
+    if let Some(t) = &st.team {
+        let scopes = t.scopes.join(", ");
+        match (&t.engine, &t.trouble) {
+            (Some(te), None) => println!(
+                "team         {} ({scopes}): connected, {} memories, {} vectors, indexes {}",
+                t.location,
+                te["memories"],
+                te["vectors"],
+                if te["indexes_complete"].as_bool().unwrap_or(false) { "complete" } else { "catching up" }
+            ),
+            (_, trouble) => println!(
+                "team         {} ({scopes}): NOT CONNECTED for {:.0}s: {} (team scopes answer team_unavailable; local scopes work)",
+                t.location,
+                t.trouble_seconds.unwrap_or(0.0),
+                trouble.as_deref().unwrap_or("no answer")
+            ),
+        }
+    }
 }
 
 fn daemon_command(cli: &Cli, cfg: &Config, action: &DaemonAction) -> anyhow::Result<ExitCode> {

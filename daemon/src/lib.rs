@@ -26,9 +26,11 @@ mod extract;
 mod live;
 mod methods;
 mod paths;
+mod route;
 mod rpc;
 mod server;
 mod state;
+mod team;
 mod writer;
 
 use std::fs::File;
@@ -127,16 +129,17 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
     // The socket is checked before the engine opens: a refusal comes at once.
     let socket = config.socket_path();
     crate::paths::prepare_socket(&socket)?;
-    let engine = Engine::open(opts)
+    let engine = Engine::open(opts.clone())
         .with_context(|| format!("cannot open the store in {}", config.data_dir.display()))?;
     let engine = Arc::new(engine);
+    let team = crate::team::Team::start(&config.team, &config.data_dir, &engine, opts, config.write_queue)?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("amberd")
         .build()
         .context("cannot start the async runtime")?;
-    let result = rt.block_on(serve(config, engine, socket.clone(), started, ready));
+    let result = rt.block_on(serve(config, engine, team, socket.clone(), started, ready));
     // Anything still running on the blocking pool (a long recall) gets a moment to end.
     rt.shutdown_timeout(Duration::from_secs(5));
     drop(lock);
@@ -147,6 +150,7 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
 async fn serve(
     config: Config,
     engine: Arc<Engine>,
+    team: Option<Arc<crate::team::Team>>,
     socket: PathBuf,
     started: Instant,
     ready: impl FnOnce(&Path),
@@ -196,6 +200,7 @@ async fn serve(
         sessions: crate::live::Sessions::new(judge, resumed),
         extract,
         learner,
+        team,
     });
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));
@@ -250,6 +255,10 @@ async fn serve(
     // transactions; what it did not store is done at the next pass).
     advice_timer.abort();
     crate::methods::session::save_all(&shared).await;
+    if let Some(team) = shared.team.clone() {
+        // The team writer drains its queue and saves its vector index.
+        let _ = tokio::task::spawn_blocking(move || team.stop()).await;
+    }
     // The writer drains its queue and stops once the last sender is gone.
     drop(shared);
     tokio::task::spawn_blocking(move || writer.join())

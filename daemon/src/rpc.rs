@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::state::Shared;
+use crate::team::Side;
 use crate::writer::{Job, WriteDone, WriteOp};
 
 pub(crate) fn invalid(msg: impl Into<String>) -> ErrorObject {
@@ -98,14 +99,23 @@ pub(crate) fn engine_error(e: amber_engine::Error) -> ErrorObject {
     }
 }
 
-/// Runs a read on the blocking pool.
+/// Runs a read on the blocking pool (the local store).
 pub(crate) async fn read<T: Send + 'static>(
     shared: &Arc<Shared>,
     f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
 ) -> Result<T, ErrorObject> {
-    let engine = shared.engine.clone();
+    read_on(shared, &shared.local(), f).await
+}
+
+/// Runs a read on the blocking pool, on one side (local or team).
+pub(crate) async fn read_on<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    side: &Side,
+    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+) -> Result<T, ErrorObject> {
+    let engine = side.engine.clone();
     match tokio::task::spawn_blocking(move || f(&engine)).await {
-        Ok(r) => r.map_err(engine_error),
+        Ok(r) => r.map_err(|e| side_error(shared, e)),
         Err(e) => {
             tracing::error!(cause = %e, "a read task failed");
             Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"))
@@ -113,18 +123,41 @@ pub(crate) async fn read<T: Send + 'static>(
     }
 }
 
-/// Queues a write for the writer and waits for its answer.
+/// An engine error on the wire; a team database that cannot be reached is noted for
+/// `status` and answered `team_unavailable`.
+fn side_error(shared: &Shared, e: amber_engine::Error) -> ErrorObject {
+    if e.is_unavailable() {
+        let why = e.to_string();
+        if let Some(t) = &shared.team {
+            t.note(Some(why.clone()));
+        }
+        return crate::team::unavailable(Some(why));
+    }
+    engine_error(e)
+}
+
+/// Queues a write for the writer and waits for its answer (the local store).
 pub(crate) async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone, ErrorObject> {
+    write_on(shared, &shared.local(), op).await
+}
+
+/// Queues a write for one side's writer (local or team) and waits for its answer.
+pub(crate) async fn write_on(
+    shared: &Arc<Shared>,
+    side: &Side,
+    op: WriteOp,
+) -> Result<WriteDone, ErrorObject> {
     if *shared.shutdown.borrow() {
         return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
     }
+    let engine = &side.engine;
     // Indexing too far behind answers `busy`: it catches up shortly. Not when it is
     // stopped by a full disk: the write is tried, and stored (to be indexed when space
     // returns) or answered `storage_full`.
     if matches!(op, WriteOp::Remember(_))
-        && shared.engine.indexing_stalled() != Some(amber_engine::DegradedCause::DiskFull)
+        && engine.indexing_stalled() != Some(amber_engine::DegradedCause::DiskFull)
     {
-        let behind = shared.engine.committed_through().saturating_sub(shared.engine.indexed_through());
+        let behind = engine.committed_through().saturating_sub(engine.indexed_through());
         if behind >= shared.config.max_index_backlog {
             return Err(ErrorObject::new(
                 ErrorKind::Busy,
@@ -133,14 +166,14 @@ pub(crate) async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone
         }
     }
     let (tx, rx) = oneshot::channel();
-    match shared.writes.try_send(Job { op, reply: tx }) {
+    match side.writes.try_send(Job { op, reply: tx }) {
         Ok(()) => {}
         Err(mpsc::error::TrySendError::Full(_)) => {
             return Err(ErrorObject::new(
                 ErrorKind::Busy,
                 format!(
                     "the write queue is full ({} writes waiting): retry shortly",
-                    shared.writes.max_capacity()
+                    side.writes.max_capacity()
                 ),
             ));
         }
@@ -149,7 +182,7 @@ pub(crate) async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone
         }
     }
     match rx.await {
-        Ok(r) => r.map_err(engine_error),
+        Ok(r) => r.map_err(|e| side_error(shared, e)),
         Err(_) => Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon stopped before the write ran")),
     }
 }
@@ -177,15 +210,21 @@ pub(crate) fn validate_all(memories: &[NewMemory]) -> Result<(), ErrorObject> {
 /// longer than `fresh_timeout_ms` (the recall then runs on what is indexed).
 /// Does not wait while indexing is failing (see `status`, `degraded`).
 pub(crate) async fn wait_indexed(shared: &Arc<Shared>) -> bool {
-    let target = shared.engine.committed_through();
-    if shared.engine.indexing_stalled().is_some() {
-        return shared.engine.indexed_through() >= target;
+    wait_indexed_on(shared, &shared.local()).await
+}
+
+/// [`wait_indexed`] on one side.
+pub(crate) async fn wait_indexed_on(shared: &Arc<Shared>, side: &Side) -> bool {
+    let engine = &side.engine;
+    let target = engine.committed_through();
+    if engine.indexing_stalled().is_some() {
+        return engine.indexed_through() >= target;
     }
-    let mut rx = shared.indexed.clone();
+    let mut rx = side.indexed.clone();
     let timeout = Duration::from_millis(shared.config.fresh_timeout_ms);
     match tokio::time::timeout(timeout, rx.wait_for(|&v| v >= target)).await {
         Ok(Ok(_)) => true,
-        Ok(Err(_)) => shared.engine.indexed_through() >= target,
+        Ok(Err(_)) => engine.indexed_through() >= target,
         Err(_) => {
             tracing::warn!(target, "recall waited {timeout:?} for indexing; answering from what is indexed");
             false

@@ -9,6 +9,7 @@ use amber_engine::Engine;
 use amber_ipc::Config;
 use tokio::sync::{mpsc, watch};
 
+use crate::team::Side;
 use crate::writer::Job;
 
 /// What every connection shares.
@@ -29,9 +30,33 @@ pub(crate) struct Shared {
     pub extract: Option<crate::extract::Extraction>,
     /// The model advice is learned by (`[learn]`), when one is configured.
     pub learner: Option<amber_tiers::advice::Learner>,
+    /// Team memory on PostgreSQL, when `[team]` is configured.
+    pub team: Option<Arc<crate::team::Team>>,
 }
 
 impl Shared {
+    /// The local side: the SQLite store and its indexes.
+    pub(crate) fn local(&self) -> Side {
+        Side { engine: self.engine.clone(), writes: self.writes.clone(), indexed: self.indexed.clone() }
+    }
+
+    /// True when `scope` lives in the team database.
+    pub(crate) fn is_team(&self, scope: &amber_core::Scope) -> bool {
+        self.team.as_ref().is_some_and(|t| t.owns(scope))
+    }
+
+    /// The side that holds `scope`: the team's (or `team_unavailable`) for a team scope,
+    /// else the local one.
+    pub(crate) fn side_for(
+        &self,
+        scope: &amber_core::Scope,
+    ) -> Result<Side, amber_ipc::protocol::ErrorObject> {
+        match &self.team {
+            Some(t) if t.owns(scope) => t.side(),
+            _ => Ok(self.local()),
+        }
+    }
+
     pub(crate) fn queue_depth(&self) -> usize {
         self.writes.max_capacity() - self.writes.capacity()
     }

@@ -23,8 +23,17 @@ pub(crate) enum WriteOp {
     Purge(MemoryId),
     Reindex,
     KgAdd(amber_core::Scope, Vec<amber_core::graph::NewEntity>, Vec<amber_core::graph::NewFact>),
-    KgInvalidate { fact: i64, at: Option<amber_core::Millis>, reason: Option<String> },
-    MoveScope { from: amber_core::Scope, to: amber_core::Scope },
+    KgInvalidate {
+        fact: i64,
+        at: Option<amber_core::Millis>,
+        reason: Option<String>,
+    },
+    MoveScope {
+        from: amber_core::Scope,
+        to: amber_core::Scope,
+    },
+    /// Follow what other writers committed to a shared store (the team database).
+    Follow,
 }
 
 /// What a write did.
@@ -37,6 +46,7 @@ pub(crate) enum WriteDone {
     KgAdded(Box<amber_store::KgAdded>),
     KgInvalidated(Option<Box<amber_core::graph::Fact>>),
     Moved(Vec<amber_engine::Moved>),
+    Followed(usize),
 }
 
 pub(crate) struct Job {
@@ -107,6 +117,7 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
                 .kg_invalidate(fact, at, reason.as_deref())
                 .map(|f| WriteDone::KgInvalidated(f.map(Box::new))),
             WriteOp::MoveScope { from, to } => engine.move_scope(&from, &to).map(WriteDone::Moved),
+            WriteOp::Follow => engine.follow().map(WriteDone::Followed),
         };
         signal.set(|s| s.work = true);
         if job.reply.send(done).is_err() {

@@ -6,11 +6,11 @@ use std::sync::atomic::Ordering;
 
 use amber_ipc::protocol::{
     ErrorKind, ErrorObject, HelloParams, HelloResult, IdentityParams, METHODS, OkResult, PROTOCOL_VERSION,
-    StatusResult,
+    StatusResult, TeamStatus,
 };
 use serde_json::Value;
 
-use crate::rpc::{invalid, read, to_value, write};
+use crate::rpc::{invalid, read, read_on, to_value, write};
 use crate::state::Shared;
 use crate::writer::WriteOp;
 
@@ -46,7 +46,29 @@ pub(crate) async fn status(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorOb
         engine: to_value(&engine)?,
         extract: shared.extract.as_ref().map(|x| x.stats()),
         learn: shared.learner.as_ref().map(|l| l.name()),
+        team: team_status(shared).await?,
     })
+}
+
+/// The team side in `status`: where, which scopes, whether it answers, and its engine.
+async fn team_status(shared: &Arc<Shared>) -> Result<Option<TeamStatus>, ErrorObject> {
+    let Some(team) = &shared.team else { return Ok(None) };
+    let engine = match team.side_if_open() {
+        Some(side) => match read_on(shared, &side, |e| e.status()).await {
+            Ok(s) => Some(to_value(&s)?),
+            Err(_) => None,
+        },
+        None => None,
+    };
+    let trouble = team.trouble();
+    Ok(Some(TeamStatus {
+        location: team.location.clone(),
+        scopes: team.prefixes.iter().map(|p| p.to_string()).collect(),
+        connected: trouble.is_none() && engine.is_some(),
+        trouble_seconds: trouble.as_ref().map(|t| t.1),
+        trouble: trouble.map(|t| t.0),
+        engine,
+    }))
 }
 
 pub(crate) async fn reindex(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObject> {

@@ -15,7 +15,7 @@ use amber_store::MemoryStore;
 use amber_tiers::graph::{DEFAULT_HOPS, DEFAULT_PATHS, GraphRead, MAX_HOPS, TraverseOptions};
 use serde_json::Value;
 
-use crate::rpc::{invalid, read, to_value, write};
+use crate::rpc::{invalid, read_on, to_value, write_on};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
@@ -38,7 +38,8 @@ pub(crate) async fn add(shared: &Arc<Shared>, p: KgAddParams) -> Result<Value, E
         f.validate().map_err(|e| invalid(format!("facts[{i}]: {e}")))?;
     }
     let scope = p.scope.unwrap_or_default();
-    match write(shared, WriteOp::KgAdd(scope, p.entities, p.facts)).await? {
+    let side = shared.side_for(&scope)?;
+    match write_on(shared, &side, WriteOp::KgAdd(scope, p.entities, p.facts)).await? {
         WriteDone::KgAdded(a) => {
             to_value(&KgAddResult { entities: a.entities, facts: a.facts, superseded: a.superseded })
         }
@@ -48,7 +49,11 @@ pub(crate) async fn add(shared: &Arc<Shared>, p: KgAddParams) -> Result<Value, E
 
 pub(crate) async fn invalidate(shared: &Arc<Shared>, p: KgInvalidateParams) -> Result<Value, ErrorObject> {
     let id = p.fact;
-    match write(shared, WriteOp::KgInvalidate { fact: p.fact, at: p.at, reason: p.reason }).await? {
+    let side = match &p.scope {
+        Some(s) => shared.side_for(s)?,
+        None => shared.local(),
+    };
+    match write_on(shared, &side, WriteOp::KgInvalidate { fact: p.fact, at: p.at, reason: p.reason }).await? {
         WriteDone::KgInvalidated(Some(fact)) => to_value(&KgFactResult { fact: *fact }),
         _ => Err(ErrorObject::new(ErrorKind::FactNotFound, format!("no fact with id {id}"))),
     }
@@ -65,7 +70,8 @@ pub(crate) async fn query(
     }
     let scope = p.scope.unwrap_or_default();
     let as_of = (!timeline).then(|| p.as_of.unwrap_or_else(now_millis));
-    let r = read(shared, move |e| {
+    let side = shared.side_for(&scope)?;
+    let r = read_on(shared, &side, move |e| {
         e.read_store(|s| {
             let Some(entity) = s.kg_resolve(&scope, &p.entity)? else {
                 return Ok(KgFactsResult { entity: None, as_of, facts: Vec::new() });
@@ -106,7 +112,8 @@ pub(crate) async fn traverse(shared: &Arc<Shared>, p: KgTraverseParams) -> Resul
         predicates: p.predicates.iter().map(|x| amber_core::graph::normalize_predicate(x)).collect(),
         limit: p.limit.unwrap_or(DEFAULT_PATHS),
     };
-    let r = read(shared, move |e| {
+    let side = shared.side_for(&scope)?;
+    let r = read_on(shared, &side, move |e| {
         e.read_store(|s| {
             let empty = KgTraverseResult {
                 start: None,
@@ -159,7 +166,11 @@ pub(crate) async fn traverse(shared: &Arc<Shared>, p: KgTraverseParams) -> Resul
 
 pub(crate) async fn stats(shared: &Arc<Shared>, p: KgStatsParams) -> Result<Value, ErrorObject> {
     let scope = p.scope;
-    let r = read(shared, move |e| {
+    let side = match &scope {
+        Some(s) => shared.side_for(s)?,
+        None => shared.local(),
+    };
+    let r = read_on(shared, &side, move |e| {
         let stats = e.read_store(|s| s.kg_stats(scope.as_ref(), now_millis()))?;
         Ok(KgStatsResult { scope, stats })
     })

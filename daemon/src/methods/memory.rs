@@ -11,15 +11,36 @@ use amber_ipc::protocol::{
 use serde_json::{Value, json};
 
 use crate::live::not_found;
-use crate::rpc::{invalid, read, remembered, to_value, validate_all, wait_indexed, write};
+use crate::rpc::{
+    invalid, read, read_on, remembered, to_value, validate_all, wait_indexed, wait_indexed_on, write_on,
+};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
 pub(crate) async fn remember(shared: &Arc<Shared>, memory: NewMemory) -> Result<Value, ErrorObject> {
     validate_all(std::slice::from_ref(&memory))?;
-    let done = write(shared, WriteOp::Remember(vec![memory])).await?;
-    let r = remembered(done).pop().ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "no result"))?;
+    let r = remember_routed(shared, vec![memory])
+        .await?
+        .pop()
+        .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "no result"))?;
     to_value(&r)
+}
+
+/// Files memories on the side of each one's scope (local, or the team database), in
+/// one transaction per side; results in the order given.
+pub(crate) async fn remember_routed(
+    shared: &Arc<Shared>,
+    memories: Vec<NewMemory>,
+) -> Result<Vec<amber_ipc::protocol::RememberResult>, ErrorObject> {
+    let n = memories.len();
+    let mut out: Vec<Option<amber_ipc::protocol::RememberResult>> = vec![None; n];
+    for (side, indices, part) in crate::route::split_batch(shared, memories)? {
+        let done = write_on(shared, &side, WriteOp::Remember(part)).await?;
+        for (i, r) in indices.into_iter().zip(remembered(done)) {
+            out[i] = Some(r);
+        }
+    }
+    Ok(out.into_iter().flatten().collect())
 }
 
 pub(crate) async fn remember_batch(
@@ -33,8 +54,8 @@ pub(crate) async fn remember_batch(
         )));
     }
     validate_all(&p.memories)?;
-    let done = write(shared, WriteOp::Remember(p.memories)).await?;
-    Ok(json!({ "results": to_value(&remembered(done))? }))
+    let results = remember_routed(shared, p.memories).await?;
+    Ok(json!({ "results": to_value(&results)? }))
 }
 
 pub(crate) async fn recall(shared: &Arc<Shared>, p: RecallParams) -> Result<Value, ErrorObject> {
@@ -44,9 +65,9 @@ pub(crate) async fn recall(shared: &Arc<Shared>, p: RecallParams) -> Result<Valu
         Some(id) => Some(shared.sessions.get(id).ok_or_else(|| not_found(id))?),
         None => None,
     };
-    let fresh = if p.fresh.unwrap_or(true) { wait_indexed(shared).await } else { false };
+    let wait = p.fresh.unwrap_or(true);
     let (lead_scope, lead_also) = (q.scope.clone(), q.also.clone());
-    let hits = read(shared, move |e| e.recall(&q)).await?;
+    let (hits, fresh) = recall_routed(shared, q, wait, false).await?;
     let leads = super::leads::leads_for(shared, &p.text, lead_scope, lead_also, |_| false).await?;
     let given_earlier: Vec<amber_tiers::session::Served> = match &session {
         Some(s) => hits.iter().filter_map(|h| s.served_earlier(&h.memory.id).cloned()).collect(),
@@ -55,17 +76,87 @@ pub(crate) async fn recall(shared: &Arc<Shared>, p: RecallParams) -> Result<Valu
     to_value(&RecallResult { hits, fresh, given_earlier, leads })
 }
 
+/// A recall over the local store and, for team scopes, the team database, merged into
+/// one ranking; and whether the indexes of every side searched were fresh. While the
+/// team database is away, a query that names a team scope answers `team_unavailable`,
+/// unless `lenient` (a session's candidates): then the local part answers alone.
+pub(crate) async fn recall_routed(
+    shared: &Arc<Shared>,
+    q: amber_core::Query,
+    wait: bool,
+    lenient: bool,
+) -> Result<(Vec<amber_core::Hit>, bool), ErrorObject> {
+    let Some(team) = shared.team.clone() else {
+        let fresh = if wait { wait_indexed(shared).await } else { false };
+        let hits = read(shared, move |e| e.recall(&q)).await?;
+        return Ok((hits, fresh));
+    };
+    let k = q.k;
+    let (local_q, team_q) = crate::route::split_query(&team, &q);
+    let mut fresh = wait;
+    let mut local_hits = Vec::new();
+    if let Some(lq) = local_q {
+        if wait {
+            fresh &= wait_indexed(shared).await;
+        }
+        local_hits = read(shared, move |e| e.recall(&lq)).await?;
+    }
+    let mut team_hits = Vec::new();
+    if let Some(tq) = team_q {
+        // A query on no scope in particular still answers from the local store while
+        // the team database is away; one that names a team scope says so.
+        let side = match team.side() {
+            Ok(s) => Some(s),
+            Err(e) if !lenient && (q.scope.is_some() || !q.also.is_empty()) => return Err(e),
+            Err(_) => None,
+        };
+        if let Some(side) = side {
+            if wait {
+                fresh &= wait_indexed_on(shared, &side).await;
+            }
+            team_hits = read_on(shared, &side, move |e| e.recall(&tq)).await?;
+        }
+    }
+    Ok((crate::route::merge_hits(local_hits, team_hits, k), fresh))
+}
+
 pub(crate) async fn forget(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {
-    match write(shared, WriteOp::Forget(p.id.clone())).await? {
-        WriteDone::Forgot(Some(memory)) => to_value(&MemoryResult { memory: *memory }),
-        _ => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))),
+    let mut side = shared.local();
+    loop {
+        if let WriteDone::Forgot(Some(memory)) =
+            write_on(shared, &side, WriteOp::Forget(p.id.clone())).await?
+        {
+            return to_value(&MemoryResult { memory: *memory });
+        }
+        match next_side(shared, &side)? {
+            Some(s) => side = s,
+            None => return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))),
+        }
     }
 }
 
 pub(crate) async fn purge(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {
-    match write(shared, WriteOp::Purge(p.id.clone())).await? {
-        WriteDone::Purged(true) => to_value(&PurgeResult { id: p.id, purged: true }),
-        _ => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))),
+    let mut side = shared.local();
+    loop {
+        if let WriteDone::Purged(true) = write_on(shared, &side, WriteOp::Purge(p.id.clone())).await? {
+            return to_value(&PurgeResult { id: p.id, purged: true });
+        }
+        match next_side(shared, &side)? {
+            Some(s) => side = s,
+            None => return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))),
+        }
+    }
+}
+
+/// Where to look for a whole id after `side` (an id holds no scope): after the local
+/// store, the team database (`team_unavailable` while it is away); after that, nowhere.
+fn next_side(
+    shared: &Arc<Shared>,
+    side: &crate::team::Side,
+) -> Result<Option<crate::team::Side>, ErrorObject> {
+    match &shared.team {
+        Some(t) if Arc::ptr_eq(&side.engine, &shared.engine) => t.side().map(Some),
+        _ => Ok(None),
     }
 }
 

@@ -15,8 +15,9 @@ use amber_tiers::session::Session;
 use serde_json::Value;
 
 use super::scope::resolve_id;
-use crate::rpc::{invalid, read, to_value};
+use crate::rpc::{invalid, read, read_on, to_value};
 use crate::state::Shared;
+use crate::team::Side;
 
 /// The most sessions `audit` reads.
 const MAX_AUDIT_SESSIONS: usize = 10_000;
@@ -26,9 +27,13 @@ fn not_a_memory(id: &MemoryId) -> ErrorObject {
 }
 
 /// Logs a word and returns the memory as it stands.
-async fn report(shared: &Arc<Shared>, id: MemoryId, r: Report) -> Result<amber_core::Memory, ErrorObject> {
+async fn report(
+    shared: &Arc<Shared>,
+    (side, id): (Side, MemoryId),
+    r: Report,
+) -> Result<amber_core::Memory, ErrorObject> {
     let key = id.clone();
-    read(shared, move |e| e.report(&key, r)).await?.ok_or_else(|| not_a_memory(&id))
+    read_on(shared, &side, move |e| e.report(&key, r)).await?.ok_or_else(|| not_a_memory(&id))
 }
 
 pub(crate) async fn outcome(shared: &Arc<Shared>, p: OutcomeParams) -> Result<Value, ErrorObject> {
@@ -103,17 +108,17 @@ pub(crate) async fn apply_manifest(
 }
 
 pub(crate) async fn outcomes(shared: &Arc<Shared>, p: OutcomesParams) -> Result<Value, ErrorObject> {
-    let id = resolve_id(shared, &p.memory_id).await?;
+    let (side, id) = resolve_id(shared, &p.memory_id).await?;
     let key = id.clone();
-    let (memory, reports) = read(shared, move |e| Ok((e.get(&key)?, e.reports(&key)?))).await?;
+    let (memory, reports) = read_on(shared, &side, move |e| Ok((e.get(&key)?, e.reports(&key)?))).await?;
     let memory = memory.ok_or_else(|| not_a_memory(&id))?;
     to_value(&OutcomesResult { memory, reports })
 }
 
 pub(crate) async fn unarchive(shared: &Arc<Shared>, p: GetParams) -> Result<Value, ErrorObject> {
-    let id = resolve_id(shared, &p.id).await?;
+    let (side, id) = resolve_id(shared, &p.id).await?;
     let key = id.clone();
-    let memory = read(shared, move |e| e.unarchive(&key, None)).await?;
+    let memory = read_on(shared, &side, move |e| e.unarchive(&key, None)).await?;
     to_value(&MemoryResult { memory: memory.ok_or_else(|| not_a_memory(&id))? })
 }
 

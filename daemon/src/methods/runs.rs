@@ -13,15 +13,22 @@ use amber_ipc::protocol::{
 };
 use serde_json::Value;
 
-use crate::rpc::{agent_name, invalid, read, to_value};
+use crate::rpc::{agent_name, invalid, read_on, to_value};
 use crate::state::Shared;
+use crate::team::Side;
 
 const DAY_MS: i64 = 86_400_000;
 
 /// Refuses when `more` would take the agent past a daily limit.
-async fn within_limit(shared: &Arc<Shared>, agent: &str, runs: u64, rewards: u64) -> Result<(), ErrorObject> {
+async fn within_limit(
+    shared: &Arc<Shared>,
+    side: &Side,
+    agent: &str,
+    runs: u64,
+    rewards: u64,
+) -> Result<(), ErrorObject> {
     let a = agent.to_string();
-    let (r, w) = read(shared, move |e| e.agent_activity(&a, now_millis() - DAY_MS)).await?;
+    let (r, w) = read_on(shared, side, move |e| e.agent_activity(&a, now_millis() - DAY_MS)).await?;
     let cfg = shared.config.runs;
     if runs > 0 && r + runs > cfg.max_runs_per_day {
         return Err(ErrorObject::new(
@@ -73,7 +80,9 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
     for (i, r) in runs.iter().enumerate() {
         r.validate().map_err(|e| invalid(if batch { format!("runs[{i}]: {e}") } else { e.to_string() }))?;
     }
-    within_limit(shared, &agent, runs.len() as u64, 0).await?;
+    // Runs of a team scope are kept in the team database.
+    let side = shared.side_for(&scope)?;
+    within_limit(shared, &side, &agent, runs.len() as u64, 0).await?;
     let prepared: Vec<(String, NewRun)> = runs
         .into_iter()
         .map(|mut r| {
@@ -86,7 +95,7 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
         .collect();
     let ids: Vec<String> = prepared.iter().map(|(id, _)| id.clone()).collect();
     let (s, a) = (scope.clone(), agent.clone());
-    let created = read(shared, move |e| e.record_runs(&s, &a, &prepared)).await?;
+    let created = read_on(shared, &side, move |e| e.record_runs(&s, &a, &prepared)).await?;
     let results = ids.into_iter().zip(created).map(|(id, created)| RunRecorded { id, created }).collect();
     to_value(&RunRecordResult { scope, results })
 }
@@ -114,8 +123,7 @@ pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<V
         if !(-1.0..=1.0).contains(&e.reward) {
             return Err(invalid(at(i, format!("reward must be in -1..1, got {}", e.reward))));
         }
-        let id = e.run_id.clone();
-        let run = read(shared, move |en| en.run(&id)).await?.ok_or_else(|| {
+        let (side, run) = find_run(shared, &e.run_id).await?.ok_or_else(|| {
             ErrorObject::new(ErrorKind::NotFound, at(i, format!("no run with id {}", e.run_id)))
         })?;
         if run.agent != agent {
@@ -126,14 +134,39 @@ pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<V
         }
         let reason = e.reason.map(|r| r.chars().take(2_000).collect());
         checked.push((
+            side,
             run,
             RunReward { reward: e.reward as f32, reason, agent: agent.clone(), at: now_millis() },
         ));
     }
-    within_limit(shared, &agent, 0, checked.len() as u64).await?;
     let n = checked.len();
-    let moved = read(shared, move |e| e.reward_runs(&checked)).await?;
+    // Per side (local, team): the limit, then the rewards in one transaction.
+    let mut moved = 0;
+    while let Some((side, _, _)) = checked.first() {
+        let side = side.clone();
+        let (here, rest): (Vec<_>, Vec<_>) =
+            checked.into_iter().partition(|(s, _, _)| Arc::ptr_eq(&s.engine, &side.engine));
+        checked = rest;
+        let here: Vec<_> = here.into_iter().map(|(_, run, r)| (run, r)).collect();
+        within_limit(shared, &side, &agent, 0, here.len() as u64).await?;
+        moved += read_on(shared, &side, move |e| e.reward_runs(&here)).await?;
+    }
     to_value(&RunRewardResult { rewarded: n, weights_moved: moved })
+}
+
+/// A run and the side that keeps it: the local store first, then the team database.
+async fn find_run(shared: &Arc<Shared>, id: &str) -> Result<Option<(Side, amber_core::Run)>, ErrorObject> {
+    let mut sides = vec![shared.local()];
+    if let Some(side) = shared.team.as_ref().and_then(|t| t.side_if_open()) {
+        sides.push(side);
+    }
+    for side in sides {
+        let key = id.to_string();
+        if let Some(run) = read_on(shared, &side, move |e| e.run(&key)).await? {
+            return Ok(Some((side, run)));
+        }
+    }
+    Ok(None)
 }
 
 pub(crate) async fn list(shared: &Arc<Shared>, p: RunsParams) -> Result<Value, ErrorObject> {
@@ -142,14 +175,21 @@ pub(crate) async fn list(shared: &Arc<Shared>, p: RunsParams) -> Result<Value, E
         return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
     }
     let scope: Option<Scope> = p.scope;
-    let runs = read(shared, move |e| e.runs(scope.as_ref(), p.agent.as_deref(), limit)).await?;
+    // A team scope's runs are in the team database; no scope lists this machine's.
+    let side = match &scope {
+        Some(s) => shared.side_for(s)?,
+        None => shared.local(),
+    };
+    let runs = read_on(shared, &side, move |e| e.runs(scope.as_ref(), p.agent.as_deref(), limit)).await?;
     to_value(&RunsResult { runs })
 }
 
 pub(crate) async fn show(shared: &Arc<Shared>, p: RunShowParams) -> Result<Value, ErrorObject> {
     let id = p.id.trim().to_string();
+    let (side, run) = find_run(shared, &id)
+        .await?
+        .ok_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no run with id {id}")))?;
     let key = id.clone();
-    let (run, rewards) = read(shared, move |e| Ok((e.run(&key)?, e.run_rewards(&key)?))).await?;
-    let run = run.ok_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no run with id {id}")))?;
+    let rewards = read_on(shared, &side, move |e| e.run_rewards(&key)).await?;
     to_value(&RunShowResult { run, rewards })
 }

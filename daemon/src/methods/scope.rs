@@ -11,8 +11,9 @@ use amber_ipc::protocol::{
 use amber_tiers::scope::Resolved;
 use serde_json::Value;
 
-use crate::rpc::{invalid, read, to_value, write};
+use crate::rpc::{invalid, read, read_on, to_value, write_on};
 use crate::state::Shared;
+use crate::team::Side;
 use crate::writer::{WriteDone, WriteOp};
 
 /// Resolves a working directory and notes the root its project scope stands for.
@@ -39,7 +40,13 @@ pub(crate) async fn resolve_method(
 }
 
 pub(crate) async fn list(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObject> {
-    let scopes = read(shared, |e| e.scopes()).await?;
+    let mut scopes = read(shared, |e| e.scopes()).await?;
+    // The team's scopes too, when its database answers.
+    if let Some(side) = shared.team.as_ref().and_then(|t| t.side_if_open())
+        && let Ok(team) = read_on(shared, &side, |e| e.scopes()).await
+    {
+        scopes.extend(team);
+    }
     let scopes = scopes
         .into_iter()
         .map(|s| ScopeEntry { scope: s.scope, memories: s.memories, root: s.root })
@@ -48,10 +55,20 @@ pub(crate) async fn list(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObje
 }
 
 pub(crate) async fn move_method(shared: &Arc<Shared>, p: ScopeMoveParams) -> Result<Value, ErrorObject> {
+    if shared.is_team(&p.from) != shared.is_team(&p.to) {
+        return Err(invalid(format!(
+            "cannot move {} to {}: a move stays on one side (both local, or both team scopes); \
+             moving memories into or out of the team database is not supported",
+            p.from, p.to
+        )));
+    }
     if p.from == p.to || p.to.is_within(&p.from) || p.from.is_within(&p.to) {
         return Err(invalid(format!("cannot move {} into {}: one lies within the other", p.from, p.to)));
     }
-    let WriteDone::Moved(moved) = write(shared, WriteOp::MoveScope { from: p.from, to: p.to }).await? else {
+    let side = shared.side_for(&p.from)?;
+    let WriteDone::Moved(moved) =
+        write_on(shared, &side, WriteOp::MoveScope { from: p.from, to: p.to }).await?
+    else {
         return Err(ErrorObject::new(ErrorKind::Internal, "unexpected write result"));
     };
     let memories: Vec<MovedEntry> = moved
@@ -69,20 +86,21 @@ pub(crate) async fn move_method(shared: &Arc<Shared>, p: ScopeMoveParams) -> Res
 
 /// `get`: a whole id (a moved one says where it went), or a prefix naming one memory.
 pub(crate) async fn get(shared: &Arc<Shared>, p: GetParams) -> Result<Value, ErrorObject> {
-    let id = resolve_id(shared, &p.id).await?;
-    match read(shared, move |e| e.get(&id)).await? {
+    let (side, id) = resolve_id(shared, &p.id).await?;
+    match read_on(shared, &side, move |e| e.get(&id)).await? {
         Some(memory) => to_value(&MemoryResult { memory }),
         None => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id.trim()))),
     }
 }
 
 /// The memory an id or a prefix of one names (every method that takes an id from a
-/// person or an agent accepts the 8 digits briefings show). A moved id says where it
-/// went; a prefix naming several lists them.
+/// person or an agent accepts the 8 digits briefings show), and the side that holds it:
+/// the local store first, then the team database. A moved id says where it went; a
+/// prefix naming several lists them.
 pub(crate) async fn resolve_id(
     shared: &Arc<Shared>,
     given: &str,
-) -> Result<amber_core::MemoryId, ErrorObject> {
+) -> Result<(Side, amber_core::MemoryId), ErrorObject> {
     let given = given.trim().to_ascii_lowercase();
     if given.len() < MIN_ID_PREFIX || given.len() > 32 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(invalid(format!(
@@ -90,31 +108,47 @@ pub(crate) async fn resolve_id(
             given.chars().take(40).collect::<String>()
         )));
     }
-    match read(shared, {
+    // The team side, when configured; while it is away an id not found locally says so.
+    let team = shared.team.as_ref().map(|t| t.side());
+    let mut sides = vec![shared.local()];
+    if let Some(Ok(side)) = &team {
+        sides.push(side.clone());
+    }
+    let mut found: Vec<(Side, amber_core::MemoryId)> = Vec::new();
+    let mut many: Vec<amber_core::MemoryId> = Vec::new();
+    for side in sides {
         let g = given.clone();
-        move |e| e.lookup_prefix(&g)
-    })
-    .await?
-    {
-        PrefixMatch::One(id) => Ok(id),
-        PrefixMatch::Many(ids) => {
-            let listed: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
-            Err(invalid(format!(
-                "the prefix {given} names more than one memory ({}{}); give more digits",
-                listed.join(", "),
-                if ids.len() > 5 { ", ..." } else { "" }
-            )))
-        }
-        PrefixMatch::None => {
-            if let Ok(full) = given.parse::<amber_core::MemoryId>()
-                && let Some(to) = read(shared, move |e| e.moved_to(&full)).await?
-            {
-                return Err(ErrorObject::new(
-                    ErrorKind::NotFound,
-                    format!("memory {given} was moved to another scope; its id is now {to}"),
-                ));
-            }
-            Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {given}")))
+        match read_on(shared, &side, move |e| e.lookup_prefix(&g)).await? {
+            PrefixMatch::One(id) => found.push((side, id)),
+            PrefixMatch::Many(ids) => many.extend(ids),
+            PrefixMatch::None => {}
         }
     }
+    if found.is_empty()
+        && many.is_empty()
+        && let Some(Err(e)) = team
+    {
+        return Err(e);
+    }
+    if many.is_empty() && found.len() == 1 {
+        return Ok(found.remove(0));
+    }
+    many.extend(found.into_iter().map(|(_, id)| id));
+    if !many.is_empty() {
+        let listed: Vec<String> = many.iter().take(5).map(|i| i.to_string()).collect();
+        return Err(invalid(format!(
+            "the prefix {given} names more than one memory ({}{}); give more digits",
+            listed.join(", "),
+            if many.len() > 5 { ", ..." } else { "" }
+        )));
+    }
+    if let Ok(full) = given.parse::<amber_core::MemoryId>()
+        && let Some(to) = read(shared, move |e| e.moved_to(&full)).await?
+    {
+        return Err(ErrorObject::new(
+            ErrorKind::NotFound,
+            format!("memory {given} was moved to another scope; its id is now {to}"),
+        ));
+    }
+    Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {given}")))
 }

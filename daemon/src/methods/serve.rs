@@ -10,7 +10,7 @@ use amber_tiers::briefing::brief;
 use amber_tiers::identity::estimate_tokens;
 use amber_tiers::session::{Served, Session, Tier};
 
-use crate::rpc::{read, wait_indexed};
+use crate::rpc::{read, read_on};
 use crate::state::Shared;
 
 /// Most memories an inbox hands over at once (the rest wait for the next session).
@@ -43,11 +43,10 @@ pub(crate) async fn candidates(
     now: Millis,
 ) -> Result<Vec<amber_core::Hit>, ErrorObject> {
     let mut q = Query::new(text).in_scope(session.scope.clone()).top(overfetch(n));
-    for s in &session.also {
+    for s in session.also.iter().chain(team_scopes(shared).iter()) {
         q = q.also_in(s.clone());
     }
-    wait_indexed(shared).await;
-    let mut hits = read(shared, move |e| e.recall(&q)).await?;
+    let mut hits = super::memory::recall_routed(shared, q, true, true).await?.0;
     let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
     hits.retain(|h| !session.is_echo(&h.memory, now, recent) && session.may_serve(&h.memory));
     hits.truncate(n);
@@ -115,10 +114,30 @@ pub(crate) async fn inbox(
     }
     let agent = session.agent.clone();
     let scopes = session.scopes();
-    let pending = read(shared, move |e| e.inbox(&agent, &scopes, MAX_INBOX)).await?;
+    let mut pending = read(shared, {
+        let agent = agent.clone();
+        move |e| e.inbox(&agent, &scopes, MAX_INBOX)
+    })
+    .await?;
+    // What agents on other machines addressed to this one, in the team scopes; while
+    // the team database is away it waits there.
+    let team = shared.team.as_ref().and_then(|t| t.side_if_open());
+    if let Some(side) = &team {
+        let prefixes = team_scopes(shared);
+        match read_on(shared, side, move |e| e.inbox(&agent, &prefixes, MAX_INBOX)).await {
+            Ok(mut more) => {
+                more.retain(|m| !pending.iter().any(|p| p.id == m.id));
+                pending.extend(more);
+                pending.sort_by_key(|m| m.created_at);
+                pending.truncate(MAX_INBOX);
+            }
+            Err(e) => tracing::debug!(error = %e.message, "the team inbox is not reachable now"),
+        }
+    }
     let budget = shared.config.briefing.budget_tokens / 2;
     let mut out = Inbox::default();
     let mut lines = Vec::new();
+    let mut inbox_scopes = std::collections::HashMap::new();
     for m in pending {
         if session.served_earlier(&m.id).is_some() {
             continue;
@@ -147,6 +166,7 @@ pub(crate) async fn inbox(
             why: format!("inbox: addressed to {} by {from}", m.to.as_deref().unwrap_or("?")),
             context: session.context,
         });
+        inbox_scopes.insert(m.id.clone(), m.scope.clone());
         out.items.push(InboxItem {
             id: m.id,
             seq: m.seq,
@@ -160,10 +180,25 @@ pub(crate) async fn inbox(
         return Ok(out);
     }
     out.text = format!("Addressed to you ({}):\n{}\n", session.agent, lines.join("\n"));
+    let (team_seqs, local_seqs): (Vec<u64>, Vec<u64>) = {
+        let (t, l): (Vec<&InboxItem>, Vec<&InboxItem>) =
+            out.items.iter().partition(|i| inbox_scopes.get(&i.id).is_some_and(|s| shared.is_team(s)));
+        (t.iter().map(|i| i.seq).collect(), l.iter().map(|i| i.seq).collect())
+    };
     let agent = session.agent.clone();
-    let seqs: Vec<u64> = out.items.iter().map(|i| i.seq).collect();
-    read(shared, move |e| e.mark_inbox_served(&agent, &seqs)).await?;
+    if !local_seqs.is_empty() {
+        let agent = agent.clone();
+        read(shared, move |e| e.mark_inbox_served(&agent, &local_seqs)).await?;
+    }
+    if let (Some(side), false) = (&team, team_seqs.is_empty()) {
+        read_on(shared, side, move |e| e.mark_inbox_served(&agent, &team_seqs)).await?;
+    }
     Ok(out)
+}
+
+/// The team scope prefixes, searched by every session with its own scopes.
+pub(crate) fn team_scopes(shared: &Shared) -> Vec<amber_core::Scope> {
+    shared.team.as_ref().map(|t| t.prefixes.clone()).unwrap_or_default()
 }
 
 /// At a `fork`, `stuck` or `done` moment: the memories the session was given (in any

@@ -14,36 +14,38 @@ use amber_tiers::guard::{Message, Verdict, decide};
 use serde_json::Value;
 
 use super::scope::resolve_id;
-use crate::rpc::{agent_name, read, to_value};
+use crate::rpc::{agent_name, read_on, to_value};
 use crate::state::Shared;
+use crate::team::Side;
 
-/// A memory's thread and its root, or not_found.
+/// A memory's thread and its root (and the side, local or team, that keeps it), or
+/// not_found.
 async fn thread_of(
     shared: &Arc<Shared>,
     given: &str,
-) -> Result<(amber_core::MemoryId, Vec<amber_core::Memory>), ErrorObject> {
-    let id = resolve_id(shared, given).await?;
+) -> Result<(Side, amber_core::MemoryId, Vec<amber_core::Memory>), ErrorObject> {
+    let (side, id) = resolve_id(shared, given).await?;
     let key = id.clone();
-    let memories = read(shared, move |e| e.thread(&key)).await?;
+    let memories = read_on(shared, &side, move |e| e.thread(&key)).await?;
     let root = memories.first().map(|m| m.id.clone()).ok_or_else(|| {
         ErrorObject::new(ErrorKind::NotFound, format!("no live memory with id {id} (forgotten?)"))
     })?;
-    Ok((root, memories))
+    Ok((side, root, memories))
 }
 
 pub(crate) async fn thread(shared: &Arc<Shared>, p: ThreadParams) -> Result<Value, ErrorObject> {
-    let (root, memories) = thread_of(shared, &p.id).await?;
+    let (side, root, memories) = thread_of(shared, &p.id).await?;
     let key = root.clone();
-    let held = read(shared, move |e| e.hold_of(&key)).await?.map(|h| h.reason);
+    let held = read_on(shared, &side, move |e| e.hold_of(&key)).await?.map(|h| h.reason);
     to_value(&ThreadResult { thread: root, memories, held })
 }
 
 pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value, ErrorObject> {
     let agent = agent_name(&p.agent)?;
-    let trigger_id = resolve_id(shared, &p.memory_id).await?;
-    let (root, memories) = thread_of(shared, trigger_id.as_str()).await?;
+    let (_, trigger_id) = resolve_id(shared, &p.memory_id).await?;
+    let (side, root, memories) = thread_of(shared, trigger_id.as_str()).await?;
     let (r, a, t) = (root.clone(), agent.clone(), trigger_id.clone());
-    let (held, handled, failures) = read(shared, move |e| {
+    let (held, handled, failures) = read_on(shared, &side, move |e| {
         let held = e.hold_of(&r)?.map(|h| h.reason);
         let handled = e.guard_allowed(&a, &t)?;
         Ok((held, handled, memories.iter().map(|m| Message::of(m, e.failures(m.seq))).collect::<Vec<_>>()))
@@ -67,7 +69,7 @@ pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value,
         at: now_millis(),
     };
     let (r, rule, hold) = (root.clone(), d.rule.clone(), d.decision == Verdict::Hold && held.is_none());
-    read(shared, move |e| {
+    read_on(shared, &side, move |e| {
         e.log_guard(&entry)?;
         if hold {
             e.hold(&r, &rule)?;
@@ -80,8 +82,8 @@ pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value,
 }
 
 pub(crate) async fn release(shared: &Arc<Shared>, p: ReleaseParams) -> Result<Value, ErrorObject> {
-    let (root, _) = thread_of(shared, &p.thread).await?;
+    let (side, root, _) = thread_of(shared, &p.thread).await?;
     let key = root.clone();
-    let released = read(shared, move |e| e.release(&key)).await?;
+    let released = read_on(shared, &side, move |e| e.release(&key)).await?;
     to_value(&ReleaseResult { thread: root, released })
 }

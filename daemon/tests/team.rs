@@ -1,0 +1,330 @@
+//! Team memory on a real PostgreSQL: two amberd nodes (two data dirs, two sockets) on
+//! one database. The server comes from `scripts/pg.sh` (PostgreSQL 15 from the machine's
+//! packages); each test gets its own database. No mocks.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use amber_ipc::Client;
+use amber_ipc::protocol::{ErrorKind, RecallParams};
+use common::{Daemon, memory};
+use serde_json::{Value, json};
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg.sh");
+
+/// Starts (once) the shared test server and answers its admin URL.
+fn server() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| start_server(None))
+}
+
+/// Runs `scripts/pg.sh start` (on its own port and dir when `own` is given).
+fn start_server(own: Option<(&Path, u16)>) -> String {
+    let mut cmd = Command::new("bash");
+    cmd.arg(SCRIPT).arg("start");
+    if let Some((dir, port)) = own {
+        cmd.env("AMBER_PG_DIR", dir).env("AMBER_PG_PORT", port.to_string());
+    }
+    let out = cmd.output().expect("bash runs");
+    assert!(out.status.success(), "scripts/pg.sh start failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn pg(action: &str, dir: &Path, port: u16) {
+    let out = Command::new("bash")
+        .arg(SCRIPT)
+        .arg(action)
+        .env("AMBER_PG_DIR", dir)
+        .env("AMBER_PG_PORT", port.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "scripts/pg.sh {action}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A fresh database on the server at `admin`; its URL.
+fn database(admin: &str, name: &str) -> String {
+    let mut c = postgres::Client::connect(admin, postgres::NoTls).unwrap();
+    let db = format!("amber_t_{name}_{}", std::process::id());
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).unwrap();
+    c.batch_execute(&format!("CREATE DATABASE {db}")).unwrap();
+    admin.rsplit_once('/').map(|(base, _)| format!("{base}/{db}")).unwrap()
+}
+
+/// One node: a daemon whose config puts `team/acme` in the database at `url`.
+fn node(root: &Path, url: &str) -> Daemon {
+    std::fs::create_dir_all(root).unwrap();
+    std::fs::write(
+        root.join("no-config.toml"),
+        format!("[team]\nurl = \"{url}\"\nscopes = [\"team/acme\"]\npoll_ms = 100\n"),
+    )
+    .unwrap();
+    Daemon::start_in(root, &[]).unwrap()
+}
+
+/// Waits until the node's team store is open.
+fn team_ready(c: &mut Client) -> Value {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let s = c.call_value("status", json!({})).unwrap();
+        if s["team"]["connected"] == json!(true) {
+            return s;
+        }
+        assert!(Instant::now() < until, "the team store did not open: {s}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn remember(c: &mut Client, content: &str, scope: &str) -> Result<String, amber_ipc::ClientError> {
+    let r = c.remember(&memory(content, scope))?;
+    Ok(r.id.to_string())
+}
+
+fn recall_ids(c: &mut Client, text: &str, scope: Option<&str>) -> Vec<String> {
+    let mut p = RecallParams::new(text);
+    p.scope = scope.map(|s| s.parse().unwrap());
+    c.recall(&p).unwrap().hits.iter().map(|h| h.memory.id.to_string()).collect()
+}
+
+fn rows(url: &str, sql: &str) -> i64 {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.query_one(sql, &[]).unwrap().get::<_, i64>(0)
+}
+
+#[test]
+fn two_nodes_share_team_scopes_and_keep_local_ones_local() {
+    let url = database(server(), "share");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
+    let (mut ca, mut cb) = (a.client(), b.client());
+    team_ready(&mut ca);
+    let status = team_ready(&mut cb);
+    assert_eq!(status["team"]["scopes"], json!(["team/acme"]));
+    assert_eq!(status["team"]["location"], json!(url));
+
+    // A team write on A is found by recall on B, within a bounded delay.
+    let mut delays = Vec::new();
+    for i in 0..5 {
+        let text = format!("the staging database migrates on deploy number {i} via flyway");
+        let t0 = Instant::now();
+        let id = remember(&mut ca, &text, "team/acme").unwrap();
+        loop {
+            if recall_ids(&mut cb, &text, Some("team/acme")).contains(&id) {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(20), "node B never found {id}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        delays.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    eprintln!("propagation delays (ms, remember on A acknowledged -> recall on B finds it): {delays:?}");
+
+    // A local scope never leaves A: not in the database, not found on B.
+    let private =
+        remember(&mut ca, "my personal ssh key passphrase hint lives in the drawer", "proj").unwrap();
+    assert_eq!(rows(&url, "SELECT count(*) FROM memories WHERE scope = 'proj'"), 0);
+    assert!(recall_ids(&mut ca, "ssh key passphrase hint", None).contains(&private));
+    assert!(!recall_ids(&mut cb, "ssh key passphrase hint", None).contains(&private));
+
+    // One recall (no scope) on B fuses its local memories with the team's.
+    let local_b = remember(&mut cb, "flyway migrations on staging need the vpn up first", "projb").unwrap();
+    let ids = recall_ids(&mut cb, "flyway staging migrations", None);
+    assert!(ids.contains(&local_b), "{ids:?}");
+    assert!(ids.iter().any(|i| i != &local_b), "team memories are in the same ranking: {ids:?}");
+
+    // The team memory records the machine that filed it; get and forget work by id on
+    // the other node.
+    let team_id =
+        recall_ids(&mut cb, "staging database migrates on deploy number 0", Some("team/acme"))[0].clone();
+    let got = cb.call_value("get", json!({ "id": team_id })).unwrap();
+    assert!(got["memory"]["metadata"]["machine"].is_string(), "{got}");
+    cb.call_value("forget", json!({ "id": team_id })).unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while recall_ids(&mut ca, "staging database migrates on deploy number 0", Some("team/acme"))
+        .contains(&team_id)
+    {
+        assert!(Instant::now() < until, "A still finds what B forgot");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_agent_on_one_machine_addresses_an_agent_on_another() {
+    let url = database(server(), "inbox");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
+    let (mut ca, mut cb) = (a.client(), b.client());
+    team_ready(&mut ca);
+    team_ready(&mut cb);
+    let mut m = memory("please re-run the flaky payment tests before merging", "team/acme");
+    m.author = Some("agent-a".into());
+    m.to = Some("agent-b".into());
+    let id = ca.remember(&m).unwrap().id.to_string();
+    std::thread::sleep(Duration::from_millis(500));
+    let project = dir.path().join("projb");
+    std::fs::create_dir_all(&project).unwrap();
+    let s = cb.call_value("session_start", json!({ "agent": "agent-b", "project_root": project })).unwrap();
+    let inbox: Vec<String> = s["inbox"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(inbox, vec![id.clone()], "{s}");
+    // Once per agent: the next session of agent-b is not handed it again.
+    let s2 = cb.call_value("session_start", json!({ "agent": "agent-b", "project_root": project })).unwrap();
+    assert!(s2["inbox"]["items"].as_array().is_none_or(|v| v.is_empty()), "{s2}");
+}
+
+#[test]
+fn concurrent_remembers_of_the_same_content_give_one_memory() {
+    let url = database(server(), "dedup");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
+    team_ready(&mut a.client());
+    team_ready(&mut b.client());
+    let sockets = [a.socket.clone(), b.socket.clone()];
+    let ids: Vec<Vec<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = sockets
+            .iter()
+            .map(|sock| {
+                s.spawn(move || {
+                    let mut c = Client::connect(sock).unwrap();
+                    (0..20)
+                        .map(|i| {
+                            remember(&mut c, &format!("shared fact number {i} about the build"), "team/acme")
+                                .unwrap()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(ids[0], ids[1], "both nodes got the same ids");
+    assert_eq!(rows(&url, "SELECT count(*) FROM memories WHERE scope = 'team/acme'"), 20);
+}
+
+#[test]
+fn kill_9_under_team_writes_loses_nothing_acknowledged_and_a_node_rebuilds_without_embedding() {
+    let url = database(server(), "kill");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("a");
+    let a = node(&root, &url);
+    team_ready(&mut a.client());
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (sock, acked, stop) = (a.socket.clone(), acked.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut c = Client::connect(&sock).unwrap();
+            let mut i = 0;
+            while !stop.load(Ordering::SeqCst) {
+                match remember(
+                    &mut c,
+                    &format!("deploy note {i}: the canary held for ten minutes"),
+                    "team/acme",
+                ) {
+                    Ok(id) => acked.lock().unwrap().push(id),
+                    Err(_) => break,
+                }
+                i += 1;
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut a = a;
+    a.child.kill().unwrap(); // SIGKILL
+    a.child.wait().unwrap();
+    stop.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+    let acked = acked.lock().unwrap().clone();
+    assert!(acked.len() >= 5, "the load wrote {} memories", acked.len());
+    let stored = rows(&url, "SELECT count(*) FROM memories WHERE scope = 'team/acme'");
+    assert!(stored >= acked.len() as i64, "{stored} stored, {} acknowledged", acked.len());
+
+    // The node comes back; every acknowledged write is there, and it indexes what the
+    // kill left unindexed (embedding it: nobody had).
+    let a = node(&root, &url);
+    let mut c = a.client();
+    team_ready(&mut c);
+    for id in &acked {
+        let got = c.call_value("get", json!({ "id": id })).unwrap();
+        assert_eq!(got["memory"]["id"], json!(id));
+    }
+    let hits = recall_ids(&mut c, "deploy note 3: the canary held for ten minutes", Some("team/acme"));
+    assert!(hits.contains(&acked[3]), "{hits:?}");
+    drop(c);
+    drop(a);
+
+    // Its team indexes deleted, it rebuilds them from PostgreSQL, every vector from the
+    // shared cache: nothing embedded.
+    std::fs::remove_dir_all(root.join("data").join("team")).unwrap();
+    let t0 = Instant::now();
+    let a = node(&root, &url);
+    let mut c = a.client();
+    let s = team_ready(&mut c);
+    eprintln!("rebuilt {} team memories in {:?}", stored, t0.elapsed());
+    let stats = &s["team"]["engine"]["stats"];
+    assert_eq!(stats["chunks_embedded"], json!(0), "rebuilt with no re-embedding: {s}");
+    assert!(stats["chunks_from_cache"].as_u64().unwrap() >= stored as u64, "{s}");
+    assert_eq!(
+        s["team"]["engine"]["vectors"].as_u64().unwrap(),
+        stats["chunks_from_cache"].as_u64().unwrap()
+    );
+    let hits = recall_ids(&mut c, "deploy note 3: the canary held for ten minutes", Some("team/acme"));
+    assert!(hits.contains(&acked[3]), "{hits:?}");
+}
+
+#[test]
+fn postgres_stopped_under_load_answers_team_unavailable_and_reconnects() {
+    let pgdir = tempfile::tempdir().unwrap();
+    let pgdir: PathBuf = pgdir.path().join("pg");
+    let port = 55439;
+    let admin = start_server(Some((&pgdir, port)));
+    let url = database(&admin, "restart");
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&dir.path().join("a"), &url);
+    let mut c = a.client();
+    team_ready(&mut c);
+    let mut acked = Vec::new();
+    for i in 0..5 {
+        acked.push(remember(&mut c, &format!("before the outage {i}"), "team/acme").unwrap());
+    }
+
+    pg("stop", &pgdir, port);
+    // Team writes answer team_unavailable, quickly; local scopes keep working.
+    let t0 = Instant::now();
+    let err = remember(&mut c, "during the outage", "team/acme").unwrap_err();
+    assert_eq!(err.kind(), Some(ErrorKind::TeamUnavailable), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(15), "answered in {:?}", t0.elapsed());
+    let local = remember(&mut c, "local work goes on during the outage", "proj").unwrap();
+    assert!(recall_ids(&mut c, "local work goes on", Some("proj")).contains(&local));
+    let s = c.call_value("status", json!({})).unwrap();
+    assert_eq!(s["team"]["connected"], json!(false), "{s}");
+
+    pg("start", &pgdir, port);
+    // The node reconnects on its own; team writes work again; nothing acknowledged lost.
+    let until = Instant::now() + Duration::from_secs(60);
+    let after = loop {
+        match remember(&mut c, "after the outage", "team/acme") {
+            Ok(id) => break id,
+            Err(e) => {
+                assert_eq!(e.kind(), Some(ErrorKind::TeamUnavailable), "{e}");
+                assert!(Instant::now() < until, "the node did not reconnect");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    };
+    acked.push(after);
+    for id in &acked {
+        assert_eq!(c.call_value("get", json!({ "id": id })).unwrap()["memory"]["id"], json!(id));
+    }
+    team_ready(&mut c);
+    drop(a);
+    pg("destroy", &pgdir, port);
+}
