@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the whole test suite: formatting, lints, unit and
-# integration tests (with the real model), and the eval harness on a tiny fixture.
+# integration tests (with the real model, and a real PostgreSQL server for team memory),
+# and the eval harness on a tiny fixture.
 # Everything is built once, in release mode, and reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,8 @@ echo "== cargo fmt --check" >&2
 cargo fmt --all --check
 echo "== cargo clippy" >&2
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
+echo "== PostgreSQL 15 for the team-memory tests (scripts/pg.sh: a private server on 127.0.0.1)" >&2
+bash scripts/pg.sh start
 echo "== cargo test" >&2
 cargo test --release --workspace --locked
 echo "== python: the socket client, the Amplifier hook example and MCP, against the release binaries" >&2
