@@ -120,7 +120,8 @@ impl PgStore {
 
     pub(crate) fn seqs(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<u64>> {
         self.read(|c| {
-            let rows = c.query(sql, args)?;
+            let st = self.prepared(c, sql)?;
+            let rows = c.query(&st, args)?;
             rows.iter().map(|r| Ok(r.try_get::<_, i64>(0)? as u64)).collect()
         })
     }
@@ -131,7 +132,8 @@ impl PgStore {
 
     fn keys(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<Key>> {
         self.read(|c| {
-            let rows = c.query(sql, args)?;
+            let st = self.prepared(c, sql)?;
+            let rows = c.query(&st, args)?;
             rows.iter()
                 .map(|r| {
                     let seq: i64 = r.try_get(0)?;
@@ -156,7 +158,15 @@ impl PgStore {
     }
 
     pub(crate) fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
-        self.read(|c| self.get_in(c, id.as_str()))
+        let sql = format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = $1");
+        self.read(|c| {
+            let st = self.prepared(c, &sql)?;
+            let row = c.query_opt(&st, &[&id.as_str()])?;
+            Ok(match row {
+                Some(r) => Some(decode(raw_row(&r)?, self.path())?),
+                None => None,
+            })
+        })
     }
 
     pub(crate) fn query_memories(
@@ -164,7 +174,10 @@ impl PgStore {
         sql: &str,
         args: &[&(dyn postgres::types::ToSql + Sync)],
     ) -> Result<Vec<Memory>> {
-        self.read(|c| memories(self.path(), &c.query(sql, args)?))
+        self.read(|c| {
+            let st = self.prepared(c, sql)?;
+            memories(self.path(), &c.query(&st, args)?)
+        })
     }
 
     pub(crate) fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>> {
@@ -196,7 +209,10 @@ impl PgStore {
     }
 
     pub(crate) fn number(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<u64> {
-        self.read(|c| Ok(c.query_one(sql, args)?.try_get::<_, i64>(0)? as u64))
+        self.read(|c| {
+            let st = self.prepared(c, sql)?;
+            Ok(c.query_one(&st, args)?.try_get::<_, i64>(0)? as u64)
+        })
     }
 
     pub(crate) fn count(&self) -> Result<u64> {

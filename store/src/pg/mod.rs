@@ -55,6 +55,7 @@ mod store;
 mod threads;
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -70,6 +71,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const STATEMENT_TIMEOUT: &str = "60s";
 /// A write on a connection idle longer than this checks the connection first.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// Prepared statements kept per connection, at most.
+const MAX_STATEMENTS: usize = 64;
 /// The advisory lock every seq-changing transaction takes ("amber" in ASCII).
 pub(crate) const SEQ_LOCK: i64 = 0x0061_6d62_6572;
 /// The advisory lock a migration takes.
@@ -176,6 +179,9 @@ pub(crate) struct PgStore {
     read_only: bool,
     pub(crate) location: String,
     client: RefCell<Option<Client>>,
+    /// The connection's prepared statements by SQL (the frequent reads), dropped with
+    /// the connection and after any error.
+    statements: RefCell<HashMap<String, postgres::Statement>>,
     last_used: Cell<Instant>,
 }
 
@@ -196,6 +202,7 @@ impl PgStore {
             read_only,
             location: redact(url),
             client: RefCell::new(None),
+            statements: RefCell::new(HashMap::new()),
             last_used: Cell::new(Instant::now()),
         };
         let client = store.new_client()?;
@@ -262,12 +269,15 @@ impl PgStore {
         }
         for attempt in 0..2 {
             if slot.is_none() {
+                self.statements.borrow_mut().clear();
                 *slot = Some(self.new_client()?);
             }
             let client = slot.as_mut().expect("connected above");
             match f(client) {
                 Ok(v) => return Ok(v),
                 Err(fail) => {
+                    // A statement prepared before a migration may no longer fit.
+                    self.statements.borrow_mut().clear();
                     let (err, broken) = self.sort(fail);
                     if !broken {
                         return Err(err);
@@ -281,6 +291,24 @@ impl PgStore {
             }
         }
         unreachable!("the loop returns")
+    }
+
+    /// `sql` prepared on this connection, once per connection.
+    pub(crate) fn prepared(
+        &self,
+        c: &mut Client,
+        sql: &str,
+    ) -> std::result::Result<postgres::Statement, postgres::Error> {
+        if let Some(s) = self.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let s = c.prepare(sql)?;
+        let mut cache = self.statements.borrow_mut();
+        if cache.len() >= MAX_STATEMENTS {
+            cache.clear();
+        }
+        cache.insert(sql.to_string(), s.clone());
+        Ok(s)
     }
 
     /// Runs a read (retried once on a new connection if the connection broke).
