@@ -248,13 +248,14 @@ fn a_tailer_by_seq_sees_every_memory_of_concurrent_writers_exactly_once() {
 fn concurrent_remembers_of_the_same_content_give_one_memory() {
     const N: usize = 60;
     let db = Db::new();
-    drop(db.writer());
+    // no schema yet: the two writers also race to create it
     let barrier = Arc::new(Barrier::new(2));
     let threads: Vec<_> = (0..2)
         .map(|_| {
             let backend = db.backend();
             let barrier = barrier.clone();
             std::thread::spawn(move || {
+                barrier.wait();
                 let mut s = backend.open_writer().unwrap();
                 barrier.wait();
                 (0..N)
@@ -279,13 +280,29 @@ fn concurrent_remembers_of_the_same_content_give_one_memory() {
 }
 
 #[test]
-fn a_newer_schema_is_refused_untouched() {
+fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
     let db = Db::new();
     let mut s = db.writer();
     insert(s.as_mut(), &NewMemory::new("kept"), 1);
     drop(s);
     drop(db.writer()); // opening again at the same version is fine
     let mut sql = db.sql();
+    // back to version 1 (before advice): opening migrates it forward, keeping the rows
+    sql.batch_execute(
+        "DROP TABLE advice_situations, advice_sorted, advice_notes, advice_served, run_judgements;
+         UPDATE amber_schema SET version = 1",
+    )
+    .unwrap();
+    assert!(
+        matches!(db.backend().open_reader().err(), Some(Error::Corrupt { .. })),
+        "a reader does not migrate"
+    );
+    let s = db.writer();
+    assert_eq!(s.count().unwrap(), 1);
+    assert!(s.notes(&scope("team/a"), None, false).unwrap().is_empty(), "the advice tables are back");
+    let version: i64 = sql.query_one("SELECT version FROM amber_schema", &[]).unwrap().get(0);
+    assert_eq!(version, 2);
+    drop(s);
     sql.batch_execute("UPDATE amber_schema SET version = 99").unwrap();
     for result in [db.backend().open_writer().map(|_| ()), db.backend().open_reader().map(|_| ())] {
         match result {
