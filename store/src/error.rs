@@ -93,13 +93,22 @@ fn pg_detail(e: &postgres::Error) -> String {
 }
 
 impl Error {
-    /// True when retrying the same call may succeed (the database was busy or locked).
+    /// True when retrying the same call may succeed (the database was busy or locked;
+    /// on PostgreSQL, a serialization failure, a deadlock, or a lock not available).
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            Error::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. }
-                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-        )
+        use postgres::error::SqlState;
+        match self {
+            Error::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. } => {
+                matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            }
+            Error::Postgres { source, .. } => matches!(
+                source.code(),
+                Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                    || *c == SqlState::T_R_DEADLOCK_DETECTED
+                    || *c == SqlState::LOCK_NOT_AVAILABLE
+            ),
+            _ => false,
+        }
     }
 
     /// True when the store's server cannot be reached or the connection broke (the

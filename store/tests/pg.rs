@@ -316,9 +316,14 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
 }
 
 #[test]
-fn the_location_hides_the_password() {
+fn the_location_hides_the_password_and_no_server_is_unavailable() {
     let b = PgBackend::new("postgres://amber:s3cret@db.example:5432/team");
     assert_eq!(b.location(), "postgres://amber@db.example:5432/team");
+    let nobody = PgBackend::new("postgres://amber:s3cret@127.0.0.1:1/team");
+    let err = nobody.open_writer().err().unwrap();
+    assert!(err.is_unavailable(), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("127.0.0.1:1") && !text.contains("s3cret"), "{text}");
 }
 
 fn report(kind: ReportKind, result: Option<Outcome>, session: Option<&str>, at: i64) -> Report {
