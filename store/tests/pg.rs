@@ -277,6 +277,11 @@ fn concurrent_remembers_of_the_same_content_give_one_memory() {
     assert_eq!(s.count().unwrap(), N as u64);
     let seqs: std::collections::HashSet<u64> = results[0].iter().map(|r| r.1).collect();
     assert_eq!(seqs.len(), N, "one seq per memory");
+    // the embedding cache is shared too: what one node embedded, another reads
+    let mut one = db.writer();
+    one.put_vectors("model", &[([7u8; 32], &[0.5, -1.0][..])]).unwrap();
+    let other = db.backend().open_reader().unwrap();
+    assert_eq!(other.cached_vectors("model", &[[7u8; 32]]).unwrap()[&[7u8; 32]], vec![0.5, -1.0]);
 }
 
 #[test]
