@@ -220,11 +220,13 @@ fn the_holdout_arm_is_served_nothing_and_lift_compares_the_arms() {
     let lift = c.call_value("lift", json!({})).unwrap();
     assert_eq!(lift["verdict"], "not_enough_data", "{lift}");
     let mut arms = [0, 0];
-    for i in 0..120 {
+    for _ in 0..120 {
         let s = c.call_value("session_start", json!({ "agent": "sim", "scope": SCOPE })).unwrap();
         let withheld = s["withheld"].as_bool().unwrap_or(false);
+        // The noise cycles within each arm, so neither arm's mean is shifted by which
+        // sessions the (random) draw sent to it.
+        let noise = [-0.3, 0.0, 0.3][(arms[withheld as usize] % 3) as usize];
         arms[withheld as usize] += 1;
-        let noise = [-0.3, 0.0, 0.3][i % 3];
         let reward = if withheld { 0.0 + noise } else { 0.4 + noise };
         c.call_value("session_end", json!({ "session_id": s["session_id"], "outcome": reward })).unwrap();
     }
