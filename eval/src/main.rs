@@ -57,6 +57,9 @@ enum Command {
     /// Node, Java) against their originals: precision@1 and recall@3 of the leads, and
     /// of BM25 and hybrid recall on the raw text.
     Leads(cmd::leads::LeadsArgs),
+    /// Team memory on PostgreSQL (issue 20): ingest and recall on a team scope against a
+    /// local one, propagation between two nodes, a node rebuilt from the database.
+    TeamBench(cmd::team_bench::TeamBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::KgBench(a) => cmd::kg_bench::run(a),
         Command::Briefing(a) => cmd::briefing::run(a),
         Command::Standing(a) => cmd::standing::run(a),
+        Command::TeamBench(a) => cmd::team_bench::run(a),
         Command::Leads(a) => cmd::leads::run(a),
     };
     match r {

@@ -14,3 +14,4 @@ pub(crate) mod locomo;
 pub(crate) mod longmemeval;
 pub(crate) mod plot;
 pub(crate) mod standing;
+pub(crate) mod team_bench;
