@@ -49,7 +49,7 @@ fn rss_mib() -> (Option<f64>, Option<f64>) {
 }
 
 /// Paragraphs of real conversation text, 40 to 600 characters, deduplicated, in file order.
-fn bench_corpus(questions: &[longmemeval::Question], want: usize) -> Vec<String> {
+pub(crate) fn bench_corpus(questions: &[longmemeval::Question], want: usize) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for q in questions {

@@ -124,7 +124,7 @@ fn name(i: usize) -> String {
 
 /// Calls `f` until the daemon stops answering `busy` (it does while indexing is far
 /// behind); returns the result and the retries.
-fn retry_busy<T>(mut f: impl FnMut() -> Result<T, ClientError>) -> anyhow::Result<(T, u64)> {
+pub(crate) fn retry_busy<T>(mut f: impl FnMut() -> Result<T, ClientError>) -> anyhow::Result<(T, u64)> {
     let mut retries = 0;
     loop {
         match f() {

@@ -25,11 +25,13 @@ use std::time::{Duration, Instant};
 use amber_core::{NewMemory, Scope};
 use amber_eval::longmemeval;
 use amber_ipc::protocol::RecallParams;
-use amber_ipc::{Client, ClientError, ErrorKind};
+use amber_ipc::Client;
 use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
+use super::bench::bench_corpus;
+use super::kg_bench::retry_busy;
 use crate::common::{percentile, write_report};
 
 /// Arguments of `amber-eval team-bench`.
@@ -79,29 +81,6 @@ const WARMUP: usize = 10;
 const TEAM_SCOPE: &str = "team/acme";
 const LOCAL_SCOPE: &str = "local";
 
-/// Paragraphs of real conversation text, 40 to 600 characters, deduplicated, in file
-/// order: the corpus of `amber-eval bench`.
-fn bench_corpus(questions: &[longmemeval::Question], want: usize) -> Vec<String> {
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for q in questions {
-        for s in &q.sessions {
-            for t in &s.turns {
-                for para in t.content.split("\n\n") {
-                    let p = para.trim();
-                    if (40..=600).contains(&p.len()) && seen.insert(p.to_string()) {
-                        out.push(p.to_string());
-                        if out.len() == want {
-                            return out;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
 /// Resident memory of a process, in MiB (Linux).
 fn rss_of(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -124,21 +103,6 @@ fn dir_bytes(p: &Path) -> u64 {
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
-}
-
-/// Calls `f` until the daemon stops answering `busy`; returns the result and the retries.
-fn retry_busy<T>(mut f: impl FnMut() -> Result<T, ClientError>) -> anyhow::Result<(T, u64)> {
-    let mut retries = 0;
-    loop {
-        match f() {
-            Ok(v) => return Ok((v, retries)),
-            Err(e) if e.kind() == Some(ErrorKind::Busy) => {
-                retries += 1;
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
 }
 
 /// One private amberd: shut down (then killed if need be) when dropped.
