@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 
 use amber_core::{NewMemory, Scope};
 use amber_eval::longmemeval;
-use amber_ipc::protocol::RecallParams;
 use amber_ipc::Client;
+use amber_ipc::protocol::RecallParams;
 use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::{Value, json};
