@@ -66,6 +66,37 @@ fn standing_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawStanding> {
 
 type RawStanding = (i64, String, f64, Option<i64>, Option<i64>, Option<String>, i64, i64, Option<i64>);
 
+/// A memory's standing recomputed from its log and the invalidation that supersedes it
+/// (seq and id), if any: weight 0 and archived while superseded, else the folded weight,
+/// archived below [`ARCHIVE_BELOW`] (keeping the first archive time). Both backends
+/// store exactly this.
+pub(crate) fn restanding(
+    old: &StandingRow,
+    reports: &[Report],
+    by: Option<(u64, String)>,
+    now: Millis,
+    path: &std::path::Path,
+) -> Result<StandingRow> {
+    let folded = fold(old.kind, reports);
+    let weight = if by.is_some() { 0.0 } else { folded.weight };
+    let archived = by.is_some() || weight < ARCHIVE_BELOW;
+    let seq = old.seq;
+    Ok(StandingRow {
+        seq,
+        kind: old.kind,
+        weight,
+        used_at: folded.used_at,
+        archived_at: if archived { old.archived_at.or(Some(now)) } else { None },
+        superseded_by: by
+            .map(|(_, id)| id.parse())
+            .transpose()
+            .map_err(|e| Error::Corrupt { path: path.to_path_buf(), detail: format!("seq {seq}: {e}") })?,
+        successes: folded.successes,
+        failures: folded.failures,
+        forgotten: old.forgotten,
+    })
+}
+
 fn decode_standing(raw: RawStanding, path: &std::path::Path) -> Result<StandingRow> {
     let (seq, kind, weight, used_at, archived_at, superseded_by, successes, failures, forgotten_at) = raw;
     let corrupt = |detail: String| Error::Corrupt { path: path.to_path_buf(), detail };
@@ -170,40 +201,24 @@ fn refresh(
         return Ok(());
     };
     let old = decode_standing(old, path)?;
-    let folded = fold(old.kind, &reports_in(tx, seq).map_err(sql)?);
+    let reports = reports_in(tx, seq).map_err(sql)?;
     let by = superseder(tx, seq, 0).map_err(sql)?;
-    let weight = if by.is_some() { 0.0 } else { folded.weight };
-    let archived = by.is_some() || weight < ARCHIVE_BELOW;
-    let archived_at = if archived { old.archived_at.or(Some(now)) } else { None };
-    let by_id = by.map(|(_, id)| id);
+    let new = restanding(&old, &reports, by, now, path)?;
     tx.execute(
         "UPDATE memories SET weight = ?2, used_at = ?3, archived_at = ?4, superseded_by = ?5,
              successes = ?6, failures = ?7 WHERE seq = ?1",
         params![
             seq as i64,
-            weight as f64,
-            folded.used_at,
-            archived_at,
-            by_id,
-            folded.successes,
-            folded.failures
+            new.weight as f64,
+            new.used_at,
+            new.archived_at,
+            new.superseded_by.as_ref().map(|id| id.as_str()),
+            new.successes,
+            new.failures
         ],
     )
     .map_err(sql)?;
-    out.push(StandingRow {
-        seq,
-        kind: old.kind,
-        weight,
-        used_at: folded.used_at,
-        archived_at,
-        superseded_by: by_id
-            .map(|s| s.parse())
-            .transpose()
-            .map_err(|e| Error::Corrupt { path: path.to_path_buf(), detail: format!("seq {seq}: {e}") })?,
-        successes: folded.successes,
-        failures: folded.failures,
-        forgotten: old.forgotten,
-    });
+    out.push(new);
     let targets: Vec<i64> = {
         let mut stmt =
             tx.prepare_cached("SELECT target FROM supersessions WHERE by_seq = ?1").map_err(sql)?;

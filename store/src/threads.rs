@@ -9,7 +9,31 @@ use crate::store::{MEMORY_COLUMNS, decode, raw_row};
 use crate::{Error, Result, Store};
 
 /// The longest thread followed (replies of replies).
-const MAX_THREAD: usize = 1_000;
+pub(crate) const MAX_THREAD: usize = 1_000;
+
+/// The root of the thread a memory belongs to, followed up `reply_to` (a missing parent,
+/// a cycle or [`MAX_THREAD`] steps end the walk), by the store's `get`; None when no
+/// memory has this id. Both backends walk it this way.
+pub(crate) fn thread_root(
+    id: &MemoryId,
+    mut get: impl FnMut(&MemoryId) -> Result<Option<Memory>>,
+) -> Result<Option<Memory>> {
+    let Some(mut root) = get(id)? else { return Ok(None) };
+    let mut seen = vec![root.id.clone()];
+    while let Some(parent) = root.reply_to.clone() {
+        if seen.contains(&parent) || seen.len() > MAX_THREAD {
+            break;
+        }
+        match get(&parent)? {
+            Some(p) => {
+                seen.push(p.id.clone());
+                root = p;
+            }
+            None => break,
+        }
+    }
+    Ok(Some(root))
+}
 
 /// A hold on a thread.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +61,7 @@ pub struct GuardEntry {
     pub at: Millis,
 }
 
-fn within(scope: &Scope, scopes: &[Scope]) -> bool {
+pub(crate) fn within(scope: &Scope, scopes: &[Scope]) -> bool {
     scopes.is_empty() || scopes.iter().any(|s| scope.is_within(s))
 }
 
@@ -90,20 +114,7 @@ impl Store {
     /// every memory that answers it or an answer of it, in filing order. Forgotten
     /// memories are left out (their answers stay). Empty when no memory has this id.
     pub fn thread(&self, id: &MemoryId) -> Result<Vec<Memory>> {
-        let Some(mut root) = self.get(id)? else { return Ok(Vec::new()) };
-        let mut seen = vec![root.id.clone()];
-        while let Some(parent) = root.reply_to.clone() {
-            if seen.contains(&parent) || seen.len() > MAX_THREAD {
-                break;
-            }
-            match self.get(&parent)? {
-                Some(p) => {
-                    seen.push(p.id.clone());
-                    root = p;
-                }
-                None => break,
-            }
-        }
+        let Some(root) = thread_root(id, |i| self.get(i))? else { return Ok(Vec::new()) };
         let mut stmt = self
             .conn
             .prepare_cached(&format!(

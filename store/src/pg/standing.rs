@@ -5,11 +5,11 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use amber_core::standing::{ARCHIVE_BELOW, fold};
 use amber_core::{Memory, MemoryId, Millis, Outcome, Report, ReportKind, Scope};
 use postgres::GenericClient;
 
 use super::{MEMORY_COLUMNS, PgStore, Q};
+use crate::standing::restanding;
 use crate::{Error, Refusal, Result, StandingRow};
 
 /// Supersession chains are followed at most this deep (as on SQLite).
@@ -111,39 +111,23 @@ fn refresh(
         return Ok(());
     };
     let old = decode_standing(&old, path)?;
-    let folded = fold(old.kind, &reports_in(c, seq)?);
+    let reports = reports_in(c, seq)?;
     let by = superseder(c, seq, 0)?;
-    let weight = if by.is_some() { 0.0 } else { folded.weight };
-    let archived = by.is_some() || weight < ARCHIVE_BELOW;
-    let archived_at = if archived { old.archived_at.or(Some(now)) } else { None };
-    let by_id = by.map(|(_, id)| id);
+    let new = restanding(&old, &reports, by, now, path)?;
     c.execute(
         "UPDATE memories SET weight = $2, used_at = $3, archived_at = $4, superseded_by = $5,
              successes = $6, failures = $7 WHERE seq = $1",
         &[
             &(seq as i64),
-            &(weight as f64),
-            &folded.used_at,
-            &archived_at,
-            &by_id,
-            &i64::from(folded.successes),
-            &i64::from(folded.failures),
+            &(new.weight as f64),
+            &new.used_at,
+            &new.archived_at,
+            &new.superseded_by.as_ref().map(|id| id.as_str()),
+            &i64::from(new.successes),
+            &i64::from(new.failures),
         ],
     )?;
-    out.push(StandingRow {
-        seq,
-        kind: old.kind,
-        weight,
-        used_at: folded.used_at,
-        archived_at,
-        superseded_by: by_id
-            .map(|s| s.parse())
-            .transpose()
-            .map_err(|e| Error::Corrupt { path: path.to_path_buf(), detail: format!("seq {seq}: {e}") })?,
-        successes: folded.successes,
-        failures: folded.failures,
-        forgotten: old.forgotten,
-    });
+    out.push(new);
     let targets: Vec<i64> = c
         .query("SELECT target FROM supersessions WHERE by_seq = $1", &[&(seq as i64)])?
         .iter()

@@ -4,14 +4,8 @@
 use amber_core::{Memory, MemoryId, Millis, Scope};
 
 use super::{MEMORY_COLUMNS, PgStore, memories};
+use crate::threads::{MAX_THREAD, thread_root, within};
 use crate::{GuardEntry, Hold, Result};
-
-/// Threads are followed at most this deep (as on SQLite).
-const MAX_THREAD: usize = 1_000;
-
-fn within(scope: &Scope, scopes: &[Scope]) -> bool {
-    scopes.is_empty() || scopes.iter().any(|s| scope.is_within(s))
-}
 
 impl PgStore {
     pub(crate) fn inbox(&self, agent: &str, scopes: &[Scope], limit: usize) -> Result<Vec<Memory>> {
@@ -41,20 +35,7 @@ impl PgStore {
     }
 
     pub(crate) fn thread(&self, id: &MemoryId) -> Result<Vec<Memory>> {
-        let Some(mut root) = self.get(id)? else { return Ok(Vec::new()) };
-        let mut seen = vec![root.id.clone()];
-        while let Some(parent) = root.reply_to.clone() {
-            if seen.contains(&parent) || seen.len() > MAX_THREAD {
-                break;
-            }
-            match self.get(&parent)? {
-                Some(p) => {
-                    seen.push(p.id.clone());
-                    root = p;
-                }
-                None => break,
-            }
-        }
+        let Some(root) = thread_root(id, |i| self.get(i))? else { return Ok(Vec::new()) };
         self.read(|c| {
             let rows = c.query(
                 &format!(
