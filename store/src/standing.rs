@@ -133,18 +133,27 @@ fn reports_in(tx: &rusqlite::Connection, seq: u64) -> rusqlite::Result<Vec<Repor
     let mut out = Vec::new();
     for row in rows {
         let (kind, result, session_id, agent, note, at) = row?;
-        // A kind or result this binary does not know (a newer one wrote it) is skipped.
-        let Some(kind) = ReportKind::parse(&kind) else { continue };
-        let result = match result {
-            Some(r) => match r.parse::<Outcome>() {
-                Ok(o) => Some(o),
-                Err(_) => continue,
-            },
-            None => None,
-        };
-        out.push(Report { kind, result, session_id, agent, note, at });
+        out.extend(report_of(&kind, result.as_deref(), session_id, agent, note, at));
     }
     Ok(out)
+}
+
+/// A logged word from its columns; None for a kind or result this binary does not know
+/// (a newer one wrote it): such words are skipped. Both backends read the log this way.
+pub(crate) fn report_of(
+    kind: &str,
+    result: Option<&str>,
+    session_id: Option<String>,
+    agent: Option<String>,
+    note: Option<String>,
+    at: i64,
+) -> Option<Report> {
+    let kind = ReportKind::parse(kind)?;
+    let result = match result {
+        Some(r) => Some(r.parse::<Outcome>().ok()?),
+        None => None,
+    };
+    Some(Report { kind, result, session_id, agent, note, at })
 }
 
 /// The newest live, standing invalidation that supersedes `seq`, if any (a lifefact has

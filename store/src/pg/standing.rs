@@ -5,11 +5,11 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use amber_core::{Memory, MemoryId, Millis, Outcome, Report, ReportKind, Scope};
+use amber_core::{Memory, MemoryId, Millis, Report, Scope};
 use postgres::GenericClient;
 
 use super::{MEMORY_COLUMNS, PgStore, Q};
-use crate::standing::restanding;
+use crate::standing::{report_of, restanding};
 use crate::{Error, Refusal, Result, StandingRow};
 
 /// Supersession chains are followed at most this deep (as on SQLite).
@@ -46,25 +46,15 @@ fn reports_in(c: &mut impl GenericClient, seq: u64) -> Q<Vec<Report>> {
     )?;
     let mut out = Vec::new();
     for r in rows {
-        let kind: String = r.try_get(0)?;
-        let result: Option<String> = r.try_get(1)?;
-        // A kind or result this binary does not know (a newer one wrote it) is skipped.
-        let Some(kind) = ReportKind::parse(&kind) else { continue };
-        let result = match result {
-            Some(r) => match r.parse::<Outcome>() {
-                Ok(o) => Some(o),
-                Err(_) => continue,
-            },
-            None => None,
-        };
-        out.push(Report {
-            kind,
-            result,
-            session_id: r.try_get(2)?,
-            agent: r.try_get(3)?,
-            note: r.try_get(4)?,
-            at: r.try_get(5)?,
-        });
+        let (kind, result): (String, Option<String>) = (r.try_get(0)?, r.try_get(1)?);
+        out.extend(report_of(
+            &kind,
+            result.as_deref(),
+            r.try_get(2)?,
+            r.try_get(3)?,
+            r.try_get(4)?,
+            r.try_get(5)?,
+        ));
     }
     Ok(out)
 }
