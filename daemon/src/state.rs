@@ -57,6 +57,29 @@ impl Shared {
         }
     }
 
+    /// The side of an optional scope: none means the local store.
+    pub(crate) fn side_of(
+        &self,
+        scope: Option<&amber_core::Scope>,
+    ) -> Result<Side, amber_ipc::protocol::ErrorObject> {
+        scope.map_or_else(|| Ok(self.local()), |s| self.side_for(s))
+    }
+
+    /// Where something known by id (a memory, a run) may be, in the order to look: the
+    /// local store, then the team store when it is open (an id names no scope); and the
+    /// `team_unavailable` error to answer when it is not found while the team store is
+    /// away.
+    pub(crate) fn id_sides(&self) -> (Vec<Side>, Option<amber_ipc::protocol::ErrorObject>) {
+        let mut sides = vec![self.local()];
+        let mut away = None;
+        match self.team.as_ref().map(|t| t.side()) {
+            Some(Ok(side)) => sides.push(side),
+            Some(Err(e)) => away = Some(e),
+            None => {}
+        }
+        (sides, away)
+    }
+
     pub(crate) fn queue_depth(&self) -> usize {
         self.writes.max_capacity() - self.writes.capacity()
     }

@@ -49,10 +49,7 @@ pub(crate) async fn add(shared: &Arc<Shared>, p: KgAddParams) -> Result<Value, E
 
 pub(crate) async fn invalidate(shared: &Arc<Shared>, p: KgInvalidateParams) -> Result<Value, ErrorObject> {
     let id = p.fact;
-    let side = match &p.scope {
-        Some(s) => shared.side_for(s)?,
-        None => shared.local(),
-    };
+    let side = shared.side_of(p.scope.as_ref())?;
     match write_on(shared, &side, WriteOp::KgInvalidate { fact: p.fact, at: p.at, reason: p.reason }).await? {
         WriteDone::KgInvalidated(Some(fact)) => to_value(&KgFactResult { fact: *fact }),
         _ => Err(ErrorObject::new(ErrorKind::FactNotFound, format!("no fact with id {id}"))),
@@ -166,10 +163,7 @@ pub(crate) async fn traverse(shared: &Arc<Shared>, p: KgTraverseParams) -> Resul
 
 pub(crate) async fn stats(shared: &Arc<Shared>, p: KgStatsParams) -> Result<Value, ErrorObject> {
     let scope = p.scope;
-    let side = match &scope {
-        Some(s) => shared.side_for(s)?,
-        None => shared.local(),
-    };
+    let side = shared.side_of(scope.as_ref())?;
     let r = read_on(shared, &side, move |e| {
         let stats = e.read_store(|s| s.kg_stats(scope.as_ref(), now_millis()))?;
         Ok(KgStatsResult { scope, stats })

@@ -86,13 +86,11 @@ pub(crate) async fn recall_routed(
     wait: bool,
     lenient: bool,
 ) -> Result<(Vec<amber_core::Hit>, bool), ErrorObject> {
-    let Some(team) = shared.team.clone() else {
-        let fresh = if wait { wait_indexed(shared).await } else { false };
-        let hits = read(shared, move |e| e.recall(&q)).await?;
-        return Ok((hits, fresh));
-    };
     let k = q.k;
-    let (local_q, team_q) = crate::route::split_query(&team, &q);
+    let (local_q, team_q) = match &shared.team {
+        Some(team) => crate::route::split_query(team, &q),
+        None => (Some(q.clone()), None),
+    };
     let mut fresh = wait;
     let mut local_hits = Vec::new();
     if let Some(lq) = local_q {
@@ -102,7 +100,7 @@ pub(crate) async fn recall_routed(
         local_hits = read(shared, move |e| e.recall(&lq)).await?;
     }
     let mut team_hits = Vec::new();
-    if let Some(tq) = team_q {
+    if let (Some(tq), Some(team)) = (team_q, &shared.team) {
         // A query on no scope in particular still answers from the local store while
         // the team database is away; one that names a team scope says so.
         let side = match team.side() {
@@ -121,43 +119,25 @@ pub(crate) async fn recall_routed(
 }
 
 pub(crate) async fn forget(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {
-    let mut side = shared.local();
-    loop {
+    let (sides, away) = shared.id_sides();
+    for side in sides {
         if let WriteDone::Forgot(Some(memory)) =
             write_on(shared, &side, WriteOp::Forget(p.id.clone())).await?
         {
             return to_value(&MemoryResult { memory: *memory });
         }
-        match next_side(shared, &side)? {
-            Some(s) => side = s,
-            None => return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))),
-        }
     }
+    Err(away.unwrap_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))))
 }
 
 pub(crate) async fn purge(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {
-    let mut side = shared.local();
-    loop {
+    let (sides, away) = shared.id_sides();
+    for side in sides {
         if let WriteDone::Purged(true) = write_on(shared, &side, WriteOp::Purge(p.id.clone())).await? {
             return to_value(&PurgeResult { id: p.id, purged: true });
         }
-        match next_side(shared, &side)? {
-            Some(s) => side = s,
-            None => return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))),
-        }
     }
-}
-
-/// Where to look for a whole id after `side` (an id holds no scope): after the local
-/// store, the team database (`team_unavailable` while it is away); after that, nowhere.
-fn next_side(
-    shared: &Arc<Shared>,
-    side: &crate::team::Side,
-) -> Result<Option<crate::team::Side>, ErrorObject> {
-    match &shared.team {
-        Some(t) if Arc::ptr_eq(&side.engine, &shared.engine) => t.side().map(Some),
-        _ => Ok(None),
-    }
+    Err(away.unwrap_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))))
 }
 
 pub(crate) async fn links(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {

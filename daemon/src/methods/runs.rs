@@ -156,11 +156,7 @@ pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<V
 
 /// A run and the side that keeps it: the local store first, then the team database.
 async fn find_run(shared: &Arc<Shared>, id: &str) -> Result<Option<(Side, amber_core::Run)>, ErrorObject> {
-    let mut sides = vec![shared.local()];
-    if let Some(side) = shared.team.as_ref().and_then(|t| t.side_if_open()) {
-        sides.push(side);
-    }
-    for side in sides {
+    for side in shared.id_sides().0 {
         let key = id.to_string();
         if let Some(run) = read_on(shared, &side, move |e| e.run(&key)).await? {
             return Ok(Some((side, run)));
@@ -176,10 +172,7 @@ pub(crate) async fn list(shared: &Arc<Shared>, p: RunsParams) -> Result<Value, E
     }
     let scope: Option<Scope> = p.scope;
     // A team scope's runs are in the team database; no scope lists this machine's.
-    let side = match &scope {
-        Some(s) => shared.side_for(s)?,
-        None => shared.local(),
-    };
+    let side = shared.side_of(scope.as_ref())?;
     let runs = read_on(shared, &side, move |e| e.runs(scope.as_ref(), p.agent.as_deref(), limit)).await?;
     to_value(&RunsResult { runs })
 }

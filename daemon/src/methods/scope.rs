@@ -108,12 +108,7 @@ pub(crate) async fn resolve_id(
             given.chars().take(40).collect::<String>()
         )));
     }
-    // The team side, when configured; while it is away an id not found locally says so.
-    let team = shared.team.as_ref().map(|t| t.side());
-    let mut sides = vec![shared.local()];
-    if let Some(Ok(side)) = &team {
-        sides.push(side.clone());
-    }
+    let (sides, away) = shared.id_sides();
     let mut found: Vec<(Side, amber_core::MemoryId)> = Vec::new();
     let mut many: Vec<amber_core::MemoryId> = Vec::new();
     for side in sides {
@@ -126,7 +121,7 @@ pub(crate) async fn resolve_id(
     }
     if found.is_empty()
         && many.is_empty()
-        && let Some(Err(e)) = team
+        && let Some(e) = away
     {
         return Err(e);
     }
