@@ -77,6 +77,9 @@ impl Team {
         });
         let mut opts = opts;
         opts.data_dir = data_dir.join("team");
+        // Other nodes follow the team store: its vectors are cached before a memory is
+        // committed, so none of them embeds it again.
+        opts.embed_before_commit = true;
         let (t, local) = (team.clone(), local.clone());
         let poll = Duration::from_millis(config.poll_ms.max(1));
         let handle = std::thread::Builder::new()

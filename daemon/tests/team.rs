@@ -210,6 +210,51 @@ fn concurrent_remembers_of_the_same_content_give_one_memory() {
 }
 
 #[test]
+fn a_live_follower_embeds_nothing_the_filing_node_embedded() {
+    let url = database(server(), "ahead");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
+    let (mut ca, mut cb) = (a.client(), b.client());
+    team_ready(&mut ca);
+    team_ready(&mut cb);
+    // A bulk ingest on A (batches, two sessions interleaved, so memories get session
+    // context vectors too) while B follows live, then single writes.
+    let topics = ["the canary", "the rollback", "the migration", "the pager", "the cache"];
+    for batch in 0..3 {
+        let memories: Vec<_> = (0..100)
+            .map(|i| {
+                let mut m = memory(
+                    &format!("batch {batch} note {i}: {} on host {} behaved", topics[i % 5], i * 7 + batch),
+                    "team/acme",
+                );
+                m.session_id = Some(format!("s{}", i % 2));
+                m
+            })
+            .collect();
+        ca.remember_batch(memories).unwrap();
+    }
+    let mut last = (String::new(), String::new());
+    for i in 0..5 {
+        let text = format!("single note {i}: the deploy train leaves at noon");
+        last = (remember(&mut ca, &text, "team/acme").unwrap(), text);
+    }
+    let until = Instant::now() + Duration::from_secs(120);
+    while !recall_ids(&mut cb, &last.1, Some("team/acme")).contains(&last.0) {
+        assert!(Instant::now() < until, "B never indexed A's writes");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stats = |c: &mut Client| {
+        let s = team_ready(c);
+        s["team"]["engine"]["stats"].clone()
+    };
+    let (sa, sb) = (stats(&mut ca), stats(&mut cb));
+    eprintln!("filing node {sa}, follower {sb}");
+    assert!(sa["chunks_embedded"].as_u64().unwrap() >= 305, "A embedded what it filed: {sa}");
+    assert_eq!(sb["chunks_embedded"], json!(0), "the follower re-embedded: {sb}");
+    assert_eq!(sb["chunks_from_cache"], sa["chunks_embedded"], "B holds every vector A made: {sb}");
+}
+
+#[test]
 fn kill_9_under_team_writes_loses_nothing_acknowledged_and_a_node_rebuilds_without_embedding() {
     let url = database(server(), "kill");
     let dir = tempfile::tempdir().unwrap();

@@ -7,6 +7,7 @@
 //!   index, `flush` and `status`;
 //! - `write`: the write path (commit, remember, forget, purge, get) and the watermarks;
 //! - `indexer`: indexing what was committed (BM25, vectors, session context);
+//! - `ahead`: embedding before the commit, for a store other nodes follow;
 //! - `models`: running the embedding model instances (queries and indexing);
 //! - `recall`: recall (filters, vector ranking, fusion, session prior and neighbours,
 //!   evidence);
@@ -31,6 +32,7 @@ use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, VectorIndex};
 use amber_store::{Backend, MemoryStore};
 
 mod advice;
+mod ahead;
 mod curation;
 mod degraded;
 mod docs;
@@ -128,6 +130,12 @@ pub struct EngineOptions {
     /// its type's lifespan rate, down to this: with the default strength a memory
     /// however old keeps 87.5% of its score. 1 turns age off.
     pub age_floor: f32,
+    /// Embed before committing (default off): a write puts its chunks' vectors in the
+    /// embedding cache, then commits, so other nodes that follow a shared store (team
+    /// scopes on PostgreSQL, see `Engine::follow`) find them cached and embed nothing
+    /// again. Costs the write the model's time; a model failure here is logged and the
+    /// write goes on (whoever indexes it embeds it).
+    pub embed_before_commit: bool,
 }
 
 impl EngineOptions {
@@ -153,6 +161,7 @@ impl EngineOptions {
             session_context: true,
             standing_strength: 0.5,
             age_floor: 0.75,
+            embed_before_commit: false,
         }
     }
 }

@@ -92,6 +92,12 @@ impl Docs {
         seqs.get(seqs.partition_point(|s| *s <= seq)).copied()
     }
 
+    /// The last live memory filed in this session of this scope.
+    pub(super) fn last_in_session(&self, scope: &Scope, session: &str) -> Option<u64> {
+        let i = *self.session_ids.get(&(scope.clone(), session.to_string()))?;
+        self.session_seqs.get(i as usize)?.last().copied()
+    }
+
     /// The live memories filed just before and just after `seq` in its session (same
     /// scope), if it was filed in one.
     pub(super) fn neighbours(&self, seq: u64) -> [Option<u64>; 2] {

@@ -2,6 +2,7 @@
 //! catches the vectors up, chunks and embeds memories (vectors from the embedding cache
 //! where it has them), and builds and refreshes the session-context vectors.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::Instant;
@@ -174,14 +175,19 @@ impl Engine {
         } else {
             self.read(|s| s.get_by_seqs(&missing))?.into_iter().map(|m| (m.seq, m)).collect()
         };
-        let embedder = lock(&self.index_embedder);
         let mut out = HashMap::with_capacity(before.len());
         for (seq, p) in before {
             let Some(prev) = batch.get(&p).copied().or_else(|| fetched.get(&p)) else { continue };
-            let tail = embedder.chunk(&prev.content).last().map_or(0, |span| span.start);
-            out.insert(seq, prev.content[tail..].to_string());
+            out.insert(seq, self.context_from(&prev.content));
         }
         Ok(out)
+    }
+
+    /// The session context a memory filed after `previous` gets: the end of `previous`
+    /// (its last chunk).
+    pub(super) fn context_from(&self, previous: &str) -> String {
+        let tail = lock(&self.index_embedder).chunk(previous).last().map_or(0, |span| span.start);
+        previous[tail..].to_string()
     }
 
     /// Chunks the memories and gets each chunk's vector, from the cache or the model
@@ -189,38 +195,66 @@ impl Engine {
     /// have one: (vector-index key, vector).
     pub(super) fn embed_memories(&self, memories: &[Memory]) -> Result<Vec<(u64, Vec<f32>)>> {
         let contexts = self.contexts(memories)?;
+        let texts: Vec<Text<'_>> = memories
+            .iter()
+            .map(|m| Text {
+                seq: m.seq,
+                content: &m.content,
+                context: contexts.get(&m.seq).map(String::as_str),
+            })
+            .collect();
+        let chunks = self.chunks_of(&texts);
+        let vectors = self.vectors_of(&chunks)?;
+        Ok(chunks
+            .iter()
+            .filter_map(|c| vectors.get(&c.hash).map(|v| (chunk_key(c.seq, c.index), v.clone())))
+            .collect())
+    }
+
+    /// The chunks the vector index holds for these texts: each chunk of the content
+    /// (at most `MAX_CHUNKS_PER_MEMORY`), and for a content of one chunk with a session
+    /// context a second text, the content followed by the context (the model truncates
+    /// the context, never the memory).
+    pub(super) fn chunks_of<'a>(&self, texts: &[Text<'a>]) -> Vec<Chunk<'a>> {
         let spans: Vec<Vec<std::ops::Range<usize>>> = {
             let embedder = lock(&self.index_embedder);
-            memories.iter().map(|m| embedder.chunk(&m.content)).collect()
+            texts.iter().map(|t| embedder.chunk(t.content)).collect()
         };
-        // A memory of one chunk with a session context gets a second vector: its text
-        // followed by the context (the model truncates the context, never the memory).
-        let with_context: Vec<(u64, String)> = memories
-            .iter()
-            .zip(&spans)
-            .filter(|(_, spans)| spans.len() == 1)
-            .filter_map(|(m, _)| contexts.get(&m.seq).map(|c| (m.seq, format!("{}\n{c}", m.content))))
-            .collect();
-        let with_context: HashMap<u64, &str> =
-            with_context.iter().map(|(seq, t)| (*seq, t.as_str())).collect();
-        // (seq, chunk index, chunk text, hash)
-        let mut chunks: Vec<(u64, usize, &str, [u8; 32])> = Vec::new();
-        for (m, spans) in memories.iter().zip(spans) {
+        let mut chunks = Vec::new();
+        for (t, spans) in texts.iter().zip(spans) {
+            let single = spans.len() == 1;
             for (i, span) in spans.into_iter().take(amber_retrieval::MAX_CHUNKS_PER_MEMORY).enumerate() {
-                let text = &m.content[span];
-                chunks.push((m.seq, i, text, chunk_hash(text)));
+                let text = &t.content[span];
+                chunks.push(Chunk {
+                    seq: t.seq,
+                    index: i,
+                    hash: chunk_hash(text),
+                    text: Cow::Borrowed(text),
+                });
             }
-            if let Some(text) = with_context.get(&m.seq) {
-                chunks.push((m.seq, CONTEXT_CHUNK, text, chunk_hash(text)));
+            if let (true, Some(context)) = (single, t.context) {
+                let text = format!("{}\n{context}", t.content);
+                chunks.push(Chunk {
+                    seq: t.seq,
+                    index: CONTEXT_CHUNK,
+                    hash: chunk_hash(&text),
+                    text: Cow::Owned(text),
+                });
             }
         }
-        let hashes: Vec<[u8; 32]> = chunks.iter().map(|c| c.3).collect();
+        chunks
+    }
+
+    /// The vector of each chunk (by hash), from the cache or the model: misses are
+    /// embedded and cached.
+    pub(super) fn vectors_of(&self, chunks: &[Chunk<'_>]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
+        let hashes: Vec<[u8; 32]> = chunks.iter().map(|c| c.hash).collect();
         let mut cached = self.cache_read(|s| s.cached_vectors(&self.model_id, &hashes))?;
         let mut missing: Vec<(&str, [u8; 32])> = Vec::new();
         let mut seen = HashSet::new();
-        for c in &chunks {
-            if !cached.contains_key(&c.3) && seen.insert(c.3) {
-                missing.push((c.2, c.3));
+        for c in chunks {
+            if !cached.contains_key(&c.hash) && seen.insert(c.hash) {
+                missing.push((&c.text, c.hash));
             }
         }
         lock(&self.stats).chunks_from_cache += (chunks.len() - missing.len()) as u64;
@@ -248,11 +282,25 @@ impl Engine {
                 cached.insert(*h, v);
             }
         }
-        Ok(chunks
-            .iter()
-            .filter_map(|(seq, i, _, h)| cached.get(h).map(|v| (chunk_key(*seq, *i), v.clone())))
-            .collect())
+        Ok(cached)
     }
+}
+
+/// A memory's text to embed: its seq (a placeholder before it is committed), content
+/// and session context.
+pub(super) struct Text<'a> {
+    pub(super) seq: u64,
+    pub(super) content: &'a str,
+    pub(super) context: Option<&'a str>,
+}
+
+/// One text the vector index holds a vector of.
+pub(super) struct Chunk<'a> {
+    seq: u64,
+    /// The chunk's index in its memory, or `CONTEXT_CHUNK`.
+    index: usize,
+    text: Cow<'a, str>,
+    hash: [u8; 32],
 }
 
 fn chunk_hash(text: &str) -> [u8; 32] {

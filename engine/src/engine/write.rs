@@ -24,6 +24,11 @@ impl Engine {
             return Ok(Vec::new());
         }
         self.check_supersedes(&memories)?;
+        if self.opts.embed_before_commit
+            && let Err(e) = self.embed_ahead(&memories)
+        {
+            tracing::warn!(cause = %e, "could not embed before committing; the indexer embeds these");
+        }
         let mut store = lock(&self.writer);
         let stored = store.insert_batch(&memories, now_millis())?;
         // Noted while the write connection is held, so a forget (which needs it) of one
