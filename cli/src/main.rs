@@ -497,7 +497,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         .sum::<u64>();
                 }
             }
-            let hits = client.recall(&p)?.hits;
+            let result = client.recall(&p)?;
+            if let Some(why) = &result.team_unavailable {
+                eprintln!("amber: the team scopes were not searched: {why}");
+            }
+            let hits = result.hits;
             if unsearched_default > 0 && !cli.json {
                 let searched: Vec<String> =
                     p.scope.iter().chain(p.also.iter()).map(|s| s.to_string()).collect();

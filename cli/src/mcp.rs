@@ -427,6 +427,9 @@ impl AmberMcp {
         if !r.given_earlier.is_empty() {
             out["given_earlier"] = serde_json::to_value(&r.given_earlier).unwrap_or_default();
         }
+        if let Some(why) = r.team_unavailable {
+            out["team_unavailable"] = why.into();
+        }
         Ok(out)
     }
 }

@@ -40,6 +40,15 @@ impl Shared {
         Side { engine: self.engine.clone(), writes: self.writes.clone(), indexed: self.indexed.clone() }
     }
 
+    /// The scopes a search from `scope` covers beside it: `user` (unless `scope` is
+    /// within it) and the team scope prefixes (unless within one). Every door's default
+    /// search (the resolver's `search` list, a session's scopes) is `scope` plus these.
+    pub(crate) fn search_also(&self, scope: &amber_core::Scope) -> Vec<amber_core::Scope> {
+        let user = amber_tiers::scope::user_scope();
+        let team = self.team.as_ref().map(|t| t.prefixes.clone()).unwrap_or_default();
+        std::iter::once(user).chain(team).filter(|s| !scope.is_within(s)).collect()
+    }
+
     /// True when `scope` lives in the team database.
     pub(crate) fn is_team(&self, scope: &amber_core::Scope) -> bool {
         self.team.as_ref().is_some_and(|t| t.owns(scope))

@@ -235,7 +235,7 @@ pub(crate) fn unavailable(why: Option<String>) -> ErrorObject {
     ErrorObject::new(
         ErrorKind::TeamUnavailable,
         format!(
-            "the team database cannot be reached{why}: nothing was written to the team scopes; local scopes work; the daemon reconnects on its own"
+            "the team database cannot be reached{why}: the team scopes can be neither read nor written now (nothing was written to them); local scopes work; the daemon reconnects on its own"
         ),
     )
 }

@@ -136,6 +136,24 @@ fn two_nodes_share_team_scopes_and_keep_local_ones_local() {
     assert!(ids.contains(&local_b), "{ids:?}");
     assert!(ids.iter().any(|i| i != &local_b), "team memories are in the same ranking: {ids:?}");
 
+    // Every door's default search (the resolver's list, a session's scopes) covers the
+    // team scopes: a recall over it on B finds what A filed there.
+    let project = dir.path().join("repo");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let resolved = cb.resolve_scope(&project).unwrap();
+    let search: Vec<String> = resolved.search.iter().map(|s| s.to_string()).collect();
+    assert_eq!(search[1..], ["user".to_string(), "team/acme".to_string()], "{search:?}");
+    let r = cb
+        .call_value(
+            "recall",
+            json!({ "text": "staging database migrates on deploy number 2", "scope": search[0], "also": search[1..] }),
+        )
+        .unwrap();
+    assert_eq!(r["hits"][0]["memory"]["scope"], json!("team/acme"), "{r}");
+    assert!(r.get("team_unavailable").is_none(), "{r}");
+    let started = cb.call_value("session_start", json!({ "agent": "claude-code", "cwd": project })).unwrap();
+    assert_eq!(started["search"], json!(search), "{started}");
+
     // The team memory records the machine that filed it; get and forget work by id on
     // the other node.
     let team_id =
@@ -351,6 +369,16 @@ fn postgres_stopped_under_load_answers_team_unavailable_and_reconnects() {
     assert!(recall_ids(&mut c, "local work goes on", Some("proj")).contains(&local));
     let s = c.call_value("status", json!({})).unwrap();
     assert_eq!(s["team"]["connected"], json!(false), "{s}");
+    // A recall over local and team scopes (every door's default) answers from the local
+    // ones and says why the team's were not searched; one on the team scope alone fails.
+    let r = c
+        .call_value("recall", json!({ "text": "local work goes on", "scope": "proj", "also": ["team/acme"] }))
+        .unwrap();
+    assert_eq!(r["hits"][0]["memory"]["id"], json!(local), "{r}");
+    assert!(r["team_unavailable"].as_str().is_some_and(|w| !w.is_empty()), "{r}");
+    let err =
+        c.call_value("recall", json!({ "text": "before the outage", "scope": "team/acme" })).unwrap_err();
+    assert_eq!(err.kind(), Some(ErrorKind::TeamUnavailable), "{err}");
 
     pg("start", &pgdir, port);
     // The node reconnects on its own; team writes work again; nothing acknowledged lost.

@@ -420,6 +420,11 @@ pub struct RecallResult {
     /// like it (see `leads` in docs/PROTOCOL.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leads: Vec<LeadHit>,
+    /// Set when the team database could not be reached: why. The hits are then the
+    /// local scopes' alone (a recall that names only team scopes answers the
+    /// `team_unavailable` error instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_unavailable: Option<String>,
 }
 
 /// `get`, `forget` and `purge` params.

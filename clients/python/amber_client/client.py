@@ -465,14 +465,18 @@ class Client:
         expand: str | None = None,
         archived: bool | None = None,
     ) -> dict[str, Any]:
-        """Hybrid search: ``{hits: [{memory, evidence}], fresh, given_earlier?}``.
+        """Hybrid search: ``{hits: [{memory, evidence}], fresh, given_earlier?,
+        team_unavailable?}``.
 
         Where it searches (each scope with the scopes under it, as one ranking):
         ``scope`` (plus ``also``) when given; else, with ``cwd``, the scopes a search from
-        that directory covers (``resolve_scope(cwd)["search"]``: the project's and
-        ``user``), plus ``also``; ``all_scopes=True`` searches every scope (``cwd`` is then
-        ignored; ``scope`` and ``also`` are refused). With none of these: only ``also``
-        when given, else every scope.
+        that directory covers (``resolve_scope(cwd)["search"]``: the project's, ``user``
+        and the team scopes when ``[team]`` is configured), plus ``also``;
+        ``all_scopes=True`` searches every scope (``cwd`` is then ignored; ``scope`` and
+        ``also`` are refused). With none of these: only ``also`` when given, else every
+        scope. While the team database is away, ``team_unavailable`` says why the team
+        scopes were not searched (a recall on team scopes alone raises
+        ``TeamUnavailable``).
 
         ``expand="graph"`` also ranks the memories about entities one hop away in the
         knowledge graph from those the text names (their ``evidence.graph_rank`` is set).

@@ -67,31 +67,44 @@ pub(crate) async fn recall(shared: &Arc<Shared>, p: RecallParams) -> Result<Valu
     };
     let wait = p.fresh.unwrap_or(true);
     let (lead_scope, lead_also) = (q.scope.clone(), q.also.clone());
-    let (hits, fresh) = recall_routed(shared, q, wait, false).await?;
+    let Routed { hits, fresh, team_unavailable } = recall_routed(shared, q, wait, false).await?;
     let leads = super::leads::leads_for(shared, &p.text, lead_scope, lead_also, |_| false).await?;
     let given_earlier: Vec<amber_tiers::session::Served> = match &session {
         Some(s) => hits.iter().filter_map(|h| s.served_earlier(&h.memory.id).cloned()).collect(),
         None => Vec::new(),
     };
-    to_value(&RecallResult { hits, fresh, given_earlier, leads })
+    to_value(&RecallResult { hits, fresh, given_earlier, leads, team_unavailable })
+}
+
+/// What a recall over both sides found.
+pub(crate) struct Routed {
+    /// One ranking of both sides' hits.
+    pub hits: Vec<amber_core::Hit>,
+    /// Whether the indexes of every side searched were fresh.
+    pub fresh: bool,
+    /// Why the team scopes were not searched, when the team database was away and the
+    /// local part answered alone.
+    pub team_unavailable: Option<String>,
 }
 
 /// A recall over the local store and, for team scopes, the team database, merged into
-/// one ranking; and whether the indexes of every side searched were fresh. While the
-/// team database is away, a query that names a team scope answers `team_unavailable`,
-/// unless `lenient` (a session's candidates): then the local part answers alone.
+/// one ranking. While the team database is away, the local part answers alone and the
+/// result says why the team scopes were not searched; a query that names only team
+/// scopes answers `team_unavailable` instead, unless `lenient` (a session's candidates).
 pub(crate) async fn recall_routed(
     shared: &Arc<Shared>,
     q: amber_core::Query,
     wait: bool,
     lenient: bool,
-) -> Result<(Vec<amber_core::Hit>, bool), ErrorObject> {
+) -> Result<Routed, ErrorObject> {
     let k = q.k;
     let (local_q, team_q) = match &shared.team {
         Some(team) => crate::route::split_query(team, &q),
         None => (Some(q.clone()), None),
     };
+    let only_team = local_q.is_none();
     let mut fresh = wait;
+    let mut team_unavailable = None;
     let mut local_hits = Vec::new();
     if let Some(lq) = local_q {
         if wait {
@@ -101,21 +114,28 @@ pub(crate) async fn recall_routed(
     }
     let mut team_hits = Vec::new();
     if let (Some(tq), Some(team)) = (team_q, &shared.team) {
-        // A query on no scope in particular still answers from the local store while
-        // the team database is away; one that names a team scope says so.
         let side = match team.side() {
             Ok(s) => Some(s),
-            Err(e) if !lenient && (q.scope.is_some() || !q.also.is_empty()) => return Err(e),
-            Err(_) => None,
+            Err(e) if only_team && !lenient => return Err(e),
+            Err(e) => {
+                team_unavailable = Some(e.message);
+                None
+            }
         };
         if let Some(side) = side {
             if wait {
                 fresh &= wait_indexed_on(shared, &side).await;
             }
-            team_hits = read_on(shared, &side, move |e| e.recall(&tq)).await?;
+            match read_on(shared, &side, move |e| e.recall(&tq)).await {
+                Ok(hits) => team_hits = hits,
+                Err(e) if e.kind() == Some(ErrorKind::TeamUnavailable) && (lenient || !only_team) => {
+                    team_unavailable = Some(e.message);
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
-    Ok((crate::route::merge_hits(local_hits, team_hits, k), fresh))
+    Ok(Routed { hits: crate::route::merge_hits(local_hits, team_hits, k), fresh, team_unavailable })
 }
 
 pub(crate) async fn forget(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {

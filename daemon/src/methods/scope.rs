@@ -16,12 +16,14 @@ use crate::state::Shared;
 use crate::team::Side;
 use crate::writer::{WriteDone, WriteOp};
 
-/// Resolves a working directory and notes the root its project scope stands for.
+/// Resolves a working directory and notes the root its project scope stands for. Its
+/// `search` list is the scope, `user` and the team scopes ([`Shared::search_also`]).
 pub(crate) async fn resolve(shared: &Arc<Shared>, cwd: &std::path::Path) -> Result<Resolved, ErrorObject> {
     if !(cwd.is_absolute() && cwd.is_dir()) {
         return Err(invalid(format!("cwd must be an existing absolute directory: {}", cwd.display())));
     }
-    let r = amber_tiers::scope::resolve_here(cwd);
+    let mut r = amber_tiers::scope::resolve_here(cwd);
+    r.search = std::iter::once(r.scope.clone()).chain(shared.search_also(&r.scope)).collect();
     if let Some(root) = r.root.clone() {
         let scope = r.scope.clone();
         // Best effort: a failure to note the root does not fail the resolution.

@@ -43,10 +43,13 @@ pub(crate) async fn candidates(
     now: Millis,
 ) -> Result<Vec<amber_core::Hit>, ErrorObject> {
     let mut q = Query::new(text).in_scope(session.scope.clone()).top(overfetch(n));
-    for s in session.also.iter().chain(team_scopes(shared).iter()) {
-        q = q.also_in(s.clone());
+    // A session started before the team was configured searches the team scopes too.
+    for s in session.also.iter().cloned().chain(shared.search_also(&session.scope)) {
+        if !q.also.contains(&s) {
+            q = q.also_in(s);
+        }
     }
-    let mut hits = super::memory::recall_routed(shared, q, true, true).await?.0;
+    let mut hits = super::memory::recall_routed(shared, q, true, true).await?.hits;
     let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
     hits.retain(|h| !session.is_echo(&h.memory, now, recent) && session.may_serve(&h.memory));
     hits.truncate(n);

@@ -93,8 +93,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
         None => None,
     };
     let scope = p.scope.clone().or_else(|| root.as_deref().map(project_scope)).unwrap_or_default();
-    let user = amber_tiers::scope::user_scope();
-    let also: Vec<Scope> = if scope.is_within(&user) { Vec::new() } else { vec![user] };
+    let also: Vec<Scope> = shared.search_also(&scope);
     let project = root
         .as_deref()
         .and_then(Path::file_name)
