@@ -199,6 +199,44 @@ fn an_agent_on_one_machine_addresses_an_agent_on_another() {
 }
 
 #[test]
+fn a_session_is_reminded_of_team_memories_it_was_given() {
+    let url = database(server(), "remind");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
+    let (mut ca, mut cb) = (a.client(), b.client());
+    team_ready(&mut ca);
+    team_ready(&mut cb);
+    let guide = remember(
+        &mut ca,
+        "Releasing the mobile app: bump the build number, then run fastlane beta.\n\nPitfalls:\n- fastlane fails if Xcode is not selected with xcode-select\n\nVerify: TestFlight lists the new build within 15 minutes",
+        "team/acme",
+    )
+    .unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while !recall_ids(&mut cb, "releasing the mobile app fastlane", Some("team/acme")).contains(&guide) {
+        assert!(Instant::now() < until, "B never found A's memory");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let s = cb
+        .call_value(
+            "session_start",
+            json!({ "agent": "codex", "scope": "proj", "prompt": "release the mobile app" }),
+        )
+        .unwrap();
+    let served: Vec<&str> =
+        s["briefing"]["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert!(served.contains(&guide.as_str()), "the team memory is in the briefing: {s}");
+    let stuck = cb
+        .call_value(
+            "session_event",
+            json!({ "session_id": s["session_id"], "kind": "response", "text": "the release keeps failing", "moment": "stuck", "capture": false }),
+        )
+        .unwrap();
+    assert_eq!(stuck["reminders"][0]["id"], json!(guide), "{stuck}");
+    assert!(stuck["reminder_text"].as_str().unwrap().contains("xcode-select"), "{stuck}");
+}
+
+#[test]
 fn concurrent_remembers_of_the_same_content_give_one_memory() {
     let url = database(server(), "dedup");
     let dir = tempfile::tempdir().unwrap();

@@ -222,16 +222,36 @@ pub(crate) async fn reminders(
             ids.push(s.id.clone());
         }
     }
-    let memories = read(shared, move |e| {
-        let mut out = Vec::with_capacity(ids.len());
-        for id in &ids {
-            if let Some(m) = e.get(id)? {
-                out.push(m);
-            }
+    // Each where it is: the local store, then the team store (skipped while away).
+    let mut memories: Vec<amber_core::Memory> = Vec::with_capacity(ids.len());
+    let mut left = ids.clone();
+    for side in shared.id_sides().0 {
+        if left.is_empty() {
+            break;
         }
-        Ok(out)
-    })
-    .await?;
+        let ask = left.clone();
+        let found = read_on(shared, &side, move |e| {
+            let mut out = Vec::with_capacity(ask.len());
+            for id in &ask {
+                if let Some(m) = e.get(id)? {
+                    out.push(m);
+                }
+            }
+            Ok(out)
+        })
+        .await;
+        match found {
+            Ok(found) => {
+                left.retain(|id| !found.iter().any(|m| &m.id == id));
+                memories.extend(found);
+            }
+            Err(e) if e.kind() == Some(amber_ipc::protocol::ErrorKind::TeamUnavailable) => {
+                tracing::debug!(error = %e.message, "team memories are not reminded while the database is away");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    memories.sort_by_key(|m| ids.iter().position(|id| id == &m.id));
     Ok(memories
         .into_iter()
         .filter(|m| !m.is_forgotten() && !m.is_archived())
