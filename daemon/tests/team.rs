@@ -236,6 +236,67 @@ fn a_session_is_reminded_of_team_memories_it_was_given() {
     assert!(stuck["reminder_text"].as_str().unwrap().contains("xcode-select"), "{stuck}");
 }
 
+/// What another node forgot, purged or moved leaves (or moves in) this node's indexes,
+/// live and across a restart of this node.
+#[test]
+fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
+    let url = database(server(), "changes");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
+    let (mut ca, mut cb) = (a.client(), b.client());
+    team_ready(&mut ca);
+    team_ready(&mut cb);
+    let file = |c: &mut Client, text: &str, scope: &str| remember(c, text, scope).unwrap();
+    let secret = file(&mut ca, "the staging admin password rotates every friday", "team/acme");
+    let keep = file(&mut ca, "the staging admin console lives behind the vpn", "team/acme");
+    let mover = file(&mut ca, "the payments runbook covers refunds and chargebacks", "team/acme/x");
+    // B's indexes as the store: every live memory once, none gone.
+    let settled = |c: &mut Client, memories: u64| {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let e = team_ready(c)["team"]["engine"].clone();
+            if e["memories"] == json!(memories)
+                && e["bm25_docs"] == json!(memories)
+                && e["vectors"] == json!(memories)
+            {
+                return;
+            }
+            assert!(Instant::now() < until, "B's team indexes never matched the store: {e}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    settled(&mut cb, 3);
+    assert!(recall_ids(&mut cb, "staging admin password", Some("team/acme")).contains(&secret));
+
+    // Forgotten and purged on A: gone from B's indexes, not only hidden.
+    ca.call_value("forget", json!({ "id": secret })).unwrap();
+    ca.call_value("purge", json!({ "id": secret })).unwrap();
+    settled(&mut cb, 2);
+    assert!(!recall_ids(&mut cb, "staging admin password", Some("team/acme")).contains(&secret));
+
+    // Moved on A: B finds it under its new scope only.
+    let moved = ca.call_value("scope_move", json!({ "from": "team/acme/x", "to": "team/acme/y" })).unwrap();
+    let new_id = moved["memories"][0]["new_id"].as_str().unwrap().to_string();
+    let until = Instant::now() + Duration::from_secs(30);
+    while !recall_ids(&mut cb, "payments runbook refunds", Some("team/acme/y")).contains(&new_id) {
+        assert!(Instant::now() < until, "B never found the moved memory under its new scope");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(recall_ids(&mut cb, "payments runbook refunds", Some("team/acme/x")).is_empty());
+    assert_ne!(mover, new_id);
+
+    // B stopped; A forgets and purges while it is down; B started again drops it too.
+    drop(cb);
+    drop(b);
+    ca.call_value("forget", json!({ "id": keep })).unwrap();
+    ca.call_value("purge", json!({ "id": keep })).unwrap();
+    let b = node(&dir.path().join("b"), &url);
+    let mut cb = b.client();
+    settled(&mut cb, 1);
+    assert!(!recall_ids(&mut cb, "staging admin console vpn", Some("team/acme")).contains(&keep));
+    assert!(recall_ids(&mut cb, "payments runbook refunds", Some("team/acme/y")).contains(&new_id));
+}
+
 #[test]
 fn concurrent_remembers_of_the_same_content_give_one_memory() {
     let url = database(server(), "dedup");

@@ -283,6 +283,8 @@ pub struct Engine {
     /// Every live memory up to this seq, whoever committed it, is in `docs` (a shared
     /// store has other writers: [`Engine::follow`]).
     followed: AtomicU64,
+    /// A shared store's change log is applied through this change ([`Engine::follow`]).
+    changes_followed: AtomicU64,
     /// When [`Engine::follow`] last reloaded the standings and the graph's names.
     followed_at: Mutex<std::time::Instant>,
     /// Every live memory up to this seq is in BM25 (committed there).

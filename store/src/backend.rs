@@ -38,6 +38,16 @@ pub trait MemoryStore: Send {
     fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>>;
     /// The filter keys of live memories after `after`, at most `limit`.
     fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>>;
+    /// Forgets and moves other writers made, after change `after`, oldest first, at most
+    /// `limit`. A store no other node writes (the SQLite store) keeps no such log:
+    /// nothing.
+    fn changes_after(&self, _after: u64, _limit: usize) -> Result<Vec<crate::Change>> {
+        Ok(Vec::new())
+    }
+    /// The newest change number (0 for a store that keeps no change log).
+    fn max_change(&self) -> Result<u64> {
+        Ok(0)
+    }
     /// Live memories.
     fn count(&self) -> Result<u64>;
     /// Forgotten memories.

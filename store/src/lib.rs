@@ -43,5 +43,5 @@ pub use schema::SCHEMA_VERSION;
 pub use scopes::{Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;
 pub use standing::{Refusal, StandingRow};
-pub use store::{Key, Purged, Store, Vector};
+pub use store::{Change, Key, Purged, Store, Vector};
 pub use threads::{GuardEntry, Hold};

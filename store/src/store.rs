@@ -34,6 +34,19 @@ pub struct Key {
     pub kind: MemoryType,
 }
 
+/// A change another node must follow in its derived indexes: the memory `seq`, filed in
+/// `scope`, was forgotten (or purged after) or moved to another scope. Only a store
+/// several nodes share (the team's PostgreSQL) keeps this log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// Its number, in commit order.
+    pub change: u64,
+    /// The memory's seq.
+    pub seq: u64,
+    /// Its scope before the change.
+    pub scope: Scope,
+}
+
 /// The SQLite store: memories verbatim, the embedding cache, and metadata.
 pub struct Store {
     pub(crate) conn: Connection,

@@ -292,9 +292,11 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
     drop(s);
     drop(db.writer()); // opening again at the same version is fine
     let mut sql = db.sql();
-    // back to version 1 (before advice): opening migrates it forward, keeping the rows
+    // back to version 1 (before advice and the change log): opening migrates it
+    // forward, keeping the rows
     sql.batch_execute(
-        "DROP TABLE advice_situations, advice_sorted, advice_notes, advice_served, run_judgements;
+        "DROP TABLE advice_situations, advice_sorted, advice_notes, advice_served, run_judgements, amber_changes;
+         ALTER TABLE amber_seq DROP COLUMN changes;
          UPDATE amber_schema SET version = 1",
     )
     .unwrap();
@@ -305,8 +307,13 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
     let s = db.writer();
     assert_eq!(s.count().unwrap(), 1);
     assert!(s.notes(&scope("team/a"), None, false).unwrap().is_empty(), "the advice tables are back");
+    assert_eq!(
+        (s.max_change().unwrap(), s.changes_after(0, 10).unwrap()),
+        (0, vec![]),
+        "the change log is back"
+    );
     let version: i64 = sql.query_one("SELECT version FROM amber_schema", &[]).unwrap().get(0);
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     drop(s);
     sql.batch_execute("UPDATE amber_schema SET version = 99").unwrap();
     for result in [db.backend().open_writer().map(|_| ()), db.backend().open_reader().map(|_| ())] {
@@ -318,6 +325,30 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
     let version: i64 = sql.query_one("SELECT version FROM amber_schema", &[]).unwrap().get(0);
     let rows: i64 = sql.query_one("SELECT COUNT(*) FROM memories", &[]).unwrap().get(0);
     assert_eq!((version, rows), (99, 1), "left untouched");
+}
+
+/// Forgets and moves are logged in commit order with the scope they left, so other
+/// nodes can follow them; a repeated forget logs nothing; SQLite keeps no log.
+#[test]
+fn the_change_log_numbers_forgets_and_moves_in_order() {
+    let db = Db::new();
+    let mut s = db.writer();
+    let (a, _) = insert(s.as_mut(), &NewMemory::new("a").in_scope(scope("team/x")), 1);
+    let (b, _) = insert(s.as_mut(), &NewMemory::new("b").in_scope(scope("team/x")), 1);
+    assert_eq!(s.max_change().unwrap(), 0);
+    s.forget(&a.id, 2).unwrap();
+    s.forget(&a.id, 3).unwrap();
+    s.move_scope(&scope("team/x"), &scope("team/y"), 4).unwrap();
+    let log: Vec<(u64, u64, String)> =
+        s.changes_after(0, 10).unwrap().into_iter().map(|c| (c.change, c.seq, c.scope.to_string())).collect();
+    assert_eq!(log, vec![(1, a.seq, "team/x".into()), (2, b.seq, "team/x".into())]);
+    assert_eq!(s.max_change().unwrap(), 2);
+    assert_eq!(s.changes_after(1, 10).unwrap().len(), 1);
+    let dir = tempfile::tempdir().unwrap();
+    let mut local = amber_store::SqliteBackend::new(dir.path().join("m.db")).open_writer().unwrap();
+    let (m, _) = insert(local.as_mut(), &NewMemory::new("a"), 1);
+    local.forget(&m.id, 2).unwrap();
+    assert!(local.changes_after(0, 10).unwrap().is_empty());
 }
 
 #[test]

@@ -43,7 +43,8 @@ impl Docs {
         Ok(docs)
     }
 
-    /// Notes a memory; seqs come in increasing order (filing order).
+    /// Notes a memory. Seqs usually come in increasing order (filing order); one added
+    /// back after a move takes its place in order.
     pub(super) fn add(
         &mut self,
         seq: u64,
@@ -60,11 +61,11 @@ impl Docs {
                 self.session_seqs.push(Vec::new());
             }
             if let Some(seqs) = self.session_seqs.get_mut(i as usize) {
-                seqs.push(seq);
+                insert_sorted(seqs, seq);
                 self.session_of.insert(seq, i);
             }
         }
-        self.scopes.entry(scope).or_default().push(seq);
+        insert_sorted(self.scopes.entry(scope).or_default(), seq);
         self.time.insert(seq, time);
     }
 
@@ -107,6 +108,20 @@ impl Docs {
         match seqs.binary_search(&seq) {
             Ok(i) => [i.checked_sub(1).map(|j| seqs[j]), seqs.get(i + 1).copied()],
             Err(_) => [None, None],
+        }
+    }
+}
+
+/// Inserts `seq` in its place in an increasing list (at the end, the usual case, in
+/// O(1)); a seq already there is not added twice.
+fn insert_sorted(seqs: &mut Vec<u64>, seq: u64) {
+    match seqs.last() {
+        None => seqs.push(seq),
+        Some(&last) if last < seq => seqs.push(seq),
+        Some(_) => {
+            if let Err(at) = seqs.binary_search(&seq) {
+                seqs.insert(at, seq);
+            }
         }
     }
 }

@@ -1,15 +1,20 @@
 //! Following a store that other writers share (team scopes on PostgreSQL, written by
 //! every node of a team): memories another node committed are noted in `docs` and in the
 //! committed watermark, so the indexer picks them up exactly as it picks up this node's
-//! own writes; and now and then the standings (other nodes report outcomes), the
-//! duplicate marks and the graph's names are reloaded.
+//! own writes; memories another node forgot (or purged) leave this node's indexes, and
+//! those it moved to another scope are re-filed under it (the store's change log); and
+//! now and then the standings (other nodes report outcomes), the duplicate marks and the
+//! graph's names are reloaded.
 //!
 //! The store commits seqs in order (a shared store serialises the transactions that
 //! give them), so everything up to the newest seq seen is committed: indexing reads the
 //! store from its watermark and misses nothing.
 
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
+
+use amber_retrieval::Bm25Doc;
 
 use super::{Engine, graph, lock, standing, write};
 use crate::Result;
@@ -26,9 +31,9 @@ impl Engine {
     /// call; returns how many were new to this engine. Cheap when nothing changed (one
     /// query). The indexer then indexes them (`committed_through` moved).
     pub fn follow(&self) -> Result<usize> {
+        let mut new = self.follow_changes()?;
         let store = lock(&self.writer);
         let mut after = self.followed.load(SeqCst);
-        let mut new = 0;
         loop {
             let keys = store.scan_keys(after, FOLLOW_BATCH)?;
             let Some(last) = keys.last() else { break };
@@ -55,5 +60,67 @@ impl Engine {
             *at = Instant::now();
         }
         Ok(new)
+    }
+
+    /// Applies the forgets and moves other writers made since the last call (the
+    /// store's change log); returns how many changes. Each is applied from what the
+    /// store holds now, so applying one twice (after a restart) does nothing more.
+    fn follow_changes(&self) -> Result<usize> {
+        let after = self.changes_followed.load(SeqCst);
+        let changes = self.read(|s| s.changes_after(after, FOLLOW_BATCH))?;
+        let Some(last) = changes.last().map(|c| c.change) else { return Ok(0) };
+        let _indexing = lock(&self.indexing);
+        let seqs: Vec<u64> = changes.iter().map(|c| c.seq).collect::<BTreeSet<_>>().into_iter().collect();
+        let live: HashMap<u64, amber_core::Memory> =
+            self.read(|s| s.get_by_seqs(&seqs))?.into_iter().map(|m| (m.seq, m)).collect();
+        let (followed, mark) = (self.followed.load(SeqCst), self.bm25_mark.load(SeqCst));
+        let mut successors = Vec::new();
+        {
+            let mut docs = write(&self.docs);
+            for c in &changes {
+                if docs.time.contains_key(&c.seq) {
+                    if !live.contains_key(&c.seq)
+                        && let [_, Some(next)] = docs.neighbours(c.seq)
+                    {
+                        successors.push(next);
+                    }
+                    docs.remove(c.seq, &c.scope);
+                }
+            }
+            // Moved: filed again under its new scope (one this node has not followed
+            // yet comes with the next scan).
+            for m in live.values().filter(|m| m.seq <= followed) {
+                docs.add(m.seq, m.scope.clone(), m.time(), m.session_id.clone(), m.kind);
+            }
+        }
+        let mut dropped = 0;
+        for seq in &seqs {
+            self.bm25.delete(*seq)?;
+            match live.get(seq) {
+                Some(m) if m.seq <= mark => self.bm25.add(&Bm25Doc {
+                    seq: m.seq,
+                    scope: &m.scope,
+                    time: m.time(),
+                    content: &m.content,
+                })?,
+                Some(_) => {}
+                None => {
+                    write(&self.standing).remove(seq);
+                    dropped += write(&self.vectors).remove_memory(*seq)?;
+                }
+            }
+        }
+        self.bm25.commit(mark)?;
+        if dropped > 0 {
+            self.vectors_unsaved.store(true, SeqCst);
+        }
+        self.refresh_vector_context(&successors)?;
+        self.changes_followed.store(last, SeqCst);
+        tracing::debug!(
+            changes = changes.len(),
+            gone = seqs.len() - live.len(),
+            "followed other nodes' forgets and moves"
+        );
+        Ok(changes.len())
     }
 }

@@ -33,6 +33,10 @@ struct VectorState {
     chunking: String,
     watermark: u64,
     count: usize,
+    /// A shared store's change log (forgets and moves by other nodes) is applied
+    /// through this change in the saved indexes ([`Engine::follow`]).
+    #[serde(default)]
+    changes: u64,
 }
 
 impl Engine {
@@ -119,6 +123,7 @@ impl Engine {
             chunking: vector_layout(&chunking, opts.session_context),
             watermark: 0,
             count: 0,
+            changes: 0,
         };
         let (vectors, state) = open_vectors(&dir, &wanted, &mut events)?;
         let committed = store.max_seq()?;
@@ -146,9 +151,12 @@ impl Engine {
             committed: AtomicU64::new(committed),
             followed: AtomicU64::new(committed),
             followed_at: Mutex::new(Instant::now()),
+            // Changes after the saved vector index are applied again by the first
+            // `follow` (applying one twice does nothing more).
+            changes_followed: AtomicU64::new(state.as_ref().map_or(0, |s| s.changes)),
             bm25_mark: AtomicU64::new(0),
             bm25_rebuild: AtomicBool::new(false),
-            vector_mark: AtomicU64::new(state.map(|s| s.watermark).unwrap_or(0)),
+            vector_mark: AtomicU64::new(state.as_ref().map_or(0, |s| s.watermark)),
             stats: Mutex::new(EngineStats::default()),
             events,
             health: Default::default(),
@@ -331,6 +339,7 @@ impl Engine {
             chunking: vector_layout(&self.chunking, self.opts.session_context),
             watermark: self.vector_mark.load(SeqCst),
             count,
+            changes: self.changes_followed.load(SeqCst),
         };
         let path = vectors_state_path(dir);
         let tmp = path.with_extension("json.tmp");

@@ -8,7 +8,7 @@ use postgres::GenericClient;
 
 use super::{MEMORY_COLUMNS, PgStore, Q, memories, raw_row, raw_row_at, seq_lock};
 use crate::store::{bytes_to_vector, decode};
-use crate::{Error, Key, Purged, Result, Vector};
+use crate::{Change, Error, Key, Purged, Result, Vector};
 
 /// Converts a seq bound to PostgreSQL's BIGINT.
 pub(crate) fn big(n: u64) -> i64 {
@@ -92,6 +92,9 @@ impl PgStore {
                 &[&id.as_str(), &now],
             )?;
             let m = self.get_in(&mut tx, id.as_str())?;
+            if let (1, Some(m)) = (changed, &m) {
+                log_change(&mut tx, m.seq, m.scope.as_str())?;
+            }
             tx.commit()?;
             Ok(m.map(|m| (m, changed == 1)))
         })
@@ -116,6 +119,35 @@ impl PgStore {
             tx.commit()?;
             Ok(out)
         })
+    }
+
+    /// The changes other nodes must follow, after change `after`, oldest first.
+    pub(crate) fn changes_after(&self, after: u64, limit: usize) -> Result<Vec<Change>> {
+        let rows: Vec<(i64, i64, String)> = self.read(|c| {
+            let st = self.prepared(
+                c,
+                "SELECT change, seq, scope FROM amber_changes WHERE change > $1 ORDER BY change LIMIT $2",
+            )?;
+            let rows = c.query(&st, &[&big(after), &(limit.min(i64::MAX as usize) as i64)])?;
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))).collect()
+        })?;
+        rows.into_iter()
+            .map(|(change, seq, scope)| {
+                Ok(Change {
+                    change: change as u64,
+                    seq: seq as u64,
+                    scope: scope.parse().map_err(|e| Error::Corrupt {
+                        path: self.path().to_path_buf(),
+                        detail: format!("amber_changes.scope {scope:?}: {e}"),
+                    })?,
+                })
+            })
+            .collect()
+    }
+
+    /// The newest change number given.
+    pub(crate) fn max_change(&self) -> Result<u64> {
+        self.number("SELECT changes FROM amber_seq", &[])
     }
 
     pub(crate) fn seqs(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<u64>> {
@@ -309,4 +341,15 @@ impl PgStore {
             Ok(row.try_get::<_, Option<bool>>(0)?.unwrap_or(false))
         })
     }
+}
+
+/// Notes in the change log that the memory `seq` (filed in `scope`) was forgotten or
+/// moved; the caller's transaction holds the seq lock, so changes commit in order.
+pub(crate) fn log_change(tx: &mut postgres::Transaction<'_>, seq: u64, scope: &str) -> super::Q<()> {
+    tx.execute(
+        "WITH c AS (UPDATE amber_seq SET changes = changes + 1 RETURNING changes)
+         INSERT INTO amber_changes (change, seq, scope) SELECT c.changes, $1, $2 FROM c",
+        &[&big(seq), &scope],
+    )?;
+    Ok(())
 }

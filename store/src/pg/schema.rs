@@ -6,7 +6,7 @@ use super::{MIGRATE_LOCK, PgStore, Q};
 use crate::{Error, Result};
 
 /// The newest team schema version this binary knows.
-pub(crate) const PG_SCHEMA_VERSION: i64 = 2;
+pub(crate) const PG_SCHEMA_VERSION: i64 = 3;
 
 /// Whether a grant to the current role covers a scope (`$scope` is the column).
 macro_rules! granted {
@@ -316,6 +316,20 @@ const MIGRATIONS: &[&str] = &[
         scoped_policies!("advice_sorted"),
         scoped_policies!("advice_notes"),
         scoped_policies!("advice_served"),
+    ),
+    // 2 -> 3: the change log: a memory forgotten or moved to another scope by one node
+    // is noted here (numbered in commit order under the seq lock), so every other node
+    // takes it out of (or re-files it in) its derived indexes.
+    concat!(
+        r#"
+    ALTER TABLE amber_seq ADD COLUMN changes BIGINT NOT NULL DEFAULT 0;
+    CREATE TABLE amber_changes (
+        change  BIGINT PRIMARY KEY,
+        seq     BIGINT NOT NULL,
+        scope   TEXT NOT NULL
+    );
+    "#,
+        scoped_policies!("amber_changes"),
     ),
 ];
 

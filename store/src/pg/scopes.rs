@@ -133,6 +133,7 @@ impl PgStore {
                      ON CONFLICT (old_id) DO UPDATE SET new_id = excluded.new_id, moved_at = excluded.moved_at",
                     &[&old, &new, &now],
                 )?;
+                super::memories::log_change(&mut tx, m.seq, m.scope.as_str())?;
                 out.push(Moved { old_id: m.id.clone(), old_scope: m.scope.clone(), seq: m.seq, memory, merged });
             }
             tx.commit()?;

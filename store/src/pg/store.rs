@@ -50,6 +50,14 @@ impl MemoryStore for PgStore {
         PgStore::scan_keys(self, after, limit)
     }
 
+    fn changes_after(&self, after: u64, limit: usize) -> Result<Vec<crate::Change>> {
+        PgStore::changes_after(self, after, limit)
+    }
+
+    fn max_change(&self) -> Result<u64> {
+        PgStore::max_change(self)
+    }
+
     fn count(&self) -> Result<u64> {
         PgStore::count(self)
     }
