@@ -4,9 +4,9 @@
 //! The team side is a second engine over `amber_store::PgBackend`, with its derived
 //! indexes (tantivy, usearch) in `<data_dir>/team/` and the model instances shared with
 //! the local engine. Its own writer thread commits this node's team writes; a follower
-//! (this file's thread) asks the writer every `poll_ms` to follow what other nodes
-//! committed ([`amber_engine::Engine::follow`]), so the indexer indexes their memories
-//! as it indexes ours. The team engine opens in the background: while the database
+//! (this file's thread) asks the writer to follow what other nodes committed
+//! ([`amber_engine::Engine::follow`]) as soon as PostgreSQL notifies a commit, and every
+//! `poll_ms` at the latest, so the indexer indexes their memories as it indexes ours. The team engine opens in the background: while the database
 //! cannot be reached, team calls answer `team_unavailable` and local scopes serve as
 //! usual; the thread keeps trying.
 
@@ -47,6 +47,8 @@ pub(crate) struct Team {
 
 /// How long to wait between attempts to open the team engine.
 const OPEN_RETRY: Duration = Duration::from_secs(2);
+/// How often the team thread looks whether the daemon is stopping while it waits.
+const STOP_CHECK: Duration = Duration::from_millis(100);
 
 impl Team {
     /// Starts the team side when `[team]` is configured: the engine opens in the
@@ -186,9 +188,11 @@ impl Team {
         *lock(&self.side) = Some(Side { engine, writes: tx.clone(), indexed: indexed_rx });
         *lock(&self.trouble) = None;
         tracing::info!(location = %self.location, scopes = ?self.prefixes, "team store open");
-        // Follow other nodes' writes until the daemon stops.
+        // Follow other nodes' writes until the daemon stops: as soon as one commits
+        // (PostgreSQL notifies the listener), else every `poll`.
+        let mut listener = backend.listener();
         while !self.stop.load(Ordering::SeqCst) {
-            self.sleep(poll);
+            self.wait_for_commit(&mut listener, poll);
             let (reply, done) = oneshot::channel();
             if tx.try_send(Job { op: WriteOp::Follow, reply }).is_ok() {
                 match done.blocking_recv() {
@@ -213,6 +217,30 @@ impl Team {
         }
     }
 
+    /// Waits until a node commits to the team store, `poll` at most. While the store is
+    /// away (the last follow failed) it only sleeps: the listener reconnects once the
+    /// store answers again.
+    fn wait_for_commit(&self, listener: &mut amber_store::PgListener, poll: Duration) {
+        let until = Instant::now() + poll;
+        while !self.stop.load(Ordering::SeqCst) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            if lock(&self.trouble).is_some() {
+                return self.sleep(left);
+            }
+            match listener.wait(left.min(STOP_CHECK)) {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::debug!(cause = %e, "not listening for team commits; following every poll");
+                    return self.sleep(left);
+                }
+            }
+        }
+    }
+
     fn sleep(&self, d: Duration) {
         let until = Instant::now() + d;
         while !self.stop.load(Ordering::SeqCst) {
@@ -220,7 +248,7 @@ impl Team {
             if left.is_zero() {
                 return;
             }
-            std::thread::sleep(left.min(Duration::from_millis(100)));
+            std::thread::sleep(left.min(STOP_CHECK));
         }
     }
 }

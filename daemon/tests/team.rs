@@ -57,10 +57,15 @@ fn database(admin: &str, name: &str) -> String {
 
 /// One node: a daemon whose config puts `team/acme` in the database at `url`.
 fn node(root: &Path, url: &str) -> Daemon {
+    node_polling(root, url, 100)
+}
+
+/// One node that follows the team store every `poll_ms` at the latest.
+fn node_polling(root: &Path, url: &str, poll_ms: u64) -> Daemon {
     std::fs::create_dir_all(root).unwrap();
     std::fs::write(
         root.join("no-config.toml"),
-        format!("[team]\nurl = \"{url}\"\nscopes = [\"team/acme\"]\npoll_ms = 100\n"),
+        format!("[team]\nurl = \"{url}\"\nscopes = [\"team/acme\"]\npoll_ms = {poll_ms}\n"),
     )
     .unwrap();
     Daemon::start_in(root, &[]).unwrap()
@@ -168,6 +173,37 @@ fn two_nodes_share_team_scopes_and_keep_local_ones_local() {
         assert!(Instant::now() < until, "A still finds what B forgot");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A node follows another's commit as soon as PostgreSQL notifies it, long before its
+/// poll: with `poll_ms` 20 s, every write is found on the other node within seconds.
+#[test]
+fn a_commit_wakes_the_other_node_before_its_poll() {
+    let url = database(server(), "notify");
+    let dir = tempfile::tempdir().unwrap();
+    let poll = Duration::from_secs(20);
+    let a = node_polling(&dir.path().join("a"), &url, poll.as_millis() as u64);
+    let b = node_polling(&dir.path().join("b"), &url, poll.as_millis() as u64);
+    let (mut ca, mut cb) = (a.client(), b.client());
+    team_ready(&mut ca);
+    team_ready(&mut cb);
+    let found_on_b = |ca: &mut Client, cb: &mut Client, text: &str, within: Duration| {
+        let t0 = Instant::now();
+        let id = remember(ca, text, "team/acme").unwrap();
+        while !recall_ids(cb, text, Some("team/acme")).contains(&id) {
+            assert!(t0.elapsed() < within, "B did not find {id} within {within:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        t0.elapsed()
+    };
+    // The first may come before B listens (then its poll finds it).
+    found_on_b(&mut ca, &mut cb, "the release train leaves on tuesdays", poll * 2);
+    let delays: Vec<Duration> = (0..5)
+        .map(|i| {
+            found_on_b(&mut ca, &mut cb, &format!("hotfix {i} ships without the release train"), poll / 4)
+        })
+        .collect();
+    eprintln!("found on B after a notification (poll_ms 20000): {delays:?}");
 }
 
 #[test]

@@ -109,7 +109,8 @@ pub struct TeamConfig {
     pub scopes: Vec<String>,
     /// The environment variable holding the password (default `AMBER_TEAM_PASSWORD`).
     pub password_env: String,
-    /// How often the node looks for memories other nodes wrote, in ms (default 250).
+    /// The longest wait, in ms, before the node looks for memories other nodes wrote
+    /// (default 250); a commit notification from PostgreSQL wakes it sooner.
     pub poll_ms: u64,
 }
 

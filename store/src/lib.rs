@@ -38,7 +38,7 @@ mod threads;
 pub use backend::{Backend, MemoryStore, SqliteBackend};
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
-pub use pg::PgBackend;
+pub use pg::{PgBackend, PgListener};
 pub use schema::SCHEMA_VERSION;
 pub use scopes::{Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;

@@ -78,6 +78,9 @@ impl PgStore {
                 )?;
                 out.push((decode(raw_row(&row)?, self.path())?, true));
             }
+            if out.iter().any(|(_, created)| *created) {
+                super::listen::notify(&mut tx)?;
+            }
             tx.commit()?;
             Ok(out)
         })
@@ -351,5 +354,5 @@ pub(crate) fn log_change(tx: &mut postgres::Transaction<'_>, seq: u64, scope: &s
          INSERT INTO amber_changes (change, seq, scope) SELECT c.changes, $1, $2 FROM c",
         &[&big(seq), &scope],
     )?;
-    Ok(())
+    super::listen::notify(tx)
 }

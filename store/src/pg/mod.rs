@@ -45,6 +45,7 @@
 
 mod advice;
 mod graph;
+mod listen;
 mod memories;
 mod runs;
 mod schema;
@@ -91,6 +92,16 @@ impl PgBackend {
         PgBackend { url: url.to_string() }
     }
 }
+
+impl PgBackend {
+    /// A listener for other writers' commits, on its own connection (made at its first
+    /// wait).
+    pub fn listener(&self) -> PgListener {
+        PgListener { store: PgStore::unconnected(&self.url, false), client: None }
+    }
+}
+
+pub use listen::PgListener;
 
 impl Backend for PgBackend {
     fn open_writer(&self) -> Result<Box<dyn MemoryStore>> {
@@ -197,17 +208,22 @@ impl PgStore {
     }
 
     fn open(url: &str, read_only: bool) -> Result<PgStore> {
-        let store = PgStore {
+        let store = Self::unconnected(url, read_only);
+        let client = store.new_client()?;
+        *store.client.borrow_mut() = Some(client);
+        Ok(store)
+    }
+
+    /// The store at `url`, not connected yet.
+    fn unconnected(url: &str, read_only: bool) -> PgStore {
+        PgStore {
             url: url.to_string(),
             read_only,
             location: redact(url),
             client: RefCell::new(None),
             statements: RefCell::new(HashMap::new()),
             last_used: Cell::new(Instant::now()),
-        };
-        let client = store.new_client()?;
-        *store.client.borrow_mut() = Some(client);
-        Ok(store)
+        }
     }
 
     fn new_client(&self) -> Result<Client> {
