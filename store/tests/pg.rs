@@ -297,6 +297,13 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
     sql.batch_execute(
         "DROP TABLE advice_situations, advice_sorted, advice_notes, advice_served, run_judgements, amber_changes;
          ALTER TABLE amber_seq DROP COLUMN changes;
+         DROP POLICY amber_read ON kg_entities; DROP POLICY amber_insert ON kg_entities;
+         DROP POLICY amber_update ON kg_entities; DROP POLICY amber_delete ON kg_entities;
+         DROP POLICY amber_read ON kg_names; DROP POLICY amber_insert ON kg_names;
+         DROP POLICY amber_update ON kg_names; DROP POLICY amber_delete ON kg_names;
+         DROP POLICY amber_read ON kg_facts; DROP POLICY amber_write ON kg_facts;
+         DROP POLICY amber_read ON kg_mentions; DROP POLICY amber_write ON kg_mentions;
+         DROP POLICY amber_read ON kg_invalidations; DROP POLICY amber_write ON kg_invalidations;
          UPDATE amber_schema SET version = 1",
     )
     .unwrap();
@@ -759,6 +766,38 @@ fn row_level_security_keeps_each_agent_to_its_granted_scopes() {
     let denied =
         as_b.execute("INSERT INTO amber_grants VALUES ('agent_b', 'team/a/', true)", &[]).unwrap_err();
     assert_eq!(denied.code(), Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE), "{denied:?}");
+    // The knowledge graph too: agent_b neither reads agent_a's entities, facts,
+    // invalidations and mentions, nor adds to its scope.
+    let fact = NewFact {
+        subject: "billing service".into(),
+        predicate: "owned by".into(),
+        object: Some("agent a".into()),
+        literal: None,
+        valid_from: None,
+        valid_to: None,
+        confidence: None,
+        sources: vec![secret.id.clone()],
+        supersede: false,
+    };
+    let added = a.kg_add(&scope("team/a/x"), &[], std::slice::from_ref(&fact), 7).unwrap();
+    let (entity, fact_id) = (added.entities[0].id, added.facts[0].id);
+    a.kg_invalidate(fact_id, 8, Some("moved to team b"), 8).unwrap();
+    a.kg_add_mentions(&[(entity, secret.id.clone())]).unwrap();
+    assert!(
+        a.kg_fact(fact_id).unwrap().is_some()
+            && a.kg_resolve(&scope("team/a/x"), "billing service").unwrap().is_some()
+    );
+    assert_eq!(b.kg_resolve(&scope("team/a/x"), "billing service").unwrap(), None);
+    assert_eq!(b.kg_entity(entity).unwrap(), None);
+    assert_eq!(b.kg_fact(fact_id).unwrap(), None);
+    assert!(b.kg_facts_of(entity, None).unwrap().is_empty());
+    assert!(b.kg_invalidations(fact_id).unwrap().is_empty());
+    assert_eq!(b.kg_mention_count(entity).unwrap(), 0);
+    assert!(b.kg_names().unwrap().iter().all(|(_, s, _)| s.as_str().starts_with("team/b")));
+    assert!(b.kg_add(&scope("team/a/x"), &[], std::slice::from_ref(&fact), 9).is_err());
+    let own = b.kg_add(&scope("team/b"), &[], std::slice::from_ref(&fact), 9).unwrap();
+    assert_ne!(own.entities[0].id, entity, "its own entity, in its own scope");
+    assert_eq!(admin.kg_fact(fact_id).unwrap().unwrap().id, fact_id);
     // agent_a sees only its own scope; the owner sees everything, untouched
     assert_eq!(a.count().unwrap(), 1);
     assert_eq!(admin.count().unwrap(), 3);

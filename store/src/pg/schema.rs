@@ -56,6 +56,40 @@ macro_rules! scoped_policies {
     };
 }
 
+/// Read and write policies on a table whose rows belong to the scope of the entity in
+/// its `column`: readable when that entity is, writable under a write grant on its scope.
+macro_rules! through_entity {
+    ($table:literal, $column:literal) => {
+        concat!(
+            "ALTER TABLE ",
+            $table,
+            " ENABLE ROW LEVEL SECURITY;\n",
+            "CREATE POLICY amber_read ON ",
+            $table,
+            " FOR SELECT USING (EXISTS (SELECT 1 FROM kg_entities e WHERE e.id = ",
+            $table,
+            ".",
+            $column,
+            "));\n",
+            "CREATE POLICY amber_write ON ",
+            $table,
+            " FOR ALL USING (EXISTS (SELECT 1 FROM kg_entities e WHERE e.id = ",
+            $table,
+            ".",
+            $column,
+            " AND ",
+            granted!("e.scope", " AND g.can_write"),
+            ")) WITH CHECK (EXISTS (SELECT 1 FROM kg_entities e WHERE e.id = ",
+            $table,
+            ".",
+            $column,
+            " AND ",
+            granted!("e.scope", " AND g.can_write"),
+            "));\n",
+        )
+    };
+}
+
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
     concat!(
@@ -319,7 +353,9 @@ const MIGRATIONS: &[&str] = &[
     ),
     // 2 -> 3: the change log: a memory forgotten or moved to another scope by one node
     // is noted here (numbered in commit order under the seq lock), so every other node
-    // takes it out of (or re-files it in) its derived indexes.
+    // takes it out of (or re-files it in) its derived indexes. And the knowledge graph
+    // under the grants: entities and names by their scope, facts by their subject's,
+    // invalidations by their fact's, mentions by their entity's.
     concat!(
         r#"
     ALTER TABLE amber_seq ADD COLUMN changes BIGINT NOT NULL DEFAULT 0;
@@ -330,6 +366,17 @@ const MIGRATIONS: &[&str] = &[
     );
     "#,
         scoped_policies!("amber_changes"),
+        scoped_policies!("kg_entities"),
+        scoped_policies!("kg_names"),
+        through_entity!("kg_facts", "subject"),
+        through_entity!("kg_mentions", "entity"),
+        "ALTER TABLE kg_invalidations ENABLE ROW LEVEL SECURITY;\n",
+        "CREATE POLICY amber_read ON kg_invalidations FOR SELECT USING (EXISTS (SELECT 1 FROM kg_facts f WHERE f.id = kg_invalidations.fact));\n",
+        "CREATE POLICY amber_write ON kg_invalidations FOR ALL USING (EXISTS (SELECT 1 FROM kg_facts f JOIN kg_entities e ON e.id = f.subject WHERE f.id = kg_invalidations.fact AND ",
+        granted!("e.scope", " AND g.can_write"),
+        ")) WITH CHECK (EXISTS (SELECT 1 FROM kg_facts f JOIN kg_entities e ON e.id = f.subject WHERE f.id = kg_invalidations.fact AND ",
+        granted!("e.scope", " AND g.can_write"),
+        "));\n",
     ),
 ];
 
