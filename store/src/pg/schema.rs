@@ -56,35 +56,30 @@ macro_rules! scoped_policies {
     };
 }
 
-/// Read and write policies on a table whose rows belong to the scope of the entity in
-/// its `column`: readable when that entity is, writable under a write grant on its scope.
-macro_rules! through_entity {
-    ($table:literal, $column:literal) => {
+/// Read and write policies on a table whose rows belong to another table's row: readable
+/// when `$from` (`<table> <alias> WHERE <join to this row>`) finds it readable, writable
+/// under a write grant on `$scope` (that row's scope column).
+macro_rules! belongs_to {
+    ($table:literal, $from:literal, $scope:literal) => {
         concat!(
             "ALTER TABLE ",
             $table,
             " ENABLE ROW LEVEL SECURITY;\n",
             "CREATE POLICY amber_read ON ",
             $table,
-            " FOR SELECT USING (EXISTS (SELECT 1 FROM kg_entities e WHERE e.id = ",
-            $table,
-            ".",
-            $column,
+            " FOR SELECT USING (EXISTS (SELECT 1 FROM ",
+            $from,
             "));\n",
             "CREATE POLICY amber_write ON ",
             $table,
-            " FOR ALL USING (EXISTS (SELECT 1 FROM kg_entities e WHERE e.id = ",
-            $table,
-            ".",
-            $column,
+            " FOR ALL USING (EXISTS (SELECT 1 FROM ",
+            $from,
             " AND ",
-            granted!("e.scope", " AND g.can_write"),
-            ")) WITH CHECK (EXISTS (SELECT 1 FROM kg_entities e WHERE e.id = ",
-            $table,
-            ".",
-            $column,
+            granted!($scope, " AND g.can_write"),
+            ")) WITH CHECK (EXISTS (SELECT 1 FROM ",
+            $from,
             " AND ",
-            granted!("e.scope", " AND g.can_write"),
+            granted!($scope, " AND g.can_write"),
             "));\n",
         )
     };
@@ -288,13 +283,7 @@ const MIGRATIONS: &[&str] = &[
         scoped_policies!("memories"),
         scoped_policies!("runs"),
         scoped_policies!("sessions"),
-        "ALTER TABLE outcomes ENABLE ROW LEVEL SECURITY;\n",
-        "CREATE POLICY amber_read ON outcomes FOR SELECT USING (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq));\n",
-        "CREATE POLICY amber_write ON outcomes FOR ALL USING (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq AND ",
-        granted!("m.scope", " AND g.can_write"),
-        ")) WITH CHECK (EXISTS (SELECT 1 FROM memories m WHERE m.seq = outcomes.seq AND ",
-        granted!("m.scope", " AND g.can_write"),
-        "));\n",
+        belongs_to!("outcomes", "memories m WHERE m.seq = outcomes.seq", "m.scope"),
     ),
     // 1 -> 2: advice (the local store's 8 -> 9): situations, sorted runs, versioned notes,
     // servings, and judgements; the scoped tables under the same grants.
@@ -368,15 +357,13 @@ const MIGRATIONS: &[&str] = &[
         scoped_policies!("amber_changes"),
         scoped_policies!("kg_entities"),
         scoped_policies!("kg_names"),
-        through_entity!("kg_facts", "subject"),
-        through_entity!("kg_mentions", "entity"),
-        "ALTER TABLE kg_invalidations ENABLE ROW LEVEL SECURITY;\n",
-        "CREATE POLICY amber_read ON kg_invalidations FOR SELECT USING (EXISTS (SELECT 1 FROM kg_facts f WHERE f.id = kg_invalidations.fact));\n",
-        "CREATE POLICY amber_write ON kg_invalidations FOR ALL USING (EXISTS (SELECT 1 FROM kg_facts f JOIN kg_entities e ON e.id = f.subject WHERE f.id = kg_invalidations.fact AND ",
-        granted!("e.scope", " AND g.can_write"),
-        ")) WITH CHECK (EXISTS (SELECT 1 FROM kg_facts f JOIN kg_entities e ON e.id = f.subject WHERE f.id = kg_invalidations.fact AND ",
-        granted!("e.scope", " AND g.can_write"),
-        "));\n",
+        belongs_to!("kg_facts", "kg_entities e WHERE e.id = kg_facts.subject", "e.scope"),
+        belongs_to!("kg_mentions", "kg_entities e WHERE e.id = kg_mentions.entity", "e.scope"),
+        belongs_to!(
+            "kg_invalidations",
+            "kg_facts f JOIN kg_entities e ON e.id = f.subject WHERE f.id = kg_invalidations.fact",
+            "e.scope"
+        ),
     ),
 ];
 
