@@ -71,6 +71,19 @@ fn node_polling(root: &Path, url: &str, poll_ms: u64) -> Daemon {
     Daemon::start_in(root, &[]).unwrap()
 }
 
+/// Two nodes (data dirs `<dir>/a` and `<dir>/b`) on a fresh database, both with their
+/// team store open: (dir, url, a, b, client of a, client of b).
+fn two_nodes(name: &str, poll_ms: u64) -> (tempfile::TempDir, String, Daemon, Daemon, Client, Client) {
+    let url = database(server(), name);
+    let dir = tempfile::tempdir().unwrap();
+    let a = node_polling(&dir.path().join("a"), &url, poll_ms);
+    let b = node_polling(&dir.path().join("b"), &url, poll_ms);
+    let (mut ca, mut cb) = (a.client(), b.client());
+    team_ready(&mut ca);
+    team_ready(&mut cb);
+    (dir, url, a, b, ca, cb)
+}
+
 /// Waits until the node's team store is open.
 fn team_ready(c: &mut Client) -> Value {
     let until = Instant::now() + Duration::from_secs(60);
@@ -102,11 +115,7 @@ fn rows(url: &str, sql: &str) -> i64 {
 
 #[test]
 fn two_nodes_share_team_scopes_and_keep_local_ones_local() {
-    let url = database(server(), "share");
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
-    let (mut ca, mut cb) = (a.client(), b.client());
-    team_ready(&mut ca);
+    let (dir, url, _a, _b, mut ca, mut cb) = two_nodes("share", 100);
     let status = team_ready(&mut cb);
     assert_eq!(status["team"]["scopes"], json!(["team/acme"]));
     assert_eq!(status["team"]["location"], json!(url));
@@ -179,14 +188,8 @@ fn two_nodes_share_team_scopes_and_keep_local_ones_local() {
 /// poll: with `poll_ms` 20 s, every write is found on the other node within seconds.
 #[test]
 fn a_commit_wakes_the_other_node_before_its_poll() {
-    let url = database(server(), "notify");
-    let dir = tempfile::tempdir().unwrap();
     let poll = Duration::from_secs(20);
-    let a = node_polling(&dir.path().join("a"), &url, poll.as_millis() as u64);
-    let b = node_polling(&dir.path().join("b"), &url, poll.as_millis() as u64);
-    let (mut ca, mut cb) = (a.client(), b.client());
-    team_ready(&mut ca);
-    team_ready(&mut cb);
+    let (_dir, _url, _a, _b, mut ca, mut cb) = two_nodes("notify", poll.as_millis() as u64);
     let found_on_b = |ca: &mut Client, cb: &mut Client, text: &str, within: Duration| {
         let t0 = Instant::now();
         let id = remember(ca, text, "team/acme").unwrap();
@@ -208,12 +211,7 @@ fn a_commit_wakes_the_other_node_before_its_poll() {
 
 #[test]
 fn an_agent_on_one_machine_addresses_an_agent_on_another() {
-    let url = database(server(), "inbox");
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
-    let (mut ca, mut cb) = (a.client(), b.client());
-    team_ready(&mut ca);
-    team_ready(&mut cb);
+    let (dir, _url, _a, _b, mut ca, mut cb) = two_nodes("inbox", 100);
     let mut m = memory("please re-run the flaky payment tests before merging", "team/acme");
     m.author = Some("agent-a".into());
     m.to = Some("agent-b".into());
@@ -236,12 +234,7 @@ fn an_agent_on_one_machine_addresses_an_agent_on_another() {
 
 #[test]
 fn a_session_is_reminded_of_team_memories_it_was_given() {
-    let url = database(server(), "remind");
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
-    let (mut ca, mut cb) = (a.client(), b.client());
-    team_ready(&mut ca);
-    team_ready(&mut cb);
+    let (_dir, _url, _a, _b, mut ca, mut cb) = two_nodes("remind", 100);
     let guide = remember(
         &mut ca,
         "Releasing the mobile app: bump the build number, then run fastlane beta.\n\nPitfalls:\n- fastlane fails if Xcode is not selected with xcode-select\n\nVerify: TestFlight lists the new build within 15 minutes",
@@ -276,12 +269,7 @@ fn a_session_is_reminded_of_team_memories_it_was_given() {
 /// live and across a restart of this node.
 #[test]
 fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
-    let url = database(server(), "changes");
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
-    let (mut ca, mut cb) = (a.client(), b.client());
-    team_ready(&mut ca);
-    team_ready(&mut cb);
+    let (dir, url, _a, b, mut ca, mut cb) = two_nodes("changes", 100);
     let file = |c: &mut Client, text: &str, scope: &str| remember(c, text, scope).unwrap();
     let secret = file(&mut ca, "the staging admin password rotates every friday", "team/acme");
     let keep = file(&mut ca, "the staging admin console lives behind the vpn", "team/acme");
@@ -364,12 +352,7 @@ fn concurrent_remembers_of_the_same_content_give_one_memory() {
 
 #[test]
 fn a_live_follower_embeds_nothing_the_filing_node_embedded() {
-    let url = database(server(), "ahead");
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (node(&dir.path().join("a"), &url), node(&dir.path().join("b"), &url));
-    let (mut ca, mut cb) = (a.client(), b.client());
-    team_ready(&mut ca);
-    team_ready(&mut cb);
+    let (_dir, _url, _a, _b, mut ca, mut cb) = two_nodes("ahead", 100);
     // A bulk ingest on A (batches, two sessions interleaved, so memories get session
     // context vectors too) while B follows live, then single writes.
     let topics = ["the canary", "the rollback", "the migration", "the pager", "the cache"];
