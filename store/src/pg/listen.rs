@@ -9,7 +9,7 @@ use std::time::Duration;
 use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 
-use super::PgStore;
+use super::{PgBackend, PgStore};
 use crate::Result;
 
 /// The notification channel.
@@ -22,10 +22,18 @@ pub(crate) fn notify(tx: &mut postgres::Transaction<'_>) -> super::Q<()> {
     Ok(())
 }
 
+impl PgBackend {
+    /// A listener for other writers' commits, on its own connection (made at its first
+    /// wait).
+    pub fn listener(&self) -> PgListener {
+        PgListener { store: PgStore::unconnected(&self.url, false), client: None }
+    }
+}
+
 /// A connection listening for other writers' commits.
 pub struct PgListener {
-    pub(crate) store: PgStore,
-    pub(crate) client: Option<Client>,
+    store: PgStore,
+    client: Option<Client>,
 }
 
 impl PgListener {

@@ -45,7 +45,7 @@
 
 mod advice;
 mod graph;
-mod listen;
+pub(crate) mod listen;
 mod memories;
 mod runs;
 mod schema;
@@ -92,16 +92,6 @@ impl PgBackend {
         PgBackend { url: url.to_string() }
     }
 }
-
-impl PgBackend {
-    /// A listener for other writers' commits, on its own connection (made at its first
-    /// wait).
-    pub fn listener(&self) -> PgListener {
-        PgListener { store: PgStore::unconnected(&self.url, false), client: None }
-    }
-}
-
-pub use listen::PgListener;
 
 impl Backend for PgBackend {
     fn open_writer(&self) -> Result<Box<dyn MemoryStore>> {
