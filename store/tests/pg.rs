@@ -304,9 +304,22 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
          DROP POLICY amber_read ON kg_facts; DROP POLICY amber_write ON kg_facts;
          DROP POLICY amber_read ON kg_mentions; DROP POLICY amber_write ON kg_mentions;
          DROP POLICY amber_read ON kg_invalidations; DROP POLICY amber_write ON kg_invalidations;
+         DROP POLICY amber_read ON moved; DROP POLICY amber_insert ON moved;
+         DROP POLICY amber_update ON moved; DROP POLICY amber_delete ON moved;
+         DROP POLICY amber_read ON scope_roots; DROP POLICY amber_insert ON scope_roots;
+         DROP POLICY amber_update ON scope_roots; DROP POLICY amber_delete ON scope_roots;
+         DROP POLICY amber_read ON links; DROP POLICY amber_write ON links;
+         DROP POLICY amber_read ON supersessions; DROP POLICY amber_write ON supersessions;
+         DROP POLICY amber_read ON run_rewards; DROP POLICY amber_write ON run_rewards;
+         DROP POLICY amber_seen ON inbox_served; DROP POLICY amber_seen ON thread_holds;
+         DROP POLICY amber_seen ON guard_log;
+         ALTER TABLE moved DROP COLUMN scope;
          UPDATE amber_schema SET version = 1",
     )
     .unwrap();
+    // a move recorded at version 1 gets the scope it went to (schema 4)
+    sql.execute("INSERT INTO moved (old_id, new_id, moved_at) SELECT 'gone', id, 1 FROM memories", &[])
+        .unwrap();
     assert!(
         matches!(db.backend().open_reader().err(), Some(Error::Corrupt { .. })),
         "a reader does not migrate"
@@ -320,7 +333,13 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
         "the change log is back"
     );
     let version: i64 = sql.query_one("SELECT version FROM amber_schema", &[]).unwrap().get(0);
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
+    let went: Option<String> = sql.query_one("SELECT scope FROM moved", &[]).unwrap().get(0);
+    assert_eq!(
+        went,
+        Some(Scope::default().as_str().to_string()),
+        "the move's scope filled in from its memory"
+    );
     drop(s);
     sql.batch_execute("UPDATE amber_schema SET version = 99").unwrap();
     for result in [db.backend().open_writer().map(|_| ()), db.backend().open_reader().map(|_| ())] {
@@ -803,6 +822,104 @@ fn row_level_security_keeps_each_agent_to_its_granted_scopes() {
     assert_eq!(admin.count().unwrap(), 3);
     assert_eq!(admin.get(&shared.id).unwrap().unwrap().forgotten_at, None);
     assert_eq!(admin.get(&secret.id).unwrap().unwrap().content, "a's plan");
+}
+
+#[test]
+fn row_level_security_covers_links_runs_judgements_moves_and_a_readers_own_books() {
+    let db = Db::new();
+    let mut admin = db.writer();
+    agent_role(&db, "agent_a", &[("team/a/", true)]);
+    agent_role(&db, "agent_b", &[("team/b/", true), ("team/shared/", false)]);
+    let mut a = PgBackend::new(&db.url_as("agent_a")).open_writer().unwrap();
+    let mut b = PgBackend::new(&db.url_as("agent_b")).open_writer().unwrap();
+    let here = scope("team/a/x");
+    let (x1, _) = insert(a.as_mut(), &NewMemory::new("the billing plan").in_scope(here.clone()), 1);
+    let (x2, _) = insert(a.as_mut(), &NewMemory::new("the billing plan, again").in_scope(here.clone()), 2);
+    let link = Link {
+        from: x2.id.clone(),
+        to: x1.id.clone(),
+        kind: LinkKind::Related,
+        similarity: 0.8,
+        created_at: 3,
+    };
+    assert_eq!(a.add_links(std::slice::from_ref(&link)).unwrap(), 1);
+    let task = NewRun {
+        task: "migrate billing".into(),
+        trace: "secret trace".into(),
+        used: vec![x1.id.clone()],
+        outcome: None,
+        advice: vec![],
+    };
+    a.insert_runs(&here, "agent-a", &[("ra".to_string(), task)], 4).unwrap();
+    let reward = RunReward { reward: 1.0, reason: Some("a's reason".into()), agent: "agent-a".into(), at: 5 };
+    a.reward_runs(&[("ra".into(), reward.clone())]).unwrap();
+    let verdict = Judgement {
+        run_id: "ra".into(),
+        verdict: Some(1),
+        reason: "the judge on a".into(),
+        model: "m".into(),
+        at: 6,
+    };
+    a.put_judgements(std::slice::from_ref(&verdict)).unwrap();
+    a.hold(&x1.id, "loop", 7).unwrap();
+    let guard = |agent: &str, trigger: &amber_core::MemoryId| GuardEntry {
+        agent: agent.into(),
+        trigger: trigger.clone(),
+        decision: "allow".into(),
+        rule: "r".into(),
+        at: 8,
+    };
+    a.log_guard(&guard("agent-a", &x1.id)).unwrap();
+    let mut to_b = NewMemory::new("for b, in a's scope").in_scope(here.clone());
+    to_b.to = Some("agent-b".into());
+    insert(a.as_mut(), &to_b, 9);
+    a.note_scope_root(&here, "/home/a/billing", 9).unwrap();
+
+    // agent_b sees none of it, and cannot add to it
+    assert!(b.links_of(&x1.id).unwrap().is_empty() && b.links_of(&x2.id).unwrap().is_empty());
+    assert!(b.run_rewards("ra").unwrap().is_empty());
+    assert!(b.judgements(None, 10).unwrap().is_empty());
+    assert_eq!(b.hold_of(&x1.id).unwrap(), None);
+    assert!(!b.guard_allowed("agent-a", &x1.id).unwrap());
+    assert!(b.inbox("agent-b", &[], 10).unwrap().is_empty());
+    assert!(b.scope_roots().unwrap().is_empty());
+    assert!(b.add_links(&[Link { created_at: 10, ..link.clone() }]).is_err());
+    assert!(b.reward_runs(&[("ra".into(), reward.clone())]).is_err());
+    assert!(b.put_judgements(&[Judgement { reason: "b overwrites".into(), ..verdict.clone() }]).is_err());
+    assert!(b.hold(&x2.id, "b holds a's thread", 10).is_err());
+    assert!(b.log_guard(&guard("agent-b", &x1.id)).is_err());
+    // ... while agent_a sees its own
+    assert_eq!(a.links_of(&x1.id).unwrap().len(), 1);
+    assert_eq!(a.run_rewards("ra").unwrap(), vec![reward.clone()]);
+    assert_eq!(a.judgements(None, 10).unwrap(), vec![verdict.clone()]);
+    assert_eq!(a.scope_roots().unwrap(), vec![(here.as_str().to_string(), "/home/a/billing".to_string())]);
+
+    // A read-only grant keeps its own books: its inbox, the guard's log, holds.
+    let mut shared = NewMemory::new("standup moved to 11").in_scope(scope("team/shared/ops"));
+    shared.to = Some("agent-b".into());
+    let (shared, _) = insert(admin.as_mut(), &shared, 11);
+    let inbox: Vec<_> = b.inbox("agent-b", &[], 10).unwrap().into_iter().map(|m| m.id).collect();
+    assert_eq!(inbox, vec![shared.id.clone()]);
+    b.mark_inbox_served("agent-b", &[shared.seq], 12).unwrap();
+    assert!(b.inbox("agent-b", &[], 10).unwrap().is_empty(), "served once");
+    b.log_guard(&guard("agent-b", &shared.id)).unwrap();
+    assert!(b.guard_allowed("agent-b", &shared.id).unwrap());
+    b.hold(&shared.id, "loop", 13).unwrap();
+    assert_eq!(b.hold_of(&shared.id).unwrap().map(|h| h.reason), Some("loop".to_string()));
+
+    // A scope move by a role under the policies carries the references along.
+    let moved = a.move_scope(&here, &scope("team/a/y"), 14).unwrap();
+    let new_x1 = moved.iter().find(|m| m.old_id == x1.id).map(|m| m.memory.id.clone()).unwrap();
+    assert_ne!(new_x1, x1.id);
+    assert_eq!(a.links_of(&new_x1).unwrap().len(), 1, "the link followed the memory");
+    assert_eq!(a.hold_of(&new_x1).unwrap().map(|h| h.reason), Some("loop".to_string()));
+    assert!(a.guard_allowed("agent-a", &new_x1).unwrap());
+    assert_eq!(a.moved_to(&x1.id).unwrap(), Some(new_x1.clone()));
+    assert_eq!(b.moved_to(&x1.id).unwrap(), None);
+    // The owner sees every row, untouched by agent_b.
+    assert_eq!(admin.judgements(None, 10).unwrap(), vec![verdict]);
+    assert_eq!(admin.run_rewards("ra").unwrap(), vec![reward]);
+    assert_eq!(admin.links_of(&new_x1).unwrap().len(), 1);
 }
 
 #[test]

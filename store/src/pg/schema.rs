@@ -6,7 +6,7 @@ use super::{MIGRATE_LOCK, PgStore, Q};
 use crate::{Error, Result};
 
 /// The newest team schema version this binary knows.
-pub(crate) const PG_SCHEMA_VERSION: i64 = 3;
+pub(crate) const PG_SCHEMA_VERSION: i64 = 4;
 
 /// Whether a grant to the current role covers a scope (`$scope` is the column).
 macro_rules! granted {
@@ -80,6 +80,26 @@ macro_rules! belongs_to {
             $from,
             " AND ",
             granted!($scope, " AND g.can_write"),
+            "));\n",
+        )
+    };
+}
+
+/// Policies on a reader's own books about another table's row (what its inbox served,
+/// the guard's log, holds): a role reads and writes them when `$from` finds that row
+/// readable, so a read-only grant still keeps them.
+macro_rules! seen_through {
+    ($table:literal, $from:literal) => {
+        concat!(
+            "ALTER TABLE ",
+            $table,
+            " ENABLE ROW LEVEL SECURITY;\n",
+            "CREATE POLICY amber_seen ON ",
+            $table,
+            " FOR ALL USING (EXISTS (SELECT 1 FROM ",
+            $from,
+            ")) WITH CHECK (EXISTS (SELECT 1 FROM ",
+            $from,
             "));\n",
         )
     };
@@ -364,6 +384,57 @@ const MIGRATIONS: &[&str] = &[
             "kg_facts f JOIN kg_entities e ON e.id = f.subject WHERE f.id = kg_invalidations.fact",
             "e.scope"
         ),
+    ),
+    // 3 -> 4: the rest of the team tables that say something about a scope's memories or
+    // runs, under the same grants: moves by the scope the memory went to (a new column),
+    // project roots by scope, curation links through their memory, supersessions through
+    // the superseding memory, rewards through their run, judgements through their run or
+    // session; and the inbox, holds and the guard's log readable and writable by whoever
+    // reads their memory, and servings of advice by whoever reads the scope (a read-only
+    // grant keeps its own books). A reference to a moved memory's old id is seen through
+    // `moved`, so a scope move by a role re-points it.
+    concat!(
+        r#"
+    ALTER TABLE moved ADD COLUMN scope TEXT;
+    UPDATE moved v SET scope = m.scope FROM memories m WHERE m.id = v.new_id;
+    "#,
+        scoped_policies!("moved"),
+        scoped_policies!("scope_roots"),
+        belongs_to!(
+            "links",
+            "memories m WHERE (m.id = links.from_id
+               OR m.id = (SELECT v.new_id FROM moved v WHERE v.old_id = links.from_id))",
+            "m.scope"
+        ),
+        belongs_to!("supersessions", "memories m WHERE m.seq = supersessions.by_seq", "m.scope"),
+        belongs_to!("run_rewards", "runs r WHERE r.id = run_rewards.run_id", "r.scope"),
+        belongs_to!(
+            "run_judgements",
+            "(SELECT r.scope FROM runs r WHERE r.id = run_judgements.run_id
+              UNION ALL SELECT s.scope FROM sessions s
+              WHERE run_judgements.run_id LIKE 'session:%' AND s.id = substr(run_judgements.run_id, 9)) o
+             WHERE TRUE",
+            "o.scope"
+        ),
+        seen_through!("inbox_served", "memories m WHERE m.seq = inbox_served.seq"),
+        seen_through!(
+            "thread_holds",
+            "memories m WHERE (m.id = thread_holds.thread
+               OR m.id = (SELECT v.new_id FROM moved v WHERE v.old_id = thread_holds.thread))"
+        ),
+        seen_through!(
+            "guard_log",
+            "memories m WHERE (m.id = guard_log.trigger
+               OR m.id = (SELECT v.new_id FROM moved v WHERE v.old_id = guard_log.trigger))"
+        ),
+        "DROP POLICY amber_insert ON advice_served;
+         DROP POLICY amber_update ON advice_served;
+         DROP POLICY amber_delete ON advice_served;
+         CREATE POLICY amber_seen ON advice_served FOR ALL USING (",
+        granted!("scope", ""),
+        ") WITH CHECK (",
+        granted!("scope", ""),
+        ");\n",
     ),
 ];
 

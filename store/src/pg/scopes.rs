@@ -80,25 +80,40 @@ impl PgStore {
                 let Some(scope) = moved_scope(&m.scope, from, to) else { continue };
                 let new_id = MemoryId::derive(&scope, &m.content);
                 let there = self.get_in(&mut tx, new_id.as_str())?;
-                let (memory, merged) = match there {
-                    Some(t) if t.forgotten_at.is_none() => {
-                        tx.execute("UPDATE memories SET forgotten_at = $2 WHERE seq = $1", &[&(m.seq as i64), &now])?;
-                        (t, true)
-                    }
-                    forgotten => {
-                        if forgotten.is_some() {
-                            tx.execute("DELETE FROM memories WHERE id = $1", &[&new_id.as_str()])?;
-                        }
-                        tx.execute(
-                            "UPDATE memories SET scope = $2, id = $3 WHERE seq = $1",
-                            &[&(m.seq as i64), &scope.as_str(), &new_id.as_str()],
-                        )?;
+                let merged = there.as_ref().is_some_and(|t| t.forgotten_at.is_none());
+                let memory = match there.clone() {
+                    Some(t) if merged => t,
+                    _ => {
                         let mut moved = m.clone();
-                        moved.scope = scope;
+                        moved.scope = scope.clone();
                         moved.id = new_id.clone();
-                        (moved, false)
+                        moved
                     }
                 };
+                if merged {
+                    tx.execute("UPDATE memories SET forgotten_at = $2 WHERE seq = $1", &[&(m.seq as i64), &now])?;
+                } else {
+                    if there.is_some() {
+                        tx.execute("DELETE FROM memories WHERE id = $1", &[&new_id.as_str()])?;
+                    }
+                    tx.execute(
+                        "UPDATE memories SET scope = $2, id = $3 WHERE seq = $1",
+                        &[&(m.seq as i64), &scope.as_str(), &new_id.as_str()],
+                    )?;
+                }
+                // Where it went, before the references follow: under row-level security
+                // a role sees a reference to the old id through this row (its scope is
+                // where the memory went).
+                tx.execute(
+                    "INSERT INTO moved (old_id, new_id, moved_at, scope) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (old_id) DO UPDATE
+                     SET new_id = excluded.new_id, moved_at = excluded.moved_at, scope = excluded.scope",
+                    &[&m.id.as_str(), &memory.id.as_str(), &now, &memory.scope.as_str()],
+                )?;
+                tx.execute(
+                    "UPDATE moved SET new_id = $2, scope = $3 WHERE new_id = $1",
+                    &[&m.id.as_str(), &memory.id.as_str(), &memory.scope.as_str()],
+                )?;
                 let (old, new) = (m.id.as_str(), memory.id.as_str());
                 // SQLite's `UPDATE OR IGNORE` (a row that would collide keeps its old
                 // value) is a `NOT EXISTS` here.
@@ -113,7 +128,6 @@ impl PgStore {
                     "DELETE FROM kg_mentions WHERE memory = $1",
                     "UPDATE kg_facts SET sources = replace(sources, '\"' || $1::TEXT || '\"', '\"' || $2::TEXT || '\"')
                      WHERE strpos(sources, $1) > 0",
-                    "UPDATE moved SET new_id = $2 WHERE new_id = $1",
                     "UPDATE memories SET reply_to = $2 WHERE reply_to = $1",
                     "UPDATE memories SET superseded_by = $2 WHERE superseded_by = $1",
                     "UPDATE memories SET supersedes = replace(supersedes, '\"' || $1::TEXT || '\"', '\"' || $2::TEXT || '\"')
@@ -128,11 +142,6 @@ impl PgStore {
                         tx.execute(stmt, &[&old])?;
                     }
                 }
-                tx.execute(
-                    "INSERT INTO moved (old_id, new_id, moved_at) VALUES ($1, $2, $3)
-                     ON CONFLICT (old_id) DO UPDATE SET new_id = excluded.new_id, moved_at = excluded.moved_at",
-                    &[&old, &new, &now],
-                )?;
                 super::memories::log_change(&mut tx, m.seq, m.scope.as_str())?;
                 out.push(Moved { old_id: m.id.clone(), old_scope: m.scope.clone(), seq: m.seq, memory, merged });
             }
