@@ -906,6 +906,29 @@ fn row_level_security_covers_links_runs_judgements_moves_and_a_readers_own_books
     assert!(b.guard_allowed("agent-b", &shared.id).unwrap());
     b.hold(&shared.id, "loop", 13).unwrap();
     assert_eq!(b.hold_of(&shared.id).unwrap().map(|h| h.reason), Some("loop".to_string()));
+    let note = Note {
+        scope: scope("team/shared/ops"),
+        situation: "deploy".into(),
+        agent: None,
+        version: 0,
+        text: "tag first".into(),
+        runs: vec![],
+        run_count: 1,
+        wrong_count: 0,
+        agents: 1,
+        created_at: 13,
+        withheld: None,
+    };
+    admin.put_note(&note).unwrap();
+    let served = b.notes(&note.scope, None, false).unwrap();
+    assert_eq!(served.len(), 1, "a read-only grant reads the scope's advice");
+    assert_eq!(b.mark_served("sb", &served[0], 13).unwrap(), None);
+    assert_eq!(
+        b.mark_served("sb", &served[0], 14).unwrap().map(|(_, at)| at),
+        Some(13),
+        "and notes its serving"
+    );
+    assert!(a.notes(&note.scope, None, false).unwrap().is_empty());
 
     // A scope move by a role under the policies carries the references along.
     let moved = a.move_scope(&here, &scope("team/a/y"), 14).unwrap();
