@@ -184,6 +184,67 @@ fn two_nodes_share_team_scopes_and_keep_local_ones_local() {
     }
 }
 
+/// Who may read a team scope is PostgreSQL's business: a node whose role has no grant on
+/// a prefix never finds its memories, by recall or by id, and cannot write there, while
+/// what it may read reaches it as usual (docs/TEAM.md, "Roles").
+#[test]
+fn a_node_whose_role_lacks_a_grant_never_sees_that_scope() {
+    let url = database(server(), "roles");
+    let dir = tempfile::tempdir().unwrap();
+    let config = |root: &Path, url: &str| {
+        std::fs::create_dir_all(root).unwrap();
+        std::fs::write(
+            root.join("no-config.toml"),
+            format!("[team]\nurl = \"{url}\"\nscopes = [\"team/acme\", \"team/secret\"]\n"),
+        )
+        .unwrap();
+        Daemon::start_in(root, &[]).unwrap()
+    };
+    // The owner's node creates the schema; then the owner sets up agent_b's role.
+    let a = config(&dir.path().join("a"), &url);
+    let mut ca = a.client();
+    team_ready(&mut ca);
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "DO $$ BEGIN CREATE ROLE agent_b LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+             GRANT USAGE ON SCHEMA public TO agent_b;
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO agent_b;
+             GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO agent_b;
+             REVOKE INSERT, UPDATE, DELETE ON amber_grants FROM agent_b;
+             INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_b', 'team/acme/', true);",
+        )
+        .unwrap();
+    let b = config(&dir.path().join("b"), &url.replacen("postgres@", "agent_b@", 1));
+    let mut cb = b.client();
+    team_ready(&mut cb);
+
+    let secret =
+        remember(&mut ca, "the acquisition target is Initech; nobody outside legal knows", "team/secret")
+            .unwrap();
+    let open =
+        remember(&mut ca, "the deploy freeze for the acquisition starts on friday", "team/acme").unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while !recall_ids(&mut cb, "deploy freeze acquisition friday", None).contains(&open) {
+        assert!(Instant::now() < until, "B never found what it may read");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(recall_ids(&mut ca, "acquisition target Initech", None).contains(&secret));
+    for scope in [None, Some("team/secret")] {
+        let ids = recall_ids(&mut cb, "acquisition target Initech legal", scope);
+        assert!(!ids.contains(&secret), "{scope:?}: {ids:?}");
+    }
+    let got = cb.call_value("get", json!({ "id": secret }));
+    assert!(got.is_err(), "{got:?}");
+    assert!(cb.call_value("forget", json!({ "id": secret })).is_err());
+    let denied = remember(&mut cb, "agent b writes into the secret scope", "team/secret");
+    assert!(denied.is_err(), "{denied:?}");
+    // ... and what A filed is untouched.
+    let kept = ca.call_value("get", json!({ "id": secret })).unwrap();
+    assert_eq!(kept["memory"]["forgotten_at"], Value::Null, "{kept}");
+    assert_eq!(rows(&url, "SELECT count(*) FROM memories WHERE scope = 'team/secret'"), 1);
+}
+
 /// A node follows another's commit as soon as PostgreSQL notifies it, long before its
 /// poll: with `poll_ms` 20 s, every write is found on the other node within seconds.
 #[test]
