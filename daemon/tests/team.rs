@@ -335,14 +335,15 @@ fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
     let secret = file(&mut ca, "the staging admin password rotates every friday", "team/acme");
     let keep = file(&mut ca, "the staging admin console lives behind the vpn", "team/acme");
     let mover = file(&mut ca, "the payments runbook covers refunds and chargebacks", "team/acme/x");
-    // B's indexes as the store: every live memory once, none gone.
-    let settled = |c: &mut Client, memories: u64| {
+    // B's indexes as the store: every live memory once, none gone (a memory with a
+    // session context has a second vector).
+    let settled_with = |c: &mut Client, memories: u64, vectors: u64| {
         let until = Instant::now() + Duration::from_secs(30);
         loop {
             let e = team_ready(c)["team"]["engine"].clone();
             if e["memories"] == json!(memories)
                 && e["bm25_docs"] == json!(memories)
-                && e["vectors"] == json!(memories)
+                && e["vectors"] == json!(vectors)
             {
                 return;
             }
@@ -350,6 +351,7 @@ fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
             std::thread::sleep(Duration::from_millis(50));
         }
     };
+    let settled = |c: &mut Client, memories: u64| settled_with(c, memories, memories);
     settled(&mut cb, 3);
     assert!(recall_ids(&mut cb, "staging admin password", Some("team/acme")).contains(&secret));
 
@@ -370,16 +372,49 @@ fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
     assert!(recall_ids(&mut cb, "payments runbook refunds", Some("team/acme/x")).is_empty());
     assert_ne!(mover, new_id);
 
-    // B stopped; A forgets and purges while it is down; B started again drops it too.
+    // A session on A: its second memory's vector carries the end of the first (its
+    // session context).
+    let in_session = |c: &mut Client, text: &str| {
+        let mut m = memory(text, "team/acme");
+        m.session_id = Some("vault-talk".into());
+        c.remember(&m).unwrap().id.to_string()
+    };
+    let vault = in_session(&mut ca, "the vault combination is 4471 and the passphrase is purple zebra");
+    let thanks = in_session(&mut ca, "ok, thanks");
+    settled_with(&mut cb, 4, 5);
+    let cosine_of_thanks = |c: &mut Client| {
+        let mut p = RecallParams::new("vault combination 4471 purple zebra passphrase");
+        p.scope = Some("team/acme".parse().unwrap());
+        let hits = c.recall(&p).unwrap().hits;
+        let hit =
+            hits.iter().find(|h| h.memory.id.to_string() == thanks).expect("the second memory is a hit");
+        hit.evidence.best_chunk_cosine.unwrap()
+    };
+    let before = cosine_of_thanks(&mut cb);
+
+    // B stopped (SIGTERM: it saves its indexes); A forgets and purges while it is down;
+    // B started again drops them too, and the memory after the purged one in its
+    // session loses its text (B embeds its session context again).
     drop(cb);
+    let mut b = b;
+    assert!(Command::new("kill").arg("-TERM").arg(b.child.id().to_string()).status().unwrap().success());
+    assert!(b.child.wait().unwrap().success());
     drop(b);
-    ca.call_value("forget", json!({ "id": keep })).unwrap();
-    ca.call_value("purge", json!({ "id": keep })).unwrap();
+    for id in [&keep, &vault] {
+        ca.call_value("forget", json!({ "id": id })).unwrap();
+        ca.call_value("purge", json!({ "id": id })).unwrap();
+    }
     let b = node(&dir.path().join("b"), &url);
     let mut cb = b.client();
-    settled(&mut cb, 1);
+    settled(&mut cb, 2);
     assert!(!recall_ids(&mut cb, "staging admin console vpn", Some("team/acme")).contains(&keep));
     assert!(recall_ids(&mut cb, "payments runbook refunds", Some("team/acme/y")).contains(&new_id));
+    let after = cosine_of_thanks(&mut cb);
+    assert!(
+        after < before - 0.2,
+        "the purged text still in B's vector of the next memory: {before} -> {after}"
+    );
+    assert!((cosine_of_thanks(&mut ca) - after).abs() < 0.05, "B ranks it as A does now");
 }
 
 #[test]

@@ -35,7 +35,8 @@ pub struct Key {
 }
 
 /// A change another node must follow in its derived indexes: the memory `seq`, filed in
-/// `scope`, was forgotten (or purged after) or moved to another scope. Only a store
+/// `scope`, was forgotten (or purged after) or moved to another scope, or its session
+/// context changed (the memory before it in its session was purged). Only a store
 /// several nodes share (the team's PostgreSQL) keeps this log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {

@@ -62,8 +62,9 @@ impl Engine {
         Ok(new)
     }
 
-    /// Applies the forgets and moves other writers made since the last call (the
-    /// store's change log); returns how many changes. Each is applied from what the
+    /// Applies the forgets, moves and purges other writers made since the last call (the
+    /// store's change log; a purge names the memory whose session context it changed);
+    /// returns how many changes. Each is applied from what the
     /// store holds now, so applying one twice (after a restart) does nothing more.
     fn follow_changes(&self) -> Result<usize> {
         let after = self.changes_followed.load(SeqCst);
@@ -79,10 +80,16 @@ impl Engine {
             let mut docs = write(&self.docs);
             for c in &changes {
                 if docs.time.contains_key(&c.seq) {
-                    if !live.contains_key(&c.seq)
-                        && let [_, Some(next)] = docs.neighbours(c.seq)
-                    {
-                        successors.push(next);
+                    match live.get(&c.seq) {
+                        // Live in the same scope: its session context changed (the
+                        // memory before it was purged).
+                        Some(m) if m.scope == c.scope => successors.push(c.seq),
+                        Some(_) => {}
+                        None => {
+                            if let [_, Some(next)] = docs.neighbours(c.seq) {
+                                successors.push(next);
+                            }
+                        }
                     }
                     docs.remove(c.seq, &c.scope);
                 }
@@ -114,6 +121,8 @@ impl Engine {
         if dropped > 0 {
             self.vectors_unsaved.store(true, SeqCst);
         }
+        successors.sort_unstable();
+        successors.dedup();
         self.refresh_vector_context(&successors)?;
         self.changes_followed.store(last, SeqCst);
         tracing::debug!(

@@ -107,12 +107,27 @@ impl PgStore {
         self.write(|c| {
             let mut tx = c.transaction()?;
             seq_lock(&mut tx)?;
-            let deleted = tx.execute(
-                "DELETE FROM memories WHERE id = $1 AND forgotten_at IS NOT NULL",
+            let deleted = tx.query_opt(
+                "DELETE FROM memories WHERE id = $1 AND forgotten_at IS NOT NULL RETURNING seq, scope, session_id",
                 &[&id.as_str()],
             )?;
-            let out = if deleted == 1 {
+            let out = if let Some(row) = deleted {
                 tx.execute("DELETE FROM links WHERE from_id = $1 OR to_id = $1", &[&id.as_str()])?;
+                // The live memory after it in its session may still carry its text in its
+                // session context on a node that was down when it was forgotten: logged,
+                // so every node embeds that context again.
+                let (seq, scope, session): (i64, String, Option<String>) =
+                    (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+                if let Some(session) = session {
+                    let next = tx.query_opt(
+                        "SELECT seq FROM memories WHERE scope = $1 AND session_id = $2 AND seq > $3
+                           AND forgotten_at IS NULL ORDER BY seq LIMIT 1",
+                        &[&scope, &session, &seq],
+                    )?;
+                    if let Some(next) = next {
+                        log_change(&mut tx, next.try_get::<_, i64>(0)? as u64, &scope)?;
+                    }
+                }
                 Purged::Deleted
             } else if tx.query_opt("SELECT 1 FROM memories WHERE id = $1", &[&id.as_str()])?.is_some() {
                 Purged::NotForgotten
@@ -347,7 +362,8 @@ impl PgStore {
 }
 
 /// Notes in the change log that the memory `seq` (filed in `scope`) was forgotten or
-/// moved; the caller's transaction holds the seq lock, so changes commit in order.
+/// moved, or that its session context changed (the memory before it was purged); the
+/// caller's transaction holds the seq lock, so changes commit in order.
 pub(crate) fn log_change(tx: &mut postgres::Transaction<'_>, seq: u64, scope: &str) -> super::Q<()> {
     tx.execute(
         "WITH c AS (UPDATE amber_seq SET changes = changes + 1 RETURNING changes)
