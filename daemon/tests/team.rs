@@ -62,10 +62,15 @@ fn node(root: &Path, url: &str) -> Daemon {
 
 /// One node that follows the team store every `poll_ms` at the latest.
 fn node_polling(root: &Path, url: &str, poll_ms: u64) -> Daemon {
+    node_with(root, url, r#"["team/acme"]"#, poll_ms)
+}
+
+/// One node with these team scopes (a TOML list).
+fn node_with(root: &Path, url: &str, scopes: &str, poll_ms: u64) -> Daemon {
     std::fs::create_dir_all(root).unwrap();
     std::fs::write(
         root.join("no-config.toml"),
-        format!("[team]\nurl = \"{url}\"\nscopes = [\"team/acme\"]\npoll_ms = {poll_ms}\n"),
+        format!("[team]\nurl = \"{url}\"\nscopes = {scopes}\npoll_ms = {poll_ms}\n"),
     )
     .unwrap();
     Daemon::start_in(root, &[]).unwrap()
@@ -191,15 +196,7 @@ fn two_nodes_share_team_scopes_and_keep_local_ones_local() {
 fn a_node_whose_role_lacks_a_grant_never_sees_that_scope() {
     let url = database(server(), "roles");
     let dir = tempfile::tempdir().unwrap();
-    let config = |root: &Path, url: &str| {
-        std::fs::create_dir_all(root).unwrap();
-        std::fs::write(
-            root.join("no-config.toml"),
-            format!("[team]\nurl = \"{url}\"\nscopes = [\"team/acme\", \"team/secret\"]\n"),
-        )
-        .unwrap();
-        Daemon::start_in(root, &[]).unwrap()
-    };
+    let config = |root: &Path, url: &str| node_with(root, url, r#"["team/acme", "team/secret"]"#, 100);
     // The owner's node creates the schema; then the owner sets up agent_b's role.
     let a = config(&dir.path().join("a"), &url);
     let mut ca = a.client();

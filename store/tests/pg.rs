@@ -749,15 +749,22 @@ fn agent_role(db: &Db, role: &str, grants: &[(&str, bool)]) {
     }
 }
 
-#[test]
-fn row_level_security_keeps_each_agent_to_its_granted_scopes() {
+/// A fresh database with the owner's store and two agents' stores: agent_a may write
+/// `team/a/`; agent_b may write `team/b/` and read `team/shared/`.
+fn two_agents() -> (Db, Box<dyn MemoryStore>, Box<dyn MemoryStore>, Box<dyn MemoryStore>) {
     let db = Db::new();
-    let mut admin = db.writer();
+    let admin = db.writer();
     agent_role(&db, "agent_a", &[("team/a/", true)]);
     agent_role(&db, "agent_b", &[("team/b/", true), ("team/shared/", false)]);
+    let a = PgBackend::new(&db.url_as("agent_a")).open_writer().unwrap();
+    let b = PgBackend::new(&db.url_as("agent_b")).open_writer().unwrap();
+    (db, admin, a, b)
+}
+
+#[test]
+fn row_level_security_keeps_each_agent_to_its_granted_scopes() {
+    let (db, mut admin, mut a, mut b) = two_agents();
     let (shared, _) = insert(admin.as_mut(), &NewMemory::new("read me").in_scope(scope("team/shared/x")), 1);
-    let mut a = PgBackend::new(&db.url_as("agent_a")).open_writer().unwrap();
-    let mut b = PgBackend::new(&db.url_as("agent_b")).open_writer().unwrap();
     let (secret, created) = insert(a.as_mut(), &NewMemory::new("a's plan").in_scope(scope("team/a/x")), 2);
     assert!(created);
     let (mine, _) = insert(b.as_mut(), &NewMemory::new("b's plan").in_scope(scope("team/b")), 3);
@@ -826,12 +833,7 @@ fn row_level_security_keeps_each_agent_to_its_granted_scopes() {
 
 #[test]
 fn row_level_security_covers_links_runs_judgements_moves_and_a_readers_own_books() {
-    let db = Db::new();
-    let mut admin = db.writer();
-    agent_role(&db, "agent_a", &[("team/a/", true)]);
-    agent_role(&db, "agent_b", &[("team/b/", true), ("team/shared/", false)]);
-    let mut a = PgBackend::new(&db.url_as("agent_a")).open_writer().unwrap();
-    let mut b = PgBackend::new(&db.url_as("agent_b")).open_writer().unwrap();
+    let (_db, mut admin, mut a, mut b) = two_agents();
     let here = scope("team/a/x");
     let (x1, _) = insert(a.as_mut(), &NewMemory::new("the billing plan").in_scope(here.clone()), 1);
     let (x2, _) = insert(a.as_mut(), &NewMemory::new("the billing plan, again").in_scope(here.clone()), 2);
