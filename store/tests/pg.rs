@@ -751,19 +751,22 @@ fn agent_role(db: &Db, role: &str, grants: &[(&str, bool)]) {
 
 /// A fresh database with the owner's store and two agents' stores: agent_a may write
 /// `team/a/`; agent_b may write `team/b/` and read `team/shared/`.
-fn two_agents() -> (Db, Box<dyn MemoryStore>, Box<dyn MemoryStore>, Box<dyn MemoryStore>) {
+fn two_agents() -> (Db, Store3) {
     let db = Db::new();
     let admin = db.writer();
     agent_role(&db, "agent_a", &[("team/a/", true)]);
     agent_role(&db, "agent_b", &[("team/b/", true), ("team/shared/", false)]);
     let a = PgBackend::new(&db.url_as("agent_a")).open_writer().unwrap();
     let b = PgBackend::new(&db.url_as("agent_b")).open_writer().unwrap();
-    (db, admin, a, b)
+    (db, [admin, a, b])
 }
+
+/// The owner's store, agent_a's and agent_b's.
+type Store3 = [Box<dyn MemoryStore>; 3];
 
 #[test]
 fn row_level_security_keeps_each_agent_to_its_granted_scopes() {
-    let (db, mut admin, mut a, mut b) = two_agents();
+    let (db, [mut admin, mut a, mut b]) = two_agents();
     let (shared, _) = insert(admin.as_mut(), &NewMemory::new("read me").in_scope(scope("team/shared/x")), 1);
     let (secret, created) = insert(a.as_mut(), &NewMemory::new("a's plan").in_scope(scope("team/a/x")), 2);
     assert!(created);
@@ -833,7 +836,7 @@ fn row_level_security_keeps_each_agent_to_its_granted_scopes() {
 
 #[test]
 fn row_level_security_covers_links_runs_judgements_moves_and_a_readers_own_books() {
-    let (_db, mut admin, mut a, mut b) = two_agents();
+    let (_db, [mut admin, mut a, mut b]) = two_agents();
     let here = scope("team/a/x");
     let (x1, _) = insert(a.as_mut(), &NewMemory::new("the billing plan").in_scope(here.clone()), 1);
     let (x2, _) = insert(a.as_mut(), &NewMemory::new("the billing plan, again").in_scope(here.clone()), 2);
