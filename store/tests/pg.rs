@@ -944,10 +944,14 @@ fn row_level_security_covers_links_runs_judgements_moves_and_a_readers_own_books
     assert!(a.guard_allowed("agent-a", &new_x1).unwrap());
     assert_eq!(a.moved_to(&x1.id).unwrap(), Some(new_x1.clone()));
     assert_eq!(b.moved_to(&x1.id).unwrap(), None);
+    // A purge by the role takes the memory's links with it.
+    let new_x2 = moved.iter().find(|m| m.old_id == x2.id).map(|m| m.memory.id.clone()).unwrap();
+    a.forget(&new_x2, 15).unwrap();
+    assert_eq!(a.purge(&new_x2).unwrap(), Purged::Deleted);
+    assert!(admin.links_of(&new_x1).unwrap().is_empty(), "no link left behind");
     // The owner sees every row, untouched by agent_b.
     assert_eq!(admin.judgements(None, 10).unwrap(), vec![verdict]);
     assert_eq!(admin.run_rewards("ra").unwrap(), vec![reward]);
-    assert_eq!(admin.links_of(&new_x1).unwrap().len(), 1);
 }
 
 #[test]

@@ -107,12 +107,18 @@ impl PgStore {
         self.write(|c| {
             let mut tx = c.transaction()?;
             seq_lock(&mut tx)?;
+            // Its links first, while a role under row-level security still sees them
+            // through the memory.
+            tx.execute(
+                "DELETE FROM links WHERE (from_id = $1 OR to_id = $1)
+                   AND EXISTS (SELECT 1 FROM memories WHERE id = $1 AND forgotten_at IS NOT NULL)",
+                &[&id.as_str()],
+            )?;
             let deleted = tx.query_opt(
                 "DELETE FROM memories WHERE id = $1 AND forgotten_at IS NOT NULL RETURNING seq, scope, session_id",
                 &[&id.as_str()],
             )?;
             let out = if let Some(row) = deleted {
-                tx.execute("DELETE FROM links WHERE from_id = $1 OR to_id = $1", &[&id.as_str()])?;
                 // The live memory after it in its session may still carry its text in its
                 // session context on a node that was down when it was forgotten: logged,
                 // so every node embeds that context again.
