@@ -1026,4 +1026,46 @@ fn throughput() {
         s.get(&m.id).unwrap();
     }
     println!("get by id: {:.0}/s", per_sec(1000, t));
+    // Row-level security's price: the same reads and writes as the owner (not checked)
+    // and as a role granted the scope (every row checked), alternated twice.
+    agent_role(&db, "bench_role", &[("default/", true)]);
+    let mut role = PgBackend::new(&db.url_as("bench_role")).open_writer().unwrap();
+    let seqs: Vec<u64> = all.iter().take(1000).map(|m| m.seq).collect();
+    let mut rates: Vec<(&str, [f64; 4])> = Vec::new();
+    for round in 0..2 {
+        for (who, st) in [("owner", &mut s), ("role", &mut role)] {
+            let t = std::time::Instant::now();
+            let n = st.scan(0, u64::MAX, 100_000).unwrap().len();
+            let scan = per_sec(n, t);
+            let t = std::time::Instant::now();
+            for m in all.iter().take(1000) {
+                st.get(&m.id).unwrap().unwrap();
+            }
+            let get = per_sec(1000, t);
+            let t = std::time::Instant::now();
+            for chunk in seqs.chunks(10) {
+                assert_eq!(st.get_by_seqs(chunk).unwrap().len(), chunk.len());
+            }
+            let by_seqs = per_sec(1000, t);
+            let t = std::time::Instant::now();
+            for i in 0..300 {
+                st.insert_batch(&[NewMemory::new(format!("{who} round {round} {i}"))], i).unwrap();
+            }
+            rates.push((who, [scan, get, by_seqs, per_sec(300, t)]));
+        }
+    }
+    for (i, what) in
+        ["scan", "get by id", "get_by_seqs (10 a call)", "insert, 1 per transaction"].iter().enumerate()
+    {
+        let mean = |w: &str| {
+            let v: Vec<f64> = rates.iter().filter(|(who, _)| *who == w).map(|(_, r)| r[i]).collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        println!(
+            "{what}: owner {:.0}/s, role {:.0}/s, role / owner {:.2}",
+            mean("owner"),
+            mean("role"),
+            mean("role") / mean("owner")
+        );
+    }
 }
