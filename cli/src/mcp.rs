@@ -59,8 +59,10 @@ const IDLE_CHECK: Duration = Duration::from_secs(10);
 /// Runs the MCP server on stdin/stdout until the client closes its end.
 pub fn run(cfg: Config, config_file: Option<PathBuf>, start: bool) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let bridge = Bridge::new(cfg, config_file, start);
+    let advice = bridge.running_daemon_has_model();
     rt.block_on(async move {
-        let server = AmberMcp::new(Bridge::new(cfg, config_file, start));
+        let server = AmberMcp::with_advice(bridge, advice);
         let bridge = Arc::clone(&server.bridge);
         tokio::spawn(async move {
             loop {
@@ -146,6 +148,20 @@ impl Bridge {
             }
         }
         Err("amberd could not be reached".into())
+    }
+
+    /// Whether to offer `get_advice`: the running daemon's word (its `status` names its
+    /// model), so a daemon started with another config decides; when none runs, this
+    /// server's config, which the daemon it will start reads too.
+    fn running_daemon_has_model(&self) -> bool {
+        let asked = daemon::connect_or_start(&self.cfg, None, false).ok().and_then(|mut c| {
+            c.hello("amber-mcp").ok()?;
+            c.call_value("status", json!({})).ok()
+        });
+        match asked {
+            Some(status) => !status["learn"].is_null(),
+            None => self.cfg.learn.is_on(),
+        }
     }
 
     fn connect(&self) -> Result<Client, String> {
@@ -284,8 +300,13 @@ pub struct AmberMcp {
 }
 
 impl AmberMcp {
+    #[cfg(test)]
     fn new(bridge: Bridge) -> AmberMcp {
         let advice = bridge.cfg.learn.is_on();
+        AmberMcp::with_advice(bridge, advice)
+    }
+
+    fn with_advice(bridge: Bridge, advice: bool) -> AmberMcp {
         AmberMcp {
             bridge: Arc::new(bridge),
             tool_router: Self::router(advice),
@@ -293,9 +314,8 @@ impl AmberMcp {
         }
     }
 
-    /// The tools; `get_advice` only when a model is configured (`[learn]` in the config
-    /// this server and the daemon it starts read): without one the daemon answers it
-    /// `no_model`, so it is not offered.
+    /// The tools; `get_advice` only when the daemon has a model (`[learn]` in its config):
+    /// without one it answers `no_model`, so it is not offered.
     fn router(advice: bool) -> ToolRouter<Self> {
         let mut router = Self::tool_router();
         if !advice {

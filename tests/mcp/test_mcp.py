@@ -324,3 +324,33 @@ def test_get_advice_is_listed_with_a_model_and_answers_through_the_daemon(amber_
         assert is_error(r) and "moment must be one of" in text_of(r)
 
     asyncio.run(with_session(amber_env, body))
+
+
+def test_get_advice_follows_the_running_daemon_not_the_servers_own_config(amber_env):
+    config = Path(amber_env["AMBER_CONFIG"])
+    learn = '[learn]\nkind = "openai"\nurl = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+
+    async def listed(session, init):
+        return "get_advice" in {t.name for t in (await session.list_tools()).tools}
+
+    def daemon(action):
+        subprocess.run([AMBER, "daemon", action], env=amber_env, timeout=120, check=True, capture_output=True)
+
+    # A daemon started with a model; this server's config names none: offered, and it
+    # answers through the daemon.
+    config.write_text(learn)
+    daemon("start")
+    config.write_text("")
+    assert asyncio.run(with_session(amber_env, listed))
+
+    async def asks(session, init):
+        r = await call(session, "get_advice", {"task": "rotate the keys", "scope": "mcpadvice2"})
+        return is_error(r), text_of(r)
+
+    failed, text = asyncio.run(with_session(amber_env, asks))
+    assert not failed and "no advice has been learned" in text, text
+    # A daemon without a model; this server's config names one: not offered.
+    daemon("stop")
+    daemon("start")
+    config.write_text(learn)
+    assert not asyncio.run(with_session(amber_env, listed))
