@@ -15,13 +15,18 @@
 //!
 //! # Who reads and writes which scopes
 //!
-//! Row-level security on `memories`, `runs`, `sessions`, the advice tables
-//! (`advice_situations`, `advice_sorted`, `advice_notes`, `advice_served`) and `outcomes`
-//! (through its memory) lets a role see the rows whose scope starts with a prefix granted
-//! to it in `amber_grants`, and write them only when the grant says `can_write`. A scope
-//! equal to a prefix without its trailing `/` (`team/a` for `team/a/`) counts as under
-//! it. Rows a role cannot see do not exist for it (`get` gives None, `scan` skips them);
-//! a write it may not make fails with [`Error::Postgres`] ("new row violates row-level
+//! Row-level security on every table that says something about a scope (schema 4):
+//! rows with a scope column by it (`memories`, `runs`, `sessions`, the advice tables,
+//! the change log, graph entities and names, project roots, moves), the others through
+//! the row they refer to (outcomes, links and supersessions through their memory,
+//! rewards and judgements through their run, graph facts, mentions and invalidations
+//! through their entity) lets a role see the rows whose scope starts with a prefix
+//! granted to it in `amber_grants`, and write them only when the grant says
+//! `can_write`. A scope equal to a prefix without its trailing `/` (`team/a` for
+//! `team/a/`) counts as under it. A reader's own books (inbox servings, holds, the
+//! guard's log, advice servings) are written by any role that reads their memory or
+//! scope. Rows a role cannot see do not exist for it (`get` gives None, `scan` skips
+//! them); a write it may not make fails with [`Error::Postgres`] ("new row violates row-level
 //! security policy"). The table owner (the admin whose amberd first opened the store,
 //! which created the schema) and superusers are not restricted. Setup, as the owner,
 //! once per agent role, after the schema exists:
@@ -37,10 +42,9 @@
 //! INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_a', 'team/shared/', false);
 //! ```
 //!
-//! A later schema migration adds tables: run the `GRANT`s again after upgrading. The
-//! other tables (the seq counter, the embedding cache, metadata, links, the graph, inbox
-//! and guard logs, holds, moves, judgements) are shared by every role with table
-//! privileges.
+//! A later schema migration may add tables: run the `GRANT`s again after upgrading. The
+//! other tables (the seq counter, the embedding cache, metadata) are shared by every
+//! role with table privileges.
 //! Connect each agent's amberd as its role: `postgres://agent_a:…@host:5432/amber`.
 
 mod advice;
