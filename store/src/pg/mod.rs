@@ -26,9 +26,9 @@
 //! `team/a/`) counts as under it. A reader's own books (inbox servings, holds, the
 //! guard's log, advice servings) are written by any role that reads their memory or
 //! scope. Rows a role cannot see do not exist for it (`get` gives None, `scan` skips
-//! them); a write it may not make fails with [`Error::Postgres`] ("new row violates row-level
-//! security policy"). The table owner (the admin whose amberd first opened the store,
-//! which created the schema) and superusers are not restricted. Setup, as the owner,
+//! them); a write it may not make fails with [`Error::Postgres`] ("new row violates
+//! row-level security policy"). The table owner (the admin whose amberd first opened
+//! the store, which created the schema) and superusers are not restricted. Setup, as the owner,
 //! once per agent role, after the schema exists:
 //!
 //! ```sql
