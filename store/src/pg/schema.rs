@@ -85,22 +85,29 @@ macro_rules! belongs_to {
     };
 }
 
-/// Policies on a reader's own books about another table's row (what its inbox served,
-/// the guard's log, holds): a role reads and writes them when `$from` finds that row
-/// readable, so a read-only grant still keeps them.
+/// Policies on a reader's own books (what its inbox served, the guard's log, holds,
+/// servings of advice): a role reads and writes them when it reads what they are about,
+/// the row `$from` finds (`<table> <alias> WHERE <join to this row>`) or, with `scope:`,
+/// the scope in that column; so a read-only grant still keeps them.
 macro_rules! seen_through {
+    ($table:literal, scope: $scope:literal) => {
+        seen_through!(@ $table, [granted!($scope, "")])
+    };
     ($table:literal, $from:literal) => {
+        seen_through!(@ $table, [concat!("EXISTS (SELECT 1 FROM ", $from, ")")])
+    };
+    (@ $table:literal, [$($readable:tt)*]) => {
         concat!(
             "ALTER TABLE ",
             $table,
             " ENABLE ROW LEVEL SECURITY;\n",
             "CREATE POLICY amber_seen ON ",
             $table,
-            " FOR ALL USING (EXISTS (SELECT 1 FROM ",
-            $from,
-            ")) WITH CHECK (EXISTS (SELECT 1 FROM ",
-            $from,
-            "));\n",
+            " FOR ALL USING (",
+            $($readable)*,
+            ") WITH CHECK (",
+            $($readable)*,
+            ");\n",
         )
     };
 }
@@ -427,14 +434,9 @@ const MIGRATIONS: &[&str] = &[
             "memories m WHERE (m.id = guard_log.trigger
                OR m.id = (SELECT v.new_id FROM moved v WHERE v.old_id = guard_log.trigger))"
         ),
-        "DROP POLICY amber_insert ON advice_served;
-         DROP POLICY amber_update ON advice_served;
-         DROP POLICY amber_delete ON advice_served;
-         CREATE POLICY amber_seen ON advice_served FOR ALL USING (",
-        granted!("scope", ""),
-        ") WITH CHECK (",
-        granted!("scope", ""),
-        ");\n",
+        "DROP POLICY amber_read ON advice_served; DROP POLICY amber_insert ON advice_served;
+         DROP POLICY amber_update ON advice_served; DROP POLICY amber_delete ON advice_served;\n",
+        seen_through!("advice_served", scope: "scope"),
     ),
 ];
 
