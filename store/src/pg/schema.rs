@@ -23,9 +23,10 @@ macro_rules! granted {
     };
 }
 
-/// Read and write policies on a table with a scope column.
-macro_rules! scoped_policies {
-    ($table:literal) => {
+/// Turns row-level security on for a table, with its read policy: rows for which the
+/// condition holds.
+macro_rules! readable_when {
+    ($table:literal, [$($readable:tt)*]) => {
         concat!(
             "ALTER TABLE ",
             $table,
@@ -33,8 +34,17 @@ macro_rules! scoped_policies {
             "CREATE POLICY amber_read ON ",
             $table,
             " FOR SELECT USING (",
-            granted!("scope", ""),
+            $($readable)*,
             ");\n",
+        )
+    };
+}
+
+/// Read and write policies on a table with a scope column.
+macro_rules! scoped_policies {
+    ($table:literal) => {
+        concat!(
+            readable_when!($table, [granted!("scope", "")]),
             "CREATE POLICY amber_insert ON ",
             $table,
             " FOR INSERT WITH CHECK (",
@@ -62,14 +72,7 @@ macro_rules! scoped_policies {
 macro_rules! belongs_to {
     ($table:literal, $from:literal, $scope:literal) => {
         concat!(
-            "ALTER TABLE ",
-            $table,
-            " ENABLE ROW LEVEL SECURITY;\n",
-            "CREATE POLICY amber_read ON ",
-            $table,
-            " FOR SELECT USING (EXISTS (SELECT 1 FROM ",
-            $from,
-            "));\n",
+            readable_when!($table, [concat!("EXISTS (SELECT 1 FROM ", $from, ")")]),
             "CREATE POLICY amber_write ON ",
             $table,
             " FOR ALL USING (EXISTS (SELECT 1 FROM ",
