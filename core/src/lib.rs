@@ -43,8 +43,16 @@ pub use standing::{Outcome, Report, ReportKind};
 /// Milliseconds since the Unix epoch, UTC: the one time unit of Amber.
 pub type Millis = i64;
 
-/// The current wall-clock time in [`Millis`].
+/// The environment variable that shifts Amber's clock forward by whole seconds: a test
+/// knob that stands in for days passing between sessions (unset or unparsable: 0).
+pub const CLOCK_OFFSET_ENV: &str = "AMBER_CLOCK_OFFSET_S";
+
+/// The current wall-clock time in [`Millis`], shifted by [`CLOCK_OFFSET_ENV`] when set.
 pub fn now_millis() -> Millis {
+    static OFFSET: std::sync::OnceLock<Millis> = std::sync::OnceLock::new();
+    let offset = *OFFSET.get_or_init(|| {
+        std::env::var(CLOCK_OFFSET_ENV).ok().and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(0) * 1000
+    });
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    d.as_millis() as Millis
+    d.as_millis() as Millis + offset
 }
