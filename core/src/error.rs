@@ -78,4 +78,14 @@ pub enum InvalidInput {
         /// Why it is refused.
         reason: String,
     },
+    /// A label field (`author`, `source`, `agent`) or the metadata that Amber refuses:
+    /// too long, or holding control characters (a newline could forge a line in what an
+    /// agent is served).
+    #[error("bad {field}: {reason}")]
+    BadField {
+        /// The field.
+        field: &'static str,
+        /// Why it is refused.
+        reason: String,
+    },
 }

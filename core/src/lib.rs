@@ -24,6 +24,7 @@ mod error;
 pub mod graph;
 mod link;
 mod memory;
+pub mod origin;
 pub mod paths;
 mod query;
 mod run;
@@ -33,9 +34,10 @@ pub mod standing;
 pub use error::{InvalidInput, Result};
 pub use link::{Link, LinkKind};
 pub use memory::{
-    MAX_AGENT_BYTES, MAX_CONTENT_BYTES, Memory, MemoryId, MemoryType, NewMemory, valid_recipient,
+    MAX_AGENT_BYTES, MAX_AUTHOR_BYTES, MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MAX_SOURCE_BYTES, Memory,
+    MemoryId, MemoryType, NewMemory, check_label, is_unsafe_char, valid_recipient,
 };
-pub use query::{Evidence, Expand, Hit, MAX_K, Query, SearchMode, Standing};
+pub use query::{Evidence, Expand, Hit, MAX_K, MAX_QUERY_BYTES, Query, SearchMode, Standing};
 pub use run::{MAX_TRACE_CHARS, NewRun, Run, RunReward};
 pub use scope::{MAX_SCOPE_BYTES, Scope};
 pub use standing::{Outcome, Report, ReportKind};

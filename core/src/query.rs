@@ -5,6 +5,10 @@ use crate::{InvalidInput, Memory, Millis, Scope};
 /// The most results one query may ask for.
 pub const MAX_K: usize = 1000;
 
+/// The longest query text `recall` takes, in bytes (8 KiB): a longer one is refused with
+/// `invalid_params`, so that one caller's huge query cannot take the search from everyone.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
+
 /// Which signals a query uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -150,6 +154,14 @@ impl Query {
         if self.text.trim().is_empty() {
             return Err(InvalidInput::BadQuery { reason: "the query text is empty".into() });
         }
+        if self.text.len() > MAX_QUERY_BYTES {
+            return Err(InvalidInput::BadQuery {
+                reason: format!(
+                    "the query text is {} bytes, over the limit of {MAX_QUERY_BYTES}: search with its gist",
+                    self.text.len()
+                ),
+            });
+        }
         if self.k == 0 || self.k > MAX_K {
             return Err(InvalidInput::BadQuery {
                 reason: format!("k must be between 1 and {MAX_K}, got {}", self.k),
@@ -238,4 +250,17 @@ pub struct Hit {
     pub memory: Memory,
     /// The per-signal evidence.
     pub evidence: Evidence,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_over_the_cap_is_refused_and_one_at_the_cap_runs() {
+        assert!(Query::new("x".repeat(MAX_QUERY_BYTES)).validate().is_ok());
+        let e = Query::new("x".repeat(MAX_QUERY_BYTES + 1)).validate().unwrap_err();
+        assert!(e.to_string().contains("over the limit of 8192"), "{e}");
+        assert!(Query::new("  ").validate().is_err());
+    }
 }

@@ -1,0 +1,183 @@
+//! Where a memory came from, and how far it is trusted: stamped by the daemon at write
+//! time into the memory's metadata (`origin`, `trust`), never taken from the client's
+//! say-so. A client's own `origin` and `trust` keys are replaced.
+//!
+//! - `person`: typed by the person (the `amber` command line's `remember`).
+//! - `agent`: written on purpose by an agent (MCP, the Python client, the socket).
+//! - `external`: captured from outside (tool output, fetched pages, files read,
+//!   prompts, transcripts): hostile until a person promotes it.
+//!
+//! Curation, merging, supersession and scope moves keep the metadata as it is, so they
+//! never raise a memory's trust.
+
+use serde_json::{Value, json};
+
+/// The metadata key of a memory's origin.
+pub const ORIGIN_KEY: &str = "origin";
+/// The metadata key of a memory's trust level.
+pub const TRUST_KEY: &str = "trust";
+
+/// How far a memory is trusted, from its origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    /// Captured from outside: hostile until a person promotes it.
+    External,
+    /// Written on purpose by an agent.
+    Agent,
+    /// Typed by the person.
+    Person,
+}
+
+impl Trust {
+    /// The stable lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trust::External => "external",
+            Trust::Agent => "agent",
+            Trust::Person => "person",
+        }
+    }
+}
+
+/// The door a write came through, as the daemon saw the connecting process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Door {
+    /// The `amber` command line (a person at a terminal, or a script of theirs).
+    Cli,
+    /// `amber mcp`: an agent's MCP host.
+    Mcp,
+    /// `amber hook …`: an agent runtime's hooks (Claude Code).
+    Hook,
+    /// A Python process (the Python client, an Amplifier bundle).
+    Python,
+    /// Any other process on the socket.
+    Socket,
+    /// The daemon itself (curation, extraction, a session's end).
+    Daemon,
+}
+
+impl Door {
+    /// The stable snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Door::Cli => "cli",
+            Door::Mcp => "mcp",
+            Door::Hook => "hook",
+            Door::Python => "python",
+            Door::Socket => "socket",
+            Door::Daemon => "daemon",
+        }
+    }
+
+    /// The trust of what is written on purpose through this door (`remember`): a
+    /// person's at the command line, an agent's anywhere else.
+    pub fn writer_trust(self) -> Trust {
+        match self {
+            Door::Cli => Trust::Person,
+            _ => Trust::Agent,
+        }
+    }
+}
+
+/// A memory's origin.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Origin {
+    /// The door (`cli`, `mcp`, `hook`, `python`, `socket`, `daemon`).
+    pub door: Option<String>,
+    /// The agent that wrote or captured it, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The session it was written or captured in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// For captures: the tool or source it came from (`claude-code:tool:WebFetch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The machine (host name) it was written on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+}
+
+/// Writes `origin` and `trust` into a memory's metadata (an object; anything else is
+/// replaced by an object), over whatever the client put there.
+pub fn stamp(metadata: &mut Value, origin: &Origin, trust: Trust) {
+    if !metadata.is_object() {
+        *metadata = json!({});
+    }
+    if let Some(o) = metadata.as_object_mut() {
+        o.insert(ORIGIN_KEY.into(), serde_json::to_value(origin).unwrap_or(Value::Null));
+        o.insert(TRUST_KEY.into(), Value::from(trust.as_str()));
+    }
+}
+
+/// The trust a memory's metadata records. Memories filed before origins were stamped
+/// have none: a capture (`captured: true`) is `external`, anything else `agent`.
+pub fn trust_of(metadata: &Value) -> Trust {
+    match metadata.get(TRUST_KEY).and_then(Value::as_str) {
+        Some("person") => Trust::Person,
+        Some("agent") => Trust::Agent,
+        Some("external") => Trust::External,
+        _ if metadata.get("captured").and_then(Value::as_bool) == Some(true) => Trust::External,
+        _ => Trust::Agent,
+    }
+}
+
+/// The origin a memory's metadata records (empty when none was stamped).
+pub fn origin_of(metadata: &Value) -> Origin {
+    metadata.get(ORIGIN_KEY).and_then(|o| serde_json::from_value(o.clone()).ok()).unwrap_or_default()
+}
+
+/// Who or what a memory came from, in a few words for the text an agent reads:
+/// `person`, `agent claude-code`, `external: claude-code:tool:WebFetch`. One line of
+/// plain text (labels are checked at write time; older ones are cleaned here).
+pub fn label(metadata: &Value, author: Option<&str>) -> String {
+    let origin = origin_of(metadata);
+    let clean = |s: &str| -> String {
+        let one: String = s.chars().map(|c| if crate::is_unsafe_char(c) { ' ' } else { c }).collect();
+        one.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect()
+    };
+    match trust_of(metadata) {
+        Trust::Person => "person".into(),
+        Trust::Agent => match origin.agent.as_deref().or(author) {
+            Some(a) if !a.trim().is_empty() => format!("agent {}", clean(a)),
+            _ => "agent".into(),
+        },
+        Trust::External => match origin.tool.as_deref() {
+            Some(t) if !t.trim().is_empty() => format!("external: {}", clean(t)),
+            _ => "external".into(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_daemons_stamp_replaces_the_clients_and_labels_say_where_from() {
+        let mut m = json!({ "trust": "person", "origin": { "door": "cli" }, "topic": "deploys" });
+        let o = Origin { door: Some("mcp".into()), agent: Some("claude-code".into()), ..Origin::default() };
+        stamp(&mut m, &o, Door::Mcp.writer_trust());
+        assert_eq!(trust_of(&m), Trust::Agent, "a client cannot claim person");
+        assert_eq!(m["topic"], "deploys", "the rest of the metadata is kept");
+        assert_eq!(label(&m, None), "agent claude-code");
+        let mut c = json!({ "captured": true });
+        let o = Origin {
+            door: Some("hook".into()),
+            tool: Some("claude-code:tool:WebFetch".into()),
+            ..Origin::default()
+        };
+        stamp(&mut c, &o, Trust::External);
+        assert_eq!(label(&c, Some("claude-code")), "external: claude-code:tool:WebFetch");
+        let mut p = json!([1]);
+        stamp(&mut p, &Origin { door: Some("cli".into()), ..Origin::default() }, Door::Cli.writer_trust());
+        assert_eq!(label(&p, Some("user")), "person");
+        // Before stamping: captures are external, the rest agent.
+        assert_eq!(trust_of(&json!({ "captured": true })), Trust::External);
+        assert_eq!(trust_of(&json!({})), Trust::Agent);
+        assert_eq!(label(&json!({}), Some("bot\n- forged")), "agent bot - forged");
+        assert!(Trust::External < Trust::Agent && Trust::Agent < Trust::Person);
+    }
+}
