@@ -160,7 +160,10 @@ impl Store {
     }
 
     /// Files many memories in one transaction (all or nothing). Duplicates inside the
-    /// batch collapse to the first.
+    /// batch collapse to the first. A person (metadata `trust: person`, which the daemon
+    /// stamps) filing the content of a live raw capture (type `event`) again with a
+    /// durable type promotes it: it takes that type and the person's trust (`created`
+    /// false).
     ///
     /// Content identical to a *forgotten* memory (same scope, same content, so the same
     /// id) is filed anew: the forgotten row is replaced by this write, with a new `seq`
@@ -190,6 +193,15 @@ impl Store {
             let mut drop_forgotten = tx
                 .prepare_cached("DELETE FROM memories WHERE id = ?1 AND forgotten_at IS NOT NULL")
                 .map_err(sql)?;
+            // A raw capture a person files again with a durable type is promoted: it takes
+            // the type, and the person's trust.
+            let mut promote = tx
+                .prepare_cached(&format!(
+                    "UPDATE memories SET kind = ?2, metadata = json_set(metadata, '$.trust', 'person')
+                     WHERE id = ?1 AND kind = '{}' AND forgotten_at IS NULL",
+                    MemoryType::Event.as_str()
+                ))
+                .map_err(sql)?;
             for m in memories {
                 let id = m.id();
                 drop_forgotten.execute([id.as_str()]).map_err(sql)?;
@@ -210,6 +222,9 @@ impl Store {
                         (!m.supersedes.is_empty()).then(|| serde_json::json!(m.supersedes).to_string()),
                     ])
                     .map_err(sql)?;
+                if changed == 0 && m.kind != MemoryType::Event && promotes(m) {
+                    promote.execute(params![id.as_str(), m.kind.as_str()]).map_err(sql)?;
+                }
                 let row = select.query_row([id.as_str()], raw_row).map_err(sql)?;
                 out.push((decode(row, &path)?, changed == 1));
             }
@@ -591,6 +606,12 @@ pub(crate) fn bytes_to_vector(blob: &[u8], path: &Path) -> Result<Vector> {
         });
     }
     Ok(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+}
+
+/// True when filing `m` over an existing raw capture promotes it: a person's filing
+/// (the daemon stamps `trust`; see `amber_core::origin`).
+pub(crate) fn promotes(m: &NewMemory) -> bool {
+    amber_core::origin::trust_of(&m.metadata) == amber_core::origin::Trust::Person
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use amber_core::{Memory, MemoryId, Millis, NewMemory};
+use amber_core::{Memory, MemoryId, MemoryType, Millis, NewMemory};
 use postgres::GenericClient;
 
 use super::{MEMORY_COLUMNS, PgStore, Q, memories, raw_row, raw_row_at, seq_lock};
@@ -52,6 +52,23 @@ impl PgStore {
                 let row = tx.query_one(&claim, &[&id.as_str()])?;
                 let seq: i64 = row.try_get(0)?;
                 if row.try_get::<_, Option<i64>>(1)?.is_some() {
+                    // A raw capture a person files again with a durable type is promoted.
+                    if m.kind != MemoryType::Event && crate::store::promotes(m) {
+                        let promoted = tx.query_opt(
+                            &format!(
+                                "UPDATE memories SET kind = $2,
+                                        metadata = jsonb_set(metadata::jsonb, '{{trust}}', '\"person\"')::text
+                                 WHERE id = $1 AND kind = '{}' AND forgotten_at IS NULL
+                                 RETURNING {MEMORY_COLUMNS}",
+                                MemoryType::Event.as_str()
+                            ),
+                            &[&id.as_str(), &m.kind.as_str()],
+                        )?;
+                        if let Some(r) = promoted {
+                            out.push((decode(raw_row_at(&r, 0)?, self.path())?, false));
+                            continue;
+                        }
+                    }
                     out.push((decode(raw_row_at(&row, 1)?, self.path())?, false));
                     continue;
                 }
