@@ -26,6 +26,7 @@ mod extract;
 mod live;
 mod methods;
 mod paths;
+mod peer;
 mod route;
 mod rpc;
 mod server;

@@ -2,6 +2,7 @@
 //! out, whatever a client sends), the timeouts that close a connection nobody uses, and
 //! the dispatch table from method names to the method families in `methods/`.
 
+use crate::peer::Peer;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -83,6 +84,8 @@ pub(crate) async fn serve_connection(conn: Stream, shared: Arc<Shared>) {
         let _ = tokio::time::timeout(REFUSE_WRITE_TIMEOUT, (&conn).write_all(&line)).await;
         return;
     }
+    // The door a write came through: from the connecting process, not its say-so.
+    let peer = Peer::of_pid(conn.peer_creds().ok().and_then(|c| c.pid()).map(i64::from));
     let limits = Limits::of(&shared.config);
     let mut reader = BufReader::new(&conn);
     let mut writer = &conn;
@@ -98,7 +101,7 @@ pub(crate) async fn serve_connection(conn: Stream, shared: Arc<Shared>) {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                handle_line(&line, &shared).await
+                handle_line(&line, &shared, peer).await
             }
             Ok(Next::Frame(Frame::TooLarge(n))) => {
                 let msg = format!(
@@ -207,7 +210,7 @@ async fn next_frame<R: AsyncBufRead + Unpin>(
 
 /// Answers one line. Returns the response (none for a notification) and whether the
 /// daemon should stop afterwards.
-async fn handle_line(line: &[u8], shared: &Arc<Shared>) -> (Option<Response>, bool) {
+async fn handle_line(line: &[u8], shared: &Arc<Shared>, peer: Peer) -> (Option<Response>, bool) {
     let req = match parse_request(line) {
         Ok(r) => r,
         Err(bad) => return (Some(Response::err(bad.id, bad.error)), false),
@@ -215,7 +218,7 @@ async fn handle_line(line: &[u8], shared: &Arc<Shared>) -> (Option<Response>, bo
     let id = req.id.clone();
     let method = req.method.clone();
     let started = Instant::now();
-    let outcome = dispatch(req, shared).await;
+    let outcome = dispatch(req, shared, peer).await;
     tracing::debug!(%method, ms = started.elapsed().as_secs_f64() * 1e3, ok = outcome.is_ok(), "request");
     let stop = method == "shutdown" && outcome.is_ok();
     let Some(id) = id else { return (None, stop) };
@@ -227,7 +230,7 @@ async fn handle_line(line: &[u8], shared: &Arc<Shared>) -> (Option<Response>, bo
 }
 
 /// The dispatch table: one line per method.
-async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObject> {
+async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> Result<Value, ErrorObject> {
     let (m, p) = (req.method.as_str(), req.params);
     match m {
         "hello" => admin::hello(shared, params(m, p)?).await,
@@ -235,21 +238,21 @@ async fn dispatch(req: Request, shared: &Arc<Shared>) -> Result<Value, ErrorObje
         "reindex" => admin::reindex(shared, no_params(m, &p)?).await,
         "shutdown" => admin::shutdown(no_params(m, &p)?).await,
         "identity" => admin::identity(shared, params(m, p)?).await,
-        "remember" => memory::remember(shared, params(m, p)?).await,
-        "remember_batch" => memory::remember_batch(shared, params(m, p)?).await,
+        "remember" => memory::remember(shared, peer, params(m, p)?).await,
+        "remember_batch" => memory::remember_batch(shared, peer, params(m, p)?).await,
         "recall" => memory::recall(shared, params(m, p)?).await,
         "forget" => memory::forget(shared, params(m, p)?).await,
         "purge" => memory::purge(shared, params(m, p)?).await,
         "links" => memory::links(shared, params(m, p)?).await,
-        "capture" => capture::capture(shared, params(m, p)?).await,
+        "capture" => capture::capture(shared, peer, params(m, p)?).await,
         "get" => scope::get(shared, params(m, p)?).await,
         "resolve_scope" => scope::resolve_method(shared, params(m, p)?).await,
         "scopes" => scope::list(shared, no_params(m, &p)?).await,
         "scope_move" => scope::move_method(shared, params(m, p)?).await,
         "session_start" => session::start(shared, params(m, p)?).await,
-        "session_event" => session::event(shared, params(m, p)?).await,
+        "session_event" => session::event(shared, peer, params(m, p)?).await,
         "session_checkpoint" => checkpoint::checkpoint(shared, params(m, p)?).await,
-        "session_end" => session::end_method(shared, params(m, p)?).await,
+        "session_end" => session::end_method(shared, peer, params(m, p)?).await,
         "session_show" => session::show(shared, params(m, p)?).await,
         "kg_add" => graph::add(shared, params(m, p)?).await,
         "kg_invalidate" => graph::invalidate(shared, params(m, p)?).await,

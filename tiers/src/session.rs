@@ -19,10 +19,6 @@ pub struct SessionConfig {
     pub idle_timeout_s: u64,
     /// Interjection decisions kept in a session's record, newest (default 200).
     pub max_decisions: usize,
-    /// Raw captures (memories of type `event` filed by any session: prompts, tool
-    /// output, transcripts) younger than this are never briefed nor interjected: they
-    /// are the work going on now, already in some context (default 1,800 s).
-    pub recent_capture_s: u64,
     /// The checkpoint: at the first stop of a session that did real work and filed
     /// nothing durable, ask once for the takeaway (default true).
     pub checkpoint: bool,
@@ -32,13 +28,7 @@ pub struct SessionConfig {
 
 impl Default for SessionConfig {
     fn default() -> SessionConfig {
-        SessionConfig {
-            idle_timeout_s: 1800,
-            max_decisions: 200,
-            recent_capture_s: 1800,
-            checkpoint: true,
-            checkpoint_tool_uses: 3,
-        }
+        SessionConfig { idle_timeout_s: 1800, max_decisions: 200, checkpoint: true, checkpoint_tool_uses: 3 }
     }
 }
 
@@ -176,6 +166,77 @@ pub struct Session {
     /// What moments reminded it of: (memory, moment), each pair once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reminded: Vec<(MemoryId, crate::moment::Moment)>,
+    /// What the session filed on purpose (`remember` naming it), new or found already
+    /// filed: only these silence its checkpoint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filed: Vec<Filed>,
+    /// How much of its transcript was filed already, so a resumed session's next end
+    /// files only what is new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptMark>,
+}
+
+/// A memory a session filed on purpose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Filed {
+    /// The memory.
+    pub id: MemoryId,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: amber_core::MemoryType,
+    /// False when the same text was already filed (it still counts as filed).
+    pub created: bool,
+    /// When.
+    pub at: Millis,
+}
+
+/// The part of a session's transcript already filed: its first `chars` characters,
+/// whose SHA-256 is `sha256`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TranscriptMark {
+    /// Characters filed.
+    pub chars: usize,
+    /// SHA-256 (hex) of those characters.
+    pub sha256: String,
+}
+
+impl TranscriptMark {
+    /// The mark of a whole text.
+    pub fn of(text: &str) -> TranscriptMark {
+        use sha2::Digest;
+        TranscriptMark {
+            chars: text.chars().count(),
+            sha256: hex::encode(sha2::Sha256::digest(text.as_bytes())),
+        }
+    }
+
+    /// What of `text` is new since this mark: the rest after the marked prefix when
+    /// `text` starts with it, else all of `text` (a different transcript).
+    pub fn new_part<'a>(&self, text: &'a str) -> &'a str {
+        let end = text.char_indices().nth(self.chars).map_or(text.len(), |(i, _)| i);
+        let prefix = &text[..end];
+        if prefix.chars().count() == self.chars && TranscriptMark::of(prefix) == *self {
+            &text[end..]
+        } else {
+            text
+        }
+    }
+}
+
+/// True for a memory captured from outside (trust `external`: tool output, pages,
+/// files, transcripts), which is never served unasked until a person promotes it.
+pub fn is_external(m: &amber_core::Memory) -> bool {
+    amber_core::origin::trust_of(&m.metadata) == amber_core::origin::Trust::External
+}
+
+/// True for a raw capture: an `event` filed by a capture (metadata `captured`) or in a
+/// session (prompts, tool output, transcript pieces). Raw captures are evidence: `recall`
+/// finds them, labelled, but they are never briefed nor interjected. A person promotes
+/// one by filing its text again with a durable type (`amber remember --type fact`).
+pub fn is_raw_capture(m: &amber_core::Memory) -> bool {
+    m.kind == amber_core::MemoryType::Event
+        && (m.session_id.is_some()
+            || m.metadata.get("captured").and_then(serde_json::Value::as_bool) == Some(true))
 }
 
 /// Whether a new session falls in the holdout arm: a stable draw from its id (FNV-1a,
@@ -231,6 +292,8 @@ impl Session {
             reward: None,
             outcome: None,
             reminded: Vec::new(),
+            filed: Vec::new(),
+            transcript: None,
         }
     }
 
@@ -239,14 +302,23 @@ impl Session {
         self.served.iter().find(|s| &s.id == id && s.context == self.context)
     }
 
-    /// True for a memory the session must not be served: one it filed itself (its own
-    /// prompts and captures are in its context already), or a raw capture (type
-    /// `event` filed in a session) younger than `recent_ms` (the work going on now).
-    pub fn is_echo(&self, m: &amber_core::Memory, now: Millis, recent_ms: Millis) -> bool {
-        m.session_id.as_deref() == Some(self.id.as_str())
-            || (m.kind == amber_core::MemoryType::Event
-                && m.session_id.is_some()
-                && now - m.created_at < recent_ms)
+    /// True for a memory the session must not be served unasked (briefing,
+    /// interjection): one it filed itself (its own prompts and captures are in its
+    /// context already), or a raw capture of any session, however old ([`is_raw_capture`]):
+    /// evidence for `recall`, not a memory to put in a prompt.
+    pub fn is_echo(&self, m: &amber_core::Memory) -> bool {
+        m.session_id.as_deref() == Some(self.id.as_str()) || is_raw_capture(m) || is_external(m)
+    }
+
+    /// Notes a durable memory filed by this session (re-filing the same text counts:
+    /// the agent did file it).
+    pub fn note_filed(&mut self, id: MemoryId, kind: amber_core::MemoryType, created: bool, at: Millis) {
+        self.filed.push(Filed { id, kind, created, at });
+    }
+
+    /// Durable memories this session filed since `since` (the checkpoint's count).
+    pub fn filed_since(&self, since: Millis) -> usize {
+        self.filed.iter().filter(|f| f.at >= since && f.kind != amber_core::MemoryType::Event).count()
     }
 
     /// True when a memory may be served to this session: not addressed to another agent,

@@ -9,28 +9,57 @@ use amber_ipc::protocol::{CaptureParams, CaptureResult, ErrorObject};
 use amber_tiers::capture::Captured;
 use serde_json::{Value, json};
 
+use amber_core::origin::{Door, Origin, Trust};
+
+use crate::peer::Peer;
 use crate::rpc::{remembered, to_value, validate_all, write};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
-pub(crate) async fn capture(shared: &Arc<Shared>, p: CaptureParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn capture(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: CaptureParams,
+) -> Result<Value, ErrorObject> {
     let kind = p.kind.unwrap_or(amber_core::MemoryType::Event);
-    let r = capture_text(shared, &p.content, p.scope, kind, p.source, p.session_id, p.author).await?;
+    let from = CapturedFrom { door: peer.door, source: p.source, session_id: p.session_id, author: p.author };
+    let r = capture_text(shared, &p.content, p.scope, kind, from).await?;
     to_value(&r)
 }
 
+/// Where a captured text came from: the door it came through, its source (the tool),
+/// its session and the agent.
+pub(crate) struct CapturedFrom {
+    pub door: Door,
+    pub source: Option<String>,
+    pub session_id: Option<String>,
+    pub author: Option<String>,
+}
+
+/// The host name, once: part of every origin the daemon stamps.
+pub(crate) fn machine() -> Option<String> {
+    static HOST: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty() && amber_core::check_label("machine", h, 255).is_ok())
+    })
+    .clone()
+}
+
 /// Files a captured text: size limits, secret redaction, then a write (type, source and
-/// session as given; metadata `{captured, redacted}`). A new memory's text then goes to
+/// session as given; metadata `{captured, redacted}`, and the origin the daemon stamps:
+/// trust `external`, whatever door it came through). A new memory's text then goes to
 /// fact extraction in the background, when it is configured.
 pub(crate) async fn capture_text(
     shared: &Arc<Shared>,
     content: &str,
     scope: amber_core::Scope,
     kind: amber_core::MemoryType,
-    source: Option<String>,
-    session_id: Option<String>,
-    author: Option<String>,
+    from: CapturedFrom,
 ) -> Result<CaptureResult, ErrorObject> {
+    let CapturedFrom { door, source, session_id, author } = from;
     match amber_tiers::capture::capture(content, &shared.config.capture) {
         Captured::Skip(reason) => {
             Ok(CaptureResult { filed: false, skipped: Some(reason), memory: None, redacted: 0 })
@@ -44,6 +73,14 @@ pub(crate) async fn capture_text(
             memory.session_id = session_id;
             memory.author = author;
             memory.metadata = json!({ "captured": true, "redacted": redacted });
+            let origin = Origin {
+                door: Some(door.as_str().into()),
+                agent: memory.author.clone(),
+                session: memory.session_id.clone(),
+                tool: memory.source.clone(),
+                machine: machine(),
+            };
+            amber_core::origin::stamp(&mut memory.metadata, &origin, Trust::External);
             validate_all(std::slice::from_ref(&memory))?;
             let done = write(shared, WriteOp::Remember(vec![memory])).await?;
             let r = remembered(done).pop();

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::live::not_found;
 use crate::methods::session::persist;
-use crate::rpc::{read, to_value};
+use crate::rpc::to_value;
 use crate::state::Shared;
 
 /// Served memories the checkpoint lists by id, at most.
@@ -23,8 +23,9 @@ pub(crate) fn checkpoint_reason(tool_uses: u64, session_id: &str, served: &[ambe
     let mut out = format!(
         "Amber checkpoint: this session did real work ({tool_uses} tool uses) and filed nothing \
 durable in memory yet. Before stopping, file the takeaway a future session should know (a decision, \
-a fact about this project, a pattern that worked, a pitfall) with the MCP `remember` tool and a `type` \
-(fact, pattern, intent, invalidation or discovery), or with `amber remember --type TYPE \"...\"`. \
+a fact about this project, a pattern that worked, a pitfall) with the MCP `remember` tool, a `type` \
+(fact, pattern, intent, invalidation or discovery) and `session_id` \"{session_id}\", or with \
+`amber remember --type TYPE --session {session_id} \"...\"`. \
 If nothing is worth keeping, reply with one line starting \"No takeaway:\" and why."
     );
     if !served.is_empty() {
@@ -55,8 +56,8 @@ fn decline(message: &str) -> Option<String> {
 }
 
 /// `session_checkpoint`: an agent stops. The first stop of a session that did real
-/// work (`checkpoint_tool_uses` tool uses) and filed nothing durable in its scopes
-/// since it started is blocked once, with a reason asking for the takeaway; the next
+/// work (`checkpoint_tool_uses` tool uses) and filed nothing durable itself (a
+/// `remember` naming the session) since it started is blocked once, with a reason asking for the takeaway; the next
 /// stop records what came of it (filed, declined, or none). Never blocks twice, never
 /// while `stop_hook_active`, never with `[session] checkpoint = false`.
 pub(crate) async fn checkpoint(
@@ -65,9 +66,10 @@ pub(crate) async fn checkpoint(
 ) -> Result<Value, ErrorObject> {
     let snapshot = shared.sessions.get(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
     let cfg = shared.config.session.clone();
-    let scopes = snapshot.scopes();
+    // Only what this session filed on purpose counts (a takeaway filed again with the
+    // same text included); another session's or a person's writes do not silence it.
     let since = snapshot.checkpoint.blocked_at.unwrap_or(snapshot.started_at);
-    let durable = read(shared, move |e| e.durable_since(&scopes, since)).await?;
+    let durable = snapshot.filed_since(since);
     let mut cp = snapshot.checkpoint.clone();
     let mut block = false;
     if cp.blocked_at.is_some() {

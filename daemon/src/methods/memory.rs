@@ -10,20 +10,71 @@ use amber_ipc::protocol::{
 };
 use serde_json::{Value, json};
 
+use amber_core::origin::Origin;
+
 use crate::live::not_found;
+use crate::peer::Peer;
 use crate::rpc::{
     invalid, read, read_on, remembered, to_value, validate_all, wait_indexed, wait_indexed_on, write_on,
 };
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
-pub(crate) async fn remember(shared: &Arc<Shared>, memory: NewMemory) -> Result<Value, ErrorObject> {
+/// Stamps what a client files on purpose with its origin: the door the daemon saw it
+/// come through, the author and session it names, this machine; and that door's trust
+/// (`person` at the command line, `agent` elsewhere). A client's own `origin` and
+/// `trust` metadata are replaced.
+pub(crate) fn stamp_writes(peer: Peer, memories: &mut [NewMemory]) {
+    for m in memories {
+        let origin = Origin {
+            door: Some(peer.door.as_str().into()),
+            agent: m.author.clone(),
+            session: m.session_id.clone(),
+            tool: None,
+            machine: super::capture::machine(),
+        };
+        amber_core::origin::stamp(&mut m.metadata, &origin, peer.door.writer_trust());
+    }
+}
+
+pub(crate) async fn remember(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    mut memory: NewMemory,
+) -> Result<Value, ErrorObject> {
     validate_all(std::slice::from_ref(&memory))?;
+    stamp_writes(peer, std::slice::from_mut(&mut memory));
+    let (session, kind) = (memory.session_id.clone(), memory.kind);
     let r = remember_routed(shared, vec![memory])
         .await?
         .pop()
         .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "no result"))?;
+    if let Some(sid) = session {
+        note_filed(shared, &sid, &r, kind).await;
+    }
     to_value(&r)
+}
+
+/// Notes in a live session's record a memory it filed on purpose (new or already there),
+/// which is what its checkpoint counts. A session that is not live is left alone.
+async fn note_filed(
+    shared: &Arc<Shared>,
+    session: &str,
+    r: &amber_ipc::protocol::RememberResult,
+    kind: amber_core::MemoryType,
+) {
+    let record = {
+        let mut live = shared.sessions.lock();
+        live.get_mut(session).map(|s| {
+            s.note_filed(r.id.clone(), kind, r.created, amber_core::now_millis());
+            s.clone()
+        })
+    };
+    if let Some(s) = record
+        && let Err(e) = super::records::persist(shared, &s).await
+    {
+        tracing::warn!(session, error = %e.message, "a filed memory was not noted in the session record");
+    }
 }
 
 /// Files memories on the side of each one's scope (local, or the team database), in
@@ -45,7 +96,8 @@ pub(crate) async fn remember_routed(
 
 pub(crate) async fn remember_batch(
     shared: &Arc<Shared>,
-    p: RememberBatchParams,
+    peer: Peer,
+    mut p: RememberBatchParams,
 ) -> Result<Value, ErrorObject> {
     if p.memories.is_empty() || p.memories.len() > MAX_BATCH {
         return Err(invalid(format!(
@@ -54,6 +106,7 @@ pub(crate) async fn remember_batch(
         )));
     }
     validate_all(&p.memories)?;
+    stamp_writes(peer, &mut p.memories);
     let results = remember_routed(shared, p.memories).await?;
     Ok(json!({ "results": to_value(&results)? }))
 }

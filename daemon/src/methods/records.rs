@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use amber_engine::SessionRow;
 use amber_ipc::protocol::{ErrorKind, ErrorObject};
 use amber_tiers::session::Session;
 
@@ -23,4 +24,20 @@ pub(crate) async fn find(shared: &Arc<Shared>, id: &str) -> Result<Option<(Sessi
         ErrorObject::new(ErrorKind::Internal, "the stored session record does not parse (see the daemon log)")
     })?;
     Ok(Some((session, false)))
+}
+
+/// Stores a session's record.
+pub(crate) async fn persist(shared: &Arc<Shared>, s: &Session) -> Result<(), ErrorObject> {
+    let row = SessionRow {
+        id: s.id.clone(),
+        agent: s.agent.clone(),
+        scope: s.scope.to_string(),
+        started_at: s.started_at,
+        ended_at: s.ended_at,
+        record: serde_json::to_string(s).map_err(|e| {
+            tracing::error!(cause = %e, "a session record did not serialize");
+            ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)")
+        })?,
+    };
+    read(shared, move |e| e.put_session(&row)).await
 }

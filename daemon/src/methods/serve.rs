@@ -33,14 +33,13 @@ pub(crate) const MAX_QUERY_CHARS: usize = 2000;
 
 /// The first `n` candidates for a text in a session's scopes (one ranking), once
 /// indexing has caught up, minus the echo rule: what the session filed itself is already
-/// in the agent's context, and raw captures of the last minutes are the work going on
-/// now.
+/// in the agent's context, and raw captures (of any session, however old) are evidence
+/// for `recall`, never served unasked.
 pub(crate) async fn candidates(
     shared: &Arc<Shared>,
     session: &Session,
     text: &str,
     n: usize,
-    now: Millis,
 ) -> Result<Vec<amber_core::Hit>, ErrorObject> {
     let mut q = Query::new(text).in_scope(session.scope.clone()).top(overfetch(n));
     // A session started before the team was configured searches the team scopes too.
@@ -50,8 +49,7 @@ pub(crate) async fn candidates(
         }
     }
     let mut hits = super::memory::recall_routed(shared, q, true, true).await?.hits;
-    let recent = (shared.config.session.recent_capture_s * 1000) as Millis;
-    hits.retain(|h| !session.is_echo(&h.memory, now, recent) && session.may_serve(&h.memory));
+    hits.retain(|h| !session.is_echo(&h.memory) && session.may_serve(&h.memory));
     hits.truncate(n);
     Ok(hits)
 }
@@ -80,7 +78,7 @@ pub(crate) async fn briefing(
             format!("recent work on {project}")
         }
     };
-    let hits = candidates(shared, session, &query, cfg.candidates, now).await?;
+    let hits = candidates(shared, session, &query, cfg.candidates).await?;
     let briefing = brief(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some());
     for item in &briefing.items {
         session.served.push(Served {
@@ -146,7 +144,8 @@ pub(crate) async fn inbox(
             continue;
         }
         let opening = amber_tiers::briefing::summary(&m.content, INBOX_OPENING);
-        let from = m.author.clone().unwrap_or_else(|| "a person".into());
+        // Authors filed before labels were checked may hold a newline: one line, cleaned.
+        let from = m.author.as_deref().map(amber_tiers::fence::one_line).unwrap_or_else(|| "a person".into());
         let line = format!(
             "- {} · from {from}{} · {}",
             &m.id.as_str()[..8],
@@ -272,7 +271,7 @@ pub(crate) fn reminder_text(moment: amber_tiers::moment::Moment, reminders: &[Re
     };
     let mut out = format!("Reminder ({}): {what}, from what Amber gave this session:\n", moment.as_str());
     for r in reminders {
-        out.push_str(&format!("- {}: {}\n", &r.id.as_str()[..8], r.text.replace('\n', "\n  ")));
+        out.push_str(&format!("- {}:\n{}", &r.id.as_str()[..8], amber_tiers::fence::quoted(&r.text, "  ")));
     }
     out
 }

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use amber_core::{MemoryType, Scope, now_millis};
-use amber_engine::SessionRow;
 use amber_ipc::protocol::{
     CaptureResult, ErrorKind, ErrorObject, SessionEndParams, SessionEventParams, SessionEventResult,
     SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
@@ -19,8 +18,10 @@ use amber_tiers::session::{CaptureNote, Served, Session, Tier};
 use serde_json::Value;
 
 use crate::live::{Ending, not_found};
-use crate::methods::capture::capture_text;
+use crate::methods::capture::{CapturedFrom, capture_text};
+pub(crate) use crate::methods::records::persist;
 use crate::methods::serve::{MAX_QUERY_CHARS, briefing, candidates, inbox};
+use crate::peer::Peer;
 use crate::rpc::{invalid, read, to_value, wait_indexed, write};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
@@ -38,22 +39,6 @@ pub(crate) fn resumable(engine: &amber_engine::Engine) -> Vec<Session> {
             Vec::new()
         }
     }
-}
-
-/// Stores a session's record.
-pub(crate) async fn persist(shared: &Arc<Shared>, s: &Session) -> Result<(), ErrorObject> {
-    let row = SessionRow {
-        id: s.id.clone(),
-        agent: s.agent.clone(),
-        scope: s.scope.to_string(),
-        started_at: s.started_at,
-        ended_at: s.ended_at,
-        record: serde_json::to_string(s).map_err(|e| {
-            tracing::error!(cause = %e, "a session record did not serialize");
-            ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)")
-        })?,
-    };
-    read(shared, move |e| e.put_session(&row)).await
 }
 
 fn absolute_dir(what: &str, p: &Path) -> Result<(), ErrorObject> {
@@ -76,6 +61,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
     if agent.is_empty() || agent.chars().count() > 64 {
         return Err(invalid("agent must be 1 to 64 characters"));
     }
+    amber_core::check_label("agent", &agent, 256).map_err(|e| invalid(e.to_string()))?;
     if let Some(k) = &p.key
         && (k.trim().is_empty() || k.chars().count() > 128)
     {
@@ -198,7 +184,11 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
     to_value(&result)
 }
 
-pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn event(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: SessionEventParams,
+) -> Result<Value, ErrorObject> {
     // Number the event and note the activity at once, so concurrent events differ.
     let snapshot = {
         let mut live = shared.sessions.lock();
@@ -219,7 +209,7 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
         None if moment.focus().is_some() => Decision::silent(n, Reason::Moment),
         None => {
             let text: String = p.text.chars().take(MAX_QUERY_CHARS).collect();
-            let hits = candidates(shared, &snapshot, &text, cfg.candidates, now_millis()).await?;
+            let hits = candidates(shared, &snapshot, &text, cfg.candidates).await?;
             let judge = shared.sessions.judge.clone();
             let deadline = Duration::from_millis(shared.config.judge.timeout_ms);
             let snap = snapshot.clone();
@@ -234,16 +224,14 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
     let wants_capture = p.capture.unwrap_or(p.kind != EventKind::ToolCall);
     let captured = if wants_capture {
         let source = p.source.clone().unwrap_or_else(|| p.kind.as_str().to_string());
-        let r = capture_text(
-            shared,
-            &p.text,
-            snapshot.scope.clone(),
-            MemoryType::Event,
-            Some(source.clone()),
-            Some(snapshot.id.clone()),
-            Some(snapshot.agent.clone()),
-        )
-        .await?;
+        let text = strip_served(shared, &snapshot, &p.text).await;
+        let from = CapturedFrom {
+            door: peer.door,
+            source: Some(source.clone()),
+            session_id: Some(snapshot.id.clone()),
+            author: Some(snapshot.agent.clone()),
+        };
+        let r = capture_text(shared, &text, snapshot.scope.clone(), MemoryType::Event, from).await?;
         Some((r, source))
     } else {
         None
@@ -328,6 +316,41 @@ fn note_capture(s: &mut Session, r: &CaptureResult, source: &str) {
     }
 }
 
+/// A text the session produced, without what Amber served it: each memory it was
+/// served (by id) whose content comes back verbatim, and each line that names a served
+/// memory by its 8-digit id (briefing, inbox and checkpoint lines), is replaced by a
+/// pointer `[amber memory 1a2b3c4d]`. Amber never stores its own output again.
+pub(crate) async fn strip_served(shared: &Arc<Shared>, session: &Session, text: &str) -> String {
+    let mut ids: Vec<amber_core::MemoryId> = Vec::new();
+    for x in &session.served {
+        if !ids.contains(&x.id) {
+            ids.push(x.id.clone());
+        }
+    }
+    if ids.is_empty() {
+        return text.to_string();
+    }
+    let wanted = ids.clone();
+    let served = match read(shared, move |e| {
+        let mut out = Vec::new();
+        for id in &wanted {
+            if let Some(m) = e.get(id)? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    })
+    .await
+    {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!(session = %session.id, error = %e.message, "served memories not read; text kept whole");
+            return text.to_string();
+        }
+    };
+    amber_tiers::echo::strip_served(text, &served)
+}
+
 /// Splits a transcript into pieces of at most `max` characters, at blank lines where it
 /// can, else at line ends, else anywhere.
 fn pieces(text: &str, max: usize) -> Vec<String> {
@@ -370,25 +393,29 @@ fn pieces(text: &str, max: usize) -> Vec<String> {
 pub(crate) async fn end(
     shared: &Arc<Shared>,
     id: &str,
-    transcript: Option<String>,
-    transcript_source: Option<String>,
+    transcript: Option<(String, Option<String>, amber_core::origin::Door)>,
     reason: &str,
 ) -> Result<Session, ErrorObject> {
     let mut s = shared.sessions.lock().remove(id).ok_or_else(|| not_found(id))?;
     let _ending = Ending::begin(&shared.sessions, &s);
-    if let Some(t) = transcript {
+    let transcript_seen = transcript.as_ref().map(|t| t.0.clone());
+    if let Some((t, transcript_source, door)) = transcript {
         let source = transcript_source.unwrap_or_else(|| "transcript".into());
-        for piece in pieces(&t, shared.config.capture.max_chars) {
-            let r = capture_text(
-                shared,
-                &piece,
-                s.scope.clone(),
-                MemoryType::Event,
-                Some(source.clone()),
-                Some(s.id.clone()),
-                Some(s.agent.clone()),
-            )
-            .await;
+        // A resumed session's transcript starts with what its last end filed: only the
+        // rest is new (the transcript of a session is stored once).
+        let new = match &s.transcript {
+            Some(mark) => mark.new_part(&t),
+            None => t.as_str(),
+        };
+        let new = strip_served(shared, &s, new).await;
+        for piece in pieces(&new, shared.config.capture.max_chars) {
+            let from = CapturedFrom {
+                door,
+                source: Some(source.clone()),
+                session_id: Some(s.id.clone()),
+                author: Some(s.agent.clone()),
+            };
+            let r = capture_text(shared, &piece, s.scope.clone(), MemoryType::Event, from).await;
             match r {
                 Ok(r) => note_capture(&mut s, &r, &source),
                 Err(e) => {
@@ -398,6 +425,9 @@ pub(crate) async fn end(
                 }
             }
         }
+    }
+    if let Some(t) = transcript_seen {
+        s.transcript = Some(amber_tiers::session::TranscriptMark::of(&t));
     }
     wait_indexed(shared).await;
     let report = curate(shared, &s).await;
@@ -464,7 +494,11 @@ async fn curate(shared: &Arc<Shared>, s: &Session) -> amber_tiers::curate::Curat
     plan.report
 }
 
-pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn end_method(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: SessionEndParams,
+) -> Result<Value, ErrorObject> {
     let outcome = p.outcome.as_ref().map(|o| o.parse()).transpose().map_err(invalid)?;
     if let Some((reward, label)) = &outcome {
         let mut live = shared.sessions.lock();
@@ -482,7 +516,8 @@ pub(crate) async fn end_method(shared: &Arc<Shared>, p: SessionEndParams) -> Res
             Some(super::outcome::apply_manifest(shared, &s, p.manifest, reward).await?)
         }
     };
-    let s = end(shared, &p.session_id, p.transcript, p.transcript_source, "ended").await?;
+    let transcript = p.transcript.map(|t| (t, p.transcript_source, peer.door));
+    let s = end(shared, &p.session_id, transcript, "ended").await?;
     to_value(&SessionResult { session: s, live: false, manifest })
 }
 
@@ -504,7 +539,7 @@ pub(crate) async fn idle_loop(shared: Arc<Shared>) {
             _ = crate::state::shutdown_asked(&mut shutdown) => return,
         }
         for id in shared.sessions.idle(now_millis(), timeout) {
-            if let Err(e) = end(&shared, &id, None, None, "idle").await {
+            if let Err(e) = end(&shared, &id, None, "idle").await {
                 tracing::warn!(session = %id, error = %e.message, "idle session not ended");
             }
         }
