@@ -30,9 +30,12 @@ use amber_tiers::interject::EventKind;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-/// The events `amber hook claude-code` answers.
-pub const EVENTS: &[&str] =
-    &["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"];
+mod install;
+mod transcript;
+
+pub use install::{EVENTS, edit_settings, install, settings_path, uninstall};
+pub use transcript::transcript_text;
+use transcript::{field, last_assistant_text};
 
 /// Longest tool output sent for capture (characters); longer ones are cut.
 const MAX_TOOL_TEXT: usize = 8000;
@@ -44,7 +47,8 @@ const MAX_TRANSCRIPT_CHARS: usize = 1_000_000;
 /// SessionEnd files the transcript and curates: it gets at least this long.
 const END_DEADLINE: Duration = Duration::from_secs(8);
 
-const AGENT: &str = "claude-code";
+/// The agent name of Claude Code's sessions (their ids are `k-claude-code-<session_id>`).
+const AGENT: &str = crate::mcp::CLAUDE_CODE_AGENT;
 
 fn log(cfg: &Config, event: &str, msg: &str) {
     let dir = cfg.state_dir.join("logs");
@@ -85,10 +89,6 @@ pub fn hook(cfg: Config, config_file: Option<PathBuf>, event: &str, deadline: Du
         Ok(Err(e)) => log(&cfg, event, &format!("{e:#}")),
         Err(_) => log(&cfg, event, &format!("no answer within {deadline:?}; answered empty")),
     }
-}
-
-fn field<'a>(p: &'a Value, k: &str) -> Option<&'a str> {
-    p.get(k).and_then(Value::as_str)
 }
 
 fn additional_context(event: &str, text: &str) -> String {
@@ -146,71 +146,28 @@ fn on_session<T>(
     }
 }
 
-/// The text of the messages in a Claude Code transcript (JSONL: one object per line,
-/// `type` `user` or `assistant`, `message.content` a string or content blocks), in
-/// order: `user: ...` / `assistant: ...`, tool calls and results in brackets. Lines that
-/// are not messages or do not parse are skipped.
-pub fn transcript_text(jsonl: &str) -> String {
-    let mut out = String::new();
-    for line in jsonl.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
-        let role = match field(&v, "type") {
-            Some(t @ ("user" | "assistant")) => t,
-            _ => continue,
-        };
-        if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
-            continue;
-        }
-        let Some(content) = v.get("message").and_then(|m| m.get("content")) else { continue };
-        let mut parts: Vec<String> = Vec::new();
-        match content {
-            Value::String(t) => parts.push(t.clone()),
-            Value::Array(blocks) => {
-                for b in blocks {
-                    match field(b, "type") {
-                        Some("text") => parts.extend(field(b, "text").map(str::to_string)),
-                        Some("tool_use") => {
-                            let input = b.get("input").cloned().unwrap_or(Value::Null);
-                            let what = ["command", "file_path", "path", "pattern", "query", "url"]
-                                .iter()
-                                .find_map(|k| input.get(*k).and_then(Value::as_str).map(str::to_string))
-                                .unwrap_or_else(|| input.to_string());
-                            parts.push(format!("[tool {}: {what}]", field(b, "name").unwrap_or("tool")));
-                        }
-                        Some("tool_result") => {
-                            let text = match b.get("content") {
-                                Some(Value::String(t)) => t.clone(),
-                                Some(Value::Array(xs)) => {
-                                    xs.iter().filter_map(|x| field(x, "text")).collect::<Vec<_>>().join("\n")
-                                }
-                                _ => String::new(),
-                            };
-                            let text: String = text.chars().take(2000).collect();
-                            parts.push(format!("[tool result]\n{text}"));
-                        }
-                        _ => {}
-                    }
-                }
+/// Like [`on_session`], for the events that end or pause work (Stop, SessionEnd): a
+/// session Amber never started (Claude Code fires SessionEnd for `claude mcp add`, `claude
+/// mcp list` and the like) is left alone, `None`: nothing is served or recorded for it.
+/// One Amber knows but that is no longer live (ended for idleness) is continued.
+fn on_known_session<T>(
+    client: &mut amber_ipc::Client,
+    payload: &Value,
+    mut call: impl FnMut(&mut amber_ipc::Client, &str) -> Result<T, amber_ipc::ClientError>,
+) -> anyhow::Result<Option<T>> {
+    let id = session_id(payload)?;
+    match call(client, &id) {
+        Ok(r) => Ok(Some(r)),
+        Err(e) if not_live(&e) => match client.session_show(&id) {
+            Ok(_) => {
+                let started = start(client, payload, None, false)?;
+                Ok(Some(call(client, &started.session_id)?))
             }
-            _ => {}
-        }
-        let text = parts.join("\n");
-        if !text.trim().is_empty() {
-            out.push_str(&format!("{role}: {}\n\n", text.trim_end()));
-        }
+            Err(e) if not_live(&e) => Ok(None),
+            Err(e) => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
     }
-    out
-}
-
-/// The last assistant message's text in a transcript, if any.
-fn last_assistant_text(jsonl: &str) -> Option<String> {
-    jsonl.lines().rev().find_map(|line| {
-        let v: Value = serde_json::from_str(line).ok()?;
-        (field(&v, "type") == Some("assistant")).then_some(())?;
-        let t = transcript_text(line);
-        let t = t.strip_prefix("assistant: ")?.trim().to_string();
-        (!t.is_empty() && !t.starts_with("[tool ")).then_some(t)
-    })
 }
 
 fn read_transcript(payload: &Value) -> anyhow::Result<Option<(PathBuf, String)>> {
@@ -348,6 +305,14 @@ fn answer(
             Ok((!parts.is_empty()).then(|| additional_context(event, &parts.join("\n\n"))))
         }
         "PostToolUse" | "PostToolUseFailure" => {
+            // Amber's own tools and commands: their output is what Amber served, never
+            // captured again (it would come back in later recalls, and again, and again).
+            let tool = field(payload, "tool_name").unwrap_or("");
+            let command = payload.pointer("/tool_input/command").and_then(Value::as_str).unwrap_or("");
+            if transcript::is_ambers_tool(tool) || (tool == "Bash" && transcript::runs_amber(command)) {
+                log(cfg, event, &format!("{tool}: Amber's own output, not captured"));
+                return Ok(None);
+            }
             let Some(text) = tool_text(payload) else { return Ok(None) };
             let source = format!("claude-code:tool:{}", field(payload, "tool_name").unwrap_or("tool"));
             on_session(&mut client, payload, None, |c, id| {
@@ -369,13 +334,17 @@ fn answer(
                 Some(m) => Some(m.to_string()),
                 None => read_transcript(payload).ok().flatten().and_then(|(_, t)| last_assistant_text(&t)),
             };
-            let (r, _) = on_session(&mut client, payload, None, |c, id| {
+            let Some(r) = on_known_session(&mut client, payload, |c, id| {
                 c.session_checkpoint(&SessionCheckpointParams {
                     session_id: id.to_string(),
                     stop_hook_active,
                     message: message.clone(),
                 })
-            })?;
+            })?
+            else {
+                log(cfg, event, "a session Amber never started: nothing done");
+                return Ok(None);
+            };
             log(cfg, event, &format!("block={} outcome={:?}", r.block, r.checkpoint.outcome));
             Ok(r.block
                 .then(|| json!({ "decision": "block", "reason": r.reason.unwrap_or_default() }).to_string()))
@@ -405,7 +374,7 @@ fn answer(
                 }
             };
             let (transcript, transcript_source) = transcript.unzip();
-            let (r, _) = on_session(&mut client, payload, None, |c, id| {
+            let Some(r) = on_known_session(&mut client, payload, |c, id| {
                 c.session_end(&SessionEndParams {
                     session_id: id.to_string(),
                     transcript: transcript.clone(),
@@ -413,7 +382,18 @@ fn answer(
                     manifest: Vec::new(),
                     outcome: None,
                 })
-            })?;
+            })?
+            else {
+                log(
+                    cfg,
+                    event,
+                    &format!(
+                        "a session Amber never started ({}): nothing done",
+                        field(payload, "reason").unwrap_or("?")
+                    ),
+                );
+                return Ok(None);
+            };
             let c = r.session.curation.unwrap_or_default();
             log(
                 cfg,
@@ -434,163 +414,9 @@ fn answer(
     }
 }
 
-/// The command a hook entry runs.
-fn hook_command(amber: &Path, event: &str) -> String {
-    let exe = amber.display().to_string();
-    let exe = if exe.contains(' ') { format!("\"{exe}\"") } else { exe };
-    format!("{exe} hook claude-code {event}")
-}
-
-fn is_ours(entry: &Value) -> bool {
-    entry.get("command").and_then(Value::as_str).is_some_and(|c| c.contains(" hook claude-code "))
-}
-
-/// Adds Amber's hooks to a settings object (idempotent). Returns how many were added.
-pub fn merge_hooks(settings: &mut Value, amber: &Path) -> anyhow::Result<usize> {
-    let obj = settings.as_object_mut().context("settings.json is not a JSON object")?;
-    let hooks = obj.entry("hooks").or_insert_with(|| json!({}));
-    let hooks = hooks.as_object_mut().context("\"hooks\" in settings.json is not an object")?;
-    let mut added = 0;
-    for event in EVENTS {
-        let groups = hooks.entry(*event).or_insert_with(|| json!([]));
-        let groups = groups.as_array_mut().with_context(|| format!("hooks.{event} is not an array"))?;
-        let present = groups
-            .iter()
-            .any(|g| g.get("hooks").and_then(Value::as_array).is_some_and(|hs| hs.iter().any(is_ours)));
-        if present {
-            continue;
-        }
-        let mut group =
-            json!({ "hooks": [{ "type": "command", "command": hook_command(amber, event), "timeout": 10 }] });
-        if event.starts_with("PostToolUse") {
-            group["matcher"] = json!("*");
-        }
-        groups.push(group);
-        added += 1;
-    }
-    Ok(added)
-}
-
-/// Removes exactly Amber's hooks (and the groups and events they leave empty). Returns
-/// how many were removed.
-pub fn remove_hooks(settings: &mut Value) -> usize {
-    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else { return 0 };
-    let mut removed = 0;
-    for groups in hooks.values_mut() {
-        let Some(groups) = groups.as_array_mut() else { continue };
-        for g in groups.iter_mut() {
-            if let Some(hs) = g.get_mut("hooks").and_then(Value::as_array_mut) {
-                let before = hs.len();
-                hs.retain(|h| !is_ours(h));
-                removed += before - hs.len();
-            }
-        }
-        groups.retain(|g| g.get("hooks").and_then(Value::as_array).is_none_or(|hs| !hs.is_empty()));
-    }
-    hooks.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
-    if hooks.is_empty()
-        && let Some(o) = settings.as_object_mut()
-    {
-        o.remove("hooks");
-    }
-    removed
-}
-
-/// The settings file: `<cwd>/.claude/settings.json` for a project, else
-/// `~/.claude/settings.json`.
-pub fn settings_path(project: bool) -> anyhow::Result<PathBuf> {
-    if project {
-        Ok(std::env::current_dir()?.join(".claude").join("settings.json"))
-    } else {
-        Ok(dirs_home()?.join(".claude").join("settings.json"))
-    }
-}
-
-fn dirs_home() -> anyhow::Result<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).context("HOME is not set")
-}
-
-/// Reads, edits and writes a settings file, keeping a backup of the old one. Returns the
-/// edit's count and the backup path.
-pub fn edit_settings(
-    path: &Path,
-    edit: impl FnOnce(&mut Value) -> anyhow::Result<usize>,
-) -> anyhow::Result<(usize, Option<PathBuf>)> {
-    let old = match std::fs::read_to_string(path) {
-        Ok(s) => Some(s),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let mut settings: Value = match &old {
-        Some(s) if !s.trim().is_empty() => serde_json::from_str(s)
-            .with_context(|| format!("{} is not valid JSON; left as it is", path.display()))?,
-        _ => json!({}),
-    };
-    let n = edit(&mut settings)?;
-    if n == 0 {
-        return Ok((0, None));
-    }
-    let backup = match &old {
-        Some(s) => {
-            let b = path.with_extension(format!("json.amber-backup-{}", amber_core::now_millis()));
-            std::fs::write(&b, s).with_context(|| format!("writing the backup {}", b.display()))?;
-            Some(b)
-        }
-        None => None,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let tmp = path.with_extension("json.amber-tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(&settings)? + "\n")
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
-    Ok((n, backup))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn install_keeps_what_is_there_is_idempotent_and_uninstall_removes_exactly_ours() {
-        let original = json!({
-            "model": "opus",
-            "hooks": {
-                "PostToolUse": [{ "matcher": "Write", "hooks": [{ "type": "command", "command": "prettier --write" }] }],
-                "Notification": [{ "hooks": [{ "type": "command", "command": "notify-send hi" }] }]
-            }
-        });
-        let mut s = original.clone();
-        let amber = Path::new("/opt/amber/bin/amber");
-        assert_eq!(merge_hooks(&mut s, amber).unwrap(), EVENTS.len());
-        assert_eq!(merge_hooks(&mut s, amber).unwrap(), 0, "installing twice adds nothing");
-        assert_eq!(s["model"], "opus");
-        assert_eq!(s["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
-        assert_eq!(
-            s["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
-            "/opt/amber/bin/amber hook claude-code UserPromptSubmit"
-        );
-        assert_eq!(remove_hooks(&mut s), EVENTS.len());
-        assert_eq!(s, original, "uninstall restores the settings exactly");
-        let mut bare = json!({});
-        merge_hooks(&mut bare, amber).unwrap();
-        remove_hooks(&mut bare);
-        assert_eq!(bare, json!({}));
-        assert!(merge_hooks(&mut json!([1]), amber).is_err());
-        // An install made by an older version (four events, no SessionEnd): installing
-        // again adds the missing ones and leaves the rest alone.
-        let mut old = json!({ "hooks": {} });
-        for e in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
-            old["hooks"][e] = json!([{ "hooks": [{ "type": "command", "command": hook_command(amber, e), "timeout": 10 }] }]);
-        }
-        assert_eq!(merge_hooks(&mut old, amber).unwrap(), 2);
-        assert_eq!(
-            old["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
-            "/opt/amber/bin/amber hook claude-code SessionEnd"
-        );
-        assert_eq!(old["hooks"]["Stop"].as_array().unwrap().len(), 1);
-    }
 
     #[test]
     fn tool_text_names_the_tool_its_input_and_its_output() {

@@ -19,9 +19,8 @@ pub fn connect_or_start(cfg: &Config, config_file: Option<&Path>, start: bool) -
         Ok(c) => return Ok(c),
         Err(e) if e.is_not_running() && start => {}
         Err(e) if e.is_not_running() => {
-            return Err(
-                anyhow::Error::new(e).context("amberd is not running (start it with `amber daemon start`)")
-            );
+            // One clear sentence: the client error behind it says the same thing again.
+            return Err(anyhow::Error::new(NotRunning(socket)));
         }
         Err(e) => return Err(e.into()),
     }
@@ -29,9 +28,28 @@ pub fn connect_or_start(cfg: &Config, config_file: Option<&Path>, start: bool) -
     Client::connect(&socket).context("amberd started but does not answer")
 }
 
+/// No daemon answers on the socket, and none may be started.
+#[derive(Debug)]
+pub struct NotRunning(PathBuf);
+
+impl std::fmt::Display for NotRunning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "amberd is not running (no daemon answers on {}); start it with `amber daemon start`, \
+             or run without --no-start / AMBER_NO_START",
+            self.0.display()
+        )
+    }
+}
+
+impl std::error::Error for NotRunning {}
+
 /// True when the error says no daemon is running.
 pub fn is_not_running(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<ClientError>().is_some_and(ClientError::is_not_running))
+    e.chain().any(|c| {
+        c.downcast_ref::<ClientError>().is_some_and(ClientError::is_not_running) || c.is::<NotRunning>()
+    })
 }
 
 /// `$AMBERD`, else `amberd` next to this executable, else on the PATH.

@@ -132,7 +132,12 @@ enum Command {
     /// Counts, model and index health.
     Status,
     /// Serve Amber's tools to an MCP client on stdin/stdout (the daemon is started on demand).
-    Mcp,
+    Mcp {
+        /// Which tools: `agent` (recall, get, remember, outcome; get_advice with a model),
+        /// or `all` (sessions, runs, the knowledge graph, threads, forget, status too).
+        #[arg(long, value_enum, default_value = "agent", env = "AMBER_MCP_TOOLS")]
+        tools: mcp::ToolSet,
+    },
     /// Start, stop or inspect the daemon.
     Daemon {
         #[command(subcommand)]
@@ -254,7 +259,27 @@ enum ConfigAction {
     Show,
 }
 
+/// `amber … | head`: when the reader closes the pipe, printing fails with a broken pipe
+/// and `println!` panics. The output is no longer wanted, so that panic ends the program
+/// quietly (exit 0, as ripgrep does); any other panic is reported as before.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("AMBER_LOG")
@@ -282,8 +307,10 @@ fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One line of a memory's text for the terminal: control characters (ESC sequences,
+/// bidirectional overrides) shown as `�`, whitespace runs as one space, cut at `max`.
 fn one_line(s: &str, max: usize) -> String {
-    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = amber_tiers::fence::one_line(s);
     if flat.chars().count() <= max {
         flat
     } else {
@@ -400,11 +427,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Install { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
         let path = claude_code::settings_path(*project)?;
         let exe = std::env::current_exe().context("cannot find this executable's path")?;
-        let (n, backup) = claude_code::edit_settings(&path, |s| claude_code::merge_hooks(s, &exe))?;
+        let (n, backup) = claude_code::edit_settings(&path, |s| claude_code::install(s, &exe))?;
         if n == 0 {
-            println!("Amber's Claude Code hooks are already in {}", path.display());
+            println!("Amber's Claude Code hooks and permission rules are already in {}", path.display());
         } else {
-            println!("added {n} Amber hooks to {}", path.display());
+            println!(
+                "added {n} Amber entries (hooks, and permission rules for its agent tools) to {}",
+                path.display()
+            );
             if let Some(b) = backup {
                 println!("the previous settings are in {}", b.display());
             }
@@ -413,11 +443,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     if let Command::Uninstall { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
         let path = claude_code::settings_path(*project)?;
-        let (n, backup) = claude_code::edit_settings(&path, |s| Ok(claude_code::remove_hooks(s)))?;
+        let (n, backup) = claude_code::edit_settings(&path, |s| Ok(claude_code::uninstall(s)))?;
         if n == 0 {
-            println!("no Amber hooks in {}", path.display());
+            println!("no Amber hooks or permission rules in {}", path.display());
         } else {
-            println!("removed {n} Amber hooks from {}", path.display());
+            println!("removed {n} Amber entries (hooks and permission rules) from {}", path.display());
             if let Some(b) = backup {
                 println!("the previous settings are in {}", b.display());
             }
@@ -541,7 +571,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         let s: Vec<&str> = h.memory.supersedes.iter().map(|i| &i.as_str()[..8]).collect();
                         why.push(format!("supersedes {}", s.join(", ")));
                     }
-                    println!("{}. {} [{}] ({})", i + 1, h.memory.id, h.memory.scope, why.join(" · "));
+                    let from = amber_core::origin::label(&h.memory.metadata, h.memory.author.as_deref());
+                    println!(
+                        "{}. {} [{}] {} from {from} ({})",
+                        i + 1,
+                        h.memory.id,
+                        h.memory.scope,
+                        h.memory.kind,
+                        why.join(" · ")
+                    );
                     println!("   {}", one_line(&h.memory.content, 240));
                 }
             }
@@ -561,8 +599,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 } else if m.is_archived() {
                     state.push_str(" (archived)");
                 }
+                let from = amber_core::origin::label(&m.metadata, m.author.as_deref());
                 println!(
-                    "{} [{}] {} {} · weight {:.2}{state}",
+                    "{} [{}] {} {} · from {from} · weight {:.2}{state}",
                     m.id, m.scope, m.kind, m.created_at, m.weight
                 );
                 println!("{}", m.content);
@@ -653,7 +692,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!("recall searches {}", names.join(" + "));
             }
         }
-        Command::Mcp => mcp::run(cfg.clone(), cli.config.clone(), !cli.no_start)?,
+        Command::Mcp { tools } => mcp::run(cfg.clone(), cli.config.clone(), !cli.no_start, *tools)?,
         Command::Daemon { action } => return daemon_command(&cli, &cfg, action),
         Command::Runs { action } => {
             let max_frame = cfg.max_frame_bytes;

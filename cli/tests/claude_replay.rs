@@ -135,14 +135,18 @@ fn a_recorded_claude_code_session_is_served_once_without_echo_checkpointed_once_
                 assert!(reason.contains("remember") && reason.contains("No takeaway"), "{reason}");
                 added += reason.chars().count();
                 blocks += 1;
-                // The agent files its takeaway with a type, then stops again, as Claude
-                // Code then sends it (stop_hook_active).
+                // The agent files its takeaway with a type in its session, as the reason
+                // says, then stops again, as Claude Code then sends it (stop_hook_active).
+                let sid = env.amber_session(payload["session_id"].as_str().unwrap());
+                assert!(reason.contains(&sid), "the reason names the session: {reason}");
                 takeaway = Some(remember_in(
                     &env,
                     &proj,
                     &[
                         "--type",
                         "pattern",
+                        "--session",
+                        &sid,
                         "ledger-api: run migrations from db/migrations; migrations/ is stale and must not be used.",
                     ],
                 ));

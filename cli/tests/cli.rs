@@ -103,11 +103,42 @@ fn remember_and_recall_go_through_a_daemon_started_on_demand() {
     let o = env.amber(&["--no-start", "get", &id]);
     assert!(!o.status.success());
     assert!(text(&o.stderr).contains("not running"), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr).matches("not running").count(), 1, "said once: {}", text(&o.stderr));
+    assert_eq!(text(&o.stderr).trim().lines().count(), 1, "one line: {}", text(&o.stderr));
 
     // The next command starts it again, on the same store.
     let (out, err) = ok(env.amber(&["get", &id]));
     assert!(err.contains("starting amberd"), "{err}");
     assert!(out.contains("CI cache"), "{out}");
+}
+
+#[test]
+fn a_reader_that_closes_the_pipe_ends_the_command_quietly() {
+    // `amber … | head -1`: the reader goes away after one line; amber must not panic.
+    let env = Env::new();
+    let (out, _) = ok(env.amber(&["remember", "--scope", "proj", "a memory to have something to show"]));
+    assert!(!out.is_empty());
+    for args in [&["config", "show"][..], &["daemon", "status"][..], &["status"][..]] {
+        let exe = PathBuf::from(env!("CARGO_BIN_EXE_amber"));
+        let mut child = Command::new(exe)
+            .arg("--data-dir")
+            .arg(env.root.path().join("data"))
+            .arg("--socket")
+            .arg(env.socket())
+            .args(args)
+            .env("AMBER_STATE_DIR", env.root.path().join("state"))
+            .env("AMBER_CONFIG", env.root.path().join("config.toml"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the read end at once, before amber writes: every write then fails.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = text(&o.stderr);
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    }
 }
 
 #[test]

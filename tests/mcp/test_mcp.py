@@ -63,8 +63,11 @@ def is_error(result):
     return bool(field(result, "is_error", "isError"))
 
 
-async def with_session(env, body):
-    params = StdioServerParameters(command=AMBER, args=["mcp"], env=env)
+async def with_session(env, body, tools="all"):
+    """Runs `body` in an MCP session; `tools` picks the server's tool set (None: the
+    default, what an agent sees)."""
+    args = ["mcp"] if tools is None else ["mcp", "--tools", tools]
+    params = StdioServerParameters(command=AMBER, args=args, env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
@@ -105,6 +108,29 @@ def test_initialize_and_tools_list_need_no_daemon(amber_env):
     asyncio.run(with_session(env, body))
 
 
+def test_the_default_tool_surface_is_what_an_agent_needs_and_small(amber_env):
+    """By default an agent sees recall, get, remember and outcome, and the definitions
+    (what the model is sent with every request) stay within 4,000 characters."""
+    env = dict(amber_env, AMBER_NO_START="1")
+
+    async def body(session, init):
+        listed = await session.list_tools()
+        names = sorted(t.name for t in listed.tools)
+        assert names == ["get", "outcome", "recall", "remember"], names
+        chars = len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in listed.tools]))
+        print(f"default tools/list: {len(names)} tools, {chars} characters")
+        assert chars <= 4000, chars
+        return chars
+
+    small = asyncio.run(with_session(env, body, tools=None))
+
+    async def everything(session, init):
+        listed = await session.list_tools()
+        return len(json.dumps([t.model_dump(mode="json", exclude_none=True) for t in listed.tools]))
+
+    assert asyncio.run(with_session(env, everything)) > 3 * small, "--tools all offers the rest"
+
+
 def test_remember_recall_round_trip_and_daemon_errors(amber_env):
     content = "The flaky integration test XK-4471 is fixed by pinning the tantivy writer heap to 50 MB."
     others = [
@@ -134,10 +160,15 @@ def test_remember_recall_round_trip_and_daemon_errors(amber_env):
         assert top["content"] == content
         assert top["scope"] == "mcptest/ci" and top["type"] == "discovery"
         assert isinstance(top["score"], float) and top["score"] > 0
+        # Every hit says how far it is trusted and where it came from (the daemon's word).
+        assert top["trust"] == "agent" and top["from"].startswith("agent"), top
 
         r = await call(session, "get", {"id": filed["id"]})
         assert not is_error(r), text_of(r)
-        assert json.loads(text_of(r))["memory"]["metadata"] == {"by": "pytest"}
+        meta = json.loads(text_of(r))["memory"]["metadata"]
+        assert meta["by"] == "pytest", meta
+        # Stamped by the daemon: the MCP door, an agent's trust.
+        assert meta["trust"] == "agent" and meta["origin"]["door"] == "mcp", meta
 
         # A daemon error is a tool error carrying the daemon's message.
         bogus = "0123456789abcdef0123456789abcdef"

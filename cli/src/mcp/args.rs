@@ -131,7 +131,15 @@ pub(super) struct HitOut<'a> {
     /// Its rank among the memories `expand: graph` brought in, when it is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) graph_rank: Option<usize>,
-    pub(super) content: &'a str,
+    /// How far it is trusted: `person`, `agent`, or `external` (captured from outside:
+    /// evidence, never instructions).
+    pub(super) trust: &'static str,
+    /// Who or what it came from, in words (`agent claude-code`, `external: claude-code:tool:Bash`).
+    pub(super) from: String,
+    /// For a raw capture: its opening only (the rest with `get`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) cut: bool,
+    pub(super) content: String,
 }
 
 /// `remember` arguments (the daemon's `remember` params).

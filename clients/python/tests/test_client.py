@@ -49,7 +49,10 @@ def test_remember_then_recall_finds_it(daemon):
         hits = c.recall("where is the build cache?", scope="pytest", k=5)["hits"]
         assert hits and hits[0]["memory"]["id"] == r["id"]
         assert hits[0]["memory"]["content"] == text
-        assert hits[0]["memory"]["metadata"] == {"n": 1}
+        meta = hits[0]["memory"]["metadata"]
+        assert meta["n"] == 1, meta
+        # The daemon stamps the origin: a Python process is the Python door, an agent.
+        assert meta["trust"] == "agent" and meta["origin"]["door"] == "python", meta
         assert "fused" in hits[0]["evidence"]
 
 

@@ -58,7 +58,7 @@ async function main() {
 
   const transport = new StdioClientTransport({
     command: AMBER_BIN,
-    args: ["mcp"],
+    args: ["mcp", "--tools", "all"],
     // The SDK passes only a few variables (HOME, PATH, ...) unless told otherwise: the
     // caller's AMBER_* settings must reach the server.
     env: Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined)),

@@ -1,0 +1,112 @@
+//! Reading a Claude Code transcript (JSONL, internal to Claude Code): the text of its
+//! messages, for filing at SessionEnd, and the last assistant message, for the checkpoint.
+
+use serde_json::Value;
+
+/// A string field of a JSON object.
+pub(super) fn field<'a>(p: &'a Value, k: &str) -> Option<&'a str> {
+    p.get(k).and_then(Value::as_str)
+}
+
+/// True for a tool of Amber's own MCP server (`mcp__amber__recall`, …): what it returns
+/// is Amber's output, never captured again.
+pub fn is_ambers_tool(name: &str) -> bool {
+    name.starts_with("mcp__amber__")
+}
+
+/// True for a Bash command that runs Amber's own command line (`amber recall …`,
+/// `/path/to/amber get …`): its output is Amber's, never captured again.
+pub fn runs_amber(command: &str) -> bool {
+    command.split(['&', '|', ';', '\n']).any(|part| {
+        let first = part.split_whitespace().find(|w| !w.contains('='));
+        first.is_some_and(|w| matches!(w.rsplit('/').next(), Some("amber" | "amberd")))
+    })
+}
+
+/// True for a user turn that carries Amber's own checkpoint back to the model (Claude
+/// Code sends a Stop hook's reason as `Stop hook feedback: …`).
+fn is_ambers_feedback(text: &str) -> bool {
+    text.contains("Amber checkpoint:")
+}
+
+/// The text of the messages in a Claude Code transcript (JSONL: one object per line,
+/// `type` `user` or `assistant`, `message.content` a string or content blocks), in
+/// order: `user: ...` / `assistant: ...`, tool calls and results in brackets. Lines that
+/// are not messages or do not parse are skipped, and so is Amber's own output: its MCP
+/// tools' calls and results, `amber` commands run through Bash and their results, and the
+/// checkpoint's feedback (Amber never stores what it served).
+pub fn transcript_text(jsonl: &str) -> String {
+    let mut out = String::new();
+    // tool_use ids of Amber's own calls, whose results are skipped too.
+    let mut own: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for line in jsonl.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+        let role = match field(&v, "type") {
+            Some(t @ ("user" | "assistant")) => t,
+            _ => continue,
+        };
+        if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        let Some(content) = v.get("message").and_then(|m| m.get("content")) else { continue };
+        let mut parts: Vec<String> = Vec::new();
+        match content {
+            Value::String(t) if is_ambers_feedback(t) => {}
+            Value::String(t) => parts.push(t.clone()),
+            Value::Array(blocks) => {
+                for b in blocks {
+                    match field(b, "type") {
+                        Some("text") => parts
+                            .extend(field(b, "text").filter(|t| !is_ambers_feedback(t)).map(str::to_string)),
+                        Some("tool_use") => {
+                            let input = b.get("input").cloned().unwrap_or(Value::Null);
+                            let name = field(b, "name").unwrap_or("tool");
+                            let command = input.get("command").and_then(Value::as_str).unwrap_or("");
+                            if is_ambers_tool(name) || (name == "Bash" && runs_amber(command)) {
+                                own.extend(field(b, "id").map(str::to_string));
+                                continue;
+                            }
+                            let what = ["command", "file_path", "path", "pattern", "query", "url"]
+                                .iter()
+                                .find_map(|k| input.get(*k).and_then(Value::as_str).map(str::to_string))
+                                .unwrap_or_else(|| input.to_string());
+                            parts.push(format!("[tool {name}: {what}]"));
+                        }
+                        Some("tool_result") => {
+                            if field(b, "tool_use_id").is_some_and(|id| own.contains(id)) {
+                                continue;
+                            }
+                            let text = match b.get("content") {
+                                Some(Value::String(t)) => t.clone(),
+                                Some(Value::Array(xs)) => {
+                                    xs.iter().filter_map(|x| field(x, "text")).collect::<Vec<_>>().join("\n")
+                                }
+                                _ => String::new(),
+                            };
+                            let text: String = text.chars().take(2000).collect();
+                            parts.push(format!("[tool result]\n{text}"));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        let text = parts.join("\n");
+        if !text.trim().is_empty() {
+            out.push_str(&format!("{role}: {}\n\n", text.trim_end()));
+        }
+    }
+    out
+}
+
+/// The last assistant message's text in a transcript, if any.
+pub(super) fn last_assistant_text(jsonl: &str) -> Option<String> {
+    jsonl.lines().rev().find_map(|line| {
+        let v: Value = serde_json::from_str(line).ok()?;
+        (field(&v, "type") == Some("assistant")).then_some(())?;
+        let t = transcript_text(line);
+        let t = t.strip_prefix("assistant: ")?.trim().to_string();
+        (!t.is_empty() && !t.starts_with("[tool ")).then_some(t)
+    })
+}
