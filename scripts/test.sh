@@ -29,6 +29,11 @@ fi
 # second MCP client nobody here wrote.
 echo "== node: the MCP TypeScript SDK" >&2
 npm ci --prefix tests/mcp/ts --no-audit --no-fund --loglevel=error
+# Real Claude Code (npm, pinned by tests/claude_code/package-lock.json) driving Amber over a
+# simulated week against a fake Anthropic API on 127.0.0.1 (tests/claude_code/test_week.py).
+echo "== node: Claude Code for the week-long acceptance test" >&2
+npm ci --prefix tests/claude_code --no-audit --no-fund --loglevel=error
 tests=(clients/python)
 [ -d tests/mcp ] && tests+=(tests/mcp)
+tests+=(tests/claude_code)
 AMBERD="$PWD/target/release/amberd" AMBER_BIN="$PWD/target/release/amber" "$PY" -m pytest -q "${tests[@]}"
