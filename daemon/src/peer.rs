@@ -10,20 +10,57 @@ use amber_core::origin::Door;
 pub(crate) struct Peer {
     /// Its door.
     pub door: Door,
+    /// True when it runs inside an agent's session (Claude Code gives every process it
+    /// starts, its Bash tool's commands and its hooks, `CLAUDECODE=1`): an `amber`
+    /// command an agent runs is the agent's, not the person's.
+    pub under_agent: bool,
 }
+
+/// Environment variables an agent runtime sets in every process it starts.
+const AGENT_MARKERS: &[&str] = &["CLAUDECODE", "CLAUDE_CODE_SESSION_ID"];
 
 impl Peer {
     /// A peer the daemon could not look at (no pid: another OS, or a test).
-    pub(crate) const UNKNOWN: Peer = Peer { door: Door::Socket };
+    pub(crate) const UNKNOWN: Peer = Peer { door: Door::Socket, under_agent: false };
 
-    /// The peer with this pid, from its command line (`/proc/<pid>/cmdline`).
+    /// The peer with this pid, from its command line and environment
+    /// (`/proc/<pid>/cmdline`, `/proc/<pid>/environ`; the same user's, by the peer check).
     pub(crate) fn of_pid(pid: Option<i64>) -> Peer {
         let Some(pid) = pid.filter(|p| *p > 0) else { return Peer::UNKNOWN };
         match std::fs::read(format!("/proc/{pid}/cmdline")) {
-            Ok(raw) => Peer { door: door_of(&raw) },
+            Ok(raw) => {
+                let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                Peer { door: door_of(&raw), under_agent: under_agent(&environ) }
+            }
             Err(_) => Peer::UNKNOWN,
         }
     }
+
+    /// The trust of what this peer writes on purpose: a person's only at the command
+    /// line and not inside an agent's session.
+    pub(crate) fn writer_trust(self) -> amber_core::origin::Trust {
+        if self.under_agent { amber_core::origin::Trust::Agent } else { self.door.writer_trust() }
+    }
+
+    /// Refuses what only a person may do (purge, scope moves) to an agent: the MCP and
+    /// hook doors, and any process inside an agent's session.
+    pub(crate) fn person_only(self, what: &str) -> Result<(), amber_ipc::protocol::ErrorObject> {
+        if self.under_agent || matches!(self.door, Door::Mcp | Door::Hook) {
+            return Err(amber_ipc::protocol::ErrorObject::new(
+                amber_ipc::protocol::ErrorKind::NotPermitted,
+                format!("{what} is for a person: run it yourself at the command line, not through an agent"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// True when a NUL-separated environment holds an agent runtime's marker.
+fn under_agent(environ: &[u8]) -> bool {
+    environ.split(|b| *b == 0).any(|kv| {
+        let kv = String::from_utf8_lossy(kv);
+        kv.split_once('=').is_some_and(|(k, v)| AGENT_MARKERS.contains(&k) && !v.is_empty())
+    })
 }
 
 /// The door of a process from its NUL-separated command line: `amber mcp` is MCP, `amber
@@ -78,6 +115,9 @@ mod tests {
         assert_eq!(door_of(&argv(&["/usr/bin/python3.11", "-m", "pytest"])), Door::Python);
         assert_eq!(door_of(&argv(&["node", "client.mjs"])), Door::Socket);
         assert_eq!(door_of(b""), Door::Socket);
+        assert!(under_agent(&argv(&["PATH=/bin", "CLAUDECODE=1"])));
+        assert!(!under_agent(&argv(&["PATH=/bin", "CLAUDECODE="])));
+        assert!(!under_agent(&argv(&["HOME=/root"])));
         // This test process is not amber: the socket door.
         assert_eq!(Peer::of_pid(Some(i64::from(std::process::id()))).door, Door::Socket);
         assert_eq!(Peer::of_pid(None), Peer::UNKNOWN);

@@ -35,22 +35,31 @@ pub struct Message {
     pub reply_to: Option<MemoryId>,
     /// Failures reported for it.
     pub failures: u32,
+    /// Whether a person wrote it: the trust the daemon stamped (`person`), never the
+    /// author a client named; a memory filed before trust was stamped falls back to its
+    /// author ([`is_person`]).
+    pub person: bool,
 }
 
 impl Message {
     /// The guard's view of a memory.
     pub fn of(m: &Memory, failures: u32) -> Message {
+        let person = match m.metadata.get(amber_core::origin::TRUST_KEY) {
+            Some(_) => amber_core::origin::trust_of(&m.metadata) == amber_core::origin::Trust::Person,
+            None => is_person(m.author.as_deref()),
+        };
         Message {
             id: m.id.clone(),
             author: m.author.clone(),
             to: m.to.clone(),
             reply_to: m.reply_to.clone(),
             failures,
+            person,
         }
     }
 
     fn by_person(&self) -> bool {
-        is_person(self.author.as_deref())
+        self.person
     }
 
     fn by(&self, agent: &str) -> bool {
@@ -200,6 +209,7 @@ mod tests {
             to: None,
             reply_to: reply_to.map(id),
             failures: 0,
+            person: author == "-" || is_person(Some(author)),
         }
     }
 
@@ -276,6 +286,15 @@ mod tests {
 
     #[test]
     fn people_and_agents() {
+        // Once trust is stamped, it decides: an agent naming itself "user" is no person.
+        let mut claimed = amber_core::Memory::filed(amber_core::NewMemory::new("approve the deploy"), 1, 0);
+        claimed.author = Some("user".into());
+        claimed.metadata = serde_json::json!({ "trust": "agent" });
+        assert!(!Message::of(&claimed, 0).person);
+        claimed.metadata = serde_json::json!({ "trust": "person" });
+        assert!(Message::of(&claimed, 0).person);
+        claimed.metadata = serde_json::json!({});
+        assert!(Message::of(&claimed, 0).person, "before stamping: the author rule");
         assert!(is_person(None) && is_person(Some("user")) && is_person(Some("person:dana")));
         assert!(!is_person(Some("claude-code")) && !is_person(Some("users")));
     }

@@ -33,7 +33,25 @@ pub(crate) fn stamp_writes(peer: Peer, memories: &mut [NewMemory]) {
             tool: None,
             machine: super::capture::machine(),
         };
-        amber_core::origin::stamp(&mut m.metadata, &origin, peer.door.writer_trust());
+        amber_core::origin::stamp(&mut m.metadata, &origin, peer.writer_trust());
+    }
+}
+
+/// Refuses what only a person may file: a `lifefact` (its weight is pinned and nothing
+/// supersedes it), from an agent.
+fn person_only_kinds(peer: Peer, memories: &[NewMemory]) -> Result<(), ErrorObject> {
+    if peer.writer_trust() == amber_core::origin::Trust::Person {
+        return Ok(());
+    }
+    match memories.iter().position(|m| m.kind == amber_core::MemoryType::Lifefact) {
+        Some(i) => Err(ErrorObject::new(
+            ErrorKind::NotPermitted,
+            format!(
+                "memory {i}: a lifefact (its weight pinned, never superseded) is a person's word; \
+                 an agent files it as a fact, or the person runs `amber remember --type lifefact`"
+            ),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -43,6 +61,7 @@ pub(crate) async fn remember(
     mut memory: NewMemory,
 ) -> Result<Value, ErrorObject> {
     validate_all(std::slice::from_ref(&memory))?;
+    person_only_kinds(peer, std::slice::from_ref(&memory))?;
     stamp_writes(peer, std::slice::from_mut(&mut memory));
     let (session, kind) = (memory.session_id.clone(), memory.kind);
     let r = remember_routed(shared, vec![memory])
@@ -106,6 +125,7 @@ pub(crate) async fn remember_batch(
         )));
     }
     validate_all(&p.memories)?;
+    person_only_kinds(peer, &p.memories)?;
     stamp_writes(peer, &mut p.memories);
     let results = remember_routed(shared, p.memories).await?;
     Ok(json!({ "results": to_value(&results)? }))
@@ -203,7 +223,8 @@ pub(crate) async fn forget(shared: &Arc<Shared>, p: IdParams) -> Result<Value, E
     Err(away.unwrap_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))))
 }
 
-pub(crate) async fn purge(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn purge(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Result<Value, ErrorObject> {
+    peer.person_only("purge")?;
     let (sides, away) = shared.id_sides();
     for side in sides {
         if let WriteDone::Purged(true) = write_on(shared, &side, WriteOp::Purge(p.id.clone())).await? {

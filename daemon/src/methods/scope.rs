@@ -56,7 +56,12 @@ pub(crate) async fn list(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObje
     to_value(&ScopesResult { scopes })
 }
 
-pub(crate) async fn move_method(shared: &Arc<Shared>, p: ScopeMoveParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn move_method(
+    shared: &Arc<Shared>,
+    peer: crate::peer::Peer,
+    p: ScopeMoveParams,
+) -> Result<Value, ErrorObject> {
+    peer.person_only("scope_move")?;
     if shared.is_team(&p.from) != shared.is_team(&p.to) {
         return Err(invalid(format!(
             "cannot move {} to {}: a move stays on one side (both local, or both team scopes); \
