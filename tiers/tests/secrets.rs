@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use amber_tiers::capture::redact;
+use amber_tiers::redact::redact;
 use serde_json::Value;
 
 /// Shapes kept on purpose, with why.

@@ -88,8 +88,8 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
         .map(|mut r| {
             // The id is of the run as given, so the same runs give the same ids anywhere.
             let id = r.id(&scope, &agent);
-            r.trace = amber_tiers::capture::redact(&r.trace).0;
-            r.task = amber_tiers::capture::redact(&r.task).0;
+            r.trace = amber_tiers::redact::redact(&r.trace).0;
+            r.task = amber_tiers::redact::redact(&r.task).0;
             (id, r)
         })
         .collect();
