@@ -4,6 +4,7 @@
 mod checks;
 mod patterns;
 
+use checks::Found;
 use patterns::PATTERNS;
 
 /// Replaces secret-looking strings with `[REDACTED:<kind>]`; returns the text and how
@@ -14,9 +15,11 @@ pub fn redact(text: &str) -> (String, usize) {
     let mut spans: Vec<(usize, usize, usize)> = Vec::new();
     for (i, p) in PATTERNS.iter().enumerate() {
         for caps in p.re.captures_iter(text) {
-            if let Some(m) = caps.get(p.group)
+            // The secret's group, or with alternatives the first after it that took part.
+            let value = (p.group..caps.len()).find_map(|g| caps.get(g));
+            if let Some(m) = value
                 && !m.as_str().starts_with("[REDACTED:")
-                && (p.check)(&caps)
+                && (p.check)(&Found { text, caps: &caps, value: m })
             {
                 spans.push((m.start(), m.end(), i));
             }
@@ -124,5 +127,25 @@ mod tests {
         let text = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAAAAABAAABlwAAAAdzc2gtcn\nthe build took 42 s";
         let (out, n) = redact(text);
         assert_eq!((out.as_str(), n), ("[REDACTED:private_key]\nthe build took 42 s", 1));
+    }
+
+    #[test]
+    fn the_shapes_without_a_prefix_are_named_after_their_rule() {
+        for (text, want) in [
+            ("export PGPASSWORD='n0t-4-r3al!'", "export PGPASSWORD='[REDACTED:env_password]'"),
+            ("mysql -u root -psecret shop", "mysql -u root -p[REDACTED:mysql_password] shop"),
+            ("docker login --password=Zq8mX2 reg", "docker login --password=[REDACTED:cli_password] reg"),
+            ("the wifi password is Blue42fish.", "the wifi password is [REDACTED:password]."),
+            ("Password: 'bluefish'", "Password: '[REDACTED:password]'"),
+            (
+                "AKIAF72B3WDNCXLNXXSU k8w95uxwPzokm2eJJQnVKN6BHtnp+EQsmXv5eh1Y",
+                "[REDACTED:aws_access_key] [REDACTED:aws_secret_key]",
+            ),
+        ] {
+            assert_eq!(redact(text).0, want, "{text}");
+        }
+        // 40 random characters with nothing around them that names a key are kept.
+        let text = "build id k8w95uxwPzokm2eJJQnVKN6BHtnp+EQsmXv5eh1Y finished";
+        assert_eq!(redact(text), (text.to_string(), 0));
     }
 }

@@ -5,18 +5,22 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::checks::{always, assigned_value, digit_in_match, random_match, random_match_short};
+use super::checks::{
+    Check, always, assigned_value, aws_secret_near, digit_in_match, password_value, random_match,
+    random_match_short, stated_password,
+};
 
-/// A secret pattern: the regex, the group holding the secret (0: the whole match), and a
-/// check the match must pass (to keep ordinary text out).
+/// A secret pattern: the regex, the group holding the secret (0: the whole match; with
+/// alternatives, the first group from it that took part), and a check the match must
+/// pass (to keep ordinary text out).
 pub(super) struct Pattern {
     pub(super) name: &'static str,
     pub(super) re: Regex,
     pub(super) group: usize,
-    pub(super) check: fn(&regex::Captures<'_>) -> bool,
+    pub(super) check: Check,
 }
 
-fn pattern(name: &'static str, re: &str, group: usize, check: fn(&regex::Captures<'_>) -> bool) -> Pattern {
+fn pattern(name: &'static str, re: &str, group: usize, check: Check) -> Pattern {
     Pattern { name, re: Regex::new(re).expect("a valid secret pattern"), group, check }
 }
 
@@ -187,6 +191,46 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             r#"(?i)\bauthorization["']?\s*:\s*["']?basic\s+([A-Za-z0-9+/]{8,}={0,3})"#,
             1,
             always,
+        ),
+        // A bare AWS secret access key: 40 characters of base64 with no prefix of its
+        // own, so only beside a key id or words that name it (`aws_secret_near`).
+        p(
+            "aws_secret_key",
+            r"(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
+            1,
+            aws_secret_near,
+        ),
+        // export PGPASSWORD='...', MYSQL_PWD=... psql: a shell assignment to a password
+        // variable (upper case, no spaces around `=`), quoted or not, however short.
+        p(
+            "env_password",
+            r#"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|_PWD|_PASS)=(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"`;&|)]+))"#,
+            1,
+            password_value,
+        ),
+        // mysql -u root -psecret, mysqldump -p'...': the password glued to `-p` (a bare
+        // `-p` asks for it; `-P` is the port).
+        p(
+            "mysql_password",
+            r#"\bmysql(?:dump|admin|import|show|check|slap|binlog)?\b[^\n;&|]*?\s-p(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"`;&|]+))"#,
+            1,
+            password_value,
+        ),
+        // --password=..., --passwd=... on any command line.
+        p(
+            "cli_password",
+            r#"(?:^|\s)--?(?:password|passwd)=(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"`;&|]+))"#,
+            1,
+            password_value,
+        ),
+        // In prose and config: "password: Xk7#pq2", "the wifi password is Blue42fish",
+        // "the password for the NAS was 'hunter2'", {"password": "abc123"}. A quoted value
+        // counts; an unquoted one only when it does not read as a word (`stated_password`).
+        p(
+            "password",
+            r#"(?i)\b(?:password|passwd|passphrase|passcode)["']?(?:\s+(?:for|to|of|on|at)(?:\s+[^\s:=]{1,30}){1,3}?)?(?:\s+(?:is|was)(?:\s+(?:set\s+to|now|still))?\s*:?|\s*[:=])[ \t]*(?:'([^'\s]{3,64})'|"([^"\s]{3,64})"|`([^`\s]{3,64})`|([^\s'"`]{2,63}[^\s'"`.,;:!?)\]]))"#,
+            1,
+            stated_password,
         ),
         // password = "...", api_key: ..., SECRET_TOKEN=..., "stripeKey" => '...'
         p(
