@@ -4,8 +4,10 @@
 mod checks;
 mod patterns;
 
+use amber_core::NewMemory;
 use checks::Found;
 use patterns::PATTERNS;
+use serde_json::Value;
 
 /// Replaces secret-looking strings with `[REDACTED:<kind>]`; returns the text and how
 /// many were replaced. Everything else is kept byte for byte. Matches of several
@@ -52,9 +54,60 @@ pub fn redact(text: &str) -> (String, usize) {
     (out, merged.len())
 }
 
+/// Redacts a string in place; returns how many secrets were replaced.
+pub fn redact_in_place(s: &mut String) -> usize {
+    let (out, n) = redact(s);
+    if n > 0 {
+        *s = out;
+    }
+    n
+}
+
+/// Redacts every string in a JSON value, recursively (object values and array items;
+/// keys are names and are kept); returns how many secrets were replaced.
+pub fn redact_json(v: &mut Value) -> usize {
+    match v {
+        Value::String(s) => redact_in_place(s),
+        Value::Array(items) => items.iter_mut().map(redact_json).sum(),
+        Value::Object(map) => map.values_mut().map(redact_json).sum(),
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+    }
+}
+
+/// Redacts a memory as a caller files it: its content, its source and every string in
+/// its metadata. Returns how many secrets were replaced in all.
+pub fn redact_memory(m: &mut NewMemory) -> usize {
+    let mut n = redact_in_place(&mut m.content);
+    if let Some(source) = &mut m.source {
+        n += redact_in_place(source);
+    }
+    n + redact_json(&mut m.metadata)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memory_is_redacted_in_content_source_and_nested_metadata() {
+        let mut m = NewMemory::new("deploy with ghp_XbRDMAsRuAwZtr97vkycA40QEWJ4qIrSfyn5 today");
+        m.source = Some("https://ci:hunter2hunter2@git.example.com/app.git".into());
+        m.metadata = serde_json::json!({
+            "env": { "PGPASSWORD": "x", "cmd": ["ls", "export PGPASSWORD='n0t-4-r3al!'"] },
+            "password: Xk7#pq2-as-a-key": 3,
+            "note": "nothing secret here",
+        });
+        assert_eq!(redact_memory(&mut m), 3);
+        assert_eq!(m.content, "deploy with [REDACTED:github_token] today");
+        assert_eq!(m.source.as_deref(), Some("https://ci:[REDACTED:url_password]@git.example.com/app.git"));
+        assert_eq!(m.metadata["env"]["cmd"][1], "export PGPASSWORD='[REDACTED:env_password]'");
+        assert_eq!(m.metadata["env"]["PGPASSWORD"], "x");
+        assert_eq!(m.metadata["note"], "nothing secret here");
+        // Keys are names: kept.
+        assert_eq!(m.metadata["password: Xk7#pq2-as-a-key"], 3);
+        // A second pass finds nothing more.
+        assert_eq!(redact_memory(&mut m), 0);
+    }
 
     #[test]
     fn planted_secrets_are_redacted_and_the_rest_kept_verbatim() {
