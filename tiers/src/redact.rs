@@ -64,12 +64,28 @@ pub fn redact_in_place(s: &mut String) -> usize {
 }
 
 /// Redacts every string in a JSON value, recursively (object values and array items;
-/// keys are names and are kept); returns how many secrets were replaced.
+/// keys are names and are kept); returns how many secrets were replaced. A string under
+/// a key that names a secret (`"password": "hunter2"`, `"api_key": "..."`) is one as a
+/// whole when it passes the checks of `assigned_secret` (at least 4 characters).
 pub fn redact_json(v: &mut Value) -> usize {
     match v {
         Value::String(s) => redact_in_place(s),
         Value::Array(items) => items.iter_mut().map(redact_json).sum(),
-        Value::Object(map) => map.values_mut().map(redact_json).sum(),
+        Value::Object(map) => map
+            .iter_mut()
+            .map(|(key, v)| match v {
+                Value::String(s) => {
+                    let n = redact_in_place(s);
+                    if n == 0 && s.chars().count() >= 4 && checks::secret_assignment(key, s) {
+                        *s = format!("[REDACTED:{}]", patterns::ASSIGNED);
+                        1
+                    } else {
+                        n
+                    }
+                }
+                other => redact_json(other),
+            })
+            .sum(),
         Value::Null | Value::Bool(_) | Value::Number(_) => 0,
     }
 }
@@ -94,14 +110,17 @@ mod tests {
         m.source = Some("https://ci:hunter2hunter2@git.example.com/app.git".into());
         m.metadata = serde_json::json!({
             "env": { "PGPASSWORD": "x", "cmd": ["ls", "export PGPASSWORD='n0t-4-r3al!'"] },
+            "db": { "user": "app_user", "password": "hunter2" },
             "password: Xk7#pq2-as-a-key": 3,
             "note": "nothing secret here",
         });
-        assert_eq!(redact_memory(&mut m), 3);
+        assert_eq!(redact_memory(&mut m), 4);
         assert_eq!(m.content, "deploy with [REDACTED:github_token] today");
         assert_eq!(m.source.as_deref(), Some("https://ci:[REDACTED:url_password]@git.example.com/app.git"));
         assert_eq!(m.metadata["env"]["cmd"][1], "export PGPASSWORD='[REDACTED:env_password]'");
-        assert_eq!(m.metadata["env"]["PGPASSWORD"], "x");
+        assert_eq!(m.metadata["env"]["PGPASSWORD"], "x", "too short to tell");
+        assert_eq!(m.metadata["db"]["password"], "[REDACTED:assigned_secret]");
+        assert_eq!(m.metadata["db"]["user"], "app_user");
         assert_eq!(m.metadata["note"], "nothing secret here");
         // Keys are names: kept.
         assert_eq!(m.metadata["password: Xk7#pq2-as-a-key"], 3);

@@ -134,7 +134,11 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 /// A value assigned to a secret-looking name, unless it is a placeholder, a reference
 /// (`$VAR`, `${...}`, `os.environ[...]`, `<key>`), a path or a URL, or a plain word.
 pub(super) fn assigned_value(f: &Found<'_, '_>) -> bool {
-    let (name, value) = (&f.caps[1], f.value.as_str());
+    secret_assignment(&f.caps[1], f.value.as_str())
+}
+
+/// [`assigned_value`] on a name and a value given apart (a JSON key and its string).
+pub(super) fn secret_assignment(name: &str, value: &str) -> bool {
     let first = value.chars().next().unwrap_or(' ');
     if matches!(first, '$' | '<' | '{' | '(' | '[' | '%' | '*' | '#')
         || path_like(value)

@@ -20,6 +20,9 @@ pub(super) struct Pattern {
     pub(super) check: Check,
 }
 
+/// The name of a value assigned to a secret-looking name.
+pub(super) const ASSIGNED: &str = "assigned_secret";
+
 fn pattern(name: &'static str, re: &str, group: usize, check: Check) -> Pattern {
     Pattern { name, re: Regex::new(re).expect("a valid secret pattern"), group, check }
 }
@@ -234,7 +237,7 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         ),
         // password = "...", api_key: ..., SECRET_TOKEN=..., "stripeKey" => '...'
         p(
-            "assigned_secret",
+            ASSIGNED,
             r#"(?i)\b([a-z0-9_.\-]*(?:pass|pwd|secret|token|credential|creds|auth|key)[a-z0-9_.\-]*)["'`]?[ \t]*(?:=>|:=|\?=|:|=)[ \t]*["'`]?([^\s"'`,;]{8,})"#,
             2,
             assigned_value,
