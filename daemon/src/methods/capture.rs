@@ -19,9 +19,9 @@ pub(crate) async fn capture(shared: &Arc<Shared>, p: CaptureParams) -> Result<Va
     to_value(&r)
 }
 
-/// Files a captured text: size limits, secret redaction, then a write (type, source and
-/// session as given; metadata `{captured, redacted}`). A new memory's text then goes to
-/// fact extraction in the background, when it is configured.
+/// Files a captured text: size limits, secret redaction (of the text and the source),
+/// then a write (type and session as given; metadata `{captured, redacted}`). A new
+/// memory's text then goes to fact extraction in the background, when it is configured.
 pub(crate) async fn capture_text(
     shared: &Arc<Shared>,
     content: &str,
@@ -36,6 +36,8 @@ pub(crate) async fn capture_text(
             Ok(CaptureResult { filed: false, skipped: Some(reason), memory: None, redacted: 0 })
         }
         Captured::File { text, redacted } => {
+            let mut source = source;
+            let redacted = redacted + source.as_mut().map_or(0, amber_tiers::redact::redact_in_place);
             // The stored (redacted) text is what an extractor sees.
             let for_extraction = shared.extract.is_some().then(|| (text.clone(), scope.clone()));
             let mut memory = NewMemory::new(text).in_scope(scope);

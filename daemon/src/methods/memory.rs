@@ -1,12 +1,14 @@
 //! The memory methods: `remember`, `remember_batch`, `recall`, `forget`, `purge` and
 //! `links`. (`get` takes id prefixes and lives with the scopes, `methods/scope.rs`.)
+//! Every remembered memory is redacted (content, source, metadata strings) unless the
+//! caller asked `allow_secrets`; the result counts what was replaced.
 
 use std::sync::Arc;
 
 use amber_core::NewMemory;
 use amber_ipc::protocol::{
     ErrorKind, ErrorObject, IdParams, LinksResult, MAX_BATCH, MemoryResult, PurgeResult, RecallParams,
-    RecallResult, RememberBatchParams,
+    RecallResult, RememberBatchParams, RememberParams,
 };
 use serde_json::{Value, json};
 
@@ -17,13 +19,33 @@ use crate::rpc::{
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
-pub(crate) async fn remember(shared: &Arc<Shared>, memory: NewMemory) -> Result<Value, ErrorObject> {
+pub(crate) async fn remember(shared: &Arc<Shared>, p: RememberParams) -> Result<Value, ErrorObject> {
+    let RememberParams { mut memory, allow_secrets } = p;
+    let redacted = redacted(std::slice::from_mut(&mut memory), allow_secrets)[0];
     validate_all(std::slice::from_ref(&memory))?;
-    let r = remember_routed(shared, vec![memory])
+    let mut r = remember_routed(shared, vec![memory])
         .await?
         .pop()
         .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "no result"))?;
+    r.redacted = redacted;
     to_value(&r)
+}
+
+/// Redacts each memory (content, source, metadata strings) unless `allow_secrets`;
+/// returns how many secrets each had. Before validation: what is validated and stored is
+/// the redacted memory.
+fn redacted(memories: &mut [NewMemory], allow_secrets: bool) -> Vec<usize> {
+    if allow_secrets {
+        // Who kept secrets, never which (memory contents stay out of the log).
+        tracing::info!(memories = memories.len(), "remember: secrets kept as given (allow_secrets)");
+        return vec![0; memories.len()];
+    }
+    let counts: Vec<usize> = memories.iter_mut().map(amber_tiers::redact::redact_memory).collect();
+    let total: usize = counts.iter().sum();
+    if total > 0 {
+        tracing::info!(redacted = total, memories = memories.len(), "remember: secrets redacted");
+    }
+    counts
 }
 
 /// Files memories on the side of each one's scope (local, or the team database), in
@@ -53,8 +75,13 @@ pub(crate) async fn remember_batch(
             p.memories.len()
         )));
     }
-    validate_all(&p.memories)?;
-    let results = remember_routed(shared, p.memories).await?;
+    let mut memories = p.memories;
+    let counts = redacted(&mut memories, p.allow_secrets);
+    validate_all(&memories)?;
+    let mut results = remember_routed(shared, memories).await?;
+    for (r, n) in results.iter_mut().zip(counts) {
+        r.redacted = n;
+    }
     Ok(json!({ "results": to_value(&results)? }))
 }
 

@@ -14,6 +14,7 @@ use amber_ipc::protocol::{
     SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
 };
 use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
+use amber_tiers::redact::redact;
 use amber_tiers::scope::project_scope;
 use amber_tiers::session::{CaptureNote, Served, Session, Tier};
 use serde_json::Value;
@@ -233,7 +234,8 @@ pub(crate) async fn event(shared: &Arc<Shared>, p: SessionEventParams) -> Result
 
     let wants_capture = p.capture.unwrap_or(p.kind != EventKind::ToolCall);
     let captured = if wants_capture {
-        let source = p.source.clone().unwrap_or_else(|| p.kind.as_str().to_string());
+        // Redacted here too: the session's record keeps the source beside the capture.
+        let source = redact(&p.source.clone().unwrap_or_else(|| p.kind.as_str().to_string())).0;
         let r = capture_text(
             shared,
             &p.text,
@@ -377,7 +379,7 @@ pub(crate) async fn end(
     let mut s = shared.sessions.lock().remove(id).ok_or_else(|| not_found(id))?;
     let _ending = Ending::begin(&shared.sessions, &s);
     if let Some(t) = transcript {
-        let source = transcript_source.unwrap_or_else(|| "transcript".into());
+        let source = redact(&transcript_source.unwrap_or_else(|| "transcript".into())).0;
         for piece in pieces(&t, shared.config.capture.max_chars) {
             let r = capture_text(
                 shared,
