@@ -2,7 +2,8 @@
 //! `remember` and `remember_batch` redact the content, the source and the metadata's
 //! strings and say how many secrets they replaced; `allow_secrets` keeps them (a person
 //! filing one on purpose); an unknown flag is still refused; outcome notes, a capture's
-//! source, a run's outcome and a reward's reason are redacted too.
+//! source, a run's outcome and a reward's reason are redacted too; identity files are read
+//! only inside the project root and redacted.
 
 mod common;
 
@@ -145,4 +146,35 @@ fn outcome_notes_capture_sources_and_runs_are_redacted() {
     for secret in [PG, GITHUB] {
         assert!(!shown.to_string().contains(secret), "{secret} stored: {shown}");
     }
+}
+
+#[test]
+fn identity_refuses_links_out_of_the_project_and_redacts_what_it_serves() {
+    let d = Daemon::start(&[]);
+    let proj = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(proj.path().join(".git")).unwrap();
+    std::fs::create_dir_all(proj.path().join("project-context")).unwrap();
+    let creds = home.path().join("credentials");
+    std::fs::write(&creds, "[default]\naws_secret_access_key = cuCbCh4lScW/yejH7z6LBlnvEGm1vb4R1v0iEL20\n")
+        .unwrap();
+    std::os::unix::fs::symlink(&creds, proj.path().join("project-context/HANDOFF.md")).unwrap();
+    std::fs::write(
+        proj.path().join("AGENTS.md"),
+        format!("CI pushes with {GITHUB}.\nRun the tests first.\n"),
+    )
+    .unwrap();
+    let mut c = d.client();
+    let p = amber_ipc::protocol::IdentityParams { cwd: proj.path().to_path_buf(), budget_tokens: None };
+    let id = c.identity(&p).unwrap();
+    assert!(!id.text.contains("cuCbCh4lScW") && !id.text.contains(GITHUB), "{}", id.text);
+    assert!(
+        id.text.contains("CI pushes with [REDACTED:github_token].")
+            && id.text.contains("Run the tests first.")
+    );
+    assert_eq!(id.files.len(), 1);
+    assert_eq!(id.files[0].redacted, 1);
+    assert_eq!(id.skipped.len(), 1);
+    assert_eq!(id.skipped[0].path, "project-context/HANDOFF.md");
+    assert!(id.skipped[0].reason.contains("outside the project root"), "{}", id.skipped[0].reason);
 }
