@@ -20,32 +20,42 @@ use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
 pub(crate) async fn remember(shared: &Arc<Shared>, p: RememberParams) -> Result<Value, ErrorObject> {
-    let RememberParams { mut memory, allow_secrets } = p;
-    let redacted = redacted(std::slice::from_mut(&mut memory), allow_secrets)[0];
-    validate_all(std::slice::from_ref(&memory))?;
-    let mut r = remember_routed(shared, vec![memory])
+    let RememberParams { memory, allow_secrets } = p;
+    let (memories, counts) = redacted(vec![memory], allow_secrets).await?;
+    validate_all(&memories)?;
+    let mut r = remember_routed(shared, memories)
         .await?
         .pop()
         .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "no result"))?;
-    r.redacted = redacted;
+    r.redacted = counts.iter().sum();
     to_value(&r)
 }
 
 /// Redacts each memory (content, source, metadata strings) unless `allow_secrets`;
-/// returns how many secrets each had. Before validation: what is validated and stored is
-/// the redacted memory.
-fn redacted(memories: &mut [NewMemory], allow_secrets: bool) -> Vec<usize> {
+/// returns them with how many secrets each had. Before validation: what is validated and
+/// stored is the redacted memory. On the blocking pool: a full batch is megabytes of
+/// regex work.
+async fn redacted(
+    mut memories: Vec<NewMemory>,
+    allow_secrets: bool,
+) -> Result<(Vec<NewMemory>, Vec<usize>), ErrorObject> {
+    let n = memories.len();
     if allow_secrets {
-        // Who kept secrets, never which (memory contents stay out of the log).
-        tracing::info!(memories = memories.len(), "remember: secrets kept as given (allow_secrets)");
-        return vec![0; memories.len()];
+        // That secrets were kept, never which (memory contents stay out of the log).
+        tracing::info!(memories = n, "remember: secrets kept as given (allow_secrets)");
+        return Ok((memories, vec![0; n]));
     }
-    let counts: Vec<usize> = memories.iter_mut().map(amber_tiers::redact::redact_memory).collect();
+    let (memories, counts) = tokio::task::spawn_blocking(move || {
+        let counts: Vec<usize> = memories.iter_mut().map(amber_tiers::redact::redact_memory).collect();
+        (memories, counts)
+    })
+    .await
+    .map_err(|e| ErrorObject::new(ErrorKind::Internal, format!("redaction failed: {e}")))?;
     let total: usize = counts.iter().sum();
     if total > 0 {
-        tracing::info!(redacted = total, memories = memories.len(), "remember: secrets redacted");
+        tracing::info!(redacted = total, memories = n, "remember: secrets redacted");
     }
-    counts
+    Ok((memories, counts))
 }
 
 /// Files memories on the side of each one's scope (local, or the team database), in
@@ -75,8 +85,7 @@ pub(crate) async fn remember_batch(
             p.memories.len()
         )));
     }
-    let mut memories = p.memories;
-    let counts = redacted(&mut memories, p.allow_secrets);
+    let (memories, counts) = redacted(p.memories, p.allow_secrets).await?;
     validate_all(&memories)?;
     let mut results = remember_routed(shared, memories).await?;
     for (r, n) in results.iter_mut().zip(counts) {
