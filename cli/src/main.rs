@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use amber_core::{MemoryType, NewMemory, Scope, SearchMode};
-use amber_ipc::protocol::RecallParams;
+use amber_ipc::protocol::{RecallParams, RememberParams};
 use amber_ipc::{Client, Config};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -47,7 +47,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// File a memory, verbatim. TEXT of `-` reads standard input.
+    /// File a memory, verbatim but for secrets (redacted unless --keep-secrets). TEXT of
+    /// `-` reads standard input.
     Remember {
         /// The text to remember, or `-` for standard input.
         text: String,
@@ -81,6 +82,11 @@ enum Command {
         /// The memory it answers (id or prefix): it joins that memory's thread.
         #[arg(long, value_name = "ID")]
         reply_to: Option<String>,
+        /// File secrets as given. By default secret-looking strings (keys, tokens,
+        /// passwords) in the text, the source and the metadata are replaced by
+        /// `[REDACTED:<kind>]` before anything is stored.
+        #[arg(long)]
+        keep_secrets: bool,
     },
     /// Search memories by hybrid BM25 + embedding retrieval.
     Recall {
@@ -456,7 +462,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let cfg = config(&cli)?;
     match &cli.command {
-        Command::Remember { text, scope, kind, source, author, session, meta, supersedes, to, reply_to } => {
+        Command::Remember {
+            text,
+            scope,
+            kind,
+            source,
+            author,
+            session,
+            meta,
+            supersedes,
+            to,
+            reply_to,
+            keep_secrets,
+        } => {
             let content = if text == "-" {
                 let mut buf = Vec::new();
                 std::io::stdin().read_to_end(&mut buf).context("reading standard input")?;
@@ -486,13 +504,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 m.reply_to = Some(full_id(&mut client, r).context("--reply-to")?);
             }
             m.validate()?;
-            let r = client.remember(&m)?;
+            let scope = m.scope.clone();
+            let r = client.remember_with(&RememberParams { memory: m, allow_secrets: *keep_secrets })?;
             if cli.json {
                 print_json(&r)?;
-            } else if r.created {
-                println!("remembered {} in {}", r.id, m.scope);
             } else {
-                println!("already remembered as {} in {}", r.id, m.scope);
+                if r.created {
+                    println!("remembered {} in {scope}", r.id);
+                } else {
+                    println!("already remembered as {} in {scope}", r.id);
+                }
+                if r.redacted > 0 {
+                    let s = if r.redacted == 1 { "" } else { "s" };
+                    eprintln!(
+                        "amber: {} secret{s} redacted before storing (--keep-secrets files them as given)",
+                        r.redacted
+                    );
+                }
             }
         }
         Command::Outcomes(cmd) => {

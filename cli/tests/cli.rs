@@ -142,6 +142,25 @@ fn a_reader_that_closes_the_pipe_ends_the_command_quietly() {
 }
 
 #[test]
+fn remember_redacts_secrets_unless_kept_on_purpose() {
+    let env = Env::new();
+    let secret = "export PGPASSWORD='n0t-4-r3al!' before psql";
+    let (out, err) = ok(env.amber(&["remember", "--scope", "proj", secret]));
+    assert!(err.contains("1 secret redacted before storing"), "{err}");
+    let (got, _) = ok(env.amber(&["get", &first_id(&out)]));
+    assert!(got.contains("PGPASSWORD='[REDACTED:env_password]'") && !got.contains("n0t-4-r3al!"), "{got}");
+
+    let (out, err) = ok(env.amber(&["remember", "--scope", "proj", "--keep-secrets", secret]));
+    assert!(!err.contains("redacted"), "{err}");
+    let (got, _) = ok(env.amber(&["get", &first_id(&out)]));
+    assert!(got.contains("n0t-4-r3al!"), "{got}");
+
+    let (out, _) = ok(env.amber(&["--json", "remember", "--scope", "proj", "mysql -u root -psecret shop"]));
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["redacted"], 1, "{out}");
+}
+
+#[test]
 fn bad_input_is_refused_with_a_clear_message() {
     let env = Env::new();
     let o = env.amber(&["get", "not-an-id"]);

@@ -98,6 +98,19 @@ pub struct Origin {
     /// The machine (host name) it was written on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
+    /// True when the writing process ran inside an agent's session (an `amber` command
+    /// Claude Code's Bash tool ran, say): the agent's word, whatever the door.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inside_agent: bool,
+}
+
+impl Origin {
+    /// True when what was written came from an agent runtime: the MCP or hook door, or a
+    /// process inside an agent's session. Such a write never counts as a person's,
+    /// whatever `author` it names.
+    pub fn from_agent_runtime(&self) -> bool {
+        self.inside_agent || matches!(self.door.as_deref(), Some("mcp" | "hook"))
+    }
 }
 
 /// Writes `origin` and `trust` into a memory's metadata (an object; anything else is

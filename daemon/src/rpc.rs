@@ -191,7 +191,7 @@ pub(crate) fn remembered(done: WriteDone) -> Vec<RememberResult> {
     match done {
         WriteDone::Remembered(v) => v
             .into_iter()
-            .map(|r| RememberResult { id: r.memory.id, seq: r.memory.seq, created: r.created })
+            .map(|r| RememberResult { id: r.memory.id, seq: r.memory.seq, created: r.created, redacted: 0 })
             .collect(),
         _ => Vec::new(),
     }

@@ -238,14 +238,20 @@ impl Client {
         self.call("hello", &p)
     }
 
-    /// `remember`: files one memory; answered once it is committed.
-    pub fn remember(&mut self, memory: &RememberParams) -> Result<RememberResult, ClientError> {
+    /// `remember`: files one memory (secrets redacted); answered once it is committed.
+    pub fn remember(&mut self, memory: &NewMemory) -> Result<RememberResult, ClientError> {
         self.call("remember", memory)
     }
 
-    /// `remember_batch`: files many memories in one transaction.
+    /// `remember` with its params in full: `allow_secrets` files the memory's secrets as
+    /// given (for a person doing it on purpose).
+    pub fn remember_with(&mut self, p: &RememberParams) -> Result<RememberResult, ClientError> {
+        self.call("remember", p)
+    }
+
+    /// `remember_batch`: files many memories in one transaction (secrets redacted).
     pub fn remember_batch(&mut self, memories: Vec<NewMemory>) -> Result<RememberBatchResult, ClientError> {
-        self.call("remember_batch", &RememberBatchParams { memories })
+        self.call("remember_batch", &RememberBatchParams { memories, allow_secrets: false })
     }
 
     /// `recall`: hybrid search.
@@ -468,7 +474,7 @@ impl AsyncClient {
     }
 
     /// `remember`.
-    pub async fn remember(&mut self, memory: &RememberParams) -> Result<RememberResult, ClientError> {
+    pub async fn remember(&mut self, memory: &NewMemory) -> Result<RememberResult, ClientError> {
         self.call("remember", memory).await
     }
 

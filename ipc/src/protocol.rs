@@ -2,11 +2,12 @@
 //! the error codes. `docs/PROTOCOL.md` is the prose version of this file.
 
 use amber_core::graph::{Entity, EntityRef, Fact, GraphStats, NewEntity, NewFact};
-use amber_core::{Expand, Hit, Memory, MemoryId, Millis, NewMemory, Query, Scope, SearchMode};
+use amber_core::{Expand, Hit, Memory, MemoryId, Millis, Query, Scope, SearchMode};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod advice;
+mod remember;
 mod runs;
 mod standing;
 mod threads;
@@ -15,6 +16,7 @@ pub use advice::{
     AdviceShowResult, GetAdviceParams, GetAdviceResult, JudgeRunsParams, JudgeRunsResult, JudgementShown,
     JudgementsParams, JudgementsResult, NoteWritten, SituationListed,
 };
+pub use remember::{RememberBatchParams, RememberBatchResult, RememberParams, RememberResult};
 pub use runs::{
     LeadHit, MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, ReviewMemory, ReviewParams, ReviewResult, ReviewRun,
     RewardEntry, RunRecordParams, RunRecordResult, RunRecorded, RunRewardParams, RunRewardResult,
@@ -291,35 +293,6 @@ pub struct HelloResult {
     pub methods: Vec<String>,
     /// The embedding model id.
     pub model: String,
-}
-
-/// `remember` params: a memory ([`NewMemory`]'s fields).
-pub type RememberParams = NewMemory;
-
-/// What a write did to one memory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RememberResult {
-    /// The memory id (derived from scope and content).
-    pub id: MemoryId,
-    /// Its sequence number in the store.
-    pub seq: u64,
-    /// False when the same content was already in the same scope.
-    pub created: bool,
-}
-
-/// `remember_batch` params.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RememberBatchParams {
-    /// Up to [`MAX_BATCH`] memories, committed in one transaction.
-    pub memories: Vec<NewMemory>,
-}
-
-/// `remember_batch` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RememberBatchResult {
-    /// One entry per memory, in order.
-    pub results: Vec<RememberResult>,
 }
 
 /// `recall` params: a [`Query`] plus `fresh`.

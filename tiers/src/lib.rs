@@ -18,6 +18,7 @@
 //! - [`extract`]: facts proposed from captured text by a configured model
 //!   ([`extract::OpenAiExtractor`]) for the knowledge graph; off by default.
 //! - [`capture`]: size limits and secret redaction for what a session files.
+//! - [`redact`]: the secret patterns, run on every text the daemon stores or serves.
 //! - [`curate`]: at session end, duplicates collapsed or linked and ranked down, related
 //!   memories linked; nothing deleted.
 //!
@@ -47,6 +48,7 @@ pub mod judge;
 pub mod leads;
 pub mod lift;
 pub mod moment;
+pub mod redact;
 pub mod review;
 pub mod scope;
 pub mod session;

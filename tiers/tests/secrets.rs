@@ -2,8 +2,8 @@
 //!
 //! The corpus (`fixtures/secrets.jsonl`, built by `fixtures/make_secrets_corpus.py`) has
 //! one example for every text rule of gitleaks' default config (`config/gitleaks.toml`,
-//! the reference for the patterns in `tiers/src/capture.rs`): a synthetic secret drawn
-//! from the rule's own regex, in a line such as a terminal or a config file shows. Then
+//! the reference for the patterns in `tiers/src/redact/patterns.rs`): a synthetic secret
+//! drawn from the rule's own regex, in a line such as a terminal or a config file shows. Then
 //! the fake keys providers publish in their docs, and the 14 shapes of issue 22. A secret
 //! counts as redacted when no 12 characters of it in a row are left. Every shape is
 //! redacted but those in [`KEPT`], each kept on purpose; the test fails when one of them
@@ -11,11 +11,13 @@
 //!
 //! The ignored test `dev_texts_are_left_alone` runs the redactor over every turn of the
 //! LongMemEval and LoCoMo dev sets and reports what it redacts there (false positives):
+//! how many texts change, how many words, and each redaction in its context.
 //! `cargo test --release -p amber-tiers --test secrets -- --ignored --nocapture`.
+//! `tests/secret_shapes.rs` has the 18 shapes every write path must redact.
 
 use std::collections::HashMap;
 
-use amber_tiers::capture::redact;
+use amber_tiers::redact::redact;
 use serde_json::Value;
 
 /// Shapes kept on purpose, with why.
@@ -170,7 +172,8 @@ fn words_changed(before: &str, after: &str) -> usize {
 #[ignore = "reads the dev sets (../shared/data); run with --ignored"]
 fn dev_texts_are_left_alone() {
     let Some(texts) = dev_texts() else { return };
-    let mut per_set: HashMap<&str, (usize, usize, usize, usize)> = HashMap::new();
+    // per set: (texts, words, redactions, words redacted, texts changed)
+    let mut per_set: HashMap<&str, (usize, usize, usize, usize, usize)> = HashMap::new();
     for (set, t) in &texts {
         let (out, n) = redact(t);
         let e = per_set.entry(set).or_default();
@@ -179,6 +182,7 @@ fn dev_texts_are_left_alone() {
         e.2 += n;
         if n > 0 {
             e.3 += words_changed(t, &out);
+            e.4 += 1;
             for (i, _) in out.match_indices("[REDACTED:") {
                 let a = out.floor_char_boundary(i.saturating_sub(60));
                 let b = out.ceil_char_boundary((i + 90).min(out.len()));
@@ -187,8 +191,11 @@ fn dev_texts_are_left_alone() {
         }
     }
     let mut total_words = 0;
-    for (set, (n, words, spans, changed)) in &per_set {
-        eprintln!("{set}: {n} distinct turns, {words} words, {spans} redactions, {changed} words redacted");
+    for (set, (n, words, spans, changed, texts_changed)) in &per_set {
+        eprintln!(
+            "{set}: {n} distinct turns, {texts_changed} changed; {words} words, {spans} redactions, \
+             {changed} words redacted"
+        );
         total_words += changed;
     }
     assert!(total_words <= 50, "{total_words} words redacted in ordinary conversation");

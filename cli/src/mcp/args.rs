@@ -145,7 +145,8 @@ pub(super) struct HitOut<'a> {
 /// `remember` arguments (the daemon's `remember` params).
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
 pub(super) struct RememberArgs {
-    /// The text to remember; it is stored exactly as given.
+    /// The text to remember; it is stored as given, but for secrets (keys, tokens,
+    /// passwords), which are replaced by `[REDACTED:<kind>]`.
     pub(super) content: String,
     /// Where it lives (default: the client's project; `user` for what holds across projects),
     /// `/`-separated (`myproj/retrieval`).

@@ -48,8 +48,8 @@ pub(crate) fn machine() -> Option<String> {
     .clone()
 }
 
-/// Files a captured text: size limits, secret redaction, then a write (type, source and
-/// session as given; metadata `{captured, redacted}`, and the origin the daemon stamps:
+/// Files a captured text: size limits, secret redaction (of the text and the source),
+/// then a write (type, source and session as given; metadata `{captured, redacted}`, and the origin the daemon stamps:
 /// trust `external`, whatever door it came through). A new memory's text then goes to
 /// fact extraction in the background, when it is configured.
 pub(crate) async fn capture_text(
@@ -65,6 +65,8 @@ pub(crate) async fn capture_text(
             Ok(CaptureResult { filed: false, skipped: Some(reason), memory: None, redacted: 0 })
         }
         Captured::File { text, redacted } => {
+            let mut source = source;
+            let redacted = redacted + source.as_mut().map_or(0, amber_tiers::redact::redact_in_place);
             // The stored (redacted) text is what an extractor sees.
             let for_extraction = shared.extract.is_some().then(|| (text.clone(), scope.clone()));
             let mut memory = NewMemory::new(text).in_scope(scope);
@@ -79,6 +81,7 @@ pub(crate) async fn capture_text(
                 session: memory.session_id.clone(),
                 tool: memory.source.clone(),
                 machine: machine(),
+                inside_agent: false,
             };
             amber_core::origin::stamp(&mut memory.metadata, &origin, Trust::External);
             validate_all(std::slice::from_ref(&memory))?;

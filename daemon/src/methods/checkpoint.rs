@@ -85,7 +85,7 @@ pub(crate) async fn checkpoint(
                 }
                 .to_string(),
             );
-            cp.decline = declined;
+            cp.decline = declined.map(|l| amber_tiers::redact::redact(&l).0);
         }
     } else if cfg.checkpoint
         && !p.stop_hook_active

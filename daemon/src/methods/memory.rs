@@ -1,12 +1,14 @@
 //! The memory methods: `remember`, `remember_batch`, `recall`, `forget`, `purge` and
 //! `links`. (`get` takes id prefixes and lives with the scopes, `methods/scope.rs`.)
+//! Every remembered memory is redacted (content, source, metadata strings) unless the
+//! caller asked `allow_secrets`; the result counts what was replaced.
 
 use std::sync::Arc;
 
 use amber_core::NewMemory;
 use amber_ipc::protocol::{
     ErrorKind, ErrorObject, IdParams, LinksResult, MAX_BATCH, MemoryResult, PurgeResult, RecallParams,
-    RecallResult, RememberBatchParams,
+    RecallResult, RememberBatchParams, RememberParams,
 };
 use serde_json::{Value, json};
 
@@ -32,6 +34,7 @@ pub(crate) fn stamp_writes(peer: Peer, memories: &mut [NewMemory]) {
             session: m.session_id.clone(),
             tool: None,
             machine: super::capture::machine(),
+            inside_agent: peer.under_agent,
         };
         amber_core::origin::stamp(&mut m.metadata, &origin, peer.writer_trust());
     }
@@ -58,16 +61,22 @@ fn person_only_kinds(peer: Peer, memories: &[NewMemory]) -> Result<(), ErrorObje
 pub(crate) async fn remember(
     shared: &Arc<Shared>,
     peer: Peer,
-    mut memory: NewMemory,
+    p: RememberParams,
 ) -> Result<Value, ErrorObject> {
-    validate_all(std::slice::from_ref(&memory))?;
-    person_only_kinds(peer, std::slice::from_ref(&memory))?;
-    stamp_writes(peer, std::slice::from_mut(&mut memory));
-    let (session, kind) = (memory.session_id.clone(), memory.kind);
-    let r = remember_routed(shared, vec![memory])
+    let RememberParams { memory, allow_secrets } = p;
+    if allow_secrets {
+        peer.person_only("allow_secrets")?;
+    }
+    let (mut memories, counts) = redacted(vec![memory], allow_secrets).await?;
+    validate_all(&memories)?;
+    person_only_kinds(peer, &memories)?;
+    stamp_writes(peer, &mut memories);
+    let (session, kind) = (memories[0].session_id.clone(), memories[0].kind);
+    let mut r = remember_routed(shared, memories)
         .await?
         .pop()
         .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "no result"))?;
+    r.redacted = counts.iter().sum();
     if let Some(sid) = session {
         note_filed(shared, &sid, &r, kind).await;
     }
@@ -96,6 +105,33 @@ async fn note_filed(
     }
 }
 
+/// Redacts each memory (content, source, metadata strings) unless `allow_secrets`;
+/// returns them with how many secrets each had. Before validation: what is validated and
+/// stored is the redacted memory. On the blocking pool: a full batch is megabytes of
+/// regex work.
+async fn redacted(
+    mut memories: Vec<NewMemory>,
+    allow_secrets: bool,
+) -> Result<(Vec<NewMemory>, Vec<usize>), ErrorObject> {
+    let n = memories.len();
+    if allow_secrets {
+        // That secrets were kept, never which (memory contents stay out of the log).
+        tracing::info!(memories = n, "remember: secrets kept as given (allow_secrets)");
+        return Ok((memories, vec![0; n]));
+    }
+    let (memories, counts) = tokio::task::spawn_blocking(move || {
+        let counts: Vec<usize> = memories.iter_mut().map(amber_tiers::redact::redact_memory).collect();
+        (memories, counts)
+    })
+    .await
+    .map_err(|e| ErrorObject::new(ErrorKind::Internal, format!("redaction failed: {e}")))?;
+    let total: usize = counts.iter().sum();
+    if total > 0 {
+        tracing::info!(redacted = total, memories = n, "remember: secrets redacted");
+    }
+    Ok((memories, counts))
+}
+
 /// Files memories on the side of each one's scope (local, or the team database), in
 /// one transaction per side; results in the order given.
 pub(crate) async fn remember_routed(
@@ -116,7 +152,7 @@ pub(crate) async fn remember_routed(
 pub(crate) async fn remember_batch(
     shared: &Arc<Shared>,
     peer: Peer,
-    mut p: RememberBatchParams,
+    p: RememberBatchParams,
 ) -> Result<Value, ErrorObject> {
     if p.memories.is_empty() || p.memories.len() > MAX_BATCH {
         return Err(invalid(format!(
@@ -124,10 +160,17 @@ pub(crate) async fn remember_batch(
             p.memories.len()
         )));
     }
-    validate_all(&p.memories)?;
-    person_only_kinds(peer, &p.memories)?;
-    stamp_writes(peer, &mut p.memories);
-    let results = remember_routed(shared, p.memories).await?;
+    if p.allow_secrets {
+        peer.person_only("allow_secrets")?;
+    }
+    let (mut memories, counts) = redacted(p.memories, p.allow_secrets).await?;
+    validate_all(&memories)?;
+    person_only_kinds(peer, &memories)?;
+    stamp_writes(peer, &mut memories);
+    let mut results = remember_routed(shared, memories).await?;
+    for (r, n) in results.iter_mut().zip(counts) {
+        r.redacted = n;
+    }
     Ok(json!({ "results": to_value(&results)? }))
 }
 

@@ -52,7 +52,8 @@ pub(crate) async fn outcome(shared: &Arc<Shared>, p: OutcomeParams) -> Result<Va
         result: Some(p.result),
         session_id: p.session_id,
         agent,
-        note: p.note,
+        // A note is the agent's words: redacted like everything else it files.
+        note: p.note.map(|n| amber_tiers::redact::redact(&n).0),
         at: now_millis(),
     };
     let memory = report(shared, id, r).await?;

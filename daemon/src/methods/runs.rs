@@ -1,5 +1,5 @@
 //! Runs: `run_record` (one run or a batch, every run checked before any is written,
-//! traces redacted like captures), `run_reward` (only by the recording agent; a reward
+//! task, trace and outcome redacted like captures), `run_reward` (only by the recording agent; a reward
 //! moves the weights of the memories the run used), `runs` and `run_show`. Per-agent
 //! daily limits answer `rate_limited`.
 
@@ -88,8 +88,9 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
         .map(|mut r| {
             // The id is of the run as given, so the same runs give the same ids anywhere.
             let id = r.id(&scope, &agent);
-            r.trace = amber_tiers::capture::redact(&r.trace).0;
-            r.task = amber_tiers::capture::redact(&r.task).0;
+            r.trace = amber_tiers::redact::redact(&r.trace).0;
+            r.task = amber_tiers::redact::redact(&r.task).0;
+            r.outcome = r.outcome.map(|o| amber_tiers::redact::redact(&o).0);
             (id, r)
         })
         .collect();
@@ -132,7 +133,8 @@ pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<V
                 at(i, format!("run {} was recorded by {}: only it may reward it", run.id, run.agent)),
             ));
         }
-        let reason = e.reason.map(|r| r.chars().take(2_000).collect());
+        let reason =
+            e.reason.map(|r| amber_tiers::redact::redact(&r.chars().take(2_000).collect::<String>()).0);
         checked.push((
             side,
             run,

@@ -13,6 +13,7 @@ use amber_ipc::protocol::{
     SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
 };
 use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
+use amber_tiers::redact::redact;
 use amber_tiers::scope::project_scope;
 use amber_tiers::session::{CaptureNote, Served, Session, Tier};
 use serde_json::Value;
@@ -223,7 +224,8 @@ pub(crate) async fn event(
 
     let wants_capture = p.capture.unwrap_or(p.kind != EventKind::ToolCall);
     let captured = if wants_capture {
-        let source = p.source.clone().unwrap_or_else(|| p.kind.as_str().to_string());
+        // Redacted here too: the session's record keeps the source beside the capture.
+        let source = redact(&p.source.clone().unwrap_or_else(|| p.kind.as_str().to_string())).0;
         let text = strip_served(shared, &snapshot, &p.text).await;
         let from = CapturedFrom {
             door: peer.door,
@@ -400,7 +402,7 @@ pub(crate) async fn end(
     let _ending = Ending::begin(&shared.sessions, &s);
     let transcript_seen = transcript.as_ref().map(|t| t.0.clone());
     if let Some((t, transcript_source, door)) = transcript {
-        let source = transcript_source.unwrap_or_else(|| "transcript".into());
+        let source = redact(&transcript_source.unwrap_or_else(|| "transcript".into())).0;
         // A resumed session's transcript starts with what its last end filed: only the
         // rest is new (the transcript of a session is stored once).
         let new = match &s.transcript {

@@ -1,0 +1,246 @@
+//! The secret shapes: one regex per provider token or assignment, with the check its
+//! match must pass.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::checks::{
+    Check, always, assigned_value, aws_secret_near, digit_in_match, password_value, random_match,
+    random_match_short, stated_password,
+};
+
+/// A secret pattern: the regex, the group holding the secret (0: the whole match; with
+/// alternatives, the first group from it that took part), and a check the match must
+/// pass (to keep ordinary text out).
+pub(super) struct Pattern {
+    pub(super) name: &'static str,
+    pub(super) re: Regex,
+    pub(super) group: usize,
+    pub(super) check: Check,
+}
+
+/// The name of a value assigned to a secret-looking name.
+pub(super) const ASSIGNED: &str = "assigned_secret";
+
+fn pattern(name: &'static str, re: &str, group: usize, check: Check) -> Pattern {
+    Pattern { name, re: Regex::new(re).expect("a valid secret pattern"), group, check }
+}
+
+/// The secret shapes, most specific first (a secret matched by several is named after the
+/// first). The reference is the rule list of gitleaks' default config
+/// (`config/gitleaks.toml`, <https://github.com/gitleaks/gitleaks>): every provider token
+/// with a distinctive prefix has a pattern here, and its keyword rules (`<provider>_KEY =
+/// value`) are covered by `assigned_secret`. `tiers/tests/secrets.rs` runs a corpus of one
+/// example per gitleaks rule, the fake keys providers publish and the shapes of issue 22,
+/// and lists what is kept on purpose (docs/RELIABILITY.md has the counts).
+pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
+    let p = pattern;
+    vec![
+        p(
+            "private_key",
+            r"-----BEGIN[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:\s*[A-Za-z0-9+/=]{16,})*)",
+            0,
+            always,
+        ),
+        p("aws_access_key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", 0, always),
+        p(
+            "aws_bedrock_key",
+            r"\bABSK[A-Za-z0-9+/]{109,269}={0,2}|\bbedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&.\-]*",
+            0,
+            always,
+        ),
+        p(
+            "stripe_key",
+            r"\b(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9+/=]{20,})",
+            0,
+            always,
+        ),
+        p("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b", 0, always),
+        p(
+            "gitlab_token",
+            r"\b(?:gl(?:pat|dt|ffct|ft|imt|agent|oas|rt|soat|cbt|ptt)-[0-9A-Za-z_.\-]{20,}|GR1348941[A-Za-z0-9_\-]{20}|_gitlab_session=[0-9a-z]{32})",
+            0,
+            always,
+        ),
+        p("anthropic_key", r"\bsk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_\-]{20,}", 0, always),
+        p("openai_key", r"\bsk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_\-]{20,}", 0, digit_in_match),
+        p(
+            "slack_token",
+            r"\bxox[abeoprs]-[A-Za-z0-9\-]{8,}|\bxoxe\.xox[bp]-[0-9]-[A-Za-z0-9]{100,}|\bxapp-[0-9]-[A-Za-z0-9]+-[0-9]+-[A-Za-z0-9]+|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
+            0,
+            always,
+        ),
+        p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", 0, always),
+        p(
+            "jwt",
+            r"\bey[A-Za-z0-9_\-]{10,}\.ey[A-Za-z0-9/\\_\-]{10,}\.(?:[A-Za-z0-9/\\_\-]{10,}={0,2})?",
+            0,
+            always,
+        ),
+        p("jwt", r"\bZXlK[A-Za-z0-9/+_\-]{40,}={0,2}", 0, always),
+        p(
+            "grafana_token",
+            r"\beyJrIjoi[A-Za-z0-9]{70,400}={0,3}|\bglc_[A-Za-z0-9+/]{32,400}={0,3}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b",
+            0,
+            always,
+        ),
+        p("huggingface_token", r"\b(?:hf|api_org)_[A-Za-z]{34}\b", 0, always),
+        p("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", 0, always),
+        p("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", 0, always),
+        p("rubygems_token", r"\brubygems_[a-f0-9]{48}\b", 0, always),
+        p("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", 0, always),
+        p("sendgrid_key", r"\bSG\.[A-Za-z0-9=_\-.]{66}", 0, always),
+        p("sendinblue_key", r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}\b", 0, always),
+        p("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", 0, always),
+        p("twilio_key", r"\bSK[0-9a-fA-F]{32}\b", 0, always),
+        p("square_token", r"\b(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_\-]{22,60}", 0, random_match),
+        p(
+            "facebook_token",
+            r"\bEAA[MC][A-Za-z0-9]{100,}|\b[0-9]{15,16}(?:\||%7C|%)[0-9A-Za-z_\-]{27,40}",
+            0,
+            always,
+        ),
+        p("databricks_token", r"\bdapi[a-f0-9]{32}(?:-[0-9])?\b", 0, always),
+        p("dynatrace_token", r"\bdt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", 0, always),
+        p("doppler_token", r"\bdp\.pt\.[A-Za-z0-9]{43}", 0, always),
+        p("duffel_token", r"\bduffel_(?:test|live)_[A-Za-z0-9_\-=]{43}", 0, always),
+        p("easypost_key", r"\bEZ[AT]K[A-Za-z0-9]{54}\b", 0, always),
+        p("flutterwave_key", r"\bFLW(?:SECK|PUBK)_TEST-[A-Za-z0-9]{12,32}(?:-X)?", 0, always),
+        p(
+            "flyio_token",
+            r"\b(?:fo1_[A-Za-z0-9_\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})",
+            0,
+            always,
+        ),
+        p("frameio_token", r"\bfio-u-[A-Za-z0-9\-_=]{64}", 0, always),
+        p("harness_key", r"\b(?:pat|sat)\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b", 0, always),
+        p("terraform_token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9\-_=]{60,70}", 0, always),
+        p("vault_token", r"\bhv[sb]\.[A-Za-z0-9_\-]{90,300}", 0, always),
+        p("vault_token", r"\bs\.[A-Za-z0-9]{24}\b", 0, random_match_short),
+        p("heroku_key", r"\bHRKU-AA[0-9A-Za-z_\-]{58}", 0, always),
+        p("infracost_token", r"\bico-[A-Za-z0-9]{32}\b", 0, always),
+        p("intra42_secret", r"\bs-s4t2(?:ud|af)-[a-f0-9]{64}\b", 0, always),
+        p("linear_key", r"\blin_api_[A-Za-z0-9]{40}\b", 0, always),
+        p("maxmind_key", r"\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\b", 0, always),
+        p("newrelic_key", r"\bNR(?:JS|II|AK)-[A-Za-z0-9\-]{19,32}\b", 0, always),
+        p("notion_token", r"\bntn_[0-9]{11}[A-Za-z0-9]{35}\b", 0, always),
+        p("octopus_key", r"\bAPI-[A-Z0-9]{26}\b", 0, always),
+        p("openshift_token", r"\bsha256~[A-Za-z0-9_\-]{43}", 0, always),
+        p("perplexity_key", r"\bpplx-[A-Za-z0-9]{48}\b", 0, always),
+        p("planetscale_token", r"\bpscale_(?:tkn|oauth|pw)_[A-Za-z0-9_=.\-]{32,64}", 0, always),
+        p("postman_key", r"\bPMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}\b", 0, always),
+        p("prefect_token", r"\bpnu_[A-Za-z0-9]{36}\b", 0, always),
+        p("pulumi_token", r"\bpul-[a-f0-9]{40}\b", 0, always),
+        p("readme_key", r"\brdme_[a-z0-9]{70}\b", 0, always),
+        p("scalingo_token", r"\btk-us-[A-Za-z0-9_\-]{48}", 0, always),
+        p("sentry_token", r"\bsntrys_eyJpYXQiO[A-Za-z0-9+/=_]{50,}|\bsntryu_[a-f0-9]{64}\b", 0, always),
+        p("settlemint_token", r"\bsm_(?:aat|pat|sat)_[A-Za-z0-9]{16}\b", 0, always),
+        p("sourcegraph_token", r"\bsgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b", 0, always),
+        p("shippo_token", r"\bshippo_(?:live|test)_[a-fA-F0-9]{40}\b", 0, always),
+        p(
+            "onepassword_key",
+            r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b|\bops_eyJ[A-Za-z0-9+/]{250,}={0,3}",
+            0,
+            always,
+        ),
+        p("adobe_secret", r"\bp8e-[A-Za-z0-9]{32}\b", 0, always),
+        p("age_key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b", 0, always),
+        p("airtable_token", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b", 0, always),
+        p("alibaba_key", r"\bLTAI[A-Za-z0-9]{20}\b", 0, always),
+        p("artifactory_key", r"\bAKCp[A-Za-z0-9]{69}\b|\bcmVmd[A-Za-z0-9]{59}\b", 0, always),
+        p(
+            "authress_key",
+            r"\b(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_\-][A-Za-z0-9\-]{10,32}\.[A-Za-z0-9+/_=\-]{30,120}",
+            0,
+            always,
+        ),
+        p(
+            "azure_secret",
+            r#"(?m)(?:^|[\\'"`\s>=:(,)])([A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})"#,
+            1,
+            always,
+        ),
+        p("clickhouse_key", r"\b4b1d[A-Za-z0-9]{38}\b", 0, always),
+        p("clojars_token", r"\bCLOJARS_[A-Za-z0-9]{60}\b", 0, always),
+        p("cloudflare_key", r"\bv1\.0-[a-f0-9]{24}-[a-f0-9]{146}\b", 0, always),
+        p("mailgun_key", r"\b(?:pub)?key-[a-f0-9]{32}\b", 0, always),
+        p("mailchimp_key", r"\b[a-f0-9]{32}-us[0-9]{1,2}\b", 0, always),
+        p("mapbox_token", r"\b[ps]k\.[A-Za-z0-9]{60}\.[A-Za-z0-9]{22}\b", 0, always),
+        p("dropbox_token", r"\bsl\.[A-Za-z0-9\-=_]{135}", 0, always),
+        p("typeform_token", r"\btfp_[A-Za-z0-9\-_.=]{59}", 0, always),
+        p("telegram_token", r"\b[0-9]{5,16}:A[A-Za-z0-9_\-]{34}\b", 0, always),
+        p("twitter_token", r"\bA{22}[A-Za-z0-9%]{80,100}", 0, always),
+        p("teams_webhook", r"[[A-Za-z0-9_].\-]+\.webhook\.office\.com/webhookb2/[^\s'\x22<>]+", 0, always),
+        p(
+            "sidekiq_secret",
+            r"(?i)\bBUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM\s*[:=]\s*[\x22']?([a-f0-9]{8}:[a-f0-9]{8})",
+            1,
+            always,
+        ),
+        p("nuget_password", r#"(?i)<add\s+key="(?:ClearText)?Password"\s+value="([^"]{8,})""#, 1, always),
+        // scheme://user:password@host
+        p("url_password", r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:([^/\s@]+)@", 1, always),
+        // curl -u user:password, --user=user:password
+        p(
+            "curl_password",
+            r#"\bcurl\b[^\n]*?\s(?:-u|--user)(?:=|\s+)["']?[^\s:"']+:([^\s"']{3,})"#,
+            1,
+            always,
+        ),
+        p("bearer", r"(?i)\bbearer\s+([A-Za-z0-9_\-\.=+/~]{16,})", 1, always),
+        p(
+            "basic_auth",
+            r#"(?i)\bauthorization["']?\s*:\s*["']?basic\s+([A-Za-z0-9+/]{8,}={0,3})"#,
+            1,
+            always,
+        ),
+        // A bare AWS secret access key: 40 characters of base64 with no prefix of its
+        // own, so only beside a key id or words that name it (`aws_secret_near`).
+        p(
+            "aws_secret_key",
+            r"(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])",
+            1,
+            aws_secret_near,
+        ),
+        // export PGPASSWORD='...', MYSQL_PWD=... psql: a shell assignment to a password
+        // variable (upper case, no spaces around `=`), quoted or not, however short.
+        p(
+            "env_password",
+            r#"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|_PWD|_PASS)=(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"`;&|)]+))"#,
+            1,
+            password_value,
+        ),
+        // mysql -u root -psecret, mysqldump -p'...': the password glued to `-p` (a bare
+        // `-p` asks for it; `-P` is the port).
+        p(
+            "mysql_password",
+            r#"\bmysql(?:dump|admin|import|show|check|slap|binlog)?\b[^\n;&|]*?\s-p(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"`;&|]+))"#,
+            1,
+            password_value,
+        ),
+        // --password=..., --passwd=... on any command line.
+        p(
+            "cli_password",
+            r#"(?:^|\s)--?(?:password|passwd)=(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"`;&|]+))"#,
+            1,
+            password_value,
+        ),
+        // In prose and config: "password: Xk7#pq2", "the wifi password is Blue42fish",
+        // "the password for the NAS was 'hunter2'", {"password": "abc123"}. A quoted value
+        // counts; an unquoted one only when it does not read as a word (`stated_password`).
+        p(
+            "password",
+            r#"(?i)\b(?:password|passwd|passphrase|passcode)["']?(?:\s+(?:for|to|of|on|at)(?:\s+[^\s:=]{1,30}){1,3}?)?(?:\s+(?:is|was)(?:\s+(?:set\s+to|now|still))?\s*:?|\s*[:=])[ \t]*(?:'([^'\s]{3,64})'|"([^"\s]{3,64})"|`([^`\s]{3,64})`|([^\s'"`]{2,63}[^\s'"`.,;:!?)\]]))"#,
+            1,
+            stated_password,
+        ),
+        // password = "...", api_key: ..., SECRET_TOKEN=..., "stripeKey" => '...'
+        p(
+            ASSIGNED,
+            r#"(?i)\b([a-z0-9_.\-]*(?:pass|pwd|secret|token|credential|creds|auth|key)[a-z0-9_.\-]*)["'`]?[ \t]*(?:=>|:=|\?=|:|=)[ \t]*["'`]?([^\s"'`,;]{8,})"#,
+            2,
+            assigned_value,
+        ),
+    ]
+});
