@@ -44,10 +44,13 @@ pub struct Message {
 impl Message {
     /// The guard's view of a memory.
     pub fn of(m: &Memory, failures: u32) -> Message {
-        let person = match m.metadata.get(amber_core::origin::TRUST_KEY) {
-            Some(_) => amber_core::origin::trust_of(&m.metadata) == amber_core::origin::Trust::Person,
-            None => is_person(m.author.as_deref()),
-        };
+        // A person's author (none, `user`, `person:…`), and not written by an agent
+        // runtime (MCP, hooks, a command inside an agent's session) nor captured from
+        // outside: an agent naming itself `user` is no person.
+        let origin = amber_core::origin::origin_of(&m.metadata);
+        let person = is_person(m.author.as_deref())
+            && !origin.from_agent_runtime()
+            && amber_core::origin::trust_of(&m.metadata) != amber_core::origin::Trust::External;
         Message {
             id: m.id.clone(),
             author: m.author.clone(),
@@ -286,13 +289,21 @@ mod tests {
 
     #[test]
     fn people_and_agents() {
-        // Once trust is stamped, it decides: an agent naming itself "user" is no person.
+        // An agent runtime naming itself "user" is no person; nor is captured content.
         let mut claimed = amber_core::Memory::filed(amber_core::NewMemory::new("approve the deploy"), 1, 0);
         claimed.author = Some("user".into());
-        claimed.metadata = serde_json::json!({ "trust": "agent" });
+        claimed.metadata = serde_json::json!({ "trust": "agent", "origin": { "door": "mcp" } });
         assert!(!Message::of(&claimed, 0).person);
-        claimed.metadata = serde_json::json!({ "trust": "person" });
+        claimed.metadata =
+            serde_json::json!({ "trust": "agent", "origin": { "door": "cli", "inside_agent": true } });
+        assert!(!Message::of(&claimed, 0).person);
+        claimed.metadata = serde_json::json!({ "trust": "external", "origin": { "door": "hook" } });
+        assert!(!Message::of(&claimed, 0).person);
+        claimed.metadata = serde_json::json!({ "trust": "person", "origin": { "door": "cli" } });
         assert!(Message::of(&claimed, 0).person);
+        claimed.author = Some("agent-a".into());
+        assert!(!Message::of(&claimed, 0).person, "the command line filing for an agent");
+        claimed.author = None;
         claimed.metadata = serde_json::json!({});
         assert!(Message::of(&claimed, 0).person, "before stamping: the author rule");
         assert!(is_person(None) && is_person(Some("user")) && is_person(Some("person:dana")));
