@@ -759,6 +759,14 @@ fn print_status(st: &amber_ipc::protocol::StatusResult) {
     println!("socket       {}", st.socket);
     println!("data dir     {}", s("data_dir"));
     println!("memories     {} in {} scopes ({} forgotten)", s("memories"), s("scopes"), s("forgotten"));
+    if let (Some(raw), Some(all)) = (e["raw_captures"].as_u64(), e["memories"].as_u64())
+        && all > 0
+    {
+        println!(
+            "raw captures {raw} of them ({:.0}%): prompts, tool output, transcripts; recall finds them, briefings never",
+            100.0 * raw as f64 / all as f64
+        );
+    }
     println!("model        {} ({} dimensions, chunks {})", s("model"), s("dim"), s("chunking"));
     println!("bm25 index   {} documents", s("bm25_docs"));
     println!("vector index {} vectors ({} cached)", s("vectors"), s("cached_vectors"));

@@ -183,6 +183,13 @@ fn a_week_of_sessions_never_feeds_on_itself() {
         .unwrap()
         .to_string();
     let text_of_capture = content(&env, &capture_id);
+    let raw_captures = || {
+        let o = env.cmd(&["--json", "status"]).env("AMBER_CLOCK_OFFSET_S", TWO_DAYS).output().unwrap();
+        let st: Value = serde_json::from_slice(&o.stdout).unwrap();
+        st["engine"]["raw_captures"].as_u64().expect("status counts raw captures")
+    };
+    let before = raw_captures();
+    assert_eq!(before as usize, caps.len(), "every capture of the session is a raw capture: {caps:?}");
     let o = env
         .cmd(&["--json", "remember", "--scope", scope.as_str(), "--type", "fact", "-"])
         .env("AMBER_CLOCK_OFFSET_S", TWO_DAYS)
@@ -200,6 +207,9 @@ fn a_week_of_sessions_never_feeds_on_itself() {
     let got: Value = serde_json::from_slice(&env.amber(&["--json", "get", &capture_id]).stdout).unwrap();
     let kind = got["memory"]["type"].as_str().or(got["type"].as_str());
     assert_eq!(kind, Some("fact"), "promoted: {got}");
+    assert_eq!(raw_captures(), before - 1, "a promoted capture is no longer raw");
+    let o = env.cmd(&["status"]).env("AMBER_CLOCK_OFFSET_S", TWO_DAYS).output().unwrap();
+    assert!(text(&o.stdout).contains(&format!("raw captures {} of them", before - 1)), "{}", text(&o.stdout));
 }
 
 #[test]

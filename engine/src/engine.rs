@@ -198,6 +198,9 @@ pub struct Status {
     pub memories: u64,
     /// Forgotten memories still in the store (not purged).
     pub forgotten: u64,
+    /// Live raw captures among `memories` (type `event` filed in a session or by a
+    /// capture): evidence for `recall`, never briefed nor interjected.
+    pub raw_captures: u64,
     /// Distinct scopes.
     pub scopes: usize,
     /// The embedding model id.

@@ -52,6 +52,8 @@ pub trait MemoryStore: Send {
     fn count(&self) -> Result<u64>;
     /// Forgotten memories.
     fn count_forgotten(&self) -> Result<u64>;
+    /// Live raw captures (type `event`, filed in a session or by a capture).
+    fn count_raw_captures(&self) -> Result<u64>;
     /// Live memories with `seq <= seq`.
     fn count_through(&self, seq: u64) -> Result<u64>;
     /// The highest seq ever given.
@@ -273,6 +275,10 @@ impl MemoryStore for Store {
 
     fn count_forgotten(&self) -> Result<u64> {
         Store::count_forgotten(self)
+    }
+
+    fn count_raw_captures(&self) -> Result<u64> {
+        Store::count_raw_captures(self)
     }
 
     fn count_through(&self, seq: u64) -> Result<u64> {

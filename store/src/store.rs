@@ -395,6 +395,20 @@ impl Store {
             .map_err(self.sql())
     }
 
+    /// The number of live raw captures: memories of type `event` filed in a session or
+    /// by a capture (`captured` in the metadata).
+    pub fn count_raw_captures(&self) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL AND kind = 'event'
+                   AND (session_id IS NOT NULL OR json_extract(metadata, '$.captured') = 1)",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(self.sql())
+    }
+
     /// The number of forgotten (not yet purged) memories.
     pub fn count_forgotten(&self) -> Result<u64> {
         self.conn

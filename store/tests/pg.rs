@@ -170,6 +170,32 @@ fn memories_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
     assert_eq!(back.iter().map(|(_, n)| *n).collect::<Vec<_>>(), vec![true, false]);
     assert!(back[0].0.seq > d.seq && back[0].0.forgotten_at.is_none());
     t.note("refiled", &back);
+    // raw captures: counted; a person's re-filing with a durable type promotes one (type
+    // and trust), an agent's does not
+    let mut captured = NewMemory::new("raw tool output").of_type(MemoryType::Event);
+    captured.metadata = serde_json::json!({ "captured": true, "trust": "external" });
+    let mut prompt = NewMemory::new("a prompt").of_type(MemoryType::Event);
+    prompt.session_id = Some("s2".into());
+    s.insert_batch(&[captured, prompt], 95).unwrap();
+    assert_eq!(
+        s.count_raw_captures().unwrap(),
+        2,
+        "an event in a session and a captured one; not a person's event"
+    );
+    let mut by_agent = NewMemory::new("raw tool output");
+    by_agent.metadata = serde_json::json!({ "trust": "agent" });
+    t.note("agent refiles", insert(s, &by_agent, 96));
+    assert_eq!(s.count_raw_captures().unwrap(), 2, "an agent's re-filing promotes nothing");
+    let mut by_person = NewMemory::new("raw tool output");
+    by_person.metadata = serde_json::json!({ "trust": "person" });
+    let (promoted, new) = insert(s, &by_person, 97);
+    assert!(
+        !new && promoted.kind == MemoryType::Fact && promoted.metadata["trust"] == "person",
+        "{promoted:?}"
+    );
+    assert_eq!(promoted.metadata["captured"], true, "the rest of its metadata stays");
+    t.note("person promotes", (&promoted.kind, &promoted.metadata["trust"]));
+    assert_eq!(s.count_raw_captures().unwrap(), 1);
     // invalid input is refused before anything is written
     assert!(matches!(s.insert_batch(&[NewMemory::new("")], 1), Err(Error::Invalid(_))));
     // cache and metadata

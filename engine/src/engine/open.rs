@@ -377,7 +377,8 @@ impl Engine {
     pub fn status(&self) -> Result<Status> {
         let committed_through = self.committed_through();
         let indexed_through = self.indexed_through();
-        let (memories, forgotten) = self.read(|s| Ok((s.count()?, s.count_forgotten()?)))?;
+        let (memories, forgotten, raw_captures) =
+            self.read(|s| Ok((s.count()?, s.count_forgotten()?, s.count_raw_captures()?)))?;
         let bm25_docs = self.bm25.num_docs();
         let vectors = read(&self.vectors).len();
         let scopes = read(&self.docs).scopes.len();
@@ -386,6 +387,7 @@ impl Engine {
             data_dir: self.opts.data_dir.clone(),
             memories,
             forgotten,
+            raw_captures,
             scopes,
             model: self.model_id.clone(),
             dim: self.dim,

@@ -292,6 +292,14 @@ impl PgStore {
         self.number("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL", &[])
     }
 
+    pub(crate) fn count_raw_captures(&self) -> Result<u64> {
+        self.number(
+            "SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL AND kind = 'event'
+               AND (session_id IS NOT NULL OR (metadata::jsonb ->> 'captured') = 'true')",
+            &[],
+        )
+    }
+
     pub(crate) fn count_forgotten(&self) -> Result<u64> {
         self.number("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NOT NULL", &[])
     }

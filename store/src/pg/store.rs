@@ -66,6 +66,10 @@ impl MemoryStore for PgStore {
         PgStore::count_forgotten(self)
     }
 
+    fn count_raw_captures(&self) -> Result<u64> {
+        PgStore::count_raw_captures(self)
+    }
+
     fn count_through(&self, seq: u64) -> Result<u64> {
         PgStore::count_through(self, seq)
     }
