@@ -19,7 +19,8 @@ impl Env {
         self.root.path().join("run").join("amber.sock")
     }
 
-    fn amber(&self, args: &[&str]) -> Output {
+    /// `amber` with this store's flags and environment, not run yet.
+    fn cmd(&self, args: &[&str]) -> Command {
         let exe = PathBuf::from(env!("CARGO_BIN_EXE_amber"));
         let amberd = exe.with_file_name(format!("amberd{}", std::env::consts::EXE_SUFFIX));
         assert!(
@@ -27,8 +28,8 @@ impl Env {
             "{} is missing: build the workspace (cargo test --workspace)",
             amberd.display()
         );
-        Command::new(exe)
-            .arg("--data-dir")
+        let mut c = Command::new(exe);
+        c.arg("--data-dir")
             .arg(self.root.path().join("data"))
             .arg("--socket")
             .arg(self.socket())
@@ -36,9 +37,12 @@ impl Env {
             .env("AMBER_STATE_DIR", self.root.path().join("state"))
             .env("AMBER_CONFIG", self.root.path().join("config.toml"))
             .env_remove("AMBER_NO_START")
-            .env_remove("AMBERD")
-            .output()
-            .unwrap()
+            .env_remove("AMBERD");
+        c
+    }
+
+    fn amber(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
     }
 }
 
@@ -119,15 +123,8 @@ fn a_reader_that_closes_the_pipe_ends_the_command_quietly() {
     let (out, _) = ok(env.amber(&["remember", "--scope", "proj", "a memory to have something to show"]));
     assert!(!out.is_empty());
     for args in [&["config", "show"][..], &["daemon", "status"][..], &["status"][..]] {
-        let exe = PathBuf::from(env!("CARGO_BIN_EXE_amber"));
-        let mut child = Command::new(exe)
-            .arg("--data-dir")
-            .arg(env.root.path().join("data"))
-            .arg("--socket")
-            .arg(env.socket())
-            .args(args)
-            .env("AMBER_STATE_DIR", env.root.path().join("state"))
-            .env("AMBER_CONFIG", env.root.path().join("config.toml"))
+        let mut child = env
+            .cmd(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
