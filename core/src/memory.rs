@@ -41,6 +41,17 @@ pub fn check_label(field: &'static str, value: &str, max: usize) -> crate::Resul
     Ok(())
 }
 
+/// One line of plain text: every character that must not reach a prompt raw
+/// ([`is_unsafe_char`], newlines and tabs aside) shown as `�`, every run of whitespace
+/// (newlines included) one space.
+pub fn one_line(text: &str) -> String {
+    let clean: String = text
+        .chars()
+        .map(|c| if c != '\n' && c != '\t' && is_unsafe_char(c) { '\u{FFFD}' } else { c })
+        .collect();
+    clean.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// True for characters that must not reach a prompt raw inside a label: control
 /// characters (newlines, ESC, DEL, C1) and the Unicode bidirectional controls (RTL
 /// overrides and isolates) and line/paragraph separators.

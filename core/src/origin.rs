@@ -147,10 +147,7 @@ pub fn origin_of(metadata: &Value) -> Origin {
 /// plain text (labels are checked at write time; older ones are cleaned here).
 pub fn label(metadata: &Value, author: Option<&str>) -> String {
     let origin = origin_of(metadata);
-    let clean = |s: &str| -> String {
-        let one: String = s.chars().map(|c| if crate::is_unsafe_char(c) { ' ' } else { c }).collect();
-        one.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect()
-    };
+    let clean = |s: &str| -> String { crate::one_line(s).chars().take(80).collect() };
     match trust_of(metadata) {
         Trust::Person => "person".into(),
         Trust::Agent => match origin.agent.as_deref().or(author) {

@@ -16,9 +16,7 @@ pub fn clean(text: &str) -> String {
 }
 
 /// One line of `text`: cleaned, every run of whitespace (newlines included) one space.
-pub fn one_line(text: &str) -> String {
-    clean(text).split_whitespace().collect::<Vec<_>>().join(" ")
-}
+pub use amber_core::one_line;
 
 /// `text` cleaned and quoted: every line starts with `indent` and [`QUOTE`], so none
 /// can pass for a line of its own in the text around it.
