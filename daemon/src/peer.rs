@@ -74,7 +74,8 @@ pub(crate) fn door_of(cmdline: &[u8]) -> Door {
         .collect();
     let Some(exe) = args.first() else { return Door::Socket };
     let name = exe.rsplit('/').next().unwrap_or(exe);
-    if name == "amber" || name.starts_with("amber-") {
+    // Only the `amber` binary itself: `amber-eval` and anything renamed are the socket.
+    if name == "amber" {
         // The first word that is not a flag or a flag's value is the subcommand.
         let mut words = args.iter().skip(1);
         while let Some(w) = words.next() {
@@ -114,6 +115,7 @@ mod tests {
         assert_eq!(door_of(&argv(&["amber", "--data-dir=/d", "recall", "mcp"])), Door::Cli);
         assert_eq!(door_of(&argv(&["/usr/bin/python3.11", "-m", "pytest"])), Door::Python);
         assert_eq!(door_of(&argv(&["node", "client.mjs"])), Door::Socket);
+        assert_eq!(door_of(&argv(&["/work/target/release/amber-eval", "load"])), Door::Socket);
         assert_eq!(door_of(b""), Door::Socket);
         assert!(under_agent(&argv(&["PATH=/bin", "CLAUDECODE=1"])));
         assert!(!under_agent(&argv(&["PATH=/bin", "CLAUDECODE="])));
