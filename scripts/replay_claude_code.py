@@ -21,6 +21,15 @@ UserPromptSubmit answers, and the `reason` of a Stop that blocks. When a Stop bl
 agent's answer is simulated: a `pattern` memory is filed and the Stop is replayed with
 `stop_hook_active: true`.
 
+The transcript grows as the session goes: at the k-th Stop the file holds the lines
+before the (k+1)-th prompt, at SessionEnd all of it (Amber files the transcript at each
+Stop and at the end, only what is new).
+
+What was stored: every memory of the session, read from the data directory's SQLite file
+at the end, counted by source (prompt, tool, transcript) in memories and characters, and
+the share of captured characters stored twice: lines of at least 30 characters that occur
+in more than one stored memory.
+
 Standard library only.
 """
 
@@ -28,6 +37,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -114,10 +124,59 @@ class Replay:
         # The path as it reads inside a JSON string.
         with open(os.path.join(fixture, "transcript.jsonl"), encoding="utf-8") as f:
             text = f.read()
-        with open(self.transcript, "w", encoding="utf-8") as f:
-            f.write(text.replace("$CWD", json.dumps(self.project)[1:-1]))
+        self.lines = text.replace("$CWD", json.dumps(self.project)[1:-1]).splitlines(keepends=True)
+        # Where each prompt starts in the transcript: a user line whose content is text.
+        self.prompt_at = [i for i, l in enumerate(self.lines) if is_prompt_line(l)]
+        self.write_transcript(len(self.lines))
         self.subs = {"$CWD": self.project, "$TRANSCRIPT": self.transcript}
         self.problems = []
+
+    def write_transcript(self, n):
+        with open(self.transcript, "w", encoding="utf-8") as f:
+            f.writelines(self.lines[:n])
+
+    def stored(self):
+        """What the session left in the store: memories by source, and captured lines
+        stored twice."""
+        db = os.path.join(self.tmp, "data", "amber.db")
+        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+        try:
+            rows = con.execute(
+                "SELECT source, content FROM memories WHERE session_id IS NOT NULL AND forgotten_at IS NULL"
+            ).fetchall()
+        finally:
+            con.close()
+        by = {}
+        seen = {}
+        for source, content in rows:
+            kind = source or "?"
+            if kind.startswith("claude-code:transcript:"):
+                kind = "claude-code:transcript"
+            b = by.setdefault(kind, {"memories": 0, "chars": 0})
+            b["memories"] += 1
+            b["chars"] += len(content)
+            for l in set(x.strip() for x in content.splitlines()):
+                if len(l) >= 30:
+                    seen[l] = seen.get(l, 0) + 1
+        total = sum(b["chars"] for b in by.values())
+        data_bytes = 0
+        for root, _, files in os.walk(os.path.join(self.tmp, "data")):
+            for f in files:
+                try:
+                    data_bytes += os.path.getsize(os.path.join(root, f))
+                except OSError:
+                    pass
+        twice = sum(len(l) * (n - 1) for l, n in seen.items() if n > 1)
+        return {
+            "by_source": by,
+            "memories": sum(b["memories"] for b in by.values()),
+            "chars": total,
+            "lines_stored_twice": sum(1 for n in seen.values() if n > 1),
+            "chars_stored_twice": twice,
+            "share_stored_twice": round(twice / total, 4) if total else 0.0,
+            "data_dir_bytes": data_bytes,
+            "stored_twice_examples": sorted((l[:100] for l, n in seen.items() if n > 1), key=len, reverse=True)[:8],
+        }
 
     def run(self, args, stdin=None, env=None, timeout=120):
         t = time.monotonic()
@@ -185,9 +244,16 @@ class Replay:
                 block_chars += len(text)
             return blocked
 
+        stops = 0
         for ev in events:
             event = ev["event"]
             payload = substitute(ev["payload"], self.subs)
+            if event == "Stop":
+                stops += 1
+                upto = self.prompt_at[stops] if stops < len(self.prompt_at) else len(self.lines)
+                self.write_transcript(upto)
+            elif event == "SessionEnd":
+                self.write_transcript(len(self.lines))
             if event == "UserPromptSubmit":
                 prompts.append((step + 1, payload.get("prompt") or ""))
             if send(event, payload):
@@ -228,6 +294,7 @@ class Replay:
             "seed_appearances": appearances,
             "echoed_prompts": len(echoed),
             "echoed": echoed,
+            "stored": self.stored(),
             "slowest_hook_s": round(slowest[0], 2),
             "slowest_hook_event": slowest[1],
             "problems": self.problems,
@@ -252,6 +319,17 @@ class Replay:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def is_prompt_line(line):
+    try:
+        v = json.loads(line)
+    except ValueError:
+        return False
+    if v.get("type") != "user" or v.get("isMeta"):
+        return False
+    c = (v.get("message") or {}).get("content")
+    return isinstance(c, str) or any(isinstance(b, dict) and b.get("type") == "text" for b in c or [])
+
+
 def print_text(r):
     print("amber: %s" % r["amber"])
     print("project scope: %s" % r["project_scope"])
@@ -266,6 +344,11 @@ def print_text(r):
     print("echoed prompts: %d" % r["echoed_prompts"])
     for p in r["echoed"]:
         print("  %s" % p)
+    st = r["stored"]
+    print("stored by the session: %d memories, %d chars; %d chars (%.1f%%) in lines stored twice"
+          % (st["memories"], st["chars"], st["chars_stored_twice"], 100 * st["share_stored_twice"]))
+    for source, b in sorted(st["by_source"].items()):
+        print("  %-28s %3d memories %7d chars" % (source, b["memories"], b["chars"]))
     print("slowest hook: %.2fs (%s)" % (r["slowest_hook_s"], r["slowest_hook_event"]))
     if r["problems"]:
         print("problems:")

@@ -40,8 +40,8 @@ use transcript::{field, last_assistant_text};
 /// Longest tool output sent for capture (characters); longer ones are cut.
 const MAX_TOOL_TEXT: usize = 8000;
 
-/// Longest transcript sent at SessionEnd (characters of message text); the rest, the
-/// oldest part, is left out and the log says so.
+/// Longest transcript sent at Stop and SessionEnd (characters of message text); the
+/// rest, the oldest part, is left out (the daemon is told how much) and the log says so.
 const MAX_TRANSCRIPT_CHARS: usize = 1_000_000;
 
 /// SessionEnd files the transcript and curates: it gets at least this long.
@@ -178,6 +178,29 @@ fn read_transcript(payload: &Value) -> anyhow::Result<Option<(PathBuf, String)>>
     Ok(Some((path, String::from_utf8_lossy(&text).into_owned())))
 }
 
+/// A transcript's text as sent to the daemon: at most its last `MAX_TRANSCRIPT_CHARS`
+/// characters (`skipped` says how many were left out at its start).
+struct TranscriptPart {
+    text: String,
+    source: String,
+    skipped: usize,
+}
+
+fn transcript_part(cfg: &Config, event: &str, path: &Path, raw: &str) -> Option<TranscriptPart> {
+    let text = transcript_text(raw);
+    let n = text.chars().count();
+    let skipped = n.saturating_sub(MAX_TRANSCRIPT_CHARS);
+    let text = match skipped {
+        0 => text,
+        _ => {
+            log(cfg, event, &format!("transcript of {n} characters: its last {MAX_TRANSCRIPT_CHARS} sent"));
+            text.chars().skip(skipped).collect()
+        }
+    };
+    let source = format!("claude-code:transcript:{}", path.display());
+    (!text.trim().is_empty()).then_some(TranscriptPart { text, source, skipped })
+}
+
 fn start_context(s: &amber_ipc::protocol::SessionStartResult) -> String {
     let mut parts = Vec::new();
     if let Some(id) = &s.identity
@@ -220,6 +243,7 @@ fn tool_text(payload: &Value) -> Option<String> {
                 format!("[replaced]\n{old}\n[with]\n{new}")
             }
             ("Write", _) => s(&input, "content").unwrap_or_default(),
+            ("NotebookEdit", _) => s(&input, "new_source").unwrap_or_default(),
             (_, Value::Object(o)) => {
                 let text = ["stdout", "output", "content", "result"]
                     .iter()
@@ -284,7 +308,9 @@ fn answer(
                     kind: EventKind::Prompt,
                     text: prompt.to_string(),
                     source: Some("claude-code:prompt".into()),
-                    capture: None,
+                    // The prompt goes to the gate; it is stored with the transcript at the
+                    // next Stop (captured here too, it was stored twice).
+                    capture: Some(false),
                     moment: None,
                 })
             })?;
@@ -315,13 +341,17 @@ fn answer(
             }
             let Some(text) = tool_text(payload) else { return Ok(None) };
             let source = format!("claude-code:tool:{}", field(payload, "tool_name").unwrap_or("tool"));
+            // Every tool use goes to the gate and the leads; only what a tool wrote is
+            // stored now: all other output is in the transcript, filed at the next Stop
+            // (stored once, not twice; see docs/INTEGRATIONS.md for the measurement).
+            let capture = transcript::writes_files(tool);
             on_session(&mut client, payload, None, |c, id| {
                 c.session_event(&SessionEventParams {
                     session_id: id.to_string(),
                     kind: EventKind::ToolResult,
                     text: text.clone(),
                     source: Some(source.clone()),
-                    capture: Some(true),
+                    capture: Some(capture),
                     moment: None,
                 })
             })?;
@@ -330,15 +360,25 @@ fn answer(
         "Stop" => {
             // A checkpoint, not an end: the session goes on with the next prompt.
             let stop_hook_active = payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true);
+            // The transcript so far is filed at every stop (only what is new), so a
+            // session whose SessionEnd never comes loses at most its last turn.
+            let raw = read_transcript(payload).unwrap_or_else(|e| {
+                log(cfg, event, &format!("{e:#}; going on without it"));
+                None
+            });
             let message = match field(payload, "last_assistant_message") {
                 Some(m) => Some(m.to_string()),
-                None => read_transcript(payload).ok().flatten().and_then(|(_, t)| last_assistant_text(&t)),
+                None => raw.as_ref().and_then(|(_, t)| last_assistant_text(t)),
             };
+            let part = raw.as_ref().and_then(|(path, raw)| transcript_part(cfg, event, path, raw));
             let Some(r) = on_known_session(&mut client, payload, |c, id| {
                 c.session_checkpoint(&SessionCheckpointParams {
                     session_id: id.to_string(),
                     stop_hook_active,
                     message: message.clone(),
+                    transcript: part.as_ref().map(|p| p.text.clone()),
+                    transcript_source: part.as_ref().map(|p| p.source.clone()),
+                    transcript_skipped: part.as_ref().map_or(0, |p| p.skipped),
                 })
             })?
             else {
@@ -350,35 +390,17 @@ fn answer(
                 .then(|| json!({ "decision": "block", "reason": r.reason.unwrap_or_default() }).to_string()))
         }
         "SessionEnd" => {
-            let transcript = match read_transcript(payload) {
-                Ok(Some((path, raw))) => {
-                    let text = transcript_text(&raw);
-                    let n = text.chars().count();
-                    let text = if n > MAX_TRANSCRIPT_CHARS {
-                        log(
-                            cfg,
-                            event,
-                            &format!("transcript of {n} characters: its last {MAX_TRANSCRIPT_CHARS} filed"),
-                        );
-                        text.chars().skip(n - MAX_TRANSCRIPT_CHARS).collect()
-                    } else {
-                        text
-                    };
-                    (!text.trim().is_empty())
-                        .then(|| (text, format!("claude-code:transcript:{}", path.display())))
-                }
-                Ok(None) => None,
-                Err(e) => {
-                    log(cfg, event, &format!("{e:#}; ending the session without it"));
-                    None
-                }
-            };
-            let (transcript, transcript_source) = transcript.unzip();
+            let raw = read_transcript(payload).unwrap_or_else(|e| {
+                log(cfg, event, &format!("{e:#}; ending the session without it"));
+                None
+            });
+            let part = raw.as_ref().and_then(|(path, raw)| transcript_part(cfg, event, path, raw));
             let Some(r) = on_known_session(&mut client, payload, |c, id| {
                 c.session_end(&SessionEndParams {
                     session_id: id.to_string(),
-                    transcript: transcript.clone(),
-                    transcript_source: transcript_source.clone(),
+                    transcript: part.as_ref().map(|p| p.text.clone()),
+                    transcript_source: part.as_ref().map(|p| p.source.clone()),
+                    transcript_skipped: part.as_ref().map_or(0, |p| p.skipped),
                     manifest: Vec::new(),
                     outcome: None,
                 })

@@ -184,6 +184,23 @@ fn no_hostile_payload_reaches_another_session_unlabelled_or_unprompted() {
         let (out, _) = env.hook("PostToolUse", &p, &[]);
         assert!(out.status.success());
     }
+    // The tool outputs are stored with the transcript, filed at A's next Stop.
+    let mut jsonl = String::new();
+    for (i, (tool, payload)) in CAPTURED.iter().enumerate() {
+        let id = format!("toolu_{i}");
+        let call = json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": id, "name": tool, "input": {"command": format!("./deploy.sh --step {i}")}}]}});
+        let result = json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": payload}]}});
+        jsonl += &format!("{call}\n{result}\n");
+    }
+    std::fs::write(&t, jsonl).unwrap();
+    let mut stop = a.clone();
+    stop["hook_event_name"] = json!("Stop");
+    stop["stop_hook_active"] = json!(false);
+    assert!(env.hook("Stop", &stop, &[]).0.status.success());
+    let st: Value = serde_json::from_slice(&env.amber(&["--json", "status"]).stdout).unwrap();
+    assert!(st["engine"]["raw_captures"].as_u64().unwrap() > 0, "the hostile outputs were stored: {st}");
     // An agent files memories with forged lines in them (agent trust: they may be served).
     let mut c = amber_ipc::Client::connect(&env.socket).unwrap();
     for f in FILED {

@@ -79,12 +79,23 @@ fn a_claude_code_session_gets_identity_briefing_interjection_capture_and_curatio
     });
     let (out, _) = env.hook("PostToolUse", &payload("PostToolUse", proj.path(), tool), &[]);
     assert_eq!(context_of(&out, "PostToolUse"), None);
+    // A file write: what it wrote is captured now (the transcript leaves it out); the
+    // Bash output above is stored with the transcript instead.
+    let edit = json!({
+        "tool_name": "Edit",
+        "tool_input": {"file_path": "/p/store/src/lib.rs", "old_string": "let conn = Connection::open(path)?;",
+                       "new_string": "let conn = Connection::open(path)?;\nconn.busy_timeout(Duration::from_secs(5))?;"},
+        "tool_response": {"filePath": "/p/store/src/lib.rs"},
+    });
+    let (out, _) = env.hook("PostToolUse", &payload("PostToolUse", proj.path(), edit), &[]);
+    assert_eq!(context_of(&out, "PostToolUse"), None);
 
     let show: Value =
         serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
     assert_eq!(show["live"], true);
     let captured = show["session"]["captured"].as_array().unwrap();
-    assert!(captured.iter().any(|c| c["source"] == "claude-code:tool:Bash"), "{captured:?}");
+    assert!(captured.iter().any(|c| c["source"] == "claude-code:tool:Edit"), "{captured:?}");
+    assert!(captured.iter().all(|c| c["source"] != "claude-code:tool:Bash"), "{captured:?}");
     let served: Vec<&str> =
         show["session"]["served"].as_array().unwrap().iter().map(|s| s["tier"].as_str().unwrap()).collect();
     assert!(served.contains(&"briefing") && served.contains(&"interjection"), "{served:?}");
@@ -114,7 +125,7 @@ fn a_claude_code_session_gets_identity_briefing_interjection_capture_and_curatio
     let show: Value =
         serde_json::from_slice(&env.amber(&["--json", "session", "show", &sid]).stdout).unwrap();
     assert_eq!(show["live"], true);
-    assert_eq!(show["session"]["events"], 4, "one session for the whole Claude Code session");
+    assert_eq!(show["session"]["events"], 5, "one session for the whole Claude Code session");
 
     // SessionEnd ends it, files the transcript and curates.
     let transcript = proj.path().join("t.jsonl");

@@ -91,12 +91,22 @@ fn a_week_of_sessions_never_feeds_on_itself() {
         "tool_response": {"stdout": format!("1. {FACT}\n   bm25 rank 1"), "stderr": ""},
     });
     env.hook("PostToolUse", &p("PostToolUse", cli), &[]);
-    // Another tool whose output holds what Amber served: the served part is cut out,
-    // the rest is captured.
+    // Tools whose output holds what Amber served. A file write is captured when it runs
+    // (what it wrote is not in the transcript), with the served part cut out; any other
+    // tool's output is not captured on its own: the transcript carries it.
+    let notes = format!(
+        "# Notes\nCopied from memory: {FACT}\nThe deploy job runs make release on the ci-runner-7 host nightly."
+    );
+    let write = json!({
+        "tool_name": "Write",
+        "tool_input": {"file_path": "/p/NOTES.md", "content": notes},
+        "tool_response": {"type": "create", "filePath": "/p/NOTES.md"},
+    });
+    env.hook("PostToolUse", &p("PostToolUse", write), &[]);
     let cat = json!({
         "tool_name": "Bash",
         "tool_input": {"command": "cat NOTES.md"},
-        "tool_response": {"stdout": format!("# Notes\nCopied from memory: {FACT}\nThe deploy job runs make release on the ci-runner-7 host nightly."), "stderr": ""},
+        "tool_response": {"stdout": notes, "stderr": ""},
     });
     env.hook("PostToolUse", &p("PostToolUse", cat), &[]);
     let prompt = "please check why the nightly deploy job on ci-runner-7 keeps timing out";
@@ -104,14 +114,19 @@ fn a_week_of_sessions_never_feeds_on_itself() {
 
     let caps = captured_texts(&env, &sid);
     assert!(caps.iter().all(|(s, _)| !s.contains("mcp__amber__")), "{caps:?}");
-    let bash: Vec<&String> =
-        caps.iter().filter(|(s, _)| s == "claude-code:tool:Bash").map(|(_, c)| c).collect();
-    assert_eq!(bash.len(), 1, "only `cat NOTES.md` is captured: {caps:?}");
-    assert!(bash[0].contains("ci-runner-7") && !bash[0].contains("pgbouncer"), "{}", bash[0]);
-    assert!(bash[0].contains(&format!("[amber memory {}]", &fact_id[..8])), "{}", bash[0]);
+    assert!(
+        caps.iter().all(|(s, _)| s != "claude-code:tool:Bash"),
+        "the transcript carries tool output: {caps:?}"
+    );
+    let wrote: Vec<&String> =
+        caps.iter().filter(|(s, _)| s == "claude-code:tool:Write").map(|(_, c)| c).collect();
+    assert_eq!(wrote.len(), 1, "the file write is captured: {caps:?}");
+    assert!(wrote[0].contains("ci-runner-7") && !wrote[0].contains("pgbouncer"), "{}", wrote[0]);
+    assert!(wrote[0].contains(&format!("[amber memory {}]", &fact_id[..8])), "{}", wrote[0]);
 
-    // The transcript: a message, Amber's tool call and its result, the checkpoint's
-    // feedback, an answer.
+    // The transcript: a message, Amber's tool call and its result, the write (its result
+    // left out: captured when it ran), the `cat` and its output, the checkpoint's
+    // feedback, an answer. It is filed at the Stop; SessionEnd finds nothing new.
     let mut jsonl = String::new();
     jsonl += &line(json!({"type": "user", "message": {"role": "user", "content": prompt}}));
     jsonl += &line(json!({"type": "assistant", "message": {"role": "assistant", "content": [
@@ -119,19 +134,34 @@ fn a_week_of_sessions_never_feeds_on_itself() {
     jsonl += &line(json!({"type": "user", "message": {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": FACT}]}]}}));
     jsonl += &line(json!({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_2", "name": "Write", "input": {"file_path": "/p/NOTES.md", "content": notes}},
+        {"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "cat NOTES.md"}}]}}));
+    jsonl += &line(json!({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "File created successfully at: /p/NOTES.md"},
+        {"type": "tool_result", "tool_use_id": "toolu_3", "content": notes}]}}));
+    jsonl += &line(json!({"type": "assistant", "message": {"role": "assistant", "content": [
         {"type": "text", "text": "The ci-runner-7 job times out because the artifact upload retries forever on a 403."}]}}));
     jsonl += &line(json!({"type": "user", "message": {"role": "user", "content":
         "Stop hook feedback:\nAmber checkpoint: this session did real work (3 tool uses) and filed nothing durable"}}));
     std::fs::write(&transcript, &jsonl).unwrap();
-    env.hook("SessionEnd", &p("SessionEnd", json!({"reason": "other"})), &[]);
-    let caps = captured_texts(&env, &sid);
-    let pieces: Vec<&String> =
-        caps.iter().filter(|(s, _)| s.starts_with("claude-code:transcript:")).map(|(_, c)| c).collect();
-    assert!(!pieces.is_empty(), "{caps:?}");
-    let all = pieces.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n");
-    assert!(all.contains("retries forever on a 403"), "{all}");
-    assert!(!all.contains("pgbouncer"), "Amber's recall result is not in the transcript filed: {all}");
+    let transcript_pieces = |env: &Env| -> String {
+        let caps = captured_texts(env, &sid);
+        let pieces: Vec<String> = caps
+            .into_iter()
+            .filter(|(s, _)| s.starts_with("claude-code:transcript:"))
+            .map(|(_, c)| c)
+            .collect();
+        pieces.join("\n")
+    };
+    env.hook("Stop", &p("Stop", json!({"stop_hook_active": false})), &[]);
+    let all = transcript_pieces(&env);
+    assert!(all.contains("retries forever on a 403"), "filed at the stop: {all}");
+    assert!(all.contains("[tool Bash: cat NOTES.md]") && all.contains("ci-runner-7 host"), "{all}");
+    assert!(!all.contains("pgbouncer"), "what Amber served is not in the transcript filed: {all}");
     assert!(!all.contains("Amber checkpoint"), "nor is the checkpoint's feedback: {all}");
+    assert!(!all.contains("File created successfully"), "a write's result is left out: {all}");
+    env.hook("SessionEnd", &p("SessionEnd", json!({"reason": "other"})), &[]);
+    assert_eq!(transcript_pieces(&env), all, "the end finds nothing new");
 
     // --resume: the same session goes on; its transcript grows; its end files only what
     // is new.
@@ -144,9 +174,7 @@ fn a_week_of_sessions_never_feeds_on_itself() {
     std::fs::write(&transcript, &jsonl).unwrap();
     env.hook("SessionEnd", &p("SessionEnd", json!({"reason": "other"})), &[]);
     let caps = captured_texts(&env, &sid);
-    let pieces: Vec<&String> =
-        caps.iter().filter(|(s, _)| s.starts_with("claude-code:transcript:")).map(|(_, c)| c).collect();
-    let all = pieces.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n");
+    let all = transcript_pieces(&env);
     assert_eq!(all.matches("retries forever on a 403").count(), 1, "stored once: {all}");
     assert_eq!(all.matches("upload.max_retries").count(), 1, "the new part is stored: {all}");
 
@@ -177,7 +205,7 @@ fn a_week_of_sessions_never_feeds_on_itself() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["source"] == "claude-code:tool:Bash")
+        .find(|c| c["source"] == "claude-code:tool:Write")
         .unwrap()["id"]
         .as_str()
         .unwrap()

@@ -83,7 +83,7 @@ fn origin_and_trust_are_the_daemons_word_and_external_content_is_never_served_un
     ]);
     assert!(o.status.success(), "the person may: {}", text(&o.stderr));
 
-    // Agent A's session reads a hostile page: captured as external, with its tool.
+    // Agent A's session reads a hostile page: captured as external, with its source.
     let t = proj.path().join("t.jsonl");
     let a = json!({"session_id": "aaaaaaaa-0000-4000-8000-000000000001", "cwd": proj.path(), "transcript_path": t, "hook_event_name": "SessionStart", "source": "startup"});
     env.hook("SessionStart", &a, &[]);
@@ -93,6 +93,20 @@ fn origin_and_trust_are_the_daemons_word_and_external_content_is_never_served_un
     fetch["tool_input"] = json!({"url": "https://evil.example/rotation"});
     fetch["tool_response"] = json!(PAGE);
     env.hook("PostToolUse", &fetch, &[]);
+    // Tool output is stored with the transcript, at the next Stop.
+    let jsonl = [
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_f", "name": "WebFetch", "input": {"url": "https://evil.example/rotation"}}]}}),
+        json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_f", "content": PAGE}]}}),
+    ]
+    .map(|v| v.to_string() + "\n")
+    .concat();
+    std::fs::write(&t, jsonl).unwrap();
+    let mut stop = a.clone();
+    stop["hook_event_name"] = json!("Stop");
+    stop["stop_hook_active"] = json!(false);
+    env.hook("Stop", &stop, &[]);
     let show: Value = serde_json::from_slice(
         &env.amber(&[
             "--json",
@@ -107,7 +121,9 @@ fn origin_and_trust_are_the_daemons_word_and_external_content_is_never_served_un
     let m = get(&env, &page_id);
     assert_eq!(m["metadata"]["trust"], "external", "{m}");
     assert_eq!(m["metadata"]["origin"]["door"], "hook", "{m}");
-    assert_eq!(m["metadata"]["origin"]["tool"], "claude-code:tool:WebFetch", "{m}");
+    let tool = m["metadata"]["origin"]["tool"].as_str().unwrap_or_default();
+    assert!(tool.starts_with("claude-code:transcript:"), "{m}");
+    assert!(m["content"].as_str().unwrap().contains("[tool WebFetch: https://evil.example/rotation]"), "{m}");
 
     // Agent B's session, a prompt the page answers closely: the page is neither briefed
     // nor interjected; the briefing says where each memory came from.
@@ -132,7 +148,7 @@ fn origin_and_trust_are_the_daemons_word_and_external_content_is_never_served_un
     let hit = r.as_array().unwrap().iter().find(|h| h["memory"]["id"] == page_id.as_str()).expect("found");
     assert_eq!(hit["memory"]["metadata"]["trust"], "external");
     let o = env.amber(&["recall", "--scope", scope.as_str(), "staging deploy key rotation bastion"]);
-    assert!(text(&o.stdout).contains("from external: claude-code:tool:WebFetch"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("from external: claude-code:transcript:"), "{}", text(&o.stdout));
     assert!(text(&o.stdout).contains("from person"), "{}", text(&o.stdout));
 }
 

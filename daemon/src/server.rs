@@ -251,7 +251,7 @@ async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> Result<Valu
         "scope_move" => scope::move_method(shared, peer, params(m, p)?).await,
         "session_start" => session::start(shared, params(m, p)?).await,
         "session_event" => session::event(shared, peer, params(m, p)?).await,
-        "session_checkpoint" => checkpoint::checkpoint(shared, params(m, p)?).await,
+        "session_checkpoint" => checkpoint::checkpoint(shared, peer, params(m, p)?).await,
         "session_end" => session::end_method(shared, peer, params(m, p)?).await,
         "session_show" => session::show(shared, params(m, p)?).await,
         "kg_add" => graph::add(shared, params(m, p)?).await,

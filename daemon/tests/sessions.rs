@@ -302,6 +302,7 @@ a single test thread works around it.\n";
             session_id: sid.clone(),
             transcript: Some(transcript.into()),
             transcript_source: None,
+            transcript_skipped: 0,
             manifest: Vec::new(),
             outcome: None,
         })
@@ -353,6 +354,7 @@ a single test thread works around it.\n";
             session_id: sid,
             transcript: None,
             transcript_source: None,
+            transcript_skipped: 0,
             manifest: Vec::new(),
             outcome: None,
         })

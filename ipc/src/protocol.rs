@@ -682,6 +682,17 @@ pub struct SessionCheckpointParams {
     /// The agent's last message, when the client has it (a decline is read from it).
     #[serde(default)]
     pub message: Option<String>,
+    /// The transcript so far: what is new since the session's last filing is filed, as
+    /// at `session_end`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+    /// The source recorded on the transcript's pieces (default `transcript`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_source: Option<String>,
+    /// Characters left out at the transcript's start (a very long one is sent without
+    /// its beginning); default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub transcript_skipped: usize,
 }
 
 /// `session_checkpoint` result.
@@ -767,6 +778,10 @@ pub struct SessionEndParams {
     /// `claude-code:transcript:<path>`.
     #[serde(default)]
     pub transcript_source: Option<String>,
+    /// Characters left out at the transcript's start (a very long one is sent without
+    /// its beginning); default 0. Only what follows the part already filed is filed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub transcript_skipped: usize,
     /// What the session relied on: each line moves the memory's weight (used with
     /// success +0.15, used with failure −0.10, not used ×0.95).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1021,4 +1036,9 @@ pub struct KgStatsResult {
     /// The counts.
     #[serde(flatten)]
     pub stats: GraphStats,
+}
+
+/// For `skip_serializing_if`: a count left at its default.
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -3,7 +3,8 @@
 //! - [`scope`]: the one scope model: a working directory's project scope (repository
 //!   root, else the directory, else `default`) and the `user` scope.
 //! - [`session`]: a session's record (what it was served and why, what it captured,
-//!   what curation did) and the project scope it works in.
+//!   what curation did) and the project scope it works in; [`transcript`], how much of
+//!   its transcript was filed, so each part is stored once.
 //! - Tier 0, [`identity`]: a project's coordination files (`project-context/*.md`,
 //!   `AGENTS.md`, ...) assembled within a token budget for the system prompt.
 //! - Tier 1, [`briefing`]: at session start, the memories that matter for the project
@@ -52,3 +53,4 @@ pub mod redact;
 pub mod review;
 pub mod scope;
 pub mod session;
+pub mod transcript;

@@ -173,7 +173,7 @@ pub struct Session {
     /// How much of its transcript was filed already, so a resumed session's next end
     /// files only what is new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<TranscriptMark>,
+    pub transcript: Option<crate::transcript::TranscriptMark>,
 }
 
 /// A memory a session filed on purpose.
@@ -188,39 +188,6 @@ pub struct Filed {
     pub created: bool,
     /// When.
     pub at: Millis,
-}
-
-/// The part of a session's transcript already filed: its first `chars` characters,
-/// whose SHA-256 is `sha256`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TranscriptMark {
-    /// Characters filed.
-    pub chars: usize,
-    /// SHA-256 (hex) of those characters.
-    pub sha256: String,
-}
-
-impl TranscriptMark {
-    /// The mark of a whole text.
-    pub fn of(text: &str) -> TranscriptMark {
-        use sha2::Digest;
-        TranscriptMark {
-            chars: text.chars().count(),
-            sha256: hex::encode(sha2::Sha256::digest(text.as_bytes())),
-        }
-    }
-
-    /// What of `text` is new since this mark: the rest after the marked prefix when
-    /// `text` starts with it, else all of `text` (a different transcript).
-    pub fn new_part<'a>(&self, text: &'a str) -> &'a str {
-        let end = text.char_indices().nth(self.chars).map_or(text.len(), |(i, _)| i);
-        let prefix = &text[..end];
-        if prefix.chars().count() == self.chars && TranscriptMark::of(prefix) == *self {
-            &text[end..]
-        } else {
-            text
-        }
-    }
 }
 
 /// True for a memory captured from outside (trust `external`: tool output, pages,

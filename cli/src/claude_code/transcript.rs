@@ -8,6 +8,28 @@ pub(super) fn field<'a>(p: &'a Value, k: &str) -> Option<&'a str> {
     p.get(k).and_then(Value::as_str)
 }
 
+/// True for a tool that writes files (Edit, MultiEdit, Write, NotebookEdit): what it
+/// wrote is in its input, which the transcript's text leaves out, so the PostToolUse hook
+/// captures it when it runs and the transcript keeps only the call. Every other tool's
+/// output is in the transcript, filed at each Stop, and is not captured on its own.
+pub fn writes_files(name: &str) -> bool {
+    matches!(name, "Edit" | "MultiEdit" | "Write" | "NotebookEdit")
+}
+
+/// A tool result as the transcript keeps it: whole up to 2,000 characters, else its
+/// first 1,500 and last 500 (an error's last lines are often what matters).
+fn result_text(text: &str) -> String {
+    const HEAD: usize = 1500;
+    const TAIL: usize = 500;
+    let n = text.chars().count();
+    if n <= HEAD + TAIL {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(HEAD).collect();
+    let tail: String = text.chars().skip(n - TAIL).collect();
+    format!("{head}\n[… {} characters …]\n{tail}", n - HEAD - TAIL)
+}
+
 /// True for a tool of Amber's own MCP server (`mcp__amber__recall`, …): what it returns
 /// is Amber's output, never captured again.
 pub fn is_ambers_tool(name: &str) -> bool {
@@ -34,11 +56,14 @@ fn is_ambers_feedback(text: &str) -> bool {
 /// order: `user: ...` / `assistant: ...`, tool calls and results in brackets. Lines that
 /// are not messages or do not parse are skipped, and so is Amber's own output: its MCP
 /// tools' calls and results, `amber` commands run through Bash and their results, and the
-/// checkpoint's feedback (Amber never stores what it served).
+/// checkpoint's feedback (Amber never stores what it served). A file-writing tool's
+/// result is left out unless it failed: what it wrote was captured when it ran.
 pub fn transcript_text(jsonl: &str) -> String {
     let mut out = String::new();
     // tool_use ids of Amber's own calls, whose results are skipped too.
     let mut own: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // tool_use ids of file writes, captured when they ran.
+    let mut writes: std::collections::HashSet<String> = std::collections::HashSet::new();
     for line in jsonl.lines() {
         let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
         let role = match field(&v, "type") {
@@ -66,6 +91,9 @@ pub fn transcript_text(jsonl: &str) -> String {
                                 own.extend(field(b, "id").map(str::to_string));
                                 continue;
                             }
+                            if writes_files(name) {
+                                writes.extend(field(b, "id").map(str::to_string));
+                            }
                             let what = ["command", "file_path", "path", "pattern", "query", "url"]
                                 .iter()
                                 .find_map(|k| input.get(*k).and_then(Value::as_str).map(str::to_string))
@@ -73,7 +101,9 @@ pub fn transcript_text(jsonl: &str) -> String {
                             parts.push(format!("[tool {name}: {what}]"));
                         }
                         Some("tool_result") => {
-                            if field(b, "tool_use_id").is_some_and(|id| own.contains(id)) {
+                            let id = field(b, "tool_use_id").unwrap_or("");
+                            let failed = b.get("is_error").and_then(Value::as_bool) == Some(true);
+                            if own.contains(id) || (writes.contains(id) && !failed) {
                                 continue;
                             }
                             let text = match b.get("content") {
@@ -83,8 +113,7 @@ pub fn transcript_text(jsonl: &str) -> String {
                                 }
                                 _ => String::new(),
                             };
-                            let text: String = text.chars().take(2000).collect();
-                            parts.push(format!("[tool result]\n{text}"));
+                            parts.push(format!("[tool result]\n{}", result_text(&text)));
                         }
                         _ => {}
                     }
@@ -109,4 +138,39 @@ pub(super) fn last_assistant_text(jsonl: &str) -> Option<String> {
         let t = t.strip_prefix("assistant: ")?.trim().to_string();
         (!t.is_empty() && !t.starts_with("[tool ")).then_some(t)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(v: Value) -> String {
+        v.to_string() + "\n"
+    }
+
+    #[test]
+    fn a_writes_result_is_left_out_unless_it_failed_and_long_results_keep_their_end() {
+        let long = format!(
+            "Traceback (most recent call last):\n{}ValueError: bad ledger id",
+            "  frame\n".repeat(400)
+        );
+        let mut j = String::new();
+        j += &line(serde_json::json!({"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "id": "w1", "name": "Edit", "input": {"file_path": "/p/a.rs"}},
+            {"type": "tool_use", "id": "w2", "name": "Write", "input": {"file_path": "/p/b.rs"}},
+            {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "pytest"}}]}}));
+        j += &line(serde_json::json!({"type": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "w1", "content": "The file /p/a.rs has been updated."},
+            {"type": "tool_result", "tool_use_id": "w2", "content": "String not found in file", "is_error": true},
+            {"type": "tool_result", "tool_use_id": "b1", "content": long}]}}));
+        let t = transcript_text(&j);
+        assert!(t.contains("[tool Edit: /p/a.rs]") && !t.contains("has been updated"), "{t}");
+        assert!(t.contains("String not found in file"), "a failed write's error is kept: {t}");
+        assert!(
+            t.contains("Traceback (most recent call last):") && t.contains("ValueError: bad ledger id"),
+            "{t}"
+        );
+        assert!(t.contains("characters …]") && t.chars().count() < 2300, "{}", t.chars().count());
+        assert!(writes_files("MultiEdit") && writes_files("NotebookEdit") && !writes_files("Bash"));
+    }
 }

@@ -144,3 +144,17 @@ pub(crate) fn propose(shared: &Arc<Shared>, memory: MemoryId, scope: Scope, text
         }
     });
 }
+
+/// Notes in the record what a capture did.
+pub(crate) fn note_capture(s: &mut amber_tiers::session::Session, r: &CaptureResult, source: &str) {
+    match (&r.memory, r.skipped) {
+        (Some(m), _) => s.captured.push(amber_tiers::session::CaptureNote {
+            id: m.id.clone(),
+            created: m.created,
+            redacted: r.redacted,
+            source: Some(source.to_string()),
+        }),
+        (None, Some(amber_tiers::capture::SkipReason::TooShort)) => s.capture_skipped.too_short += 1,
+        (None, _) => s.capture_skipped.too_long += 1,
+    }
+}

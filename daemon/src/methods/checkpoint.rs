@@ -10,6 +10,8 @@ use serde_json::Value;
 
 use crate::live::not_found;
 use crate::methods::session::persist;
+use crate::methods::transcript::Part;
+use crate::peer::Peer;
 use crate::rpc::to_value;
 use crate::state::Shared;
 
@@ -62,9 +64,22 @@ fn decline(message: &str) -> Option<String> {
 /// while `stop_hook_active`, never with `[session] checkpoint = false`.
 pub(crate) async fn checkpoint(
     shared: &Arc<Shared>,
+    peer: Peer,
     p: SessionCheckpointParams,
 ) -> Result<Value, ErrorObject> {
     let snapshot = shared.sessions.get(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
+    // The transcript so far: what is new since the last filing, so a session that never
+    // ends (its agent killed) has lost at most its last turn.
+    let filed = match p.transcript {
+        None => None,
+        Some(text) => {
+            let part =
+                Part { text, source: p.transcript_source, skipped: p.transcript_skipped, door: peer.door };
+            let mut s = snapshot.clone();
+            super::transcript::file(shared, &mut s, &part).await?;
+            Some(s)
+        }
+    };
     let cfg = shared.config.session.clone();
     // Only what this session filed on purpose counts (a takeaway filed again with the
     // same text included); another session's or a person's writes do not silence it.
@@ -100,8 +115,17 @@ pub(crate) async fn checkpoint(
         let mut live = shared.sessions.lock();
         live.get_mut(&p.session_id).map(|s| {
             s.last_active = now_millis();
-            let changed = s.checkpoint != cp;
+            let mut changed = s.checkpoint != cp;
             s.checkpoint = cp.clone();
+            if let Some(f) = &filed {
+                // What the filing added (events may have been captured meanwhile).
+                s.captured.extend(f.captured[snapshot.captured.len()..].iter().cloned());
+                s.capture_skipped.too_short +=
+                    f.capture_skipped.too_short - snapshot.capture_skipped.too_short;
+                s.capture_skipped.too_long += f.capture_skipped.too_long - snapshot.capture_skipped.too_long;
+                changed |= s.transcript != f.transcript;
+                s.transcript = f.transcript.clone();
+            }
             changed.then(|| s.clone())
         })
     };

@@ -26,3 +26,4 @@ pub(crate) mod scope;
 pub(crate) mod serve;
 pub(crate) mod session;
 pub(crate) mod threads;
+pub(crate) mod transcript;

@@ -9,19 +9,20 @@ use std::time::Duration;
 
 use amber_core::{MemoryType, Scope, now_millis};
 use amber_ipc::protocol::{
-    CaptureResult, ErrorKind, ErrorObject, SessionEndParams, SessionEventParams, SessionEventResult,
-    SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
+    ErrorKind, ErrorObject, SessionEndParams, SessionEventParams, SessionEventResult, SessionResult,
+    SessionShowParams, SessionStartParams, SessionStartResult,
 };
 use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
 use amber_tiers::redact::redact;
 use amber_tiers::scope::project_scope;
-use amber_tiers::session::{CaptureNote, Served, Session, Tier};
+use amber_tiers::session::{Served, Session, Tier};
 use serde_json::Value;
 
 use crate::live::{Ending, not_found};
-use crate::methods::capture::{CapturedFrom, capture_text};
+use crate::methods::capture::{CapturedFrom, capture_text, note_capture};
 pub(crate) use crate::methods::records::persist;
 use crate::methods::serve::{MAX_QUERY_CHARS, briefing, candidates, inbox};
+use crate::methods::transcript::strip_served;
 use crate::peer::Peer;
 use crate::rpc::{invalid, read, to_value, wait_indexed, write};
 use crate::state::Shared;
@@ -304,132 +305,22 @@ pub(crate) async fn event(
     })
 }
 
-/// Notes in the record what a capture did.
-fn note_capture(s: &mut Session, r: &CaptureResult, source: &str) {
-    match (&r.memory, r.skipped) {
-        (Some(m), _) => s.captured.push(CaptureNote {
-            id: m.id.clone(),
-            created: m.created,
-            redacted: r.redacted,
-            source: Some(source.to_string()),
-        }),
-        (None, Some(amber_tiers::capture::SkipReason::TooShort)) => s.capture_skipped.too_short += 1,
-        (None, _) => s.capture_skipped.too_long += 1,
-    }
-}
-
-/// A text the session produced, without what Amber served it: each memory it was
-/// served (by id) whose content comes back verbatim, and each line that names a served
-/// memory by its 8-digit id (briefing, inbox and checkpoint lines), is replaced by a
-/// pointer `[amber memory 1a2b3c4d]`. Amber never stores its own output again.
-pub(crate) async fn strip_served(shared: &Arc<Shared>, session: &Session, text: &str) -> String {
-    let mut ids: Vec<amber_core::MemoryId> = Vec::new();
-    for x in &session.served {
-        if !ids.contains(&x.id) {
-            ids.push(x.id.clone());
-        }
-    }
-    if ids.is_empty() {
-        return text.to_string();
-    }
-    let wanted = ids.clone();
-    let served = match read(shared, move |e| {
-        let mut out = Vec::new();
-        for id in &wanted {
-            if let Some(m) = e.get(id)? {
-                out.push(m);
-            }
-        }
-        Ok(out)
-    })
-    .await
-    {
-        Ok(v) => v,
-        Err(e) => {
-            tracing::warn!(session = %session.id, error = %e.message, "served memories not read; text kept whole");
-            return text.to_string();
-        }
-    };
-    amber_tiers::echo::strip_served(text, &served)
-}
-
-/// Splits a transcript into pieces of at most `max` characters, at blank lines where it
-/// can, else at line ends, else anywhere.
-fn pieces(text: &str, max: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut cur_chars = 0;
-    let push_unit = |unit: &str, out: &mut Vec<String>, cur: &mut String, cur_chars: &mut usize| {
-        let n = unit.chars().count();
-        if *cur_chars + n > max && !cur.is_empty() {
-            out.push(std::mem::take(cur));
-            *cur_chars = 0;
-        }
-        if n > max {
-            let chars: Vec<char> = unit.chars().collect();
-            for c in chars.chunks(max) {
-                out.push(c.iter().collect());
-            }
-        } else {
-            cur.push_str(unit);
-            *cur_chars += n;
-        }
-    };
-    for para in text.split_inclusive("\n\n") {
-        if para.chars().count() <= max {
-            push_unit(para, &mut out, &mut cur, &mut cur_chars);
-        } else {
-            for line in para.split_inclusive('\n') {
-                push_unit(line, &mut out, &mut cur, &mut cur_chars);
-            }
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out.into_iter().filter(|p| !p.trim().is_empty()).collect()
-}
-
 /// Ends a session: files the transcript, curates what the session filed, stores the
 /// record. `reason` is `ended`, `idle` or `shutdown`.
 pub(crate) async fn end(
     shared: &Arc<Shared>,
     id: &str,
-    transcript: Option<(String, Option<String>, amber_core::origin::Door)>,
+    transcript: Option<super::transcript::Part>,
     reason: &str,
 ) -> Result<Session, ErrorObject> {
     let mut s = shared.sessions.lock().remove(id).ok_or_else(|| not_found(id))?;
     let _ending = Ending::begin(&shared.sessions, &s);
-    let transcript_seen = transcript.as_ref().map(|t| t.0.clone());
-    if let Some((t, transcript_source, door)) = transcript {
-        let source = redact(&transcript_source.unwrap_or_else(|| "transcript".into())).0;
-        // A resumed session's transcript starts with what its last end filed: only the
-        // rest is new (the transcript of a session is stored once).
-        let new = match &s.transcript {
-            Some(mark) => mark.new_part(&t),
-            None => t.as_str(),
-        };
-        let new = strip_served(shared, &s, new).await;
-        for piece in pieces(&new, shared.config.capture.max_chars) {
-            let from = CapturedFrom {
-                door,
-                source: Some(source.clone()),
-                session_id: Some(s.id.clone()),
-                author: Some(s.agent.clone()),
-            };
-            let r = capture_text(shared, &piece, s.scope.clone(), MemoryType::Event, from).await;
-            match r {
-                Ok(r) => note_capture(&mut s, &r, &source),
-                Err(e) => {
-                    // Keep the session live so the caller can retry the end.
-                    shared.sessions.lock().insert(s.id.clone(), s);
-                    return Err(e);
-                }
-            }
-        }
-    }
-    if let Some(t) = transcript_seen {
-        s.transcript = Some(amber_tiers::session::TranscriptMark::of(&t));
+    if let Some(part) = transcript
+        && let Err(e) = super::transcript::file(shared, &mut s, &part).await
+    {
+        // Keep the session live so the caller can retry the end.
+        shared.sessions.lock().insert(s.id.clone(), s);
+        return Err(e);
     }
     wait_indexed(shared).await;
     let report = curate(shared, &s).await;
@@ -518,7 +409,12 @@ pub(crate) async fn end_method(
             Some(super::outcome::apply_manifest(shared, &s, p.manifest, reward).await?)
         }
     };
-    let transcript = p.transcript.map(|t| (t, p.transcript_source, peer.door));
+    let transcript = p.transcript.map(|text| super::transcript::Part {
+        text,
+        source: p.transcript_source,
+        skipped: p.transcript_skipped,
+        door: peer.door,
+    });
     let s = end(shared, &p.session_id, transcript, "ended").await?;
     to_value(&SessionResult { session: s, live: false, manifest })
 }
@@ -554,22 +450,5 @@ pub(crate) async fn save_all(shared: &Arc<Shared>) {
         if let Err(e) = persist(shared, &s).await {
             tracing::warn!(session = %s.id, error = %e.message, "session record not saved at shutdown");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pieces;
-
-    #[test]
-    fn transcript_pieces_fit_and_keep_all_the_text() {
-        let text = format!("{}\n\n{}\n\n{}\nline\n", "a".repeat(30), "b".repeat(50), "c".repeat(95));
-        let p = pieces(&text, 40);
-        assert!(p.iter().all(|x| x.chars().count() <= 40), "{p:?}");
-        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
-        assert_eq!(squeeze(&p.concat()), squeeze(&text), "only whitespace-only pieces are dropped");
-        assert!(p.concat().starts_with(&format!("{}\n\n", "a".repeat(30))));
-        assert_eq!(pieces("short", 40), vec!["short".to_string()]);
-        assert!(pieces("\n\n\n", 40).is_empty());
     }
 }
