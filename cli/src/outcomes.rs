@@ -15,7 +15,9 @@ use crate::{check_id, one_line, print_json};
 #[derive(Subcommand, Debug)]
 pub(crate) enum OutcomeCommand {
     /// Report what came of relying on a memory: success, failure or neutral. Moves its
-    /// weight (success +0.30, failure -0.20); below 0.10 it is archived.
+    /// weight (success +0.30, failure -0.20; an agent's on a memory its session was never
+    /// served counts half); below 0.10 it is archived, once a person or two sessions that
+    /// were served it reported a failure.
     Outcome {
         /// The memory id or a prefix of it.
         id: String,

@@ -172,6 +172,25 @@ fn an_amber_command_an_agent_runs_is_the_agents_and_may_not_purge_or_move() {
     );
     let o = as_agent(&["scope", "move", "p", "q"]);
     assert!(!o.status.success() && text(&o.stderr).contains("is for a person"), "{}", text(&o.stderr));
+    // An agent's failures on a memory it was never served count half and never archive
+    // it, however many; a person's word counts in full and archives it.
+    let o = env.amber(&[
+        "--json",
+        "remember",
+        "--scope",
+        "p",
+        "Deploys need the VPN on before ops/switch.sh runs.",
+    ]);
+    let vpn = serde_json::from_slice::<Value>(&o.stdout).unwrap()["id"].as_str().unwrap().to_string();
+    for _ in 0..12 {
+        let o = as_agent(&["outcome", &vpn, "failure"]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let m = get(&env, &vpn);
+    assert!(m["archived_at"].is_null() && m["weight"].as_f64().unwrap() < 0.1, "{m}");
+    let o = env.amber(&["outcome", &vpn, "failure", "--note", "the VPN is gone"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(get(&env, &vpn)["archived_at"].is_number(), "a person's word archives it");
     // The person does both.
     let o = env.amber(&["purge", &id]);
     assert!(o.status.success(), "{}", text(&o.stderr));

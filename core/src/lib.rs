@@ -40,7 +40,7 @@ pub use memory::{
 pub use query::{Evidence, Expand, Hit, MAX_K, MAX_QUERY_BYTES, Query, SearchMode, Standing};
 pub use run::{MAX_TRACE_CHARS, NewRun, Run, RunReward};
 pub use scope::{MAX_SCOPE_BYTES, Scope};
-pub use standing::{Outcome, Report, ReportKind};
+pub use standing::{Basis, Outcome, Report, ReportKind};
 
 /// Milliseconds since the Unix epoch, UTC: the one time unit of Amber.
 pub type Millis = i64;

@@ -14,6 +14,13 @@
 //! - a `lifefact` stays at 1.0 whatever is reported;
 //! - a memory is archived while its weight is below [`ARCHIVE_BELOW`] or while an active
 //!   invalidation supersedes it. Age never archives.
+//!
+//! Who gave a word matters ([`Basis`], set by the daemon when it logs the word): an
+//! `outcome` from an agent whose session was never served the memory counts half
+//! (success +0.15, failure −0.10), and once any failure has counted, a low weight
+//! archives only when a person reported a failure or failures came from at least two
+//! sessions that were served the memory. So no single client can bury a memory by
+//! reporting failures on it.
 
 use std::fmt;
 use std::str::FromStr;
@@ -88,6 +95,39 @@ pub struct Report {
     pub note: Option<String>,
     /// When it was given.
     pub at: Millis,
+    /// On what footing it was given; `None` for words logged before the daemon said
+    /// (they count as a person's without a session, as a served session's with one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<Basis>,
+}
+
+/// On what footing a word on a memory was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// A person said it (the command line, outside any agent).
+    Person,
+    /// An agent said it in a session that was served the memory.
+    Served,
+    /// An agent said it without having been served the memory in that session (or with
+    /// no session at all), or a run said it.
+    Unserved,
+}
+
+impl Basis {
+    /// The name kept in the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::Person => "person",
+            Basis::Served => "served",
+            Basis::Unserved => "unserved",
+        }
+    }
+
+    /// The basis a log name stands for.
+    pub fn parse(s: &str) -> Option<Basis> {
+        [Basis::Person, Basis::Served, Basis::Unserved].into_iter().find(|b| b.as_str() == s)
+    }
 }
 
 /// Where a word on a memory came from.
@@ -129,7 +169,11 @@ impl ReportKind {
 impl Report {
     /// The weight after this word.
     fn step(&self, w: f32) -> f32 {
+        // An agent's outcome on a memory its session was never served counts half.
+        let half = self.basis == Some(Basis::Unserved);
         let next = match (self.kind, self.result) {
+            (ReportKind::Outcome, Some(Outcome::Success)) if half => w + 0.15,
+            (ReportKind::Outcome, Some(Outcome::Failure)) if half => w - 0.10,
             (ReportKind::Outcome, Some(Outcome::Success)) => w + 0.30,
             (ReportKind::Outcome, Some(Outcome::Failure)) => w - 0.20,
             (ReportKind::Used | ReportKind::Run, Some(Outcome::Success)) => w + 0.15,
@@ -163,6 +207,9 @@ pub struct Folded {
     pub successes: u32,
     /// Failures that count.
     pub failures: u32,
+    /// False when failures counted but neither a person nor two served sessions gave
+    /// one: a low weight then ranks the memory down without archiving it.
+    pub archivable: bool,
 }
 
 /// The weight a memory of this type has after these words (in any order: they are
@@ -180,7 +227,9 @@ pub fn fold(kind: MemoryType, reports: &[Report]) -> Folded {
             latest.insert(s, pos);
         }
     }
-    let mut out = Folded { weight: 1.0, ..Folded::default() };
+    let mut out = Folded { weight: 1.0, archivable: true, ..Folded::default() };
+    let mut person_failure = false;
+    let mut served_failures: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (pos, (_, r)) in sorted.iter().enumerate() {
         let counts = match r.session_id.as_deref() {
             Some(s) if r.kind != ReportKind::Unarchive => latest.get(s) == Some(&pos),
@@ -195,9 +244,21 @@ pub fn fold(kind: MemoryType, reports: &[Report]) -> Folded {
         }
         match r.result {
             Some(Outcome::Success) => out.successes += 1,
-            Some(Outcome::Failure) => out.failures += 1,
+            Some(Outcome::Failure) => {
+                out.failures += 1;
+                match (r.basis, r.session_id.as_deref()) {
+                    (Some(Basis::Person), _) | (None, None) => person_failure = true,
+                    (Some(Basis::Served) | None, Some(s)) => {
+                        served_failures.insert(s);
+                    }
+                    _ => {}
+                }
+            }
             _ => {}
         }
+    }
+    if out.failures > 0 {
+        out.archivable = person_failure || served_failures.len() >= 2;
     }
     if kind == MemoryType::Lifefact {
         out.weight = 1.0;
@@ -243,7 +304,15 @@ mod tests {
     use super::*;
 
     fn r(kind: ReportKind, result: Option<Outcome>, session: Option<&str>, at: Millis) -> Report {
-        Report { kind, result, session_id: session.map(String::from), agent: None, note: None, at }
+        Report {
+            kind,
+            result,
+            session_id: session.map(String::from),
+            agent: None,
+            note: None,
+            at,
+            basis: None,
+        }
     }
 
     #[test]
@@ -314,5 +383,45 @@ mod tests {
         assert_eq!(age_factor(MemoryType::Event, 10, 5, 0.0), 1.0, "the future is age 0");
         assert_eq!(prior(1.0, 1.0, 0.5), 1.0);
         assert!((prior(0.0, 1.0, 0.5) - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn one_client_cannot_bury_a_memory_by_reporting_failures() {
+        let word = |basis, session: Option<&str>, at| Report {
+            basis: Some(basis),
+            ..r(ReportKind::Outcome, Some(Outcome::Failure), session, at)
+        };
+        // Ten failures from an agent never served the memory: half weight each, and
+        // never archivable.
+        let unserved: Vec<Report> = (0..10).map(|i| word(Basis::Unserved, None, i)).collect();
+        let f = fold(MemoryType::Fact, &unserved[..3]);
+        assert!((f.weight - 0.7).abs() < 1e-6, "{}", f.weight);
+        let f = fold(MemoryType::Fact, &unserved);
+        assert!(f.weight < ARCHIVE_BELOW && !f.archivable, "{f:?}");
+        // Failures from one served session: the latest word counts, not archivable.
+        let one: Vec<Report> = (0..5).map(|i| word(Basis::Served, Some("s1"), i)).collect();
+        assert!(!fold(MemoryType::Fact, &one).archivable);
+        // Two served sessions: archivable once the weight is low.
+        let two = [
+            word(Basis::Served, Some("s1"), 1),
+            word(Basis::Served, Some("s2"), 2),
+            word(Basis::Unserved, None, 3),
+        ];
+        assert!(fold(MemoryType::Fact, &two).archivable);
+        // A person's failure is enough.
+        assert!(fold(MemoryType::Fact, &[word(Basis::Person, None, 1)]).archivable);
+        // Words from before the basis was kept count as they did.
+        assert!(
+            fold(MemoryType::Fact, &[r(ReportKind::Outcome, Some(Outcome::Failure), None, 1)]).archivable
+        );
+        // A served memory's half-success: +0.15 after a failure.
+        let up = [
+            word(Basis::Person, None, 1),
+            Report {
+                basis: Some(Basis::Unserved),
+                ..r(ReportKind::Outcome, Some(Outcome::Success), None, 2)
+            },
+        ];
+        assert!((fold(MemoryType::Fact, &up).weight - 0.95).abs() < 1e-6);
     }
 }

@@ -260,7 +260,7 @@ async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> Result<Valu
         "kg_timeline" => graph::query(shared, params(m, p)?, true).await,
         "kg_traverse" => graph::traverse(shared, params(m, p)?).await,
         "kg_stats" => graph::stats(shared, params(m, p)?).await,
-        "outcome" => outcome::outcome(shared, params(m, p)?).await,
+        "outcome" => outcome::outcome(shared, peer, params(m, p)?).await,
         "outcomes" => outcome::outcomes(shared, params(m, p)?).await,
         "unarchive" => outcome::unarchive(shared, params(m, p)?).await,
         "archived" => outcome::archived(shared, params(m, p)?).await,

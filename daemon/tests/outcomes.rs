@@ -33,11 +33,12 @@ fn outcomes_weights_and_the_archive_over_the_socket() {
     let a = remember(&mut c, "deploys go through the blue-green switch in ops/switch.sh", json!({}));
     let b = remember(&mut c, "deploys need the VPN on before ops/switch.sh runs", json!({}));
 
-    // An outcome by prefix; the memory comes back with its weight.
+    // An outcome by prefix; the memory comes back with its weight. A socket client in no
+    // session that served the memory is an agent never served it: half a failure.
     let r = c
         .call_value("outcome", json!({ "memory_id": &a[..8], "result": "failure", "agent": "codex", "note": "switch.sh is gone" }))
         .unwrap();
-    assert!((r["memory"]["weight"].as_f64().unwrap() - 0.8).abs() < 1e-6, "{r}");
+    assert!((r["memory"]["weight"].as_f64().unwrap() - 0.9).abs() < 1e-6, "{r}");
     // Recall evidence carries the standing of every hit.
     let hits = c.call_value("recall", json!({ "text": "deploys switch", "scope": SCOPE })).unwrap();
     for h in hits["hits"].as_array().unwrap() {
@@ -54,6 +55,7 @@ fn outcomes_weights_and_the_archive_over_the_socket() {
     assert_eq!(reports[0]["agent"], "codex");
     assert_eq!(reports[0]["note"], "switch.sh is gone");
     assert_eq!(reports[0]["result"], "failure");
+    assert_eq!(reports[0]["basis"], "unserved");
 
     // Bad input is typed and leaves the daemon serving.
     let e = c.call_value("outcome", json!({ "memory_id": a, "result": "great" })).unwrap_err();
@@ -65,10 +67,39 @@ fn outcomes_weights_and_the_archive_over_the_socket() {
         .unwrap_err();
     assert_eq!(kind(e), "session_not_found");
 
-    // Four more failures archive it: out of recall, listed, readable, shown when asked.
-    for _ in 0..4 {
+    // Nine more failures from that client: the weight falls to 0, yet nothing is
+    // archived (no one client buries a memory).
+    for _ in 0..9 {
         c.call_value("outcome", json!({ "memory_id": a, "result": "failure" })).unwrap();
     }
+    let got = c.call_value("get", json!({ "id": a })).unwrap();
+    assert!(
+        got["memory"]["archived_at"].is_null() && got["memory"]["weight"].as_f64().unwrap() < 0.1,
+        "{got}"
+    );
+    assert_eq!(recall_ids(&mut c, "deploys switch", false).len(), 2);
+    // Sessions that were served it: one's failure is not enough, a second's archives it
+    // (out of recall, listed, readable, shown when asked).
+    let served = |c: &mut amber_ipc::Client| -> String {
+        let s = c
+            .call_value(
+                "session_start",
+                json!({ "agent": "codex", "scope": SCOPE, "prompt": "how do deploys go through the blue-green switch?" }),
+            )
+            .unwrap();
+        let briefed = s["briefing"]["items"].as_array().unwrap();
+        assert!(briefed.iter().any(|i| i["memory"]["id"] == a.as_str() || i["id"] == a.as_str()), "{s}");
+        s["session_id"].as_str().unwrap().to_string()
+    };
+    let s1 = served(&mut c);
+    c.call_value("outcome", json!({ "memory_id": a, "result": "failure", "session_id": s1 })).unwrap();
+    assert_eq!(recall_ids(&mut c, "deploys switch", false).len(), 2, "one served session is not enough");
+    let s2 = served(&mut c);
+    let r =
+        c.call_value("outcome", json!({ "memory_id": a, "result": "failure", "session_id": s2 })).unwrap();
+    assert!(r["memory"]["archived_at"].is_number(), "{r}");
+    let log = c.call_value("outcomes", json!({ "memory_id": a })).unwrap();
+    assert_eq!(log["reports"].as_array().unwrap().last().unwrap()["basis"], "served", "{log}");
     assert_eq!(recall_ids(&mut c, "deploys switch", false), vec![b.clone()]);
     assert!(recall_ids(&mut c, "deploys switch", true).contains(&a));
     let listed = c.call_value("archived", json!({ "scope": SCOPE })).unwrap();

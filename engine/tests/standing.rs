@@ -47,6 +47,7 @@ fn outcome(result: Outcome, session: Option<&str>, at: i64) -> Report {
         agent: None,
         note: None,
         at,
+        basis: None,
     }
 }
 
@@ -220,6 +221,7 @@ fn steady_use_keeps_a_memory_alive_and_age_alone_never_archives() {
             agent: Some("agent".into()),
             note: None,
             at: day0 + d * DAY,
+            basis: None,
         };
         e.report(&used, r).unwrap();
     }

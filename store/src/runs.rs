@@ -207,6 +207,7 @@ mod tests {
             agent: None,
             note: None,
             at: 1,
+            basis: None,
         };
         for scope in ["proj/sub", "projx"] {
             let m = s.insert(&amber_core::NewMemory::new("x").in_scope(scope.parse().unwrap()), 1).unwrap().0;

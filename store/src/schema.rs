@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -277,5 +277,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         model    TEXT NOT NULL,
         at       INTEGER NOT NULL
     ) WITHOUT ROWID;
+    "#,
+    // 9 -> 10: on what footing a word on a memory was given (`person`, `served`,
+    // `unserved`; NULL for words logged before): an agent's word on a memory its session
+    // was never served counts half and never archives.
+    r#"
+    ALTER TABLE outcomes ADD COLUMN basis TEXT;
     "#,
 ];

@@ -316,6 +316,7 @@ mod tests {
             agent: None,
             note: None,
             at: 5,
+            basis: None,
         };
         s.report(&q.id, &report, 5).unwrap();
         s.hold(&q.id, "hop_limit", 6).unwrap();

@@ -68,7 +68,8 @@ type RawStanding = (i64, String, f64, Option<i64>, Option<i64>, Option<String>, 
 
 /// A memory's standing recomputed from its log and the invalidation that supersedes it
 /// (seq and id), if any: weight 0 and archived while superseded, else the folded weight,
-/// archived below [`ARCHIVE_BELOW`] (keeping the first archive time). Both backends
+/// archived below [`ARCHIVE_BELOW`] when the failures allow it (see
+/// [`amber_core::standing::Basis`]; keeping the first archive time). Both backends
 /// store exactly this.
 pub(crate) fn restanding(
     old: &StandingRow,
@@ -79,7 +80,7 @@ pub(crate) fn restanding(
 ) -> Result<StandingRow> {
     let folded = fold(old.kind, reports);
     let weight = if by.is_some() { 0.0 } else { folded.weight };
-    let archived = by.is_some() || weight < ARCHIVE_BELOW;
+    let archived = by.is_some() || (weight < ARCHIVE_BELOW && folded.archivable);
     let seq = old.seq;
     Ok(StandingRow {
         seq,
@@ -118,7 +119,7 @@ fn decode_standing(raw: RawStanding, path: &std::path::Path) -> Result<StandingR
 
 fn reports_in(tx: &rusqlite::Connection, seq: u64) -> rusqlite::Result<Vec<Report>> {
     let mut stmt = tx.prepare_cached(
-        "SELECT kind, result, session_id, agent, note, at FROM outcomes WHERE seq = ?1 ORDER BY at, n",
+        "SELECT kind, result, session_id, agent, note, at, basis FROM outcomes WHERE seq = ?1 ORDER BY at, n",
     )?;
     let rows = stmt.query_map([seq as i64], |r| {
         Ok((
@@ -128,12 +129,13 @@ fn reports_in(tx: &rusqlite::Connection, seq: u64) -> rusqlite::Result<Vec<Repor
             r.get::<_, Option<String>>(3)?,
             r.get::<_, Option<String>>(4)?,
             r.get::<_, i64>(5)?,
+            r.get::<_, Option<String>>(6)?,
         ))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (kind, result, session_id, agent, note, at) = row?;
-        out.extend(report_of(&kind, result.as_deref(), session_id, agent, note, at));
+        let (kind, result, session_id, agent, note, at, basis) = row?;
+        out.extend(report_of(&kind, result.as_deref(), session_id, agent, note, at, basis.as_deref()));
     }
     Ok(out)
 }
@@ -147,13 +149,18 @@ pub(crate) fn report_of(
     agent: Option<String>,
     note: Option<String>,
     at: i64,
+    basis: Option<&str>,
 ) -> Option<Report> {
     let kind = ReportKind::parse(kind)?;
     let result = match result {
         Some(r) => Some(r.parse::<Outcome>().ok()?),
         None => None,
     };
-    Some(Report { kind, result, session_id, agent, note, at })
+    let basis = match basis {
+        Some(b) => Some(amber_core::Basis::parse(b)?),
+        None => None,
+    };
+    Some(Report { kind, result, session_id, agent, note, at, basis })
 }
 
 /// The newest live, standing invalidation that supersedes `seq`, if any (a lifefact has
@@ -265,7 +272,7 @@ impl Store {
             .map_err(sql)?;
         let Some(seq) = seq else { return Ok(None) };
         tx.execute(
-            "INSERT INTO outcomes (seq, kind, result, session_id, agent, note, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO outcomes (seq, kind, result, session_id, agent, note, at, basis) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 seq,
                 report.kind.as_str(),
@@ -273,7 +280,8 @@ impl Store {
                 report.session_id,
                 report.agent,
                 report.note,
-                report.at
+                report.at,
+                report.basis.map(|b| b.as_str())
             ],
         )
         .map_err(sql)?;

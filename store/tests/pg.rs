@@ -340,6 +340,7 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
          DROP POLICY amber_seen ON inbox_served; DROP POLICY amber_seen ON thread_holds;
          DROP POLICY amber_seen ON guard_log;
          ALTER TABLE moved DROP COLUMN scope;
+         ALTER TABLE outcomes DROP COLUMN basis;
          UPDATE amber_schema SET version = 1",
     )
     .unwrap();
@@ -359,7 +360,12 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
         "the change log is back"
     );
     let version: i64 = sql.query_one("SELECT version FROM amber_schema", &[]).unwrap().get(0);
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
+    let basis: i64 = sql
+        .query_one("SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'outcomes' AND column_name = 'basis'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(basis, 1, "outcomes have their basis column back (schema 5)");
     let went: Option<String> = sql.query_one("SELECT scope FROM moved", &[]).unwrap().get(0);
     assert_eq!(
         went,
@@ -415,7 +421,15 @@ fn the_location_hides_the_password_and_no_server_is_unavailable() {
 }
 
 fn report(kind: ReportKind, result: Option<Outcome>, session: Option<&str>, at: i64) -> Report {
-    Report { kind, result, session_id: session.map(String::from), agent: Some("a1".into()), note: None, at }
+    Report {
+        kind,
+        result,
+        session_id: session.map(String::from),
+        agent: Some("a1".into()),
+        note: None,
+        at,
+        basis: None,
+    }
 }
 
 fn curation_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {

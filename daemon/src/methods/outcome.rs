@@ -5,7 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use amber_core::{MemoryId, Outcome, Report, ReportKind, now_millis};
+use amber_core::origin::Trust;
+use amber_core::{Basis, MemoryId, Outcome, Report, ReportKind, now_millis};
 use amber_ipc::protocol::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ErrorKind, ErrorObject, GetParams,
     ManifestEntry, ManifestResult, MemoryResult, OutcomeParams, OutcomesParams, OutcomesResult,
@@ -15,6 +16,7 @@ use amber_tiers::session::Session;
 use serde_json::Value;
 
 use super::scope::resolve_id;
+use crate::peer::Peer;
 use crate::rpc::{invalid, read, read_on, to_value};
 use crate::state::Shared;
 use crate::team::Side;
@@ -24,6 +26,11 @@ const MAX_AUDIT_SESSIONS: usize = 10_000;
 
 fn not_a_memory(id: &MemoryId) -> ErrorObject {
     ErrorObject::new(ErrorKind::NotFound, format!("no live memory with id {id}"))
+}
+
+/// True when the session was served this memory (briefing, interjection or inbox).
+fn was_served(session: &Session, id: &MemoryId) -> bool {
+    session.served.iter().any(|s| s.id == *id)
 }
 
 /// Logs a word and returns the memory as it stands.
@@ -36,16 +43,30 @@ async fn report(
     read_on(shared, &side, move |e| e.report(&key, r)).await?.ok_or_else(|| not_a_memory(&id))
 }
 
-pub(crate) async fn outcome(shared: &Arc<Shared>, p: OutcomeParams) -> Result<Value, ErrorObject> {
+/// `outcome`: a word on a memory. A person's (the command line, outside any agent) counts
+/// in full; an agent's counts in full only when its session was served the memory, else
+/// half, and never archives on its own (see `amber_core::standing::Basis`).
+pub(crate) async fn outcome(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: OutcomeParams,
+) -> Result<Value, ErrorObject> {
     let id = resolve_id(shared, &p.memory_id).await?;
-    let agent = match &p.session_id {
+    let (agent, served) = match &p.session_id {
         Some(s) => {
             let (session, _) = super::records::find(shared, s).await?.ok_or_else(|| {
                 ErrorObject::new(ErrorKind::SessionNotFound, format!("no session with id {s:?}"))
             })?;
-            Some(session.agent)
+            (Some(session.agent.clone()), was_served(&session, &id.1))
         }
-        None => p.agent.clone(),
+        None => (p.agent.clone(), false),
+    };
+    let basis = if peer.writer_trust() == Trust::Person {
+        Basis::Person
+    } else if served {
+        Basis::Served
+    } else {
+        Basis::Unserved
     };
     let r = Report {
         kind: ReportKind::Outcome,
@@ -55,6 +76,7 @@ pub(crate) async fn outcome(shared: &Arc<Shared>, p: OutcomeParams) -> Result<Va
         // A note is the agent's words: redacted like everything else it files.
         note: p.note.map(|n| amber_tiers::redact::redact(&n).0),
         at: now_millis(),
+        basis: Some(basis),
     };
     let memory = report(shared, id, r).await?;
     to_value(&MemoryResult { memory })
@@ -92,6 +114,14 @@ pub(crate) async fn apply_manifest(
                 continue;
             }
         };
+        let served = was_served(session, &id.1);
+        if !line.used && !served {
+            // "Served but not used" needs the serving: otherwise any session could wear a
+            // memory down by saying it did not use it.
+            out.refused
+                .push(format!("{}: not served to this session, so not reported unused", line.memory_id));
+            continue;
+        }
         let r = Report {
             kind: if line.used { ReportKind::Used } else { ReportKind::Unused },
             result: if line.used { line.result.or(from_reward) } else { None },
@@ -99,6 +129,7 @@ pub(crate) async fn apply_manifest(
             agent: Some(session.agent.clone()),
             note: None,
             at: now_millis(),
+            basis: Some(if served { Basis::Served } else { Basis::Unserved }),
         };
         match report(shared, id, r).await {
             Ok(m) => out.applied.push(StandingResult::from(&m)),

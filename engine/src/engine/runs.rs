@@ -59,6 +59,9 @@ impl Engine {
                     agent: Some(w.agent.clone()),
                     note: w.reason.clone(),
                     at: w.at,
+                    // A run says which memories it used; nothing served them: its
+                    // failures move the weight but never archive on their own.
+                    basis: Some(amber_core::Basis::Unserved),
                 };
                 if self.report(id, report)?.is_some() {
                     moved += 1;

@@ -96,6 +96,7 @@ impl Engine {
             agent,
             note: None,
             at: now_millis(),
+            basis: None,
         };
         self.report(id, report)
     }

@@ -6,7 +6,7 @@ use super::{MIGRATE_LOCK, PgStore, Q};
 use crate::{Error, Result};
 
 /// The newest team schema version this binary knows.
-pub(crate) const PG_SCHEMA_VERSION: i64 = 4;
+pub(crate) const PG_SCHEMA_VERSION: i64 = 5;
 
 /// Whether a grant to the current role covers a scope (`$scope` is the column).
 macro_rules! granted {
@@ -441,6 +441,8 @@ const MIGRATIONS: &[&str] = &[
          DROP POLICY amber_update ON advice_served; DROP POLICY amber_delete ON advice_served;\n",
         seen_through!("advice_served", scope: "scope"),
     ),
+    // 4 -> 5: on what footing a word on a memory was given (the local store's 9 -> 10).
+    "ALTER TABLE outcomes ADD COLUMN basis TEXT;\n",
 ];
 
 impl PgStore {

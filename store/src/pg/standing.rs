@@ -41,7 +41,7 @@ fn decode_standing(r: &postgres::Row, path: &Path) -> Q<StandingRow> {
 
 fn reports_in(c: &mut impl GenericClient, seq: u64) -> Q<Vec<Report>> {
     let rows = c.query(
-        "SELECT kind, result, session_id, agent, note, at FROM outcomes WHERE seq = $1 ORDER BY at, n",
+        "SELECT kind, result, session_id, agent, note, at, basis FROM outcomes WHERE seq = $1 ORDER BY at, n",
         &[&(seq as i64)],
     )?;
     let mut out = Vec::new();
@@ -54,6 +54,7 @@ fn reports_in(c: &mut impl GenericClient, seq: u64) -> Q<Vec<Report>> {
             r.try_get(3)?,
             r.try_get(4)?,
             r.try_get(5)?,
+            r.try_get::<_, Option<String>>(6)?.as_deref(),
         ));
     }
     Ok(out)
@@ -143,7 +144,7 @@ impl PgStore {
                 .map(|r| r.get(0));
             let Some(seq) = seq else { return Ok(None) };
             tx.execute(
-                "INSERT INTO outcomes (seq, kind, result, session_id, agent, note, at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "INSERT INTO outcomes (seq, kind, result, session_id, agent, note, at, basis) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 &[
                     &seq,
                     &report.kind.as_str(),
@@ -152,6 +153,7 @@ impl PgStore {
                     &report.agent,
                     &report.note,
                     &report.at,
+                    &report.basis.map(|b| b.as_str()),
                 ],
             )?;
             let mut out = Vec::new();

@@ -396,6 +396,7 @@ pub(super) fn run_strength(
                         agent: Some("amber-eval".into()),
                         note: None,
                         at: c.now,
+                        basis: None,
                     },
                 )?;
             }
