@@ -614,7 +614,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Get { id } => {
             check_id(id)?;
-            let m = connect(&cli, &cfg)?.get_prefix(id)?.memory;
+            // Run by Claude Code's Bash tool: read as its session (the hooks' and the MCP
+            // server's), so what was addressed to it is readable.
+            let m = connect(&cli, &cfg)?.get_in_session(id, mcp::host_session())?.memory;
             if cli.json {
                 print_json(&m)?;
             } else {

@@ -144,7 +144,7 @@ fn agent_view(tool: &mut rmcp::model::Tool) {
 /// `CLAUDE_PROJECT_DIR`), the same `session_id` its hooks get, so a `remember` or
 /// `outcome` without a `session_id` is the hooks' session's (what its checkpoint
 /// counts). An explicit `session_id` always wins.
-fn host_session() -> Option<String> {
+pub(crate) fn host_session() -> Option<String> {
     std::env::var("CLAUDE_CODE_SESSION_ID")
         .ok()
         .map(|s| s.trim().to_string())
@@ -558,14 +558,24 @@ impl AmberMcp {
         if let Some(m) = a.mode {
             p["mode"] = params(&m)?;
         }
-        if let Some(s) = a.session_id {
+        let explicit = a.session_id.is_some();
+        if let Some(s) = a.session_id.or_else(host_session) {
             p["session_id"] = s.into();
         }
         if let Some(x) = a.expand {
             p["expand"] = params(&x)?;
         }
-        let r: RecallResult = serde_json::from_value(self.bridge.call("recall", p).await?)
-            .map_err(|e| format!("unexpected recall result from amberd: {e}"))?;
+        // Recalled as the host's session (what its agent may read); a session Amber does
+        // not know live (no hooks, or ended) recalls as no session.
+        let r = match self.bridge.call("recall", p.clone()).await {
+            Err(e) if !explicit && e.contains("no live session") => {
+                p.as_object_mut().map(|o| o.remove("session_id"));
+                self.bridge.call("recall", p).await
+            }
+            r => r,
+        };
+        let r: RecallResult =
+            serde_json::from_value(r?).map_err(|e| format!("unexpected recall result from amberd: {e}"))?;
         // What the host's own session filed is in its context already; raw captures
         // (evidence) come after the memories, each cut to its opening, so that a
         // busy week of captures cannot crowd out or swell what an agent is given.
@@ -653,7 +663,11 @@ impl AmberMcp {
         annotations(title = "Get a memory", read_only_hint = true, open_world_hint = false)
     )]
     async fn get(&self, Parameters(a): Parameters<IdArgs>) -> CallToolResult {
-        self.forward("get", &a).await
+        // Read as the host's session: what was addressed to its agent is readable.
+        match params(&a) {
+            Ok(p) => reply(self.bridge.call("get", with_host_session(p)).await),
+            Err(e) => reply(Err(e)),
+        }
     }
 
     /// Forget a memory.

@@ -191,6 +191,15 @@ fn an_amber_command_an_agent_runs_is_the_agents_and_may_not_purge_or_move() {
     let o = env.amber(&["outcome", &vpn, "failure", "--note", "the VPN is gone"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(get(&env, &vpn)["archived_at"].is_number(), "a person's word archives it");
+    // Another agent's diary: the person reads it, an agent's `amber get` does not find it.
+    let mut c = amber_ipc::Client::connect(&env.socket).unwrap();
+    let r: Value = c
+        .call("remember", &serde_json::json!({"content": "diary: the VPN flaps after 5pm", "scope": "p", "author": "codex", "to": "self"}))
+        .unwrap();
+    let diary = r["id"].as_str().unwrap().to_string();
+    assert!(env.amber(&["get", &diary]).status.success());
+    let o = as_agent(&["get", &diary]);
+    assert!(!o.status.success() && text(&o.stderr).contains("no memory with id"), "{}", text(&o.stderr));
     // The person does both.
     let o = env.amber(&["purge", &id]);
     assert!(o.status.success(), "{}", text(&o.stderr));

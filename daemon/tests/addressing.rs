@@ -140,3 +140,63 @@ fn threads_and_the_loop_guard_hold_and_release() {
     let e = c.call_value("guard", json!({ "memory_id": to_b, "agent": "all" })).unwrap_err();
     assert_eq!(e.kind().map(|k| k.as_str()), Some("invalid_params"));
 }
+
+#[test]
+fn recall_and_get_keep_another_agents_mail_and_diary_to_it() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let diary = remember(
+        &mut c,
+        "diary: the flaky payment test fails when the sandbox clock drifts",
+        json!({ "author": "agent-a", "to": "self" }),
+    );
+    let mail = remember(
+        &mut c,
+        "for agent-b: the flaky payment test needs the sandbox clock pinned",
+        json!({ "author": "agent-a", "to": "agent-b" }),
+    );
+    let open =
+        remember(&mut c, "the flaky payment test lives in tests/pay.rs", json!({ "author": "agent-a" }));
+    let recall = |c: &mut amber_ipc::Client, session: Option<&str>| -> Vec<String> {
+        let mut p = json!({ "text": "flaky payment test sandbox clock", "scope": SCOPE });
+        if let Some(s) = session {
+            p["session_id"] = s.into();
+        }
+        let r = c.call_value("recall", p).unwrap();
+        r["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["memory"]["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let get = |c: &mut amber_ipc::Client, id: &str, session: Option<&str>| -> bool {
+        let mut p = json!({ "id": id });
+        if let Some(s) = session {
+            p["session_id"] = s.into();
+        }
+        match c.call_value("get", p) {
+            Ok(_) => true,
+            Err(e) => {
+                assert_eq!(e.kind().map(|k| k.as_str()), Some("not_found"), "{e}");
+                false
+            }
+        }
+    };
+    // An agent in no session: only what is addressed to no one in particular.
+    assert_eq!(recall(&mut c, None), vec![open.clone()]);
+    assert!(get(&mut c, &open, None) && !get(&mut c, &diary, None) && !get(&mut c, &mail, None));
+    assert!(!get(&mut c, &diary[..8], None), "nor by a prefix");
+    // agent-b's session: its mail, not agent-a's diary.
+    let b = start(&mut c, "agent-b")["session_id"].as_str().unwrap().to_string();
+    let seen = recall(&mut c, Some(&b));
+    assert!(seen.contains(&mail) && seen.contains(&open) && !seen.contains(&diary), "{seen:?}");
+    assert!(get(&mut c, &mail, Some(&b)) && !get(&mut c, &diary, Some(&b)));
+    // agent-a's session: its diary and what it sent.
+    let a = start(&mut c, "agent-a")["session_id"].as_str().unwrap().to_string();
+    let seen = recall(&mut c, Some(&a));
+    assert!(seen.contains(&mail) && seen.contains(&open) && seen.contains(&diary), "{seen:?}");
+    assert!(get(&mut c, &diary, Some(&a)));
+    // A session id nobody knows reads as no session.
+    assert!(!get(&mut c, &diary, Some("k-agent-a-forged")));
+}

@@ -266,7 +266,16 @@ impl Client {
 
     /// `get` by a whole id or a prefix of one (at least 4 hex digits).
     pub fn get_prefix(&mut self, id: &str) -> Result<MemoryResult, ClientError> {
-        self.call("get", &GetParams { id: id.to_string() })
+        self.call("get", &GetParams { id: id.to_string(), session_id: None })
+    }
+
+    /// `get` by id or prefix, read as this session (what its agent may read).
+    pub fn get_in_session(
+        &mut self,
+        id: &str,
+        session_id: Option<String>,
+    ) -> Result<MemoryResult, ClientError> {
+        self.call("get", &GetParams { id: id.to_string(), session_id })
     }
 
     /// `resolve_scope`: the scope a working directory files into and searches.

@@ -600,6 +600,10 @@ pub struct SessionStartResult {
 pub struct GetParams {
     /// The id or its prefix.
     pub id: String,
+    /// The session reading it: an agent reads another agent's mail or diary only when
+    /// its session may (see `recall`); a person reads everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 /// Shortest id prefix `get` accepts.

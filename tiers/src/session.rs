@@ -299,6 +299,23 @@ impl Session {
         }
     }
 
+    /// True when this session's agent may read a memory through `recall` or `get`: what
+    /// it may be served, what it addressed to another itself, and what it was served.
+    pub fn may_read(&self, m: &amber_core::Memory) -> bool {
+        self.may_serve(m)
+            || m.author.as_deref() == Some(self.agent.as_str())
+            || self.served.iter().any(|s| s.id == m.id)
+    }
+}
+
+/// True when an agent in no known session may read a memory through `recall` or `get`:
+/// only what is addressed to no one in particular (unaddressed, or to `all`). A person
+/// reads everything.
+pub fn anyone_may_read(m: &amber_core::Memory) -> bool {
+    matches!(m.to.as_deref(), None | Some("all"))
+}
+
+impl Session {
     /// Every scope the session searches: its own, then `also`.
     pub fn scopes(&self) -> Vec<Scope> {
         std::iter::once(self.scope.clone()).chain(self.also.iter().cloned()).collect()

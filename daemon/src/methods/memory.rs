@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use amber_core::origin::Origin;
 
 use crate::live::not_found;
+use crate::methods::reader::Reader;
 use crate::peer::Peer;
 use crate::rpc::{
     invalid, read, read_on, remembered, to_value, validate_all, wait_indexed, wait_indexed_on, write_on,
@@ -174,16 +175,28 @@ pub(crate) async fn remember_batch(
     Ok(json!({ "results": to_value(&results)? }))
 }
 
-pub(crate) async fn recall(shared: &Arc<Shared>, p: RecallParams) -> Result<Value, ErrorObject> {
-    let q = p.query();
+pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) -> Result<Value, ErrorObject> {
+    let mut q = p.query();
     q.validate().map_err(|e| invalid(e.to_string()))?;
     let session = match &p.session_id {
         Some(id) => Some(shared.sessions.get(id).ok_or_else(|| not_found(id))?),
         None => None,
     };
+    let reader = match (&session, peer.writer_trust()) {
+        (_, amber_core::origin::Trust::Person) => Reader::Person,
+        (Some(s), _) => Reader::Agent(Box::new(s.clone())),
+        (None, _) => Reader::Anonymous,
+    };
     let wait = p.fresh.unwrap_or(true);
     let (lead_scope, lead_also) = (q.scope.clone(), q.also.clone());
-    let Routed { hits, fresh, team_unavailable } = recall_routed(shared, q, wait, false).await?;
+    // Another agent's mail and diaries are left out for an agent: ask for a few more.
+    let k = q.k;
+    if !matches!(reader, Reader::Person) {
+        q.k = k.saturating_add(k / 2 + 5);
+    }
+    let Routed { mut hits, fresh, team_unavailable } = recall_routed(shared, q, wait, false).await?;
+    hits.retain(|h| reader.may_read(&h.memory));
+    hits.truncate(k);
     let leads = super::leads::leads_for(shared, &p.text, lead_scope, lead_also, |_| false).await?;
     let given_earlier: Vec<amber_tiers::session::Served> = match &session {
         Some(s) => hits.iter().filter_map(|h| s.served_earlier(&h.memory.id).cloned()).collect(),

@@ -19,6 +19,7 @@ pub(crate) mod leads;
 pub(crate) mod learn;
 pub(crate) mod memory;
 pub(crate) mod outcome;
+pub(crate) mod reader;
 pub(crate) mod records;
 pub(crate) mod review;
 pub(crate) mod runs;

@@ -11,6 +11,8 @@ use amber_ipc::protocol::{
 use amber_tiers::scope::Resolved;
 use serde_json::Value;
 
+use crate::methods::reader::Reader;
+use crate::peer::Peer;
 use crate::rpc::{invalid, read, read_on, to_value, write_on};
 use crate::state::Shared;
 use crate::team::Side;
@@ -92,11 +94,14 @@ pub(crate) async fn move_method(
 }
 
 /// `get`: a whole id (a moved one says where it went), or a prefix naming one memory.
-pub(crate) async fn get(shared: &Arc<Shared>, p: GetParams) -> Result<Value, ErrorObject> {
+/// `get`: a memory by id or prefix, if its reader may read it (another agent's mail or
+/// diary is `not_found` to an agent, as if it did not exist).
+pub(crate) async fn get(shared: &Arc<Shared>, peer: Peer, p: GetParams) -> Result<Value, ErrorObject> {
+    let reader = Reader::of(shared, peer, p.session_id.as_deref()).await?;
     let (side, id) = resolve_id(shared, &p.id).await?;
     match read_on(shared, &side, move |e| e.get(&id)).await? {
-        Some(memory) => to_value(&MemoryResult { memory }),
-        None => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id.trim()))),
+        Some(memory) if reader.may_read(&memory) => to_value(&MemoryResult { memory }),
+        _ => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id.trim()))),
     }
 }
 
