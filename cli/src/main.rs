@@ -560,6 +560,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 eprintln!("amber: the team scopes were not searched: {why}");
             }
             let hits = result.hits;
+            let disputed = result.disputed;
             if unsearched_default > 0 && !cli.json {
                 let searched: Vec<String> =
                     p.scope.iter().chain(p.also.iter()).map(|s| s.to_string()).collect();
@@ -598,6 +599,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     if !h.memory.supersedes.is_empty() {
                         let s: Vec<&str> = h.memory.supersedes.iter().map(|i| &i.as_str()[..8]).collect();
                         why.push(format!("supersedes {}", s.join(", ")));
+                    }
+                    if let Some(d) = disputed.iter().find(|d| d.id == h.memory.id) {
+                        let s: Vec<&str> = d.by.iter().map(|i| &i.as_str()[..8]).collect();
+                        why.push(format!("disputed by {}", s.join(", ")));
                     }
                     let from = amber_core::origin::label(&h.memory.metadata, h.memory.author.as_deref());
                     println!(

@@ -607,6 +607,12 @@ impl AmberMcp {
                     event_time: m.event_time.map(iso),
                     source: m.source.as_deref(),
                     graph_rank: h.evidence.graph_rank,
+                    disputed_by: r
+                        .disputed
+                        .iter()
+                        .filter(|d| d.id == m.id)
+                        .flat_map(|d| d.by.iter().map(|b| b.as_str()))
+                        .collect(),
                     content,
                 }
             })

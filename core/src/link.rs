@@ -1,5 +1,5 @@
-//! Links between memories, written by curation: duplicates and related memories are
-//! linked, never deleted.
+//! Links between memories: duplicates and related memories, linked by curation, never
+//! deleted; and disputes, an invalidation naming a memory its writer may not retire.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +17,10 @@ pub enum LinkKind {
     NearDuplicate,
     /// The two are related (similarity in the related band): kept as they are.
     Related,
+    /// `from`, an invalidation, says `to` is wrong, but its writer could not retire it
+    /// (another author's memory, or a person's, named by an agent): `to` stays live and
+    /// is shown as disputed.
+    Disputes,
 }
 
 impl LinkKind {
@@ -26,6 +30,7 @@ impl LinkKind {
             LinkKind::ExactDuplicate => "exact_duplicate",
             LinkKind::NearDuplicate => "near_duplicate",
             LinkKind::Related => "related",
+            LinkKind::Disputes => "disputes",
         }
     }
 
@@ -35,6 +40,7 @@ impl LinkKind {
             "exact_duplicate" => LinkKind::ExactDuplicate,
             "near_duplicate" => LinkKind::NearDuplicate,
             "related" => LinkKind::Related,
+            "disputes" => LinkKind::Disputes,
             _ => return None,
         })
     }

@@ -191,7 +191,13 @@ pub(crate) fn remembered(done: WriteDone) -> Vec<RememberResult> {
     match done {
         WriteDone::Remembered(v) => v
             .into_iter()
-            .map(|r| RememberResult { id: r.memory.id, seq: r.memory.seq, created: r.created, redacted: 0 })
+            .map(|r| RememberResult {
+                id: r.memory.id,
+                seq: r.memory.seq,
+                created: r.created,
+                redacted: 0,
+                disputed: Vec::new(),
+            })
             .collect(),
         _ => Vec::new(),
     }

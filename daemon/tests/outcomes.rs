@@ -154,6 +154,45 @@ fn supersession_through_remember_and_a_retraction() {
 }
 
 #[test]
+fn an_agent_cannot_retire_another_authors_memory_only_dispute_it() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let theirs =
+        remember(&mut c, "the staging database listens on port 5433", json!({ "author": "agent-a" }));
+    let r = c
+        .call_value(
+            "remember",
+            json!({ "content": "the staging database moved to port 6543", "scope": SCOPE, "author": "agent-b",
+                    "type": "invalidation", "supersedes": [theirs] }),
+        )
+        .unwrap();
+    let inv = r["id"].as_str().unwrap().to_string();
+    assert_eq!(r["disputed"], json!([theirs]), "{r}");
+    // The old memory stands, findable, and says it is disputed.
+    let got = c.call_value("get", json!({ "id": theirs })).unwrap();
+    assert!(got["memory"]["superseded_by"].is_null() && got["memory"]["archived_at"].is_null(), "{got}");
+    let hits = c.call_value("recall", json!({ "text": "staging database port", "scope": SCOPE })).unwrap();
+    let ids: Vec<&str> =
+        hits["hits"].as_array().unwrap().iter().map(|h| h["memory"]["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&theirs.as_str()) && ids.contains(&inv.as_str()), "{hits}");
+    assert_eq!(hits["disputed"], json!([{ "id": theirs, "by": [inv] }]), "{hits}");
+    let inv_memory = c.call_value("get", json!({ "id": inv })).unwrap();
+    assert!(inv_memory["memory"]["supersedes"].as_array().is_none_or(|a| a.is_empty()), "{inv_memory}");
+    assert_eq!(inv_memory["memory"]["metadata"]["disputes"], json!([theirs]), "{inv_memory}");
+    // Its own author retires it.
+    let r = c
+        .call_value(
+            "remember",
+            json!({ "content": "agent-a: the staging database is on port 6543 now", "scope": SCOPE, "author": "agent-a",
+                    "type": "invalidation", "supersedes": [theirs] }),
+        )
+        .unwrap();
+    assert!(r.get("disputed").is_none(), "{r}");
+    let got = c.call_value("get", json!({ "id": theirs })).unwrap();
+    assert_eq!(got["memory"]["superseded_by"], r["id"], "{got}");
+}
+
+#[test]
 fn a_session_manifest_moves_weights_and_the_audit_finds_gaps() {
     let d = Daemon::start(&[]);
     let mut c = d.client();

@@ -398,6 +398,19 @@ pub struct RecallResult {
     /// `team_unavailable` error instead).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team_unavailable: Option<String>,
+    /// Hits an invalidation disputes (it named them but could not retire them): the hit's
+    /// id and the invalidations' ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disputed: Vec<DisputedHit>,
+}
+
+/// A recall hit that an invalidation disputes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisputedHit {
+    /// The hit.
+    pub id: MemoryId,
+    /// The invalidations disputing it.
+    pub by: Vec<MemoryId>,
 }
 
 /// `get`, `forget` and `purge` params.

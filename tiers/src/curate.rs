@@ -122,7 +122,7 @@ pub fn plan(
                     out.report.exact_duplicates.push(pair);
                 }
                 LinkKind::NearDuplicate => out.report.near_duplicates.push(pair),
-                LinkKind::Related => out.report.related.push(pair),
+                LinkKind::Related | LinkKind::Disputes => out.report.related.push(pair),
             }
             out.links.push(Link {
                 from: newer.id.clone(),

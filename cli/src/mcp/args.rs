@@ -139,6 +139,10 @@ pub(super) struct HitOut<'a> {
     /// For a raw capture: its opening only (the rest with `get`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(super) cut: bool,
+    /// Invalidations that say it is wrong but could not retire it (another author's
+    /// memory): weigh it with that in mind.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) disputed_by: Vec<&'a str>,
     pub(super) content: String,
 }
 

@@ -72,11 +72,11 @@ pub(crate) async fn remember(
     validate_all(&memories)?;
     person_only_kinds(peer, &memories)?;
     stamp_writes(peer, &mut memories);
+    let held = super::dispute::hold_back(shared, peer, &mut memories).await?;
     let (session, kind) = (memories[0].session_id.clone(), memories[0].kind);
-    let mut r = remember_routed(shared, memories)
-        .await?
-        .pop()
-        .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "no result"))?;
+    let mut results = remember_routed(shared, memories).await?;
+    super::dispute::link(shared, &mut results, held).await;
+    let mut r = results.pop().ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "no result"))?;
     r.redacted = counts.iter().sum();
     if let Some(sid) = session {
         note_filed(shared, &sid, &r, kind).await;
@@ -168,7 +168,9 @@ pub(crate) async fn remember_batch(
     validate_all(&memories)?;
     person_only_kinds(peer, &memories)?;
     stamp_writes(peer, &mut memories);
+    let held = super::dispute::hold_back(shared, peer, &mut memories).await?;
     let mut results = remember_routed(shared, memories).await?;
+    super::dispute::link(shared, &mut results, held).await;
     for (r, n) in results.iter_mut().zip(counts) {
         r.redacted = n;
     }
@@ -202,7 +204,8 @@ pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) ->
         Some(s) => hits.iter().filter_map(|h| s.served_earlier(&h.memory.id).cloned()).collect(),
         None => Vec::new(),
     };
-    to_value(&RecallResult { hits, fresh, given_earlier, leads, team_unavailable })
+    let disputed = super::dispute::disputed(shared, hits.iter().map(|h| h.memory.id.clone()).collect()).await;
+    to_value(&RecallResult { hits, fresh, given_earlier, leads, team_unavailable, disputed })
 }
 
 /// What a recall over both sides found.

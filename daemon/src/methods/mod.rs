@@ -13,6 +13,7 @@ pub(crate) mod admin;
 pub(crate) mod advice;
 pub(crate) mod capture;
 pub(crate) mod checkpoint;
+pub(crate) mod dispute;
 pub(crate) mod graph;
 pub(crate) mod judge;
 pub(crate) mod leads;

@@ -67,6 +67,10 @@ pub struct RememberResult {
     /// and the metadata (0 with `allow_secrets`).
     #[serde(default)]
     pub redacted: usize,
+    /// Memories its `supersedes` named that its writer may not retire (another author's,
+    /// or a person's, named by an agent): they stay live, linked as disputed by it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disputed: Vec<MemoryId>,
 }
 
 /// `remember_batch` params.
