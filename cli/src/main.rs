@@ -126,6 +126,11 @@ enum Command {
         /// The memory id or a prefix of it.
         id: String,
     },
+    /// Bring a forgotten memory back, as it was (yours to do, not an agent's).
+    Unforget {
+        /// The memory id or a prefix of it.
+        id: String,
+    },
     /// List the scopes with their memory counts and, for project scopes, their roots.
     Scopes,
     /// Scope operations.
@@ -650,6 +655,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print_json(&m)?;
             } else {
                 println!("forgot {} (its content stays until `amber purge {}`)", m.id, m.id);
+            }
+        }
+        Command::Unforget { id } => {
+            let mut c = connect(&cli, &cfg)?;
+            let id = full_id(&mut c, id)?;
+            let m = c.unforget(&id)?.memory;
+            if cli.json {
+                print_json(&m)?;
+            } else {
+                println!("unforgot {}: recall finds it again", m.id);
             }
         }
         Command::Purge { id } => {

@@ -200,6 +200,30 @@ fn an_amber_command_an_agent_runs_is_the_agents_and_may_not_purge_or_move() {
     assert!(env.amber(&["get", &diary]).status.success());
     let o = as_agent(&["get", &diary]);
     assert!(!o.status.success() && text(&o.stderr).contains("no memory with id"), "{}", text(&o.stderr));
+    // A forget is undone by the person only, and the memory comes back as it was.
+    let o = env.amber(&[
+        "--json",
+        "remember",
+        "--scope",
+        "p",
+        "The on-call rota lives in the ops wiki under Rota.",
+    ]);
+    let rota = serde_json::from_slice::<Value>(&o.stdout).unwrap()["id"].as_str().unwrap().to_string();
+    assert!(as_agent(&["forget", &rota]).status.success(), "an agent may forget");
+    let o = as_agent(&["unforget", &rota]);
+    assert!(!o.status.success() && text(&o.stderr).contains("is for a person"), "{}", text(&o.stderr));
+    let o = env.amber(&["unforget", &rota[..8]]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let m = get(&env, &rota);
+    assert!(m["forgotten_at"].is_null(), "{m}");
+    assert_eq!(
+        (m["metadata"]["trust"].as_str(), m["content"].as_str()),
+        (Some("person"), Some("The on-call rota lives in the ops wiki under Rota."))
+    );
+    let o = env.amber(&["recall", "--scope", "p", "on-call rota wiki"]);
+    assert!(text(&o.stdout).contains(&rota), "{}", text(&o.stdout));
+    let o = env.amber(&["unforget", &rota]);
+    assert!(!o.status.success() && text(&o.stderr).contains("not forgotten"), "{}", text(&o.stderr));
     // The person does both.
     let o = env.amber(&["purge", &id]);
     assert!(o.status.success(), "{}", text(&o.stderr));

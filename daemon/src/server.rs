@@ -243,6 +243,7 @@ async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> Result<Valu
         "recall" => memory::recall(shared, peer, params(m, p)?).await,
         "forget" => memory::forget(shared, params(m, p)?).await,
         "purge" => memory::purge(shared, peer, params(m, p)?).await,
+        "unforget" => memory::unforget(shared, peer, params(m, p)?).await,
         "links" => memory::links(shared, params(m, p)?).await,
         "capture" => capture::capture(shared, peer, params(m, p)?).await,
         "get" => scope::get(shared, peer, params(m, p)?).await,

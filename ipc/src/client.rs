@@ -311,6 +311,11 @@ impl Client {
         self.call("purge", &IdParams { id: id.clone() })
     }
 
+    /// `unforget`: a forgotten memory back, as it was (a person's call).
+    pub fn unforget(&mut self, id: &MemoryId) -> Result<MemoryResult, ClientError> {
+        self.call("unforget", &IdParams { id: id.clone() })
+    }
+
     /// `identity`: the project's coordination files within a token budget.
     pub fn identity(&mut self, p: &IdentityParams) -> Result<IdentityResult, ClientError> {
         self.call("identity", p)

@@ -225,6 +225,7 @@ pub const METHODS: &[&str] = &[
     "recall",
     "get",
     "forget",
+    "unforget",
     "purge",
     "status",
     "reindex",

@@ -525,6 +525,10 @@ class Client:
         """Deletes a forgotten memory for good: ``{id, purged}``."""
         return self.call("purge", {"id": id})
 
+    def unforget(self, id: str) -> dict[str, Any]:
+        """A forgotten memory back, as it was (a person's call: refused to agents)."""
+        return self.call("unforget", {"id": id})
+
     def links(self, id: str) -> dict[str, Any]:
         """Links from or to a memory: ``{links: [...]}``."""
         return self.call("links", {"id": id})

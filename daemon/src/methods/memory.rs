@@ -293,6 +293,40 @@ pub(crate) async fn purge(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Resu
     Err(away.unwrap_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))))
 }
 
+/// `unforget`: a forgotten memory back, as it was (content, scope, type, author,
+/// session, addressing, metadata with its origin and trust; its time kept as its event
+/// time), filed anew (a new seq; its outcome log starts over). Only a person undoes a
+/// forget, so an agent cannot bring back what a person forgot.
+pub(crate) async fn unforget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Result<Value, ErrorObject> {
+    peer.person_only("unforget")?;
+    let (side, id) = super::scope::resolve_id(shared, p.id.as_str()).await?;
+    let m = crate::rpc::read_on(shared, &side, move |e| e.get(&id))
+        .await?
+        .ok_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id)))?;
+    if m.forgotten_at.is_none() {
+        return Err(invalid(format!("memory {} is not forgotten", m.id)));
+    }
+    let again = NewMemory {
+        content: m.content.clone(),
+        scope: m.scope.clone(),
+        kind: m.kind,
+        source: m.source.clone(),
+        author: m.author.clone(),
+        session_id: m.session_id.clone(),
+        event_time: Some(m.event_time.unwrap_or(m.created_at)),
+        metadata: m.metadata.clone(),
+        to: m.to.clone(),
+        reply_to: m.reply_to.clone(),
+        supersedes: m.supersedes.clone(),
+    };
+    remember_routed(shared, vec![again]).await?;
+    let id = m.id.clone();
+    let memory = crate::rpc::read_on(shared, &side, move |e| e.get(&id)).await?.ok_or_else(|| {
+        ErrorObject::new(ErrorKind::Internal, format!("memory {} not found after unforget", m.id))
+    })?;
+    to_value(&MemoryResult { memory })
+}
+
 pub(crate) async fn links(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {
     let id = p.id.clone();
     let links = read(shared, move |e| e.links_of(&id)).await?;
