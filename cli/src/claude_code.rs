@@ -48,7 +48,7 @@ const MAX_TRANSCRIPT_CHARS: usize = 1_000_000;
 const END_DEADLINE: Duration = Duration::from_secs(8);
 
 /// The agent name of Claude Code's sessions (their ids are `k-claude-code-<session_id>`).
-const AGENT: &str = crate::mcp::CLAUDE_CODE_AGENT;
+pub(crate) const AGENT: &str = crate::mcp::CLAUDE_CODE_AGENT;
 
 fn log(cfg: &Config, event: &str, msg: &str) {
     let dir = cfg.state_dir.join("logs");
@@ -58,9 +58,14 @@ fn log(cfg: &Config, event: &str, msg: &str) {
     }
 }
 
+/// Claude Code's agent token (`amber install claude-code` registers the name), read once
+/// per hook process.
+static TOKEN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
 /// Runs one hook: reads the payload from stdin, answers on stdout within `deadline`.
 /// Always returns normally (the caller exits 0).
 pub fn hook(cfg: Config, config_file: Option<PathBuf>, event: &str, deadline: Duration, start: bool) {
+    let _ = TOKEN.set(crate::agents::token(&cfg, AGENT));
     let mut input = String::new();
     if let Err(e) = std::io::stdin().take(16 * 1024 * 1024).read_to_string(&mut input) {
         log(&cfg, event, &format!("cannot read the hook payload: {e}"));
@@ -103,10 +108,12 @@ fn start(
     prompt: Option<&str>,
     rebrief: bool,
 ) -> anyhow::Result<amber_ipc::protocol::SessionStartResult> {
+    let token = TOKEN.get().cloned().flatten();
     let key = field(payload, "session_id").context("the payload has no session_id")?;
     let cwd = field(payload, "cwd").map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir());
     Ok(client.session_start(&SessionStartParams {
         agent: AGENT.into(),
+        agent_token: token,
         project_root: None,
         cwd,
         prompt: prompt.map(str::to_string),

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod advice;
+mod agents;
 mod claude_code;
 mod daemon;
 mod mcp;
@@ -43,6 +44,17 @@ struct Cli {
     json: bool,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `amber agent …`.
+#[derive(Subcommand, Debug)]
+enum AgentAction {
+    /// Register an agent name (a new token each time): written to
+    /// <state_dir>/agents/NAME.token for that agent's clients.
+    Register {
+        /// The agent's name.
+        name: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -164,6 +176,12 @@ enum Command {
     Hook {
         #[command(subcommand)]
         runtime: HookRuntime,
+    },
+    /// Agent names: register one so that only clients holding its token start its
+    /// sessions (and get its inbox and what is addressed to it).
+    Agent {
+        #[command(subcommand)]
+        action: AgentAction,
     },
     /// Add Amber's hooks to an agent runtime's settings (keeping the rest, with a backup).
     Install {
@@ -449,6 +467,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(b) = backup {
                 println!("the previous settings are in {}", b.display());
             }
+        }
+        // Claude Code's name is its own: its sessions (inbox, what is addressed to it)
+        // need the token its hooks and MCP server read.
+        let registered = config(&cli).and_then(|cfg| {
+            let mut c = connect(&cli, &cfg)?;
+            agents::register(&mut c, &cfg, claude_code::AGENT)
+        });
+        match registered {
+            Ok(path) => {
+                println!("registered the agent name claude-code (its token is in {})", path.display())
+            }
+            Err(e) => eprintln!(
+                "amber: the agent name claude-code is not registered ({e:#}); run `amber agent register claude-code` later"
+            ),
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -764,6 +796,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             unreachable!("handled above")
         }
         Command::Config { action: ConfigAction::Show } => print!("{}", cfg.to_toml()),
+        Command::Agent { action: AgentAction::Register { name } } => {
+            let path = agents::register(&mut connect(&cli, &cfg)?, &cfg, name)?;
+            println!(
+                "registered {name}: its sessions now need the token in {} (a new token replaces the old)",
+                path.display()
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -737,6 +737,14 @@ impl AmberMcp {
                 {
                     p["cwd"] = json!(h.cwd);
                 }
+                // Claude Code's token, when this server runs for Claude Code (never another
+                // agent's: a model naming another agent does not get its token).
+                if a.agent.trim() == CLAUDE_CODE_AGENT
+                    && host_session().is_some()
+                    && let Some(t) = crate::agents::token(&self.bridge.cfg, CLAUDE_CODE_AGENT)
+                {
+                    p["agent_token"] = t.into();
+                }
                 reply(self.bridge.call("session_start", p).await)
             }
             Err(e) => reply(Err(e)),

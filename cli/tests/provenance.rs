@@ -231,3 +231,52 @@ fn an_amber_command_an_agent_runs_is_the_agents_and_may_not_purge_or_move() {
     let o = env.amber(&["scope", "move", "p", "q"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
 }
+
+#[test]
+fn a_registered_agent_name_needs_its_token() {
+    let env = Env::new();
+    // Mail for agent-a, from another agent.
+    assert!(
+        env.amber(&["remember", "--scope", "p", "The release checklist is in docs/RELEASE.md."])
+            .status
+            .success()
+    );
+    let mut c = amber_ipc::Client::connect(&env.socket).unwrap();
+    let r: Value = c
+        .call("remember", &json!({"content": "agent-a: the release branch is frozen until Monday", "scope": "p", "author": "agent-b", "to": "agent-a"}))
+        .unwrap();
+    let mail = r["id"].as_str().unwrap().to_string();
+    // An agent cannot register a name; the person does.
+    let as_agent = |args: &[&str]| env.cmd(args).env("CLAUDECODE", "1").output().unwrap();
+    let o = as_agent(&["agent", "register", "agent-a"]);
+    assert!(!o.status.success() && text(&o.stderr).contains("is for a person"), "{}", text(&o.stderr));
+    let o = env.amber(&["agent", "register", "agent-a"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let path = env.root.path().join("state").join("agents").join("agent-a.token");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    let token = std::fs::read_to_string(&path).unwrap();
+    // Without the token (or with a wrong one) the name is refused; with it, the session
+    // is agent-a's and hands its inbox over.
+    let start = |c: &mut amber_ipc::Client, token: Option<&str>| -> Result<Value, amber_ipc::ClientError> {
+        let mut p = json!({"agent": "agent-a", "scope": "p"});
+        if let Some(t) = token {
+            p["agent_token"] = t.into();
+        }
+        c.call("session_start", &p)
+    };
+    for t in [None, Some("0".repeat(64).as_str())] {
+        let e = start(&mut c, t).unwrap_err();
+        assert_eq!(e.kind().map(|k| k.as_str()), Some("not_permitted"), "{e}");
+        assert!(e.to_string().contains("registered"), "{e}");
+    }
+    let s = start(&mut c, Some(&token)).unwrap();
+    let inbox: Vec<&str> =
+        s["inbox"]["items"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert_eq!(inbox, vec![mail.as_str()]);
+    // A name nobody registered works as before.
+    assert!(c.call::<_, Value>("session_start", &json!({"agent": "agent-c", "scope": "p"})).is_ok());
+    // Registering again replaces the token.
+    assert!(env.amber(&["agent", "register", "agent-a"]).status.success());
+    assert!(start(&mut c, Some(&token)).is_err(), "the old token no longer works");
+}

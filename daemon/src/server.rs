@@ -15,8 +15,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::methods::{
-    admin, advice, capture, checkpoint, graph, judge, learn, memory, outcome, review, runs, scope, session,
-    threads,
+    admin, advice, agents, capture, checkpoint, graph, judge, learn, memory, outcome, review, runs, scope,
+    session, threads,
 };
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
@@ -244,6 +244,7 @@ async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> Result<Valu
         "forget" => memory::forget(shared, params(m, p)?).await,
         "purge" => memory::purge(shared, peer, params(m, p)?).await,
         "unforget" => memory::unforget(shared, peer, params(m, p)?).await,
+        "agent_register" => agents::register(shared, peer, params(m, p)?).await,
         "links" => memory::links(shared, params(m, p)?).await,
         "capture" => capture::capture(shared, peer, params(m, p)?).await,
         "get" => scope::get(shared, peer, params(m, p)?).await,

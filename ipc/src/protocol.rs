@@ -226,6 +226,7 @@ pub const METHODS: &[&str] = &[
     "get",
     "forget",
     "unforget",
+    "agent_register",
     "purge",
     "status",
     "reindex",
@@ -405,6 +406,23 @@ pub struct RecallResult {
     pub disputed: Vec<DisputedHit>,
 }
 
+/// `agent_register` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentRegisterParams {
+    /// The agent's name.
+    pub name: String,
+}
+
+/// `agent_register` result: the token, given this once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRegisterResult {
+    /// The agent's name.
+    pub name: String,
+    /// The token its sessions give (`agent_token`).
+    pub token: String,
+}
+
 /// A recall hit that an invalidation disputes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DisputedHit {
@@ -553,6 +571,10 @@ pub struct TeamStatus {
 pub struct SessionStartParams {
     /// Who is starting it (`claude-code`, `codex`, `amplifier`, ...).
     pub agent: String,
+    /// The agent's token, when its name is registered (`agent_register`): without it a
+    /// registered name is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_token: Option<String>,
     /// The project root, when the caller knows it (absolute).
     #[serde(default)]
     pub project_root: Option<std::path::PathBuf>,

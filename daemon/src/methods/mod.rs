@@ -11,6 +11,7 @@
 
 pub(crate) mod admin;
 pub(crate) mod advice;
+pub(crate) mod agents;
 pub(crate) mod capture;
 pub(crate) mod checkpoint;
 pub(crate) mod dispute;

@@ -64,6 +64,8 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
         return Err(invalid("agent must be 1 to 64 characters"));
     }
     amber_core::check_label("agent", &agent, 256).map_err(|e| invalid(e.to_string()))?;
+    // A registered name is the agent's only with its token (its inbox, its mail).
+    super::agents::check(shared, &agent, p.agent_token.as_deref())?;
     if let Some(k) = &p.key
         && (k.trim().is_empty() || k.chars().count() > 128)
     {

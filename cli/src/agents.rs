@@ -1,0 +1,45 @@
+//! Registered agent names on the client side: `amber agent register NAME` asks the daemon
+//! for a token and writes it to `<state_dir>/agents/NAME.token` (0600, in a 0700
+//! folder), where that agent's clients (Amber's Claude Code hooks and MCP server for
+//! `claude-code`) read it and give it at `session_start`.
+
+use std::path::PathBuf;
+
+use amber_ipc::Config;
+use anyhow::Context;
+
+/// Where an agent's token is kept.
+pub(crate) fn token_path(cfg: &Config, name: &str) -> PathBuf {
+    cfg.state_dir.join("agents").join(format!("{name}.token"))
+}
+
+/// The agent's token, when it was registered here.
+pub(crate) fn token(cfg: &Config, name: &str) -> Option<String> {
+    let t = std::fs::read_to_string(token_path(cfg, name)).ok()?;
+    let t = t.trim().to_string();
+    (!t.is_empty()).then_some(t)
+}
+
+/// Registers the name with the daemon and writes its token; returns where.
+pub(crate) fn register(client: &mut amber_ipc::Client, cfg: &Config, name: &str) -> anyhow::Result<PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let r: amber_ipc::protocol::AgentRegisterResult = client
+        .call("agent_register", &amber_ipc::protocol::AgentRegisterParams { name: name.to_string() })?;
+    let path = token_path(cfg, &r.name);
+    let dir = path.parent().context("a token path has a folder")?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating {}", dir.display()))?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    f.write_all(r.token.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
