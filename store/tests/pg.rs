@@ -1109,3 +1109,64 @@ fn throughput() {
         );
     }
 }
+
+/// What a role granted the documented table privileges can do to the tables every scope
+/// shares. Each statement runs on its own (autocommit); the answer is the rows it
+/// changed, or the error's SQLSTATE.
+fn try_as(c: &mut postgres::Client, sql: &str) -> String {
+    match c.execute(sql, &[]) {
+        Ok(n) => format!("{n} rows"),
+        Err(e) => {
+            format!("refused {}", e.code().map(|c| c.code().to_string()).unwrap_or_else(|| e.to_string()))
+        }
+    }
+}
+
+/// The tables without row-level security, in name order.
+fn tables_without_rls(c: &mut postgres::Client) -> Vec<String> {
+    c.query(
+        "SELECT c.relname::TEXT FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'public' AND c.relkind = 'r' AND NOT c.relrowsecurity ORDER BY 1",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+#[test]
+fn a_role_changes_neither_the_schema_version_nor_the_seq_counter_nor_the_grants_nor_anothers_embeddings() {
+    let (db, [mut admin, mut a, mut b]) = two_agents();
+    let mut sql = db.sql();
+    println!("tables without row-level security: {:?}", tables_without_rls(&mut sql));
+    insert(admin.as_mut(), &NewMemory::new("owner's").in_scope(scope("team/a/x")), 1);
+    admin.put_vectors("model", &[([1u8; 32], &[1.0, 0.0][..])]).unwrap();
+    a.put_vectors("model", &[([2u8; 32], &[0.0, 1.0][..])]).unwrap();
+    let mut as_b = postgres::Client::connect(&db.url_as("agent_b"), postgres::NoTls).unwrap();
+    let mut seen = Vec::new();
+    for stmt in [
+        "UPDATE amber_schema SET version = 99",
+        "DELETE FROM amber_schema",
+        "INSERT INTO amber_schema (version) VALUES (99)",
+        "UPDATE embeddings SET vector = '\\x0000803f00000000'",
+        "DELETE FROM embeddings",
+        "INSERT INTO embeddings (model, chunk_hash, vector) VALUES ('model', '\\x0202020202020202020202020202020202020202020202020202020202020202', '\\x0000803f00000000')
+         ON CONFLICT (model, chunk_hash) DO UPDATE SET vector = excluded.vector",
+        "UPDATE amber_seq SET seq = 0",
+        "UPDATE amber_seq SET seq = seq + 1000",
+        "UPDATE amber_seq SET changes = changes - 1",
+        "DELETE FROM amber_seq",
+        "INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_b', 'team/a/', true)",
+        "UPDATE amber_grants SET prefix = 'team/' WHERE role = 'agent_b'",
+        "UPDATE meta SET value = 'poisoned'",
+    ] {
+        let got = try_as(&mut as_b, stmt);
+        println!("agent_b: {stmt} -> {got}");
+        seen.push(got);
+    }
+    let version: i64 =
+        sql.query_one("SELECT COALESCE(MAX(version), -1) FROM amber_schema", &[]).unwrap().get(0);
+    println!("version after: {version}");
+    let _ = (&mut b, seen);
+}
