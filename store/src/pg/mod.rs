@@ -42,9 +42,20 @@
 //! INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_a', 'team/shared/', false);
 //! ```
 //!
-//! A later schema migration may add tables: run the `GRANT`s again after upgrading. The
-//! other tables (the seq counter, the embedding cache, metadata) are shared by every
-//! role with table privileges.
+//! A later schema migration may add tables: run the `GRANT`s again after upgrading.
+//! Never grant `TRUNCATE` (or `ALL`): it ignores row-level security.
+//!
+//! The tables every scope shares are under row-level security too (schema 6), whatever
+//! table privileges a role has: `amber_schema` and `meta` are read by all and changed
+//! only by the owner (a role may add a new `meta` key); `amber_seq` only counts up, one
+//! at a time (a trigger), and is never deleted; `amber_grants` shows a role its own
+//! grants only, and no role writes it. The embedding cache is insert-only for every
+//! role: a vector is keyed by model and the SHA-256 of its chunk's text, a second write
+//! for the same key is ignored (`ON CONFLICT DO NOTHING`), and no role updates or
+//! deletes one; `written_by` names the role that wrote it (NULL before schema 6). What
+//! no check can catch: a role may cache a wrong vector for a text nobody embedded yet,
+//! which then serves that exact text for every node; the owner removes a role's
+//! vectors with `DELETE FROM embeddings WHERE written_by = '…'`.
 //! Connect each agent's amberd as its role: `postgres://agent_a:…@host:5432/amber`.
 
 mod advice;
