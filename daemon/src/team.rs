@@ -67,11 +67,12 @@ impl Team {
             .map(|s| s.parse::<Scope>())
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| anyhow::anyhow!("team.scopes: {e}"))?;
-        let password = password_for(url, &config.password_env);
-        let backend = amber_store::PgBackend::new(&with_password(url, password.as_deref()));
+        let parsed = parse_url(url, &config.password_env)?;
+        let password = password_for(&parsed, &config.password_env);
+        let backend = amber_store::PgBackend::new(url).with_password(password);
         let team = Arc::new(Team {
             prefixes,
-            location: url.clone(),
+            location: amber_store::Backend::location(&backend),
             side: Mutex::new(None),
             trouble: Mutex::new(Some(("connecting".into(), Instant::now()))),
             stop: AtomicBool::new(false),
@@ -268,65 +269,93 @@ pub(crate) fn unavailable(why: Option<String>) -> ErrorObject {
     )
 }
 
-/// The password for `url`: the environment variable `env`, else the first matching line
-/// of `~/.pgpass` (or `$PGPASSFILE`), as libpq reads it.
-fn password_for(url: &str, env: &str) -> Option<String> {
+/// Why `[team] url` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TeamUrlError {
+    /// The PostgreSQL client cannot read it.
+    #[error(
+        "team.url is not a PostgreSQL connection string the client can read ({detail}): write it as postgres://USER@HOST:PORT/DATABASE"
+    )]
+    Unreadable { detail: String },
+    /// It holds a password (never repeated here).
+    #[error(
+        "team.url holds a password ({form}): take it out, and put the password in the environment variable {env} (team.password_env) or in ~/.pgpass (host:port:database:user:password, mode 0600)"
+    )]
+    Password { form: &'static str, env: String },
+}
+
+/// `[team] url` read by the PostgreSQL client's own parser (a `postgres://` URL or the
+/// key=value form), refused when it holds a password in any form: `user:password@`,
+/// a `password=` query parameter, or a `password=` pair.
+pub(crate) fn parse_url(url: &str, env: &str) -> Result<postgres::Config, TeamUrlError> {
+    let config = url.parse::<postgres::Config>().map_err(|e| {
+        let mut detail = e.to_string();
+        if let Some(source) = std::error::Error::source(&e) {
+            detail = format!("{detail}: {source}");
+        }
+        TeamUrlError::Unreadable { detail }
+    })?;
+    if config.get_password().is_some() {
+        let form = match url.split_once("://") {
+            Some((_, rest)) => match rest.split(['/', '?']).next().and_then(|a| a.split_once('@')) {
+                Some((userinfo, _)) if userinfo.contains(':') => "as user:password@ in the URL",
+                _ => "as a password= query parameter",
+            },
+            None => "as a password= pair",
+        };
+        return Err(TeamUrlError::Password { form, env: env.to_string() });
+    }
+    Ok(config)
+}
+
+/// The password for the database `config` names: the environment variable `env`, else
+/// the first matching line of `~/.pgpass` (or `$PGPASSFILE`), as libpq reads it.
+fn password_for(config: &postgres::Config, env: &str) -> Option<String> {
     let file = std::env::var_os("PGPASSFILE")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pgpass")));
-    password_from(url, std::env::var(env).ok(), file.as_deref())
+    password_from(config, std::env::var(env).ok(), file.as_deref())
 }
 
-fn password_from(url: &str, env_value: Option<String>, pgpass: Option<&Path>) -> Option<String> {
+fn password_from(
+    config: &postgres::Config,
+    env_value: Option<String>,
+    pgpass: Option<&Path>,
+) -> Option<String> {
     if let Some(p) = env_value.filter(|p| !p.is_empty()) {
         return Some(p);
     }
     let text = std::fs::read_to_string(pgpass?).ok()?;
-    let parts = UrlParts::parse(url)?;
+    // As libpq: a socket directory matches `localhost`; the user defaults to the
+    // login name, the database to the user.
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        _ => "localhost".to_string(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
+    let user =
+        config.get_user().map(str::to_string).unwrap_or_else(|| std::env::var("USER").unwrap_or_default());
+    let db = config.get_dbname().map(str::to_string).unwrap_or_else(|| user.clone());
     text.lines().filter(|l| !l.starts_with('#')).find_map(|line| {
-        let f: Vec<&str> = line.splitn(5, ':').collect();
+        let f = pgpass_fields(line);
         let fits = |pat: &str, v: &str| pat == "*" || pat == v;
-        (f.len() == 5
-            && fits(f[0], &parts.host)
-            && fits(f[1], &parts.port)
-            && fits(f[2], &parts.db)
-            && fits(f[3], &parts.user))
-        .then(|| f[4].to_string())
+        (f.len() == 5 && fits(&f[0], &host) && fits(&f[1], &port) && fits(&f[2], &db) && fits(&f[3], &user))
+            .then(|| f[4].clone())
     })
 }
 
-/// The URL with the password put in (percent-encoded).
-fn with_password(url: &str, password: Option<&str>) -> String {
-    let (Some(p), Some((scheme, rest))) = (password, url.split_once("://")) else { return url.to_string() };
-    let Some((user, host)) = rest.split_once('@') else { return url.to_string() };
-    let enc: String = p
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect();
-    format!("{scheme}://{user}:{enc}@{host}")
-}
-
-struct UrlParts {
-    user: String,
-    host: String,
-    port: String,
-    db: String,
-}
-
-impl UrlParts {
-    fn parse(url: &str) -> Option<UrlParts> {
-        let rest = url.split_once("://")?.1;
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let (user, hostport) = authority.rsplit_once('@').unwrap_or(("", authority));
-        let (host, port) = hostport.rsplit_once(':').unwrap_or((hostport, "5432"));
-        let db = path.split('?').next().unwrap_or("");
-        let user = if user.is_empty() { std::env::var("USER").unwrap_or_default() } else { user.to_string() };
-        let db = if db.is_empty() { user.clone() } else { db.to_string() };
-        Some(UrlParts { user, host: host.to_string(), port: port.to_string(), db })
+/// A `.pgpass` line's fields: split at `:`, with `\:` and `\\` standing for `:` and `\`.
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => fields.last_mut().expect("one field at least").extend(chars.next()),
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            c => fields.last_mut().expect("one field at least").push(c),
+        }
     }
+    fields
 }
 
 #[cfg(test)]
@@ -334,23 +363,53 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_password_goes_into_the_url_encoded() {
-        assert_eq!(
-            with_password("postgres://agent@db:5432/amber", Some("p@ss:w/rd")),
-            "postgres://agent:p%40ss%3Aw%2Frd@db:5432/amber"
-        );
-        assert_eq!(with_password("postgres://agent@db/amber", None), "postgres://agent@db/amber");
+    fn a_password_in_the_url_is_refused_in_every_form_and_never_repeated() {
+        for (url, form) in [
+            ("postgres://agent:s3cret@db:5432/amber", "user:password@"),
+            ("postgresql://agent:@db/amber", "user:password@"),
+            ("postgres://agent@db/amber?password=s3cret", "query parameter"),
+            ("postgres://agent@db/amber?sslmode=disable&password=s3cret", "query parameter"),
+            ("host=db user=agent password=s3cret dbname=amber", "password= pair"),
+            ("host=db user=agent password='s3 cret' dbname=amber", "password= pair"),
+        ] {
+            let err = parse_url(url, "AMBER_TEAM_PASSWORD").unwrap_err();
+            let text = err.to_string();
+            assert!(matches!(err, TeamUrlError::Password { .. }), "{url}: {text}");
+            assert!(
+                text.contains(form) && text.contains("AMBER_TEAM_PASSWORD") && text.contains("~/.pgpass"),
+                "{text}"
+            );
+            assert!(!text.contains("s3cret") && !text.contains("s3 cret"), "{text}");
+        }
+        let err = parse_url("postgres://agent@db:notaport/amber", "X").unwrap_err();
+        assert!(matches!(err, TeamUrlError::Unreadable { .. }), "{err}");
+        assert!(parse_url("postgres://agent@db:5432/amber", "X").is_ok());
+        assert!(parse_url("host=db user=agent dbname=amber", "X").is_ok());
     }
 
     #[test]
     fn the_password_comes_from_the_environment_else_pgpass() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("pgpass");
-        std::fs::write(&file, "# comment\nother:5432:amber:agent:wrong\ndb:*:amber:agent:right\n").unwrap();
-        let url = "postgres://agent@db:6543/amber";
-        assert_eq!(password_from(url, None, Some(&file)).as_deref(), Some("right"));
-        assert_eq!(password_from(url, Some("env".into()), Some(&file)).as_deref(), Some("env"));
-        assert_eq!(password_from("postgres://someone@db:6543/amber", None, Some(&file)), None);
-        assert_eq!(password_from(url, None, None), None);
+        std::fs::write(
+            &file,
+            "# comment\nother:5432:amber:agent:wrong\ndb:*:amber:agent:right\ndb:*:amber:a\\:b:es\\:caped\n",
+        )
+        .unwrap();
+        let config = |url: &str| parse_url(url, "X").unwrap();
+        let url = config("postgres://agent@db:6543/amber");
+        assert_eq!(password_from(&url, None, Some(&file)).as_deref(), Some("right"));
+        assert_eq!(
+            password_from(&config("host=db port=6543 user=agent dbname=amber"), None, Some(&file)).as_deref(),
+            Some("right"),
+            "the key=value form too"
+        );
+        assert_eq!(password_from(&url, Some("env".into()), Some(&file)).as_deref(), Some("env"));
+        assert_eq!(password_from(&config("postgres://someone@db:6543/amber"), None, Some(&file)), None);
+        assert_eq!(
+            password_from(&config("host=db user='a:b' dbname=amber"), None, Some(&file)).as_deref(),
+            Some("es:caped")
+        );
+        assert_eq!(password_from(&url, None, None), None);
     }
 }

@@ -612,3 +612,181 @@ fn postgres_stopped_under_load_answers_team_unavailable_and_reconnects() {
     drop(a);
     pg("destroy", &pgdir, port);
 }
+
+/// Everything a node wrote under `root`: its log files.
+fn logs(root: &Path) -> String {
+    let mut all = String::new();
+    if let Ok(dir) = std::fs::read_dir(root.join("state").join("logs")) {
+        for f in dir.flatten() {
+            all.push_str(&std::fs::read_to_string(f.path()).unwrap_or_default());
+        }
+    }
+    all
+}
+
+/// What amberd printed when it refused to start with this `[team] url`.
+fn refused(root: &Path, url: &str) -> String {
+    std::fs::write(
+        root.join("no-config.toml"),
+        format!("[team]\nurl = \"{url}\"\nscopes = [\"team/acme\"]\n"),
+    )
+    .unwrap();
+    match Daemon::start_in(root, &[]) {
+        Ok(_) => panic!("{url}: the daemon started"),
+        Err(e) => e,
+    }
+}
+
+/// A password anywhere in `[team] url` stops the daemon before it serves, with an error
+/// that names the form, says where the password goes instead, and never repeats it.
+#[test]
+fn a_password_anywhere_in_the_team_url_is_refused_and_never_repeated() {
+    let secret = "Hunter2-pw-in-url";
+    for (url, form) in [
+        (format!("postgres://agent:{secret}@127.0.0.1:1/amber"), "user:password@"),
+        (format!("postgresql://agent@127.0.0.1:1/amber?password={secret}"), "query parameter"),
+        (format!("host=127.0.0.1 port=1 user=agent password={secret} dbname=amber"), "password= pair"),
+        (format!("host=127.0.0.1 port=1 user=agent password='{secret} x' dbname=amber"), "password= pair"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let err = refused(dir.path(), &url);
+        assert!(err.contains("team.url holds a password") && err.contains(form), "{url}: {err}");
+        assert!(err.contains("AMBER_TEAM_PASSWORD") && err.contains("~/.pgpass"), "{err}");
+        assert!(!err.contains(secret), "{err}");
+        assert!(!logs(dir.path()).contains(secret));
+    }
+    // A URL the PostgreSQL client cannot read is refused too, by its parser.
+    let dir = tempfile::tempdir().unwrap();
+    let err = refused(dir.path(), "postgres://agent@127.0.0.1:notaport/amber");
+    assert!(err.contains("team.url is not a PostgreSQL connection string"), "{err}");
+}
+
+/// A node started with these environment variables, its config `[team] url` with this
+/// `password_env`; its standard error is kept for reading.
+fn node_env(root: &Path, url: &str, password_env: &str, env: &[(&str, &str)]) -> Daemon {
+    use std::io::BufRead;
+    std::fs::create_dir_all(root).unwrap();
+    std::fs::write(
+        root.join("no-config.toml"),
+        format!(
+            "[team]\nurl = \"{url}\"\nscopes = [\"team/acme\"]\npoll_ms = 100\npassword_env = \"{password_env}\"\n"
+        ),
+    )
+    .unwrap();
+    let (data, socket) = (root.join("data"), root.join("run").join("amber.sock"));
+    let mut cmd = common::amberd(root, &data, &socket, &["--foreground"]);
+    // The models live under $HOME, so the password file is named by $PGPASSFILE.
+    cmd.env("PGPASSFILE", root.join(".pgpass"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let d = Daemon { child, socket, data, _dir: None };
+    if !line.starts_with("amberd ready on ") {
+        panic!("amberd did not start: {line}{}", stderr_of(d));
+    }
+    d
+}
+
+/// Stops a node and answers what it printed on standard error.
+fn stderr_of(mut d: Daemon) -> String {
+    use std::io::Read;
+    let _ = d.child.kill();
+    let _ = d.child.wait();
+    let mut err = String::new();
+    d.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    err
+}
+
+/// On a server of its own that asks this role for its password (scram-sha-256; the
+/// shared test server trusts every login): the password from `password_env` or from a
+/// password file (`$PGPASSFILE`, else `~/.pgpass`) logs in, a wrong one is refused, and the password appears in neither
+/// `status`, nor the error, nor the log, nor standard error.
+#[test]
+fn a_role_logs_in_with_the_password_from_password_env_or_pgpass_and_it_shows_nowhere() {
+    let pgdir = tempfile::tempdir().unwrap();
+    let pgdir: PathBuf = pgdir.path().join("pg");
+    let port = 55441;
+    let admin = start_server(Some((&pgdir, port)));
+    /// Destroys the cluster at the end, a failed test's too.
+    struct Cluster(PathBuf, u16);
+    impl Drop for Cluster {
+        fn drop(&mut self) {
+            pg("destroy", &self.0, self.1);
+        }
+    }
+    let _cluster = Cluster(pgdir.clone(), port);
+    let hba = pgdir.join("data").join("pg_hba.conf");
+    let rules = std::fs::read_to_string(&hba).unwrap();
+    if !rules.starts_with("host all amber_pw ") {
+        std::fs::write(&hba, format!("host all amber_pw 127.0.0.1/32 scram-sha-256\n{rules}")).unwrap();
+    }
+    let url = database(&admin, "password");
+    let dir = tempfile::tempdir().unwrap();
+    // The owner's node creates the schema; then the owner makes the role, with a password.
+    let owner = node(&dir.path().join("owner"), &url);
+    team_ready(&mut owner.client());
+    let secret = "Pw-7f3k-not-in-any-log";
+    let mut sql = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    sql.batch_execute(&format!(
+        "DO $$ BEGIN CREATE ROLE amber_pw LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+         ALTER ROLE amber_pw PASSWORD '{secret}';
+         GRANT USAGE ON SCHEMA public TO amber_pw;
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO amber_pw;
+         GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO amber_pw;
+         INSERT INTO amber_grants (role, prefix, can_write) VALUES ('amber_pw', 'team/acme', true);
+         SELECT pg_reload_conf();"
+    ))
+    .unwrap();
+    let role_url = url.replacen("postgres@", "amber_pw@", 1);
+    // the server does ask: no password, no login
+    let refused = postgres::Client::connect(&role_url, postgres::NoTls).err().unwrap();
+    assert!(format!("{refused:?}").contains("password"), "{refused:?}");
+
+    let seen = |d: Daemon, root: &Path, status: &Value| -> String {
+        format!("{status}\n{}\n{}", stderr_of(d), logs(root))
+    };
+    // A wrong password: refused by the server, the node says so, and nothing shows it.
+    let wrong = "Wrong-pw-also-not-in-any-log";
+    let root = dir.path().join("wrong");
+    let d = node_env(&root, &role_url, "TEAM_PW", &[("TEAM_PW", wrong)]);
+    let until = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        let s = d.client().call_value("status", json!({})).unwrap();
+        if s["team"]["trouble"].as_str().is_some_and(|t| t.contains("password authentication failed")) {
+            break s;
+        }
+        assert!(Instant::now() < until, "{s}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let all = seen(d, &root, &status);
+    assert!(!all.contains(wrong), "{all}");
+    assert!(all.contains("password authentication failed"), "{all}");
+
+    // The right one, from password_env: it logs in and files into its scope.
+    let root = dir.path().join("env");
+    let d = node_env(&root, &role_url, "TEAM_PW", &[("TEAM_PW", secret)]);
+    let mut c = d.client();
+    let status = team_ready(&mut c);
+    assert_eq!(status["team"]["location"], json!(role_url));
+    remember(&mut c, "the role with a password files this", "team/acme").unwrap();
+    let all = seen(d, &root, &status);
+    assert!(!all.contains(secret), "{all}");
+
+    // The right one, from the password file (`$PGPASSFILE`, read as `~/.pgpass`; the
+    // variable unset).
+    let root = dir.path().join("pgpass");
+    std::fs::create_dir_all(&root).unwrap();
+    let db = url.rsplit_once('/').unwrap().1;
+    std::fs::write(root.join(".pgpass"), format!("127.0.0.1:{port}:{db}:amber_pw:{secret}\n")).unwrap();
+    let d = node_env(&root, &role_url, "TEAM_PW_UNSET", &[]);
+    let mut c = d.client();
+    let status = team_ready(&mut c);
+    remember(&mut c, "and this, with the password from pgpass", "team/acme").unwrap();
+    let all = seen(d, &root, &status);
+    assert!(!all.contains(secret), "{all}");
+    assert_eq!(rows(&url, "SELECT count(*) FROM memories WHERE scope = 'team/acme'"), 2);
+    drop(owner);
+}

@@ -64,7 +64,8 @@ pub trait MemoryStore: Send {
     // The embedding cache and metadata
     /// Cached vectors of these chunk hashes under a model.
     fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>>;
-    /// Caches vectors under a model.
+    /// Caches vectors under a model. A hash already cached keeps its vector (the team
+    /// store is insert-only for every role from schema 6; the local store does the same).
     fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()>;
     /// Vectors cached under a model.
     fn cached_vector_count(&self, model: &str) -> Result<u64>;

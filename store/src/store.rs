@@ -478,7 +478,8 @@ impl Store {
         Ok(out)
     }
 
-    /// Caches vectors for chunk hashes under `model` (one transaction).
+    /// Caches vectors for chunk hashes under `model` (one transaction); a hash already
+    /// cached keeps its vector, as on the team store.
     pub fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
@@ -486,7 +487,7 @@ impl Store {
         {
             let mut stmt = tx
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO embeddings (model, chunk_hash, vector) VALUES (?1, ?2, ?3)",
+                    "INSERT OR IGNORE INTO embeddings (model, chunk_hash, vector) VALUES (?1, ?2, ?3)",
                 )
                 .map_err(sql)?;
             for (h, v) in vectors {

@@ -202,7 +202,7 @@ fn memories_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
     let h1 = [1u8; 32];
     let h2 = [2u8; 32];
     s.put_vectors("m", &[(h1, &[1.0, -2.5][..]), (h2, &[0.25][..])]).unwrap();
-    s.put_vectors("m", &[(h1, &[3.0][..])]).unwrap();
+    s.put_vectors("m", &[(h1, &[3.0][..])]).unwrap(); // ignored: a cached vector is kept
     let mut cached: Vec<_> = s.cached_vectors("m", &[h1, h2, [3u8; 32], h1]).unwrap().into_iter().collect();
     cached.sort_by_key(|(h, _)| *h);
     t.note("cached", cached);
@@ -341,7 +341,21 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
          DROP POLICY amber_seen ON guard_log;
          ALTER TABLE moved DROP COLUMN scope;
          ALTER TABLE outcomes DROP COLUMN basis;
+         DROP POLICY amber_read ON amber_schema; DROP POLICY amber_read ON meta;
+         DROP POLICY amber_insert ON meta; DROP POLICY amber_read ON amber_seq;
+         DROP POLICY amber_count ON amber_seq; DROP TRIGGER amber_seq_counts_up ON amber_seq;
+         DROP FUNCTION amber_seq_counts_up; DROP POLICY amber_read ON embeddings;
+         DROP POLICY amber_insert ON embeddings; DROP POLICY amber_read ON amber_grants;
+         ALTER TABLE amber_schema DISABLE ROW LEVEL SECURITY; ALTER TABLE meta DISABLE ROW LEVEL SECURITY;
+         ALTER TABLE amber_seq DISABLE ROW LEVEL SECURITY; ALTER TABLE embeddings DISABLE ROW LEVEL SECURITY;
+         ALTER TABLE amber_grants DISABLE ROW LEVEL SECURITY;
+         ALTER TABLE embeddings DROP COLUMN written_by;
          UPDATE amber_schema SET version = 1",
+    )
+    .unwrap();
+    sql.execute(
+        "INSERT INTO embeddings (model, chunk_hash, vector) VALUES ('m', '\\x01', '\\x0000803f')",
+        &[],
     )
     .unwrap();
     // a move recorded at version 1 gets the scope it went to (schema 4)
@@ -360,12 +374,15 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
         "the change log is back"
     );
     let version: i64 = sql.query_one("SELECT version FROM amber_schema", &[]).unwrap().get(0);
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     let basis: i64 = sql
         .query_one("SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'outcomes' AND column_name = 'basis'", &[])
         .unwrap()
         .get(0);
     assert_eq!(basis, 1, "outcomes have their basis column back (schema 5)");
+    let writer: Option<String> =
+        sql.query_one("SELECT written_by::TEXT FROM embeddings", &[]).unwrap().get(0);
+    assert_eq!(writer, None, "a vector cached before schema 6 has no known writer");
     let went: Option<String> = sql.query_one("SELECT scope FROM moved", &[]).unwrap().get(0);
     assert_eq!(
         went,
@@ -1108,4 +1125,158 @@ fn throughput() {
             mean("role") / mean("owner")
         );
     }
+}
+
+/// What a role granted the documented table privileges can do to the tables every scope
+/// shares. Each statement runs on its own (autocommit); the answer is the rows it
+/// changed, or the error's SQLSTATE.
+fn try_as(c: &mut postgres::Client, sql: &str) -> String {
+    match c.execute(sql, &[]) {
+        Ok(n) => format!("{n} rows"),
+        Err(e) => {
+            format!("refused {}", e.code().map(|c| c.code().to_string()).unwrap_or_else(|| e.to_string()))
+        }
+    }
+}
+
+/// The tables without row-level security, in name order.
+fn tables_without_rls(c: &mut postgres::Client) -> Vec<String> {
+    c.query(
+        "SELECT c.relname::TEXT FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'public' AND c.relkind = 'r' AND NOT c.relrowsecurity ORDER BY 1",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+/// At schema 5 a role with the documented table privileges could rewrite the schema
+/// version, reset the seq counter and overwrite or delete every embedding (the first
+/// commit of this test measured it: `UPDATE amber_schema` 1 row, `DELETE FROM
+/// embeddings` 2 rows, `UPDATE amber_seq SET seq = 0` 1 row). From schema 6 every
+/// table is under row-level security, and each of those statements changes nothing.
+#[test]
+fn a_role_changes_neither_the_schema_version_nor_the_seq_counter_nor_the_grants_nor_anothers_embeddings() {
+    let (db, [mut admin, mut a, _b]) = two_agents();
+    let mut sql = db.sql();
+    assert_eq!(tables_without_rls(&mut sql), Vec::<String>::new(), "every table is under row-level security");
+    insert(admin.as_mut(), &NewMemory::new("owner's").in_scope(scope("team/a/x")), 1);
+    admin.set_meta("embedding_model", "m:2").unwrap();
+    admin.put_vectors("model", &[([1u8; 32], &[1.0, 0.0][..])]).unwrap();
+    a.put_vectors("model", &[([2u8; 32], &[0.0, 1.0][..])]).unwrap();
+    let state = |sql: &mut postgres::Client| -> (i64, i64, i64, i64, String) {
+        let r = sql
+            .query_one(
+                "SELECT (SELECT COUNT(*) FROM amber_schema), (SELECT MAX(version) FROM amber_schema),
+                        (SELECT seq FROM amber_seq), (SELECT changes FROM amber_seq),
+                        (SELECT string_agg(encode(chunk_hash, 'hex') || '=' || encode(vector, 'hex'), ',' ORDER BY chunk_hash) FROM embeddings)
+                          || ';' || (SELECT string_agg(key || '=' || value, ',') FROM meta)
+                          || ';' || (SELECT COUNT(*) FROM amber_grants)",
+                &[],
+            )
+            .unwrap();
+        (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4))
+    };
+    let before = state(&mut sql);
+    assert_eq!((before.0, before.1), (1, 6));
+    let mut as_b = postgres::Client::connect(&db.url_as("agent_b"), postgres::NoTls).unwrap();
+    let refused = "refused 42501"; // insufficient_privilege, or a row-level security violation
+    for (stmt, expected) in [
+        ("UPDATE amber_schema SET version = 99", "0 rows"),
+        ("DELETE FROM amber_schema", "0 rows"),
+        ("INSERT INTO amber_schema (version) VALUES (99)", refused),
+        ("UPDATE embeddings SET vector = '\\x0000803f00000000'", "0 rows"),
+        ("DELETE FROM embeddings", "0 rows"),
+        (
+            "INSERT INTO embeddings (model, chunk_hash, vector) VALUES ('model', '\\x0202020202020202020202020202020202020202020202020202020202020202', '\\x0000803f00000000')
+             ON CONFLICT (model, chunk_hash) DO UPDATE SET vector = excluded.vector",
+            refused,
+        ),
+        (
+            "INSERT INTO embeddings (model, chunk_hash, vector, written_by) VALUES ('model', '\\x03', '\\x00', 'agent_a')",
+            refused,
+        ),
+        ("UPDATE amber_seq SET seq = 0", refused),
+        ("UPDATE amber_seq SET seq = seq + 1000", refused),
+        ("UPDATE amber_seq SET changes = changes - 1", refused),
+        ("DELETE FROM amber_seq", "0 rows"),
+        ("INSERT INTO amber_seq (one, seq) VALUES (TRUE, 0)", refused),
+        ("INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_b', 'team/a/', true)", refused),
+        ("UPDATE amber_grants SET prefix = 'team/' WHERE role = 'agent_b'", refused),
+        ("UPDATE meta SET value = 'poisoned'", "0 rows"),
+        ("DELETE FROM meta", "0 rows"),
+    ] {
+        assert_eq!(try_as(&mut as_b, stmt), expected, "agent_b: {stmt}");
+    }
+    assert_eq!(state(&mut sql), before, "nothing changed");
+    // Even with every table privilege on amber_grants, a role reads only its own grants
+    // and writes none.
+    sql.batch_execute("GRANT INSERT, UPDATE, DELETE ON amber_grants TO agent_b").unwrap();
+    for stmt in [
+        "INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_b', 'team/a/', true)",
+        "UPDATE amber_grants SET can_write = true",
+        "DELETE FROM amber_grants",
+    ] {
+        let got = try_as(&mut as_b, stmt);
+        assert!(got == refused || got == "0 rows", "agent_b: {stmt} -> {got}");
+    }
+    let grants: Vec<String> = as_b
+        .query("SELECT prefix FROM amber_grants ORDER BY 1", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(grants, vec!["team/b/".to_string(), "team/shared/".to_string()], "its own grants only");
+    assert_eq!(state(&mut sql), before, "nothing changed");
+    // What the store does as a role still works: it counts seqs up, adds a metadata key
+    // (an existing one stays the owner's) and reads the version.
+    let mut b = PgBackend::new(&db.url_as("agent_b")).open_writer().unwrap();
+    insert(b.as_mut(), &NewMemory::new("b's").in_scope(scope("team/b")), 2);
+    b.set_meta("embedding_model", "other:3").unwrap();
+    b.set_meta("b's key", "x").unwrap();
+    assert_eq!(admin.meta("embedding_model").unwrap().as_deref(), Some("m:2"));
+    assert_eq!(admin.meta("b's key").unwrap().as_deref(), Some("x"));
+    assert!(b.integrity_check().unwrap());
+    assert_eq!(state(&mut sql).2, before.2 + 1, "one seq taken");
+}
+
+/// The embedding cache is keyed by model and the SHA-256 of the chunk's text, and
+/// insert-only for everyone: a vector once cached is what every node reads, whoever
+/// tries to write another over it.
+#[test]
+fn a_role_cannot_overwrite_a_vector_another_role_cached() {
+    let (db, [admin, mut a, mut b]) = two_agents();
+    let chunk = [9u8; 32];
+    a.put_vectors("model", &[(chunk, &[0.25, 0.5][..])]).unwrap();
+    // agent_b's store writes another vector for the same chunk: ignored, no error
+    b.put_vectors("model", &[(chunk, &[-1.0, -1.0][..]), ([10u8; 32], &[3.0, 4.0][..])]).unwrap();
+    for (who, s) in [("owner", &admin), ("agent_a", &a), ("agent_b", &b)] {
+        let got = s.cached_vectors("model", &[chunk, [10u8; 32]]).unwrap();
+        assert_eq!(got[&chunk], vec![0.25, 0.5], "{who} reads agent_a's vector");
+        assert_eq!(got[&[10u8; 32]], vec![3.0, 4.0], "{who} reads agent_b's new one");
+    }
+    // ... and in SQL it can neither update nor delete it
+    let mut as_b = postgres::Client::connect(&db.url_as("agent_b"), postgres::NoTls).unwrap();
+    let n = as_b
+        .execute("UPDATE embeddings SET vector = '\\x00000000' WHERE chunk_hash = $1", &[&&chunk[..]])
+        .unwrap();
+    let m = as_b.execute("DELETE FROM embeddings WHERE chunk_hash = $1", &[&&chunk[..]]).unwrap();
+    assert_eq!((n, m), (0, 0));
+    assert_eq!(a.cached_vectors("model", &[chunk]).unwrap()[&chunk], vec![0.25, 0.5]);
+    // Each row says who wrote it, so the owner can find and remove one role's vectors.
+    let mut sql = db.sql();
+    let writers: Vec<(Vec<u8>, String)> = sql
+        .query("SELECT chunk_hash, written_by::TEXT FROM embeddings ORDER BY chunk_hash", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(
+        writers,
+        vec![(chunk.to_vec(), "agent_a".to_string()), (vec![10u8; 32], "agent_b".to_string())]
+    );
+    assert_eq!(sql.execute("DELETE FROM embeddings WHERE written_by = 'agent_b'", &[]).unwrap(), 1);
+    assert!(admin.cached_vectors("model", &[[10u8; 32]]).unwrap().is_empty());
 }

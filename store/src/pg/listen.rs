@@ -26,7 +26,7 @@ impl PgBackend {
     /// A listener for other writers' commits, on its own connection (made at its first
     /// wait).
     pub fn listener(&self) -> PgListener {
-        PgListener { store: PgStore::unconnected(&self.url, false), client: None }
+        PgListener { store: PgStore::unconnected(&self.url, self.password.clone(), false), client: None }
     }
 }
 

@@ -349,7 +349,7 @@ impl PgStore {
             let mut tx = c.transaction()?;
             let stmt = tx.prepare(
                 "INSERT INTO embeddings (model, chunk_hash, vector) VALUES ($1, $2, $3)
-                 ON CONFLICT (model, chunk_hash) DO UPDATE SET vector = excluded.vector",
+                 ON CONFLICT (model, chunk_hash) DO NOTHING",
             )?;
             for (h, v) in vectors {
                 let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -368,12 +368,20 @@ impl PgStore {
         self.read(|c| Ok(c.query_opt("SELECT value FROM meta WHERE key = $1", &[&key])?.map(|r| r.get(0))))
     }
 
+    /// Sets a metadata value. Under row-level security (schema 6) a role adds a new key
+    /// but changes an existing one only as the owner: for another role the update
+    /// changes nothing (and is no error).
     pub(crate) fn set_meta(&self, key: &str, value: &str) -> Result<()> {
         self.write(|c| {
-            c.execute(
-                "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            let mut tx = c.transaction()?;
+            let added = tx.execute(
+                "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
                 &[&key, &value],
             )?;
+            if added == 0 {
+                tx.execute("UPDATE meta SET value = $2 WHERE key = $1", &[&key, &value])?;
+            }
+            tx.commit()?;
             Ok(())
         })
     }

@@ -42,9 +42,20 @@
 //! INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_a', 'team/shared/', false);
 //! ```
 //!
-//! A later schema migration may add tables: run the `GRANT`s again after upgrading. The
-//! other tables (the seq counter, the embedding cache, metadata) are shared by every
-//! role with table privileges.
+//! A later schema migration may add tables: run the `GRANT`s again after upgrading.
+//! Never grant `TRUNCATE` (or `ALL`): it ignores row-level security.
+//!
+//! The tables every scope shares are under row-level security too (schema 6), whatever
+//! table privileges a role has: `amber_schema` and `meta` are read by all and changed
+//! only by the owner (a role may add a new `meta` key); `amber_seq` only counts up, one
+//! at a time (a trigger), and is never deleted; `amber_grants` shows a role its own
+//! grants only, and no role writes it. The embedding cache is insert-only for every
+//! role: a vector is keyed by model and the SHA-256 of its chunk's text, a second write
+//! for the same key is ignored (`ON CONFLICT DO NOTHING`), and no role updates or
+//! deletes one; `written_by` names the role that wrote it (NULL before schema 6). What
+//! no check can catch: a role may cache a wrong vector for a text nobody embedded yet,
+//! which then serves that exact text for every node; the owner removes a role's
+//! vectors with `DELETE FROM embeddings WHERE written_by = '…'`.
 //! Connect each agent's amberd as its role: `postgres://agent_a:…@host:5432/amber`.
 
 mod advice;
@@ -84,28 +95,47 @@ pub(crate) const SEQ_LOCK: i64 = 0x0061_6d62_6572;
 pub(crate) const MIGRATE_LOCK: i64 = 0x0061_6d62_6572 + 1;
 
 /// The team store's backend: a PostgreSQL database by URL
-/// (`postgres://user[:password]@host:port/database`, or the key=value form).
+/// (`postgres://user[:password]@host:port/database`, or the key=value form), and the
+/// password to log in with when it is kept apart from the URL.
 #[derive(Debug, Clone)]
 pub struct PgBackend {
     url: String,
+    password: Option<Password>,
 }
 
 impl PgBackend {
     /// The database at `url`; nothing is connected until a store is opened.
     pub fn new(url: &str) -> PgBackend {
-        PgBackend { url: url.to_string() }
+        PgBackend { url: url.to_string(), password: None }
+    }
+
+    /// Logs in with `password` (over any in the URL). It is never put in the URL, the
+    /// location or `Debug` output.
+    pub fn with_password(mut self, password: Option<String>) -> PgBackend {
+        self.password = password.map(Password);
+        self
+    }
+}
+
+/// A password, shown as `***` by `Debug`.
+#[derive(Clone)]
+pub(crate) struct Password(String);
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
     }
 }
 
 impl Backend for PgBackend {
     fn open_writer(&self) -> Result<Box<dyn MemoryStore>> {
-        let s = PgStore::connect(&self.url)?;
+        let s = PgStore::open(&self.url, self.password.clone(), false)?;
         s.migrate()?;
         Ok(Box::new(s))
     }
 
     fn open_reader(&self) -> Result<Box<dyn MemoryStore>> {
-        let s = PgStore::connect_reader(&self.url)?;
+        let s = PgStore::open(&self.url, self.password.clone(), true)?;
         s.check_version()?;
         Ok(Box::new(s))
     }
@@ -180,6 +210,7 @@ fn is_connection_error(e: &postgres::Error) -> bool {
 /// One connection to the team store, re-established when it broke.
 pub(crate) struct PgStore {
     url: String,
+    password: Option<Password>,
     /// A reader's transactions are read-only (as SQLite's `query_only`).
     read_only: bool,
     pub(crate) location: String,
@@ -191,27 +222,19 @@ pub(crate) struct PgStore {
 }
 
 impl PgStore {
-    /// Connects to `url`.
-    pub(crate) fn connect(url: &str) -> Result<PgStore> {
-        Self::open(url, false)
-    }
-
-    /// Connects to `url` for reading only.
-    pub(crate) fn connect_reader(url: &str) -> Result<PgStore> {
-        Self::open(url, true)
-    }
-
-    fn open(url: &str, read_only: bool) -> Result<PgStore> {
-        let store = Self::unconnected(url, read_only);
+    /// Connects to `url` (for reading only when `read_only`).
+    fn open(url: &str, password: Option<Password>, read_only: bool) -> Result<PgStore> {
+        let store = Self::unconnected(url, password, read_only);
         let client = store.new_client()?;
         *store.client.borrow_mut() = Some(client);
         Ok(store)
     }
 
     /// The store at `url`, not connected yet.
-    fn unconnected(url: &str, read_only: bool) -> PgStore {
+    fn unconnected(url: &str, password: Option<Password>, read_only: bool) -> PgStore {
         PgStore {
             url: url.to_string(),
+            password,
             read_only,
             location: redact(url),
             client: RefCell::new(None),
@@ -236,6 +259,9 @@ impl PgStore {
                 "-c statement_timeout={STATEMENT_TIMEOUT}{}",
                 if self.read_only { " -c default_transaction_read_only=on" } else { "" }
             ));
+        if let Some(Password(p)) = &self.password {
+            config.password(p);
+        }
         if config.get_application_name().is_none() {
             config.application_name("amberd");
         }

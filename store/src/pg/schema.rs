@@ -6,7 +6,7 @@ use super::{MIGRATE_LOCK, PgStore, Q};
 use crate::{Error, Result};
 
 /// The newest team schema version this binary knows.
-pub(crate) const PG_SCHEMA_VERSION: i64 = 5;
+pub(crate) const PG_SCHEMA_VERSION: i64 = 6;
 
 /// Whether a grant to the current role covers a scope (`$scope` is the column).
 macro_rules! granted {
@@ -443,6 +443,40 @@ const MIGRATIONS: &[&str] = &[
     ),
     // 4 -> 5: on what footing a word on a memory was given (the local store's 9 -> 10).
     "ALTER TABLE outcomes ADD COLUMN basis TEXT;\n",
+    // 5 -> 6: the tables every scope shares, under row-level security too, so a role
+    // (whatever table privileges it was given) changes none of them behind the others:
+    // the schema version and the metadata are read by all and written by the owner
+    // (and a new metadata key by anyone); the seq counter only counts up, one at a time,
+    // and is never deleted; an embedding is insert-only (a role neither replaces nor
+    // deletes a vector, its own included) and says which role wrote it; a role reads
+    // only its own grants and writes none.
+    r#"
+    ALTER TABLE amber_schema ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY amber_read ON amber_schema FOR SELECT USING (TRUE);
+    ALTER TABLE meta ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY amber_read ON meta FOR SELECT USING (TRUE);
+    CREATE POLICY amber_insert ON meta FOR INSERT WITH CHECK (TRUE);
+    ALTER TABLE amber_seq ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY amber_read ON amber_seq FOR SELECT USING (TRUE);
+    CREATE POLICY amber_count ON amber_seq FOR UPDATE USING (TRUE) WITH CHECK (TRUE);
+    CREATE FUNCTION amber_seq_counts_up() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NEW.seq NOT IN (OLD.seq, OLD.seq + 1) OR NEW.changes NOT IN (OLD.changes, OLD.changes + 1) THEN
+            RAISE EXCEPTION 'amber_seq only counts up, one at a time'
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        RETURN NEW;
+    END $$;
+    CREATE TRIGGER amber_seq_counts_up BEFORE UPDATE ON amber_seq
+        FOR EACH ROW EXECUTE FUNCTION amber_seq_counts_up();
+    ALTER TABLE embeddings ADD COLUMN written_by NAME;
+    ALTER TABLE embeddings ALTER COLUMN written_by SET DEFAULT current_user;
+    ALTER TABLE embeddings ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY amber_read ON embeddings FOR SELECT USING (TRUE);
+    CREATE POLICY amber_insert ON embeddings FOR INSERT WITH CHECK (written_by = current_user);
+    ALTER TABLE amber_grants ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY amber_read ON amber_grants FOR SELECT USING (role = current_user);
+    "#,
 ];
 
 impl PgStore {
