@@ -337,6 +337,48 @@ def test_outcomes_supersession_and_a_session_manifest(amber_env):
     asyncio.run(with_session(amber_env, body))
 
 
+def test_an_agent_through_mcp_disputes_but_never_retires_a_persons_memory_nor_reads_anothers_diary(amber_env):
+    scope = "mcpauthority"
+
+    def amber(*args):
+        p = subprocess.run([AMBER, "--json", *args], env=amber_env, capture_output=True, text=True, timeout=CALL_TIMEOUT)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout) if p.stdout.strip() else None
+
+    # The person's memory, filed at the command line.
+    persons = amber("remember", "--scope", scope, "The staging database listens on port 5433.")["id"]
+
+    async def body(session, init):
+        async def ok(name, arguments):
+            r = await call(session, name, arguments)
+            assert not is_error(r), f"{name}: {text_of(r)}"
+            return json.loads(text_of(r))
+
+        # The agent's invalidation names it: the person's memory stays, disputed.
+        r = await ok(
+            "remember",
+            {"content": "The staging database moved to port 6543.", "scope": scope, "type": "invalidation", "supersedes": [persons]},
+        )
+        assert r["disputed"] == [persons], r
+        hits = (await ok("recall", {"query": "staging database port", "scope": scope}))["hits"]
+        old = [h for h in hits if h["id"] == persons]
+        assert old and old[0]["disputed_by"] == [r["id"]], hits
+        # Another agent's diary is not there for this agent, by get or recall.
+        diary = (await ok("remember", {"content": "diary: the staging password rotates on Fridays", "scope": scope, "author": "codex", "to": "self"}))["id"]
+        g = await call(session, "get", {"id": diary})
+        assert is_error(g) and "no memory with id" in text_of(g), text_of(g)
+        hits = (await ok("recall", {"query": "staging password rotates", "scope": scope}))["hits"]
+        assert diary not in [h["id"] for h in hits], hits
+        # The agent may forget; only the person brings it back.
+        await ok("forget", {"id": persons})
+
+    asyncio.run(with_session(amber_env, body))
+    assert amber("get", persons)["forgotten_at"]
+    amber("unforget", persons)
+    assert amber("get", persons).get("forgotten_at") is None
+    assert amber("get", persons)["metadata"]["trust"] == "person"
+
+
 def test_get_advice_is_listed_with_a_model_and_answers_through_the_daemon(amber_env):
     # A model configured (never contacted here: no advice is learned, so nothing is routed).
     Path(amber_env["AMBER_CONFIG"]).write_text(
