@@ -212,6 +212,50 @@ pub(crate) fn validate_all(memories: &[NewMemory]) -> Result<(), ErrorObject> {
     Ok(())
 }
 
+/// A recall waits for indexing only while at most this many committed memories are not
+/// indexed yet. More means someone is writing faster than the indexer embeds (a flood,
+/// a big import): the recall answers at once from what is indexed, `fresh: false`,
+/// instead of waiting behind another client's writes (measured: `amber-eval fairness`,
+/// docs/RELIABILITY.md).
+pub(crate) const FRESH_WAIT_BACKLOG: u64 = 64;
+
+/// How a read waits for indexing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fresh {
+    /// Not at all (`fresh: false`).
+    Skip,
+    /// Unless more than [`FRESH_WAIT_BACKLOG`] memories wait to be indexed (the default).
+    UnlessBacklog,
+    /// Up to `fresh_timeout_ms` whatever the backlog (`fresh: true`).
+    Always,
+}
+
+impl Fresh {
+    /// From a recall's `fresh`.
+    pub(crate) fn of(asked: Option<bool>) -> Fresh {
+        match asked {
+            None => Fresh::UnlessBacklog,
+            Some(true) => Fresh::Always,
+            Some(false) => Fresh::Skip,
+        }
+    }
+}
+
+/// [`wait_indexed_on`] as `fresh` says: true when the indexes cover every write
+/// committed before now.
+pub(crate) async fn wait_fresh_on(shared: &Arc<Shared>, side: &Side, fresh: Fresh) -> bool {
+    let engine = &side.engine;
+    let behind = engine.committed_through().saturating_sub(engine.indexed_through());
+    match fresh {
+        Fresh::Skip => false,
+        Fresh::UnlessBacklog if behind > FRESH_WAIT_BACKLOG => {
+            tracing::debug!(behind, "a read not waiting behind a backlog of indexing");
+            false
+        }
+        _ => wait_indexed_on(shared, side).await,
+    }
+}
+
 /// Waits until the indexes cover every write committed before now. False when that took
 /// longer than `fresh_timeout_ms` (the recall then runs on what is indexed).
 /// Does not wait while indexing is failing (see `status`, `degraded`).
@@ -226,6 +270,7 @@ pub(crate) async fn wait_indexed_on(shared: &Arc<Shared>, side: &Side) -> bool {
     if engine.indexing_stalled().is_some() {
         return engine.indexed_through() >= target;
     }
+
     let mut rx = side.indexed.clone();
     let timeout = Duration::from_millis(shared.config.fresh_timeout_ms);
     match tokio::time::timeout(timeout, rx.wait_for(|&v| v >= target)).await {

@@ -254,6 +254,24 @@ fn a_full_write_queue_answers_busy() {
 }
 
 #[test]
+fn a_recall_does_not_wait_behind_a_backlog_unless_asked_to() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let batch: Vec<NewMemory> = (0..300)
+        .map(|i| memory(&format!("import note {i}: host {} rebooted after patch {}", i * 7, i % 13), "import"))
+        .collect();
+    c.remember_batch(batch).unwrap();
+    // Three hundred memories to embed: the default recall answers at once from what is
+    // indexed and says so; `fresh: true` waits for them.
+    let r = c.recall(&RecallParams::new("host rebooted after patch")).unwrap();
+    assert!(!r.fresh, "a recall right after a 300-memory import waits for none of it");
+    let mut p = RecallParams::new("host rebooted after patch");
+    p.fresh = Some(true);
+    let r = c.recall(&p).unwrap();
+    assert!(r.fresh && r.hits.len() == 10, "{} hits", r.hits.len());
+}
+
+#[test]
 fn writes_wait_for_indexing_when_it_falls_too_far_behind() {
     let d = Daemon::start(&["--max-index-backlog", "10"]);
     let mut c = d.client();

@@ -39,6 +39,10 @@ enum Command {
     /// Load on a running daemon: throughput and p50/p99 latency of recall and remember
     /// at several client counts.
     Load(cmd::load::LoadArgs),
+    /// Fairness (issue 28): one honest client's recall latency idle and while other
+    /// connections flood the daemon with writes; the flood's throughput and the daemon's
+    /// memory.
+    Fairness(cmd::fairness::FairnessArgs),
     /// Session-end curation on LoCoMo conversations with planted duplicates: found per
     /// edit kind, false merges, a duplicate-threshold sweep.
     Curate(cmd::curate::CurateArgs),
@@ -77,6 +81,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => cmd::plot::run(a),
         Command::Interject(a) => cmd::interject::run(a),
         Command::Load(a) => cmd::load::run(a),
+        Command::Fairness(a) => cmd::fairness::run(a),
         Command::Curate(a) => cmd::curate::run(a),
         Command::KgBench(a) => cmd::kg_bench::run(a),
         Command::Briefing(a) => cmd::briefing::run(a),

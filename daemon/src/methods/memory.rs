@@ -17,9 +17,7 @@ use amber_core::origin::Origin;
 use crate::live::not_found;
 use crate::methods::reader::Reader;
 use crate::peer::Peer;
-use crate::rpc::{
-    invalid, read, read_on, remembered, to_value, validate_all, wait_indexed, wait_indexed_on, write_on,
-};
+use crate::rpc::{invalid, read, read_on, remembered, to_value, validate_all, write_on};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
@@ -189,7 +187,7 @@ pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) ->
         (Some(s), _) => Reader::Agent(Box::new(s.clone())),
         (None, _) => Reader::Anonymous,
     };
-    let wait = p.fresh.unwrap_or(true);
+    let wait = crate::rpc::Fresh::of(p.fresh);
     let (lead_scope, lead_also) = (q.scope.clone(), q.also.clone());
     // Another agent's mail and diaries are left out for an agent: ask for a few more.
     let k = q.k;
@@ -226,7 +224,7 @@ pub(crate) struct Routed {
 pub(crate) async fn recall_routed(
     shared: &Arc<Shared>,
     q: amber_core::Query,
-    wait: bool,
+    wait: crate::rpc::Fresh,
     lenient: bool,
 ) -> Result<Routed, ErrorObject> {
     let k = q.k;
@@ -235,12 +233,12 @@ pub(crate) async fn recall_routed(
         None => (Some(q.clone()), None),
     };
     let only_team = local_q.is_none();
-    let mut fresh = wait;
+    let mut fresh = wait != crate::rpc::Fresh::Skip;
     let mut team_unavailable = None;
     let mut local_hits = Vec::new();
     if let Some(lq) = local_q {
-        if wait {
-            fresh &= wait_indexed(shared).await;
+        if fresh {
+            fresh &= crate::rpc::wait_fresh_on(shared, &shared.local(), wait).await;
         }
         local_hits = read(shared, move |e| e.recall(&lq)).await?;
     }
@@ -255,8 +253,8 @@ pub(crate) async fn recall_routed(
             }
         };
         if let Some(side) = side {
-            if wait {
-                fresh &= wait_indexed_on(shared, &side).await;
+            if fresh {
+                fresh &= crate::rpc::wait_fresh_on(shared, &side, wait).await;
             }
             match read_on(shared, &side, move |e| e.recall(&tq)).await {
                 Ok(hits) => team_hits = hits,

@@ -48,7 +48,8 @@ pub(crate) async fn candidates(
             q = q.also_in(s);
         }
     }
-    let mut hits = super::memory::recall_routed(shared, q, true, true).await?.hits;
+    let mut hits =
+        super::memory::recall_routed(shared, q, crate::rpc::Fresh::UnlessBacklog, true).await?.hits;
     hits.retain(|h| !session.is_echo(&h.memory) && session.may_serve(&h.memory));
     hits.truncate(n);
     Ok(hits)

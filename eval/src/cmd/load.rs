@@ -59,7 +59,7 @@ const BUILTIN_QUERIES: &[&str] = &[
 ];
 
 /// Resident memory of a process, in MiB (Linux).
-fn rss_of(pid: u32) -> Option<f64> {
+pub(crate) fn rss_of(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb: f64 =
         status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
