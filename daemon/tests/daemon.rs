@@ -258,7 +258,9 @@ fn a_recall_does_not_wait_behind_a_backlog_unless_asked_to() {
     let d = Daemon::start(&[]);
     let mut c = d.client();
     let batch: Vec<NewMemory> = (0..300)
-        .map(|i| memory(&format!("import note {i}: host {} rebooted after patch {}", i * 7, i % 13), "import"))
+        .map(|i| {
+            memory(&format!("import note {i}: host {} rebooted after patch {}", i * 7, i % 13), "import")
+        })
         .collect();
     c.remember_batch(batch).unwrap();
     // Three hundred memories to embed: the default recall answers at once from what is

@@ -525,6 +525,11 @@ class Client:
         """Deletes a forgotten memory for good: ``{id, purged}``."""
         return self.call("purge", {"id": id})
 
+    def agent_register(self, name: str) -> dict[str, Any]:
+        """Registers an agent name: ``{name, token}`` (a person's call: refused to agents,
+        which a Python process is; ``amber agent register NAME`` does it at the command line)."""
+        return self.call("agent_register", {"name": name})
+
     def unforget(self, id: str) -> dict[str, Any]:
         """A forgotten memory back, as it was (a person's call: refused to agents)."""
         return self.call("unforget", {"id": id})

@@ -279,3 +279,11 @@ def test_a_silent_daemon_times_out_and_garbage_is_a_protocol_error():
     import shutil
 
     shutil.rmtree(root, ignore_errors=True)
+
+
+def test_an_agent_name_is_registered_by_a_person_not_by_a_python_process(daemon):
+    from amber_client import NotPermitted
+
+    with daemon.client() as c:
+        with pytest.raises(NotPermitted):
+            c.agent_register("py-agent")

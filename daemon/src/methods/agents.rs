@@ -51,7 +51,14 @@ pub(crate) async fn register(
     peer: Peer,
     p: AgentRegisterParams,
 ) -> Result<Value, ErrorObject> {
+    // The command line only: not an agent's door, nor a Python or other socket client.
     peer.person_only("agent_register")?;
+    if peer.writer_trust() != amber_core::origin::Trust::Person {
+        return Err(ErrorObject::new(
+            ErrorKind::NotPermitted,
+            "agent_register is for a person: run `amber agent register NAME` at the command line",
+        ));
+    }
     let name = crate::rpc::agent_name(&p.name)?;
     let mut raw = [0u8; 32];
     std::fs::File::open("/dev/urandom")
