@@ -379,6 +379,29 @@ def test_an_agent_through_mcp_disputes_but_never_retires_a_persons_memory_nor_re
     assert amber("get", persons)["metadata"]["trust"] == "person"
 
 
+def test_the_mcp_server_gives_claude_codes_token_only_to_claude_codes_sessions(amber_env):
+    for name in ("claude-code", "codex"):
+        p = subprocess.run([AMBER, "agent", "register", name], env=amber_env, capture_output=True, text=True, timeout=CALL_TIMEOUT)
+        assert p.returncode == 0, p.stderr
+
+    async def as_claude_code(session, init):
+        r = await call(session, "session_start", {"agent": "claude-code", "scope": "mcptokens"})
+        assert not is_error(r), text_of(r)
+        # A model naming another registered agent does not get that agent's token.
+        r = await call(session, "session_start", {"agent": "codex", "scope": "mcptokens"})
+        assert is_error(r) and "registered" in text_of(r), text_of(r)
+
+    under_claude = dict(amber_env, CLAUDE_CODE_SESSION_ID="5d6c7b8a-1e2f-4a3b-9c8d-7e6f5a4b3c2d")
+    asyncio.run(with_session(under_claude, as_claude_code))
+
+    async def elsewhere(session, init):
+        # Not started by Claude Code: the server holds no agent's token for it.
+        r = await call(session, "session_start", {"agent": "claude-code", "scope": "mcptokens"})
+        assert is_error(r) and "registered" in text_of(r), text_of(r)
+
+    asyncio.run(with_session(amber_env, elsewhere))
+
+
 def test_get_advice_is_listed_with_a_model_and_answers_through_the_daemon(amber_env):
     # A model configured (never contacted here: no advice is learned, so nothing is routed).
     Path(amber_env["AMBER_CONFIG"]).write_text(
