@@ -266,7 +266,7 @@ impl Client {
 
     /// `get` by a whole id or a prefix of one (at least 4 hex digits).
     pub fn get_prefix(&mut self, id: &str) -> Result<MemoryResult, ClientError> {
-        self.call("get", &GetParams { id: id.to_string(), session_id: None })
+        self.get_in_session(id, None)
     }
 
     /// `get` by id or prefix, read as this session (what its agent may read).

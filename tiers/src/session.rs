@@ -302,9 +302,12 @@ impl Session {
     /// True when this session's agent may read a memory through `recall` or `get`: what
     /// it may be served, what it addressed to another itself, and what it was served.
     pub fn may_read(&self, m: &amber_core::Memory) -> bool {
-        self.may_serve(m)
-            || m.author.as_deref() == Some(self.agent.as_str())
-            || self.served.iter().any(|s| s.id == m.id)
+        self.may_serve(m) || m.author.as_deref() == Some(self.agent.as_str()) || self.was_served(&m.id)
+    }
+
+    /// True when the session was served this memory, in any of its contexts.
+    pub fn was_served(&self, id: &MemoryId) -> bool {
+        self.served.iter().any(|s| s.id == *id)
     }
 }
 

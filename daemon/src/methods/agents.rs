@@ -51,8 +51,8 @@ pub(crate) async fn register(
     peer: Peer,
     p: AgentRegisterParams,
 ) -> Result<Value, ErrorObject> {
-    // The command line only: not an agent's door, nor a Python or other socket client.
-    peer.person_only("agent_register")?;
+    // The command line only: not an agent's door (MCP, hooks, a process inside an agent's
+    // session), nor a Python or other socket client.
     if peer.writer_trust() != amber_core::origin::Trust::Person {
         return Err(ErrorObject::new(
             ErrorKind::NotPermitted,

@@ -182,11 +182,7 @@ pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) ->
         Some(id) => Some(shared.sessions.get(id).ok_or_else(|| not_found(id))?),
         None => None,
     };
-    let reader = match (&session, peer.writer_trust()) {
-        (_, amber_core::origin::Trust::Person) => Reader::Person,
-        (Some(s), _) => Reader::Agent(Box::new(s.clone())),
-        (None, _) => Reader::Anonymous,
-    };
+    let reader = Reader::new(peer, session.clone());
     let wait = crate::rpc::Fresh::of(p.fresh);
     let (lead_scope, lead_also) = (q.scope.clone(), q.also.clone());
     // Another agent's mail and diaries are left out for an agent: ask for a few more.
@@ -237,9 +233,7 @@ pub(crate) async fn recall_routed(
     let mut team_unavailable = None;
     let mut local_hits = Vec::new();
     if let Some(lq) = local_q {
-        if fresh {
-            fresh &= crate::rpc::wait_fresh_on(shared, &shared.local(), wait).await;
-        }
+        fresh &= crate::rpc::wait_fresh_on(shared, &shared.local(), wait).await;
         local_hits = read(shared, move |e| e.recall(&lq)).await?;
     }
     let mut team_hits = Vec::new();
@@ -253,9 +247,7 @@ pub(crate) async fn recall_routed(
             }
         };
         if let Some(side) = side {
-            if fresh {
-                fresh &= crate::rpc::wait_fresh_on(shared, &side, wait).await;
-            }
+            fresh &= crate::rpc::wait_fresh_on(shared, &side, wait).await;
             match read_on(shared, &side, move |e| e.recall(&tq)).await {
                 Ok(hits) => team_hits = hits,
                 Err(e) if e.kind() == Some(ErrorKind::TeamUnavailable) && (lenient || !only_team) => {

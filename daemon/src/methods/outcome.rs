@@ -28,11 +28,6 @@ fn not_a_memory(id: &MemoryId) -> ErrorObject {
     ErrorObject::new(ErrorKind::NotFound, format!("no live memory with id {id}"))
 }
 
-/// True when the session was served this memory (briefing, interjection or inbox).
-fn was_served(session: &Session, id: &MemoryId) -> bool {
-    session.served.iter().any(|s| s.id == *id)
-}
-
 /// Logs a word and returns the memory as it stands.
 async fn report(
     shared: &Arc<Shared>,
@@ -57,7 +52,7 @@ pub(crate) async fn outcome(
             let (session, _) = super::records::find(shared, s).await?.ok_or_else(|| {
                 ErrorObject::new(ErrorKind::SessionNotFound, format!("no session with id {s:?}"))
             })?;
-            (Some(session.agent.clone()), was_served(&session, &id.1))
+            (Some(session.agent.clone()), session.was_served(&id.1))
         }
         None => (p.agent.clone(), false),
     };
@@ -114,7 +109,7 @@ pub(crate) async fn apply_manifest(
                 continue;
             }
         };
-        let served = was_served(session, &id.1);
+        let served = session.was_served(&id.1);
         if !line.used && !served {
             // "Served but not used" needs the serving: otherwise any session could wear a
             // memory down by saying it did not use it.

@@ -32,14 +32,20 @@ impl Reader {
         peer: Peer,
         session_id: Option<&str>,
     ) -> Result<Reader, ErrorObject> {
-        if peer.writer_trust() == Trust::Person {
-            return Ok(Reader::Person);
-        }
-        let Some(id) = session_id else { return Ok(Reader::Anonymous) };
-        Ok(match super::records::find(shared, id).await? {
-            Some((s, _)) => Reader::Agent(Box::new(s)),
+        let session = match session_id {
+            Some(id) if peer.writer_trust() != Trust::Person => super::records::find(shared, id).await?,
+            _ => None,
+        };
+        Ok(Reader::new(peer, session.map(|(s, _)| s)))
+    }
+
+    /// The reader for this peer in this session, if any.
+    pub(crate) fn new(peer: Peer, session: Option<Session>) -> Reader {
+        match session {
+            _ if peer.writer_trust() == Trust::Person => Reader::Person,
+            Some(s) => Reader::Agent(Box::new(s)),
             None => Reader::Anonymous,
-        })
+        }
     }
 
     /// True when this reader may read the memory.
