@@ -102,6 +102,12 @@ pub struct Origin {
     /// Claude Code's Bash tool ran, say): the agent's word, whatever the door.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub inside_agent: bool,
+    /// True when `agent` and `session` are only the writer's word: the write named no
+    /// live session, so the agent is the `author` it gave. False when a live session
+    /// vouched for them (the agent is the one that session started as, with its token
+    /// when the name is registered) or when neither is named.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub claimed: bool,
 }
 
 impl Origin {

@@ -124,6 +124,7 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
     let mut opts = EngineOptions::new(&config.data_dir);
     opts.amber_home = config.amber_home.clone();
     opts.query_model = config.query_model;
+    opts.background_nice = config.index_nice;
     opts.session_context = config.session_context;
     opts.standing_strength = config.standing.strength;
     opts.age_floor = config.standing.age_floor;

@@ -45,6 +45,9 @@ struct Args {
     /// embed at once, indexing uses both; false keeps one model.
     #[arg(long, value_name = "BOOL")]
     query_model: Option<bool>,
+    /// How much lower indexing's CPU priority is (a nice value added, 0 to 19; 0 off).
+    #[arg(long, value_name = "N")]
+    index_nice: Option<i32>,
 }
 
 fn main() -> ExitCode {
@@ -92,6 +95,9 @@ fn load_config(args: &Args) -> anyhow::Result<Config> {
     }
     if let Some(on) = args.query_model {
         c.query_model = on;
+    }
+    if let Some(n) = args.index_nice {
+        c.index_nice = n;
     }
     c.check()?;
     Ok(c)

@@ -42,13 +42,18 @@ impl Peer {
         if self.under_agent { amber_core::origin::Trust::Agent } else { self.door.writer_trust() }
     }
 
-    /// Refuses what only a person may do (purge, scope moves) to an agent: the MCP and
-    /// hook doors, and any process inside an agent's session.
+    /// Refuses what only a person may do (purge, unforget, scope moves, keeping secrets,
+    /// registering agent names) to every door but the person's: the `amber` command
+    /// outside an agent's session. The MCP server, the hooks, a Python or other socket
+    /// client (an Amplifier agent runs in Python) and any process inside an agent's
+    /// session are refused.
     pub(crate) fn person_only(self, what: &str) -> Result<(), amber_ipc::protocol::ErrorObject> {
-        if self.under_agent || matches!(self.door, Door::Mcp | Door::Hook) {
+        if self.writer_trust() != amber_core::origin::Trust::Person {
             return Err(amber_ipc::protocol::ErrorObject::new(
                 amber_ipc::protocol::ErrorKind::NotPermitted,
-                format!("{what} is for a person: run it yourself at the command line, not through an agent"),
+                format!(
+                    "{what} is for a person: run it yourself with the `amber` command, not through an agent or a client library"
+                ),
             ));
         }
         Ok(())

@@ -43,21 +43,12 @@ pub(crate) fn merge_hits(mut local: Vec<Hit>, team: Vec<Hit>, k: usize) -> Vec<H
 /// Memories for the team database carry the machine that filed them
 /// (`metadata.machine`), next to their author.
 pub(crate) fn mark_machine(m: &mut NewMemory) {
+    let machine = || crate::methods::origin::machine().unwrap_or_else(|| "unknown".into());
     if let Some(obj) = m.metadata.as_object_mut() {
         obj.entry("machine").or_insert_with(|| serde_json::Value::String(machine()));
     } else if m.metadata.is_null() {
         m.metadata = serde_json::json!({ "machine": machine() });
     }
-}
-
-/// This machine's name.
-pub(crate) fn machine() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "unknown".into())
 }
 
 /// Memories split by side, in their original order within each: (indices, memories).

@@ -219,12 +219,24 @@ pub(crate) fn validate_all(memories: &[NewMemory]) -> Result<(), ErrorObject> {
 /// docs/RELIABILITY.md).
 pub(crate) const FRESH_WAIT_BACKLOG: u64 = 64;
 
+/// Nor while more than this many bytes of content wait to be indexed: one huge memory
+/// (a megabyte is about a thousand chunks to embed) is a backlog however few memories
+/// it is. 64 KiB is about a second of embedding on two cores.
+pub(crate) const FRESH_WAIT_BYTES: u64 = 64 * 1024;
+
+/// The longest a default recall waits for indexing (less when `fresh_timeout_ms` is
+/// less). One huge memory (a megabyte of text is about a thousand chunks to embed) is
+/// indexed in the background while reads answer `fresh: false` after this; only
+/// `fresh: true` waits up to `fresh_timeout_ms`.
+pub(crate) const FRESH_WAIT_SHORT: Duration = Duration::from_millis(1_000);
+
 /// How a read waits for indexing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fresh {
     /// Not at all (`fresh: false`).
     Skip,
-    /// Unless more than [`FRESH_WAIT_BACKLOG`] memories wait to be indexed (the default).
+    /// Unless more than [`FRESH_WAIT_BACKLOG`] memories or [`FRESH_WAIT_BYTES`] of content
+    /// wait to be indexed, and for at most [`FRESH_WAIT_SHORT`] (the default).
     UnlessBacklog,
     /// Up to `fresh_timeout_ms` whatever the backlog (`fresh: true`).
     Always,
@@ -248,11 +260,16 @@ pub(crate) async fn wait_fresh_on(shared: &Arc<Shared>, side: &Side, fresh: Fres
     let behind = engine.committed_through().saturating_sub(engine.indexed_through());
     match fresh {
         Fresh::Skip => false,
-        Fresh::UnlessBacklog if behind > FRESH_WAIT_BACKLOG => {
-            tracing::debug!(behind, "a read not waiting behind a backlog of indexing");
+        Fresh::UnlessBacklog if behind > FRESH_WAIT_BACKLOG || engine.pending_bytes() > FRESH_WAIT_BYTES => {
+            tracing::debug!(
+                behind,
+                bytes = engine.pending_bytes(),
+                "a read not waiting behind a backlog of indexing"
+            );
             false
         }
-        _ => wait_indexed_on(shared, side).await,
+        Fresh::UnlessBacklog => wait_indexed_for(shared, side, FRESH_WAIT_SHORT).await,
+        Fresh::Always => wait_indexed_on(shared, side).await,
     }
 }
 
@@ -265,6 +282,11 @@ pub(crate) async fn wait_indexed(shared: &Arc<Shared>) -> bool {
 
 /// [`wait_indexed`] on one side.
 pub(crate) async fn wait_indexed_on(shared: &Arc<Shared>, side: &Side) -> bool {
+    wait_indexed_for(shared, side, Duration::MAX).await
+}
+
+/// [`wait_indexed_on`] for at most `bound` (and at most `fresh_timeout_ms`).
+async fn wait_indexed_for(shared: &Arc<Shared>, side: &Side, bound: Duration) -> bool {
     let engine = &side.engine;
     let target = engine.committed_through();
     if engine.indexing_stalled().is_some() {
@@ -272,10 +294,14 @@ pub(crate) async fn wait_indexed_on(shared: &Arc<Shared>, side: &Side) -> bool {
     }
 
     let mut rx = side.indexed.clone();
-    let timeout = Duration::from_millis(shared.config.fresh_timeout_ms);
+    let timeout = Duration::from_millis(shared.config.fresh_timeout_ms).min(bound);
     match tokio::time::timeout(timeout, rx.wait_for(|&v| v >= target)).await {
         Ok(Ok(_)) => true,
         Ok(Err(_)) => engine.indexed_through() >= target,
+        Err(_) if bound < Duration::from_millis(shared.config.fresh_timeout_ms) => {
+            tracing::debug!(target, "a read waited {timeout:?} for indexing; answering from what is indexed");
+            false
+        }
         Err(_) => {
             tracing::warn!(target, "recall waited {timeout:?} for indexing; answering from what is indexed");
             false

@@ -137,6 +137,10 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
 }
 
 fn index_loop(engine: &Engine, signal: &Signal, indexed: &watch::Sender<u64>) {
+    // Indexing is background work: it yields the CPU to the threads answering clients
+    // (amber_engine::priority). Tantivy's indexing workers, started again at each BM25
+    // commit from this thread, inherit it.
+    amber_engine::priority::lower_this_thread(engine.background_nice());
     indexed.send_replace(engine.indexed_through());
     let mut failures = 0u32;
     loop {

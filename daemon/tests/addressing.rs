@@ -200,3 +200,36 @@ fn recall_and_get_keep_another_agents_mail_and_diary_to_it() {
     // A session id nobody knows reads as no session.
     assert!(!get(&mut c, &diary, Some("k-agent-a-forged")));
 }
+
+#[test]
+fn a_writes_agent_is_its_sessions_and_otherwise_only_claimed() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let origin = |c: &mut amber_ipc::Client, id: &str| -> Value {
+        c.call_value("get", json!({ "id": id })).unwrap()["memory"]["metadata"]["origin"].clone()
+    };
+    // Filed in agent-b's live session while naming agent-a as author: the origin's agent
+    // is the session's, vouched for.
+    let b = start(&mut c, "agent-b")["session_id"].as_str().unwrap().to_string();
+    let id = remember(
+        &mut c,
+        "the payment sandbox resets every night at 02:00 UTC",
+        json!({ "author": "agent-a", "session_id": b }),
+    );
+    let o = origin(&mut c, &id);
+    assert_eq!((o["agent"].as_str(), o["session"].as_str()), (Some("agent-b"), Some(b.as_str())), "{o}");
+    assert!(o.get("claimed").is_none(), "{o}");
+    // No live session: the author it names is only its word.
+    let id = remember(&mut c, "the payment sandbox keys live in vault", json!({ "author": "agent-a" }));
+    let o = origin(&mut c, &id);
+    assert_eq!((o["agent"].as_str(), o["claimed"].as_bool()), (Some("agent-a"), Some(true)), "{o}");
+    let id = remember(
+        &mut c,
+        "the payment sandbox is shared with the QA team",
+        json!({ "author": "agent-a", "session_id": "no-such-session" }),
+    );
+    assert_eq!(origin(&mut c, &id)["claimed"], json!(true));
+    // Naming nothing claims nothing.
+    let id = remember(&mut c, "the payment sandbox runs on two nodes", json!({}));
+    assert!(origin(&mut c, &id).get("claimed").is_none());
+}

@@ -211,8 +211,15 @@ fn forget_hides_from_recall_and_purge_deletes() {
     assert_eq!(hits.iter().map(|h| h.memory.id.clone()).collect::<Vec<_>>(), vec![keep.id.clone()]);
     assert!(c.get(&gone.id).unwrap().memory.forgotten_at.is_some(), "content kept until purge");
 
-    assert_eq!(c.purge(&keep.id).unwrap_err().kind(), Some(ErrorKind::NotForgotten));
-    assert!(c.purge(&gone.id).unwrap().purged);
+    // Purging is the person's: a client library is refused, the `amber` command is not.
+    assert_eq!(c.purge(&gone.id).unwrap_err().kind(), Some(ErrorKind::NotPermitted));
+    assert_eq!(
+        c.get(&gone.id).unwrap().memory.content,
+        "the staging database password is in vault at kv/staging"
+    );
+    let refused = person(&d, &["purge", &keep.id.to_string()]);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not_forgotten"), "{refused:?}");
+    assert_eq!(as_person(&d, &["purge", &gone.id.to_string()])["purged"], json!(true));
     assert_eq!(c.get(&gone.id).unwrap_err().kind(), Some(ErrorKind::NotFound));
     assert_eq!(c.forget(&gone.id).unwrap_err().kind(), Some(ErrorKind::NotFound));
 }
@@ -274,6 +281,39 @@ fn a_recall_does_not_wait_behind_a_backlog_unless_asked_to() {
 }
 
 #[test]
+fn one_huge_memory_is_indexed_behind_reads_not_in_front_of_them() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    c.remember(&memory("the release train leaves on thursdays", "huge")).unwrap();
+    let mut p = RecallParams::new("release train");
+    p.fresh = Some(true);
+    assert!(c.recall(&p).unwrap().fresh);
+    // Nearly a megabyte of words that hardly repeat: about a thousand chunks to embed.
+    let mut x: u64 = 7;
+    let mut text = String::new();
+    while text.len() < 1_000_000 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        text.push_str(&format!("w{:x} ", x >> 40));
+    }
+    c.remember(&memory(&text, "huge")).unwrap();
+    // One memory behind, but a megabyte of it: reads answer from what is indexed at once
+    // (`fresh: false`), a session starts and is briefed meanwhile.
+    let r = c.recall(&RecallParams::new("when does the release train leave")).unwrap();
+    let st = c.status().unwrap();
+    assert!(!r.fresh, "a recall waited for a megabyte of indexing");
+    assert!(r.hits[0].memory.content.contains("thursdays"));
+    let s = c
+        .call_value("session_start", json!({ "agent": "t", "scope": "huge", "prompt": "the release train" }))
+        .unwrap();
+    assert!(s["session_id"].is_string(), "{s}");
+    assert!(
+        st.engine["indexed_through"].as_u64() < st.engine["committed_through"].as_u64(),
+        "the huge memory was indexed already: the test shows nothing ({:?})",
+        st.engine
+    );
+}
+
+#[test]
 fn writes_wait_for_indexing_when_it_falls_too_far_behind() {
     let d = Daemon::start(&["--max-index-backlog", "10"]);
     let mut c = d.client();
@@ -286,7 +326,9 @@ fn writes_wait_for_indexing_when_it_falls_too_far_behind() {
     assert_eq!(e.kind(), Some(ErrorKind::Busy), "{e}");
     assert!(e.to_string().contains("behind"), "{e}");
     // Once indexing caught up (a fresh recall waits for it), writes go through again.
-    let r = c.recall(&RecallParams::new("nightly job")).unwrap();
+    let mut p = RecallParams::new("nightly job");
+    p.fresh = Some(true);
+    let r = c.recall(&p).unwrap();
     assert!(r.fresh);
     assert!(c.remember(&memory("one more while indexing lags", "lag")).unwrap().created);
 }

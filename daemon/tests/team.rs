@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use amber_ipc::Client;
 use amber_ipc::protocol::{ErrorKind, RecallParams};
-use common::{Daemon, memory};
+use common::{Daemon, as_person, memory};
 use serde_json::{Value, json};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pg.sh");
@@ -327,7 +327,7 @@ fn a_session_is_reminded_of_team_memories_it_was_given() {
 /// live and across a restart of this node.
 #[test]
 fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
-    let (dir, url, _a, b, mut ca, mut cb) = two_nodes("changes", 100);
+    let (dir, url, a, b, mut ca, mut cb) = two_nodes("changes", 100);
     let file = |c: &mut Client, text: &str, scope: &str| remember(c, text, scope).unwrap();
     let secret = file(&mut ca, "the staging admin password rotates every friday", "team/acme");
     let keep = file(&mut ca, "the staging admin console lives behind the vpn", "team/acme");
@@ -354,12 +354,12 @@ fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
 
     // Forgotten and purged on A: gone from B's indexes, not only hidden.
     ca.call_value("forget", json!({ "id": secret })).unwrap();
-    ca.call_value("purge", json!({ "id": secret })).unwrap();
+    as_person(&a, &["purge", &secret]);
     settled(&mut cb, 2);
     assert!(!recall_ids(&mut cb, "staging admin password", Some("team/acme")).contains(&secret));
 
     // Moved on A: B finds it under its new scope only.
-    let moved = ca.call_value("scope_move", json!({ "from": "team/acme/x", "to": "team/acme/y" })).unwrap();
+    let moved = as_person(&a, &["scope", "move", "team/acme/x", "team/acme/y"]);
     let new_id = moved["memories"][0]["new_id"].as_str().unwrap().to_string();
     let until = Instant::now() + Duration::from_secs(30);
     while !recall_ids(&mut cb, "payments runbook refunds", Some("team/acme/y")).contains(&new_id) {
@@ -399,7 +399,7 @@ fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
     drop(b);
     for id in [&keep, &vault] {
         ca.call_value("forget", json!({ "id": id })).unwrap();
-        ca.call_value("purge", json!({ "id": id })).unwrap();
+        as_person(&a, &["purge", id]);
     }
     let b = node(&dir.path().join("b"), &url);
     let mut cb = b.client();

@@ -136,6 +136,12 @@ pub struct EngineOptions {
     /// again. Costs the write the model's time; a model failure here is logged and the
     /// write goes on (whoever indexes it embeds it).
     pub embed_before_commit: bool,
+    /// How much lower the CPU priority of indexing is than the caller's (a nice value
+    /// added, 0 to 19; default [`crate::priority::BACKGROUND_NICE`]): the indexing model
+    /// instance's threads, and the indexer thread when it calls
+    /// [`crate::priority::lower_this_thread`] with [`Engine::background_nice`]. 0 keeps
+    /// indexing at the caller's priority.
+    pub background_nice: i32,
 }
 
 impl EngineOptions {
@@ -162,6 +168,7 @@ impl EngineOptions {
             standing_strength: 0.5,
             age_floor: 0.75,
             embed_before_commit: false,
+            background_nice: crate::priority::BACKGROUND_NICE,
         }
     }
 }
@@ -277,12 +284,20 @@ pub struct Engine {
     query_embedders: Vec<SharedEmbedder>,
     /// Which instance a query waits for when none is free (round robin).
     query_turn: AtomicUsize,
+    /// When a recall last ran (ms on the models module's clock), shared by engines that share
+    /// the model instances: indexing leaves the query instance alone while reads come.
+    last_read: Arc<AtomicU64>,
     docs: RwLock<Docs>,
     /// Held by whatever changes the indexes.
     indexing: Mutex<()>,
     vectors_unsaved: AtomicBool,
     /// The highest seq committed to the store.
     committed: AtomicU64,
+    /// Bytes of content committed through this engine since it opened, and of those the
+    /// indexes cover: their difference is how much indexing is behind in text, which a
+    /// count of memories does not say (one memory may be a megabyte).
+    committed_bytes: AtomicU64,
+    indexed_bytes: AtomicU64,
     /// Every live memory up to this seq, whoever committed it, is in `docs` (a shared
     /// store has other writers: [`Engine::follow`]).
     followed: AtomicU64,

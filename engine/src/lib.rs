@@ -37,6 +37,7 @@
 mod engine;
 mod error;
 mod layout;
+pub mod priority;
 
 pub use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
 pub use amber_store::{GuardEntry, Hold, Moved, PrefixMatch, SessionRow};

@@ -139,6 +139,24 @@ fn long_content_is_chunked_and_the_late_part_is_found() {
 }
 
 #[test]
+fn a_huge_memory_gets_vectors_for_its_opening_and_bm25_for_all_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    // About 320 chunks of text, then a word found nowhere else.
+    let mut huge = String::new();
+    for i in 0..4_000 {
+        huge.push_str(&format!("Line {i} of the migration log: batch {} copied, {} rows. ", i * 7, i * 13));
+    }
+    huge.push_str("Closing note: the zanzibarquokka checksum matched.");
+    let id = e.remember(NewMemory::new(huge.clone())).unwrap().memory.id;
+    let st = e.status().unwrap();
+    assert_eq!(st.vectors, 256, "the first 256 chunks get a vector, no more");
+    let hits = e.recall(&Query::new("zanzibarquokka").mode(SearchMode::Bm25).top(1)).unwrap();
+    assert_eq!(hits[0].memory.id, id, "found by a word at its very end");
+    assert_eq!(hits[0].memory.content, huge, "stored whole");
+}
+
+#[test]
 fn indexes_deleted_or_corrupted_are_rebuilt_without_reembedding() {
     let dir = tempfile::tempdir().unwrap();
     let queries = ["schema migration timeout", "cat on the keyboard", "espresso"];

@@ -54,6 +54,11 @@ pub struct Config {
     /// False: one model, and a recall that arrives during indexing or another recall
     /// waits for the text being embedded.
     pub query_model: bool,
+    /// How much lower indexing's CPU priority is than the daemon's (a nice value added,
+    /// 0 to 19; default 10): the indexer thread and the model instance it embeds with
+    /// yield the processor to the threads answering clients, so one client's flood of
+    /// writes slows its own indexing, not another's recall (docs/RELIABILITY.md). 0 off.
+    pub index_nice: i32,
     /// Session context (default true): a short memory filed in a session gets a second
     /// vector, of itself followed by the memory filed just before it in the session, so
     /// a reply is found by the words of the question it answers (measured in
@@ -213,6 +218,7 @@ impl Default for Config {
             log_files: 7,
             log: "info".into(),
             query_model: true,
+            index_nice: 10,
             session_context: true,
             identity: Default::default(),
             capture: Default::default(),
@@ -333,6 +339,12 @@ impl Config {
                 "frame_timeout_ms, idle_connection_timeout_s and reply_timeout_ms must be at least 1".into(),
             ));
         }
+        if !(0..=19).contains(&self.index_nice) {
+            return Err(ConfigError::Invalid(format!(
+                "index_nice is {}, it must be 0 to 19",
+                self.index_nice
+            )));
+        }
         let st = &self.standing;
         if !(0.0..=1.0).contains(&st.strength) || !(0.0..=1.0).contains(&st.age_floor) {
             return Err(ConfigError::Invalid(
@@ -418,6 +430,7 @@ mod tests {
             (c.log_files, c.log.as_str(), c.query_model, c.session_context, &c.identity),
             (d.log_files, d.log.as_str(), d.query_model, d.session_context, &d.identity)
         );
+        assert_eq!(c.index_nice, d.index_nice);
         assert_eq!((&c.capture, &c.session, &c.briefing), (&d.capture, &d.session, &d.briefing));
         assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));
         assert_eq!((&c.extract, &c.learn), (&d.extract, &d.learn));

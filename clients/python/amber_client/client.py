@@ -522,7 +522,8 @@ class Client:
         return self.call("forget", {"id": id})
 
     def purge(self, id: str) -> dict[str, Any]:
-        """Deletes a forgotten memory for good: ``{id, purged}``."""
+        """Deletes a forgotten memory for good: ``{id, purged}``. A person's call: refused
+        to a Python process (:class:`NotPermitted`); ``amber purge ID`` does it."""
         return self.call("purge", {"id": id})
 
     def agent_register(self, name: str) -> dict[str, Any]:
@@ -892,7 +893,9 @@ class Client:
         """Re-files the memories of ``from_scope`` and the scopes under it into
         ``to_scope`` (the part below ``from_scope`` is kept): ``{moved, merged, memories:
         [{old_id, new_id, scope, merged}]}``. A memory's id changes with its scope; one
-        whose content was already in the target is merged into that copy."""
+        whose content was already in the target is merged into that copy. A person's call:
+        refused to a Python process (:class:`NotPermitted`); ``amber scope move FROM TO``
+        does it."""
         return self.call("scope_move", {"from": from_scope, "to": to_scope})
 
     # -- the knowledge graph (times in ms since the epoch) ----------------------------

@@ -105,6 +105,26 @@ class Daemon:
                 self.proc.wait()
         self.proc = None
 
+    def person(self, *args: str) -> dict:
+        """Runs the ``amber`` command (``$AMBER_BIN``, else the one beside amberd) with
+        ``--json`` against this daemon, outside any agent: the person's door, for what a
+        client library is refused (purge, scope moves, keeping secrets)."""
+        import json
+
+        amber = os.environ.get("AMBER_BIN") or str(Path(self.amberd).with_name("amber"))
+        env = daemon_env(self.root)
+        for k in ("CLAUDECODE", "CLAUDE_CODE_SESSION_ID"):
+            env.pop(k, None)
+        out = subprocess.run(
+            [amber, "--socket", str(self.socket), "--data-dir", str(self.data), "--no-start", "--json", *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, f"amber {args}: {out.stderr.decode(errors='replace')}"
+        return json.loads(out.stdout)
+
     def client(self, **kw):
         from amber_client import Client
 

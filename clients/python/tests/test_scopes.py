@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from amber_client import InvalidParams, NotFound
+from amber_client import InvalidParams, NotFound, NotPermitted
 
 PORT = "The alpha service reads its port from ALPHA_PORT and falls back to 8080 when unset."
 TASTE = "I prefer the alpha service port to be configured with environment variables, never flags."
@@ -90,7 +90,10 @@ def test_scope_move_refiles_and_the_old_id_names_the_new_one(daemon, tmp_path):
         old = c.remember(text)["id"]  # neither scope nor cwd: the daemon's default
         assert c.get(old)["memory"]["scope"] == "default"
         target = c.resolve_scope(repo)["scope"]
-        moved = c.scope_move("default", target)
+        # Moving a scope is the person's: a Python process is refused; the `amber` command is not.
+        with pytest.raises(NotPermitted):
+            c.scope_move("default", target)
+        moved = daemon.person("scope", "move", "default", target)
         assert moved["moved"] >= 1
         entry = next(m for m in moved["memories"] if m["old_id"] == old)
         new = entry["new_id"]

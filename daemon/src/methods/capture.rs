@@ -36,18 +36,6 @@ pub(crate) struct CapturedFrom {
     pub author: Option<String>,
 }
 
-/// The host name, once: part of every origin the daemon stamps.
-pub(crate) fn machine() -> Option<String> {
-    static HOST: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    HOST.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .map(|h| h.trim().to_string())
-            .filter(|h| !h.is_empty() && amber_core::check_label("machine", h, 255).is_ok())
-    })
-    .clone()
-}
-
 /// Files a captured text: size limits, secret redaction (of the text and the source),
 /// then a write (type, source and session as given; metadata `{captured, redacted}`, and the origin the daemon stamps:
 /// trust `external`, whatever door it came through). A new memory's text then goes to
@@ -75,13 +63,16 @@ pub(crate) async fn capture_text(
             memory.session_id = session_id;
             memory.author = author;
             memory.metadata = json!({ "captured": true, "redacted": redacted });
+            let (agent, claimed) =
+                super::origin::vouched_agent(shared, memory.session_id.as_deref(), memory.author.as_deref());
             let origin = Origin {
                 door: Some(door.as_str().into()),
-                agent: memory.author.clone(),
+                agent,
                 session: memory.session_id.clone(),
                 tool: memory.source.clone(),
-                machine: machine(),
+                machine: super::origin::machine(),
                 inside_agent: false,
+                claimed,
             };
             amber_core::origin::stamp(&mut memory.metadata, &origin, Trust::External);
             validate_all(std::slice::from_ref(&memory))?;

@@ -22,18 +22,22 @@ use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
 /// Stamps what a client files on purpose with its origin: the door the daemon saw it
-/// come through, the author and session it names, this machine; and that door's trust
-/// (`person` at the command line, `agent` elsewhere). A client's own `origin` and
-/// `trust` metadata are replaced.
-pub(crate) fn stamp_writes(peer: Peer, memories: &mut [NewMemory]) {
+/// come through; the agent of the live session it names (the name that session started
+/// as, checked against its token when registered), or else the author it gives, marked
+/// `claimed`; this machine; and that door's trust (`person` at the command line, `agent`
+/// elsewhere). A client's own `origin` and `trust` metadata are replaced.
+pub(crate) fn stamp_writes(shared: &Shared, peer: Peer, memories: &mut [NewMemory]) {
     for m in memories {
+        let (agent, claimed) =
+            super::origin::vouched_agent(shared, m.session_id.as_deref(), m.author.as_deref());
         let origin = Origin {
             door: Some(peer.door.as_str().into()),
-            agent: m.author.clone(),
+            agent,
             session: m.session_id.clone(),
             tool: None,
-            machine: super::capture::machine(),
+            machine: super::origin::machine(),
             inside_agent: peer.under_agent,
+            claimed,
         };
         amber_core::origin::stamp(&mut m.metadata, &origin, peer.writer_trust());
     }
@@ -69,7 +73,7 @@ pub(crate) async fn remember(
     let (mut memories, counts) = redacted(vec![memory], allow_secrets).await?;
     validate_all(&memories)?;
     person_only_kinds(peer, &memories)?;
-    stamp_writes(peer, &mut memories);
+    stamp_writes(shared, peer, &mut memories);
     let held = super::dispute::hold_back(shared, peer, &mut memories).await?;
     let (session, kind) = (memories[0].session_id.clone(), memories[0].kind);
     let mut results = remember_routed(shared, memories).await?;
@@ -165,7 +169,7 @@ pub(crate) async fn remember_batch(
     let (mut memories, counts) = redacted(p.memories, p.allow_secrets).await?;
     validate_all(&memories)?;
     person_only_kinds(peer, &memories)?;
-    stamp_writes(peer, &mut memories);
+    stamp_writes(shared, peer, &mut memories);
     let held = super::dispute::hold_back(shared, peer, &mut memories).await?;
     let mut results = remember_routed(shared, memories).await?;
     super::dispute::link(shared, &mut results, held).await;

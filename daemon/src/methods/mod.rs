@@ -20,6 +20,7 @@ pub(crate) mod judge;
 pub(crate) mod leads;
 pub(crate) mod learn;
 pub(crate) mod memory;
+pub(crate) mod origin;
 pub(crate) mod outcome;
 pub(crate) mod reader;
 pub(crate) mod records;

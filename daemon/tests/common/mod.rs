@@ -88,6 +88,40 @@ pub fn amberd(root: &Path, data: &Path, socket: &Path, extra: &[&str]) -> Comman
     cmd
 }
 
+/// The `amber` command (the person's door: purge, unforget, scope moves, keeping
+/// secrets) against this daemon with `--json`, outside any agent. It is the binary built
+/// beside amberd (`cargo test --workspace` builds it); a client library is refused these
+/// calls (daemon/src/peer.rs).
+pub fn person(d: &Daemon, args: &[&str]) -> std::process::Output {
+    let amberd = PathBuf::from(env!("CARGO_BIN_EXE_amberd"));
+    let amber = amberd.with_file_name("amber");
+    assert!(amber.is_file(), "{} is missing: build it (cargo build --release -p amber-cli)", amber.display());
+    Command::new(&amber)
+        .arg("--socket")
+        .arg(&d.socket)
+        .arg("--data-dir")
+        .arg(&d.data)
+        .arg("--json")
+        .args(args)
+        .env("AMBER_NO_START", "1")
+        .env("AMBER_CONFIG", d.data.with_file_name("no-config.toml"))
+        .env("AMBER_STATE_DIR", d.data.with_file_name("state"))
+        .env_remove("CLAUDECODE")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// [`person`], which must succeed: what it printed.
+pub fn as_person(d: &Daemon, args: &[&str]) -> serde_json::Value {
+    let out = person(d, args);
+    assert!(out.status.success(), "amber {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("amber {args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
+    })
+}
+
 /// Sends raw bytes on a connection and reads one response line.
 pub fn exchange(conn: &mut BufReader<Stream>, bytes: &[u8]) -> Response {
     conn.get_mut().write_all(bytes).unwrap();

@@ -15,6 +15,13 @@ use super::health::INDEXING;
 use super::{Engine, SCAN_BATCH, lock, read, write};
 use crate::Result;
 
+/// The most chunks of one memory that get a vector: its first 256 (about 64k tokens,
+/// 250 KB of prose). BM25 indexes all of a memory; a longer one is found by its words
+/// anywhere and by meaning in its opening. One megabyte of text would otherwise be
+/// about 1,800 chunks, a minute of the indexer's time on two cores (measured with
+/// `amber-eval fairness`, docs/RELIABILITY.md), while every memory filed after it waits.
+pub(crate) const EMBEDDED_CHUNKS_PER_MEMORY: usize = 256;
+
 /// Texts embedded per embedding-cache write while indexing. The model runs one text at a
 /// time (see `amber_retrieval::VECTOR_ID`) and its lock is taken per text, so a recall
 /// that shares the model waits at most for one text.
@@ -30,7 +37,12 @@ impl Engine {
     /// to the store is lost, it is indexed by a later call.
     pub fn index_pending(&self) -> Result<u64> {
         let _indexing = lock(&self.indexing);
-        let out = self.index_through(self.committed_through());
+        let through = self.committed_through();
+        let bytes = self.committed_bytes.load(SeqCst);
+        let out = self.index_through(through);
+        if out.is_ok() {
+            self.indexed_bytes.fetch_max(bytes, SeqCst);
+        }
         self.noted(INDEXING, out)
     }
 
@@ -211,8 +223,8 @@ impl Engine {
             .collect())
     }
 
-    /// The chunks the vector index holds for these texts: each chunk of the content
-    /// (at most `MAX_CHUNKS_PER_MEMORY`), and for a content of one chunk with a session
+    /// The chunks the vector index holds for these texts: each chunk of the content, the
+    /// first [`EMBEDDED_CHUNKS_PER_MEMORY`] of a longer one, and for a content of one chunk with a session
     /// context a second text, the content followed by the context (the model truncates
     /// the context, never the memory).
     pub(super) fn chunks_of<'a>(&self, texts: &[Text<'a>]) -> Vec<Chunk<'a>> {
@@ -223,7 +235,7 @@ impl Engine {
         let mut chunks = Vec::new();
         for (t, spans) in texts.iter().zip(spans) {
             let single = spans.len() == 1;
-            for (i, span) in spans.into_iter().take(amber_retrieval::MAX_CHUNKS_PER_MEMORY).enumerate() {
+            for (i, span) in spans.into_iter().take(EMBEDDED_CHUNKS_PER_MEMORY).enumerate() {
                 let text = &t.content[span];
                 chunks.push(Chunk {
                     seq: t.seq,

@@ -1,9 +1,11 @@
 //! The model pool: which embedding model instance runs a text. Queries take the first
-//! free instance; indexing spreads its texts over all of them.
+//! free instance; indexing spreads its texts over all of them, except that it leaves the
+//! query instance alone while recalls come (one within [`READS_QUIET`]), so a recall
+//! never waits for another client's indexing to finish a text.
 
-use std::sync::TryLockError;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::sync::{OnceLock, TryLockError};
+use std::time::{Duration, Instant};
 
 use super::{Engine, SharedEmbedder, lock};
 use crate::Result;
@@ -11,7 +13,29 @@ use crate::Result;
 /// Vectors of some of a list of texts, each with the text's index in the list.
 type Embedded = Vec<(usize, Vec<f32>)>;
 
+/// How long after a recall indexing keeps off the query instance. Measured with
+/// `amber-eval fairness` (docs/RELIABILITY.md): sharing it, a recall behind a write flood
+/// waited for the text being embedded there (p99 10x idle); leaving it alone, under 2x.
+pub(crate) const READS_QUIET: Duration = Duration::from_secs(2);
+
+/// Milliseconds on a clock of this process (the first call is 0).
+pub(crate) fn clock() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
 impl Engine {
+    /// Notes that a recall is under way (indexing leaves the query instance alone).
+    pub(super) fn note_read(&self) {
+        self.last_read.store(clock().max(1), Ordering::Relaxed);
+    }
+
+    /// True while recalls come: one started within [`READS_QUIET`].
+    fn reads_recent(&self) -> bool {
+        let last = self.last_read.load(Ordering::Relaxed);
+        last > 0 && clock().saturating_sub(last) < READS_QUIET.as_millis() as u64
+    }
+
     /// Embeds texts for indexing, one per model run, taking each model's lock per text
     /// (a query waits at most for one text). With a query model loaded, both instances
     /// work through the texts at once, one thread each, so indexing uses both cores even
@@ -26,9 +50,13 @@ impl Engine {
             return Ok(out);
         }
         let next = AtomicUsize::new(0);
-        let work = |model: &SharedEmbedder| -> Result<Embedded> {
+        // `yields`: the query instance, given back (between texts) while recalls come.
+        let work = |model: &SharedEmbedder, yields: bool| -> Result<Embedded> {
             let mut done = Vec::new();
             loop {
+                if yields && self.reads_recent() {
+                    return Ok(done);
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(text) = texts.get(i) else { return Ok(done) };
                 let v = lock(model).embed(&[*text])?.pop();
@@ -36,8 +64,8 @@ impl Engine {
             }
         };
         let parts: Vec<Result<Embedded>> = std::thread::scope(|s| {
-            let helpers: Vec<_> = models[1..].iter().map(|m| s.spawn(|| work(m))).collect();
-            let mut parts = vec![work(&models[0])];
+            let helpers: Vec<_> = models[1..].iter().map(|m| s.spawn(|| work(m, false))).collect();
+            let mut parts = vec![work(&models[0], true)];
             for h in helpers {
                 parts.push(h.join().unwrap_or_else(|_| {
                     Err(amber_retrieval::Error::Model("an embedding thread panicked".into()).into())
@@ -56,6 +84,7 @@ impl Engine {
     /// Embeds a query text (one model call, on the first free query instance; when all
     /// are busy, it waits for one in turn).
     pub(super) fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        self.note_read();
         let free = self.query_embedders.iter().find_map(|m| match m.try_lock() {
             Ok(g) => Some(g),
             Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),

@@ -50,34 +50,46 @@ impl Engine {
             let only = FastEmbedder::load(&paths, opts.chunking, opts.threads)?;
             return Self::open_with(opts, Box::new(only));
         }
-        // Two instances may run at once: neither spins while idle.
-        let indexer = FastEmbedder::load_tuned(&paths, opts.chunking, opts.threads, false)?;
+        // Two instances may run at once: neither spins while idle. The indexing instance
+        // is loaded on a thread of low priority, so its intra-op threads (started now,
+        // inheriting it) yield the CPU to queries (crate::priority).
+        let indexer = std::thread::scope(|s| {
+            s.spawn(|| {
+                crate::priority::lower_this_thread(opts.background_nice);
+                FastEmbedder::load_tuned(&paths, opts.chunking, opts.threads, false)
+            })
+            .join()
+        })
+        .map_err(|_| {
+            crate::Error::Retrieval(amber_retrieval::Error::Model("loading the model panicked".into()))
+        })??;
         let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false)?;
         let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
         // A query runs on the query model, or on the indexing model when that one is
         // idle: two queries at once use both cores.
-        Self::start(opts, None, indexer.clone(), vec![Arc::new(Mutex::new(Box::new(querier))), indexer])
+        let query: Vec<SharedEmbedder> = vec![Arc::new(Mutex::new(Box::new(querier))), indexer.clone()];
+        Self::start(opts, None, (indexer, query, Arc::default()))
     }
 
     /// Opens the engine with a given embedder, used both to index and to embed queries.
     pub fn open_with(opts: EngineOptions, embedder: Box<dyn Embedder>) -> Result<Engine> {
         let shared = Arc::new(Mutex::new(embedder));
-        Self::start(opts, None, shared.clone(), vec![shared])
+        Self::start(opts, None, (shared.clone(), vec![shared], Arc::default()))
     }
 
     /// Opens a second engine over another store (team scopes on PostgreSQL), with its
     /// derived indexes in `opts.data_dir`, sharing this engine's model instances: no
     /// second copy of the model is loaded.
     pub fn open_sharing(&self, opts: EngineOptions, backend: Arc<dyn Backend>) -> Result<Engine> {
-        Self::start(opts, Some(backend), self.index_embedder.clone(), self.query_embedders.clone())
+        let models = (self.index_embedder.clone(), self.query_embedders.clone(), self.last_read.clone());
+        Self::start(opts, Some(backend), models)
     }
 
     /// Opens the engine over `backend` (default: the SQLite store in the data directory).
     fn start(
         opts: EngineOptions,
         backend: Option<Arc<dyn Backend>>,
-        index_embedder: SharedEmbedder,
-        query_embedders: Vec<SharedEmbedder>,
+        (index_embedder, query_embedders, last_read): (SharedEmbedder, Vec<SharedEmbedder>, Arc<AtomicU64>),
     ) -> Result<Engine> {
         let dir = opts.data_dir.clone();
         let io = |source| crate::Error::DataDir { path: dir.clone(), source };
@@ -145,10 +157,13 @@ impl Engine {
             index_embedder,
             query_embedders,
             query_turn: AtomicUsize::new(0),
+            last_read,
             docs: RwLock::new(docs),
             indexing: Mutex::new(()),
             vectors_unsaved: AtomicBool::new(false),
             committed: AtomicU64::new(committed),
+            committed_bytes: AtomicU64::new(0),
+            indexed_bytes: AtomicU64::new(0),
             followed: AtomicU64::new(committed),
             followed_at: Mutex::new(Instant::now()),
             // Changes after the saved vector index are applied again by the first

@@ -24,6 +24,8 @@ impl Engine {
     /// [`Engine::indexed_through`]).
     pub fn recall(&self, q: &Query) -> Result<Vec<Hit>> {
         q.validate()?;
+        // Before BM25: by the time the query is embedded, indexing has left its instance.
+        self.note_read();
         let want = self.opts.candidates.max(q.k * 3);
         let allowed = self.allowed(q);
         if allowed.as_ref().is_some_and(|a| a.is_empty()) {

@@ -44,6 +44,8 @@ impl Engine {
             }
         }
         if let Some(max) = max {
+            let bytes: usize = stored.iter().filter(|(_, c)| *c).map(|(m, _)| m.content.len()).sum();
+            self.committed_bytes.fetch_add(bytes as u64, SeqCst);
             self.committed.fetch_max(max, SeqCst);
         }
         let created: Vec<&Memory> = stored.iter().filter(|(_, c)| *c).map(|(m, _)| m).collect();
@@ -75,6 +77,18 @@ impl Engine {
             self.index_pending()?;
         }
         Ok(out)
+    }
+
+    /// How much lower than its caller's the CPU priority of indexing is
+    /// ([`super::EngineOptions::background_nice`]).
+    pub fn background_nice(&self) -> i32 {
+        self.opts.background_nice
+    }
+
+    /// Bytes of content committed through this engine and not indexed yet (an estimate:
+    /// a commit under way while a pass starts may be counted as indexed early).
+    pub fn pending_bytes(&self) -> u64 {
+        self.committed_bytes.load(SeqCst).saturating_sub(self.indexed_bytes.load(SeqCst))
     }
 
     /// The highest seq committed to the store.

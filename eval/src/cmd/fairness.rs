@@ -5,6 +5,11 @@
 //! the honest client's p50/p99 in both phases and their ratios (measured in the same
 //! run), how many of its recalls answered `fresh: false` (not waiting for the flood's
 //! indexing), the flood's memories/s and errors, and the daemon's resident memory.
+//!
+//! Then (unless `--huge-kib 0`) one huge memory: a client files `--huge-kib` KiB of
+//! distinct words in one `remember` (the content cap is 1 MiB), and while it is indexed
+//! the honest client alternates a recall and a `session_start` (left to idle out). Reported:
+//! how long the huge memory took to index, and the honest calls' latencies meanwhile.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -41,6 +46,12 @@ pub(crate) struct FairnessArgs {
     /// Memories filed before the idle phase, so recall searches something.
     #[arg(long, default_value_t = 500)]
     seed: usize,
+    /// The huge memory's size in KiB (0: no huge-memory phase).
+    #[arg(long, default_value_t = 1000)]
+    huge_kib: usize,
+    /// The longest the huge-memory phase runs (it ends when the memory is indexed).
+    #[arg(long, default_value_t = 60.0)]
+    huge_seconds: f64,
     /// Write the results (JSON) here; they are also printed.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -199,6 +210,12 @@ fn measure(a: FairnessArgs) -> anyhow::Result<Value> {
     });
     let wall = started.elapsed().as_secs_f64();
     let (flood, flood_stale, flood_err) = honest_result?;
+    // Let the flood's backlog drain before the next phase.
+    let mut fresh = RecallParams::new(QUERIES[0]);
+    fresh.fresh = Some(true);
+    while !c.recall(&fresh)?.fresh {}
+    let huge =
+        if a.huge_kib > 0 { Some(huge_phase(&socket, &scope, a.huge_kib, a.huge_seconds)?) } else { None };
     let ratio = |q: f64| -> Option<f64> { Some(percentile(&flood, q)? / percentile(&idle, q)?) };
     let status = c.status()?;
     Ok(json!({
@@ -219,5 +236,84 @@ fn measure(a: FairnessArgs) -> anyhow::Result<Value> {
         "daemon_rss_mib_idle": rss_idle,
         "daemon_rss_mib_peak": rss_peak.into_inner().unwrap(),
         "memories_at_end": status.engine["memories"],
+        "huge": huge,
+    }))
+}
+
+/// About `kib` KiB of words that repeat rarely (syllables drawn by a fixed LCG): many
+/// distinct terms for BM25 and about a thousand chunks per MiB to embed.
+fn distinct_words(kib: usize) -> String {
+    const SYL: &[&str] = &[
+        "ka", "be", "mo", "ru", "ti", "sa", "lo", "ne", "pi", "du", "fa", "ge", "ho", "ji", "ku", "le", "mi",
+        "no", "po", "qua", "re", "si", "to", "vu", "wa", "xe", "yo", "ze",
+    ];
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut out = String::with_capacity(kib * 1024 + 16);
+    while out.len() < kib * 1024 - 16 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        for k in 0..(2 + (x >> 60) % 3) {
+            out.push_str(SYL[((x >> (8 * k + 8)) % SYL.len() as u64) as usize]);
+        }
+        out.push(' ');
+    }
+    out
+}
+
+/// One huge memory filed and indexed while the honest client recalls and starts sessions.
+fn huge_phase(
+    socket: &std::path::Path,
+    scope: &amber_core::Scope,
+    kib: usize,
+    seconds: f64,
+) -> anyhow::Result<Value> {
+    eprintln!("fairness: one memory of {kib} KiB, up to {seconds}s of its indexing");
+    let mut c = Client::connect(socket)?;
+    let mut h = Client::connect(socket)?;
+    let t0 = Instant::now();
+    c.remember(&NewMemory::new(distinct_words(kib)).in_scope(scope.clone()))?;
+    let filed_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let indexed = |c: &mut Client| -> anyhow::Result<bool> {
+        let e = c.status()?.engine;
+        Ok(e["indexed_through"].as_u64() >= e["committed_through"].as_u64())
+    };
+    let deadline = t0 + Duration::from_secs_f64(seconds);
+    let (mut recalls, mut starts, mut stale, mut errors) = (Vec::new(), Vec::new(), 0u64, 0u64);
+    let mut i = 0usize;
+    let mut index_seconds = None;
+    while Instant::now() < deadline {
+        if indexed(&mut c)? {
+            index_seconds = Some(t0.elapsed().as_secs_f64());
+            break;
+        }
+        let mut p = RecallParams::new(QUERIES[i % QUERIES.len()]);
+        p.k = Some(10);
+        let t = Instant::now();
+        match h.recall(&p) {
+            Ok(r) => {
+                recalls.push(t.elapsed().as_secs_f64() * 1000.0);
+                stale += u64::from(!r.fresh);
+            }
+            Err(_) => errors += 1,
+        }
+        let t = Instant::now();
+        let started = h.call_value(
+            "session_start",
+            json!({ "agent": "fairness", "scope": scope.as_str(), "prompt": QUERIES[i % QUERIES.len()] }),
+        );
+        match started {
+            // Left to idle out: ending one waits for indexing to curate it.
+            Ok(_) => starts.push(t.elapsed().as_secs_f64() * 1000.0),
+            Err(_) => errors += 1,
+        }
+        i += 1;
+    }
+    recalls.sort_by(f64::total_cmp);
+    starts.sort_by(f64::total_cmp);
+    Ok(json!({
+        "kib": kib,
+        "remember_ms": filed_ms,
+        "indexed_within_seconds": index_seconds,
+        "recall": summary(&recalls, stale, errors),
+        "session_start": summary(&starts, 0, 0),
     }))
 }
