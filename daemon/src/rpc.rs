@@ -225,10 +225,9 @@ pub(crate) const FRESH_WAIT_BACKLOG: u64 = 64;
 pub(crate) const FRESH_WAIT_BYTES: u64 = 64 * 1024;
 
 /// The longest a default recall waits for indexing (less when `fresh_timeout_ms` is
-/// less). One huge memory (a megabyte of text is about a thousand chunks to embed) is
-/// indexed in the background while reads answer `fresh: false` after this; only
-/// `fresh: true` waits up to `fresh_timeout_ms`.
-pub(crate) const FRESH_WAIT_SHORT: Duration = Duration::from_millis(1_000);
+/// less): the backlog it waits for is small (the bounds above), so this is reached only
+/// on a machine too busy to index it; only `fresh: true` waits up to `fresh_timeout_ms`.
+pub(crate) const FRESH_WAIT_SHORT: Duration = Duration::from_millis(2_000);
 
 /// How a read waits for indexing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
