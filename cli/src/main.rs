@@ -711,6 +711,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Reindex => {
             let mut c = connect(&cli, &cfg)?;
+            // Rebuilding the indexes of a big store takes as long as it takes.
+            c.set_timeout(None);
             let t0 = std::time::Instant::now();
             c.reindex()?;
             let st = c.status()?;

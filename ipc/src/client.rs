@@ -7,6 +7,11 @@
 //! not to have read it: the write found the connection closed, or the read found it reset
 //! with the request still unread. Before that, whatever the daemon said on the way out
 //! (its `too_many_connections` line) is returned as the error.
+//!
+//! A call waits for its reply [`DEFAULT_REPLY_TIMEOUT`] at most (`set_timeout` changes it,
+//! `None` waits for ever): past it the call fails with [`ClientError::Timeout`] and the
+//! connection is replaced before the next call, so a late reply is never read as the
+//! answer to another request.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -49,6 +54,14 @@ pub enum ClientError {
     /// The daemon's answer did not follow the protocol.
     #[error("unexpected answer from amberd: {0}")]
     Protocol(String),
+    /// No reply within the client's timeout (the daemon may still carry the call out).
+    #[error("amberd did not answer {method} within {}s", .after.as_secs_f64())]
+    Timeout {
+        /// The method called.
+        method: String,
+        /// How long the client waited.
+        after: std::time::Duration,
+    },
 }
 
 impl ClientError {
@@ -88,6 +101,16 @@ fn reset_unread(e: &std::io::Error, line: &[u8]) -> bool {
 
 /// How long a client reads what the daemon said before it closed the connection.
 const LAST_WORDS: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long a call waits for its reply unless told otherwise: longer than any call the
+/// daemon bounds itself (a `fresh: true` recall waits 10 s for indexing, a model call
+/// 30 s), short enough that a client never hangs on a daemon that stopped answering.
+pub const DEFAULT_REPLY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// A read that gave up for lack of data before its timeout.
+fn timed_out(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+}
 
 /// The socket's name for interprocess: a file path on Unix, a named pipe on Windows.
 pub fn socket_name(path: &Path) -> std::io::Result<Name<'_>> {
@@ -156,6 +179,10 @@ pub struct Client {
     conn: BufReader<Stream>,
     next_id: u64,
     path: PathBuf,
+    timeout: Option<std::time::Duration>,
+    /// A call timed out on this connection: its reply may still come, so the next call
+    /// goes on a new connection.
+    stale: bool,
 }
 
 impl Client {
@@ -164,7 +191,19 @@ impl Client {
         let err = |source| ClientError::Connect { path: path.to_path_buf(), source };
         let name = socket_name(path).map_err(err)?;
         let conn = Stream::connect(name).map_err(err)?;
-        Ok(Client { conn: BufReader::new(conn), next_id: 1, path: path.to_path_buf() })
+        Ok(Client {
+            conn: BufReader::new(conn),
+            next_id: 1,
+            path: path.to_path_buf(),
+            timeout: Some(DEFAULT_REPLY_TIMEOUT),
+            stale: false,
+        })
+    }
+
+    /// How long each call waits for its reply (`None`: for ever; default
+    /// [`DEFAULT_REPLY_TIMEOUT`]).
+    pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.timeout = timeout.filter(|t| !t.is_zero());
     }
 
     /// The socket path.
@@ -175,15 +214,26 @@ impl Client {
     /// Calls a method with JSON params; returns the JSON result. Sent again once on a new
     /// connection when the daemon had closed this one without reading the request.
     pub fn call_value(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
+        if self.stale {
+            self.reconnect()?;
+        }
         let id = self.next_id;
         self.next_id += 1;
         let request = encode(id, method, params);
-        match self.send(&request, id) {
+        let out = match self.send(&request, id) {
             Err(Attempt::Resend(_)) => {
                 self.reconnect()?;
                 self.send(&request, id).map_err(Attempt::into_error)
             }
             r => r.map_err(Attempt::into_error),
+        };
+        match out {
+            Err(ClientError::Io(e)) if timed_out(&e) => {
+                self.stale = true;
+                let after = self.timeout.unwrap_or_default();
+                Err(ClientError::Timeout { method: method.to_string(), after })
+            }
+            out => out,
         }
     }
 
@@ -199,6 +249,9 @@ impl Client {
             };
         }
         let mut line = Vec::new();
+        if let Err(e) = self.conn.get_ref().set_recv_timeout(self.timeout) {
+            return Err(Attempt::Failed(e.into()));
+        }
         match self.conn.read_until(b'\n', &mut line) {
             Ok(_) => decode(line.trim_ascii_end(), id).map_err(Attempt::Failed),
             Err(e) if reset_unread(&e, &line) => Err(Attempt::Resend(e.into())),
@@ -211,7 +264,7 @@ impl Client {
         let _ = self.conn.get_ref().set_recv_timeout(Some(LAST_WORDS));
         let mut line = Vec::new();
         let read = self.conn.read_until(b'\n', &mut line);
-        let _ = self.conn.get_ref().set_recv_timeout(None);
+        let _ = self.conn.get_ref().set_recv_timeout(self.timeout);
         read.ok()?;
         let resp: Response = serde_json::from_slice(line.trim_ascii_end()).ok()?;
         resp.error.map(ClientError::Server)
@@ -223,6 +276,7 @@ impl Client {
         let name = socket_name(&self.path).map_err(err)?;
         let conn = Stream::connect(name).map_err(err)?;
         self.conn = BufReader::new(conn);
+        self.stale = false;
         Ok(())
     }
 
@@ -420,13 +474,27 @@ pub struct AsyncClient {
     conn: tokio::io::BufReader<interprocess::local_socket::tokio::Stream>,
     next_id: u64,
     path: PathBuf,
+    timeout: Option<std::time::Duration>,
+    stale: bool,
 }
 
 impl AsyncClient {
     /// Connects to the daemon listening on `path`.
     pub async fn connect(path: &Path) -> Result<AsyncClient, ClientError> {
         let conn = Self::open(path).await?;
-        Ok(AsyncClient { conn, next_id: 1, path: path.to_path_buf() })
+        Ok(AsyncClient {
+            conn,
+            next_id: 1,
+            path: path.to_path_buf(),
+            timeout: Some(DEFAULT_REPLY_TIMEOUT),
+            stale: false,
+        })
+    }
+
+    /// How long each call waits for its reply (`None`: for ever; default
+    /// [`DEFAULT_REPLY_TIMEOUT`]).
+    pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.timeout = timeout.filter(|t| !t.is_zero());
     }
 
     async fn open(
@@ -442,15 +510,31 @@ impl AsyncClient {
     /// Calls a method with JSON params; returns the JSON result. Sent again once on a new
     /// connection when the daemon had closed this one without reading the request.
     pub async fn call_value(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
+        if self.stale {
+            self.conn = Self::open(&self.path).await?;
+            self.stale = false;
+        }
         let id = self.next_id;
         self.next_id += 1;
         let request = encode(id, method, params);
-        match self.send(&request, id).await {
-            Err(Attempt::Resend(_)) => {
-                self.conn = Self::open(&self.path).await?;
-                self.send(&request, id).await.map_err(Attempt::into_error)
+        let timeout = self.timeout;
+        let call = async {
+            match self.send(&request, id).await {
+                Err(Attempt::Resend(_)) => {
+                    self.conn = Self::open(&self.path).await?;
+                    self.send(&request, id).await.map_err(Attempt::into_error)
+                }
+                r => r.map_err(Attempt::into_error),
             }
-            r => r.map_err(Attempt::into_error),
+        };
+        let Some(after) = timeout else { return call.await };
+        let out = tokio::time::timeout(after, call).await;
+        match out {
+            Ok(out) => out,
+            Err(_) => {
+                self.stale = true;
+                Err(ClientError::Timeout { method: method.to_string(), after })
+            }
         }
     }
 
