@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Checks the layout rules of ARCHITECTURE.md (issue 21): no file over MAX_LINES lines in
-the crates that grow (daemon, engine, tiers), and no import cycle between the files of
-one crate (a file naming another file's items through `crate::`, `super::` or a child
-module path). Declaring a child (`mod x;`) is not an import. Exits 1 with the reasons.
+"""Checks the layout rules of ARCHITECTURE.md (issues 21 and 31): no file over MAX_LINES
+lines in any crate, except the few already over it (OVER: each may shrink, never grow,
+and leaves the list once under), and no import cycle between the files of one crate (a
+file naming another file's items through `crate::`, `super::` or a child module path).
+Declaring a child (`mod x;`) is not an import. Exits 1 with the reasons.
 
 Usage: python3 scripts/check_layout.py [--max-lines N]
 """
@@ -13,8 +14,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CRATES = ["core", "store", "retrieval", "engine", "tiers", "ipc", "daemon", "cli", "eval"]
-SIZE_CHECKED = {"daemon", "engine", "tiers"}
 MAX_LINES = 600
+# Files over MAX_LINES when the cap was extended to every crate (issue 31), with their
+# length then: they are to be split by responsibility as they are touched.
+OVER = {
+    "store/src/graph.rs": 731,
+    "store/src/store.rs": 806,
+    "store/src/backend.rs": 628,
+    "retrieval/src/bm25.rs": 633,
+    "ipc/src/protocol.rs": 1084,
+    "cli/src/main.rs": 909,
+    "cli/src/mcp/args.rs": 650,
+    "eval/src/cmd/team_bench.rs": 657,
+}
 
 
 def module_of(src: Path, f: Path) -> tuple:
@@ -93,8 +105,13 @@ def main() -> int:
         graph = {}
         for mod, f in files.items():
             text = f.read_text()
-            if crate in SIZE_CHECKED and text.count("\n") > max_lines:
-                problems.append(f"{f.relative_to(ROOT)}: {text.count(chr(10))} lines (at most {max_lines})")
+            rel, lines = str(f.relative_to(ROOT)), text.count("\n")
+            cap = max(max_lines, OVER.get(rel, 0))
+            if lines > cap:
+                why = f"it was {OVER[rel]} when the cap came; split it" if rel in OVER else f"at most {max_lines}"
+                problems.append(f"{rel}: {lines} lines ({why})")
+            elif rel in OVER and lines <= max_lines:
+                problems.append(f"{rel}: {lines} lines, under {max_lines} now: take it out of OVER")
             # The crate root only declares and re-exports: not an edge.
             graph[mod] = {m for m in references(text, mod, modules) if m != ()} if mod != () else set()
         for c in cycles(graph):
@@ -103,8 +120,8 @@ def main() -> int:
     for p in problems:
         print(p)
     if not problems:
-        print("layout ok: no file over", max_lines, "lines in", ", ".join(sorted(SIZE_CHECKED)),
-              "and no import cycle between files of a crate")
+        print("layout ok: no file over", max_lines, "lines (but", len(OVER),
+              "older ones that may only shrink) and no import cycle between files of a crate")
     return 1 if problems else 0
 
 

@@ -8,6 +8,11 @@
 //! - Reads (`recall`, `get`, `status`) run concurrently on the blocking pool. Writes go
 //!   through one writer thread fed by a bounded queue: a full queue answers `busy`. A
 //!   write is answered once its SQLite transaction commits; the writer indexes after.
+//!   Memories go as their own operations (`rpc::write`), every other write (outcomes,
+//!   runs, session records, links, releases) as a closure (`rpc::write_with`). The
+//!   exceptions: the advice passes, which call the model between their writes, run on
+//!   the blocking pool, and the last session records at shutdown go straight to the
+//!   store.
 //! - At most `max_connections` connections are served; one more is answered
 //!   `too_many_connections` and closed. A connection with no request for
 //!   `idle_connection_timeout_s`, a request line left incomplete for `frame_timeout_ms`,

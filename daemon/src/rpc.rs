@@ -99,7 +99,8 @@ pub(crate) fn engine_error(e: amber_engine::Error) -> ErrorObject {
     }
 }
 
-/// Runs a read on the blocking pool (the local store).
+/// Runs a read on the blocking pool (the local store). Writes go to the writer:
+/// [`write`] for memories, [`write_with`] for everything else.
 pub(crate) async fn read<T: Send + 'static>(
     shared: &Arc<Shared>,
     f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
@@ -184,6 +185,36 @@ pub(crate) async fn write_on(
     match rx.await {
         Ok(r) => r.map_err(|e| side_error(shared, e)),
         Err(_) => Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon stopped before the write ran")),
+    }
+}
+
+/// Runs a write that is not a memory (an outcome, a run, a session record, links, a
+/// release) on the writer, after the checks every write gets (shutting down, a full
+/// queue): the daemon has one writer. Its result comes back as `f` returned it.
+pub(crate) async fn write_with<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+) -> Result<T, ErrorObject> {
+    write_with_on(shared, &shared.local(), f).await
+}
+
+/// [`write_with`] on one side's writer (local or team).
+pub(crate) async fn write_with_on<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    side: &Side,
+    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+) -> Result<T, ErrorObject> {
+    let op = WriteOp::Run(crate::writer::Work(Box::new(move |e: &Engine| {
+        f(e).map(|t| Box::new(t) as Box<dyn std::any::Any + Send>)
+    })));
+    match write_on(shared, side, op).await? {
+        WriteDone::Ran(out) => out.downcast::<T>().map(|t| *t).map_err(|_| {
+            ErrorObject::new(ErrorKind::Internal, "internal error: a write answered another type")
+        }),
+        other => {
+            tracing::error!(?other, "a write answered for another operation");
+            Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"))
+        }
     }
 }
 

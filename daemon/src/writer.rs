@@ -34,6 +34,24 @@ pub(crate) enum WriteOp {
     },
     /// Follow what other writers committed to a shared store (the team database).
     Follow,
+    /// Any other write to the store (an outcome, a run, a session record, links, ...),
+    /// run here so that every write goes through the one writer (`rpc::write_with`).
+    Run(Work),
+}
+
+/// What a [`WriteOp::Run`] answers: anything, taken back by its type (`rpc::write_with`).
+pub(crate) type Ran = Box<dyn std::any::Any + Send>;
+
+/// A write to run on the writer thread.
+pub(crate) type WorkFn = dyn FnOnce(&Engine) -> amber_engine::Result<Ran> + Send;
+
+/// The closure of a [`WriteOp::Run`].
+pub(crate) struct Work(pub Box<WorkFn>);
+
+impl std::fmt::Debug for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Work")
+    }
 }
 
 /// What a write did.
@@ -47,6 +65,8 @@ pub(crate) enum WriteDone {
     KgInvalidated(Option<Box<amber_core::graph::Fact>>),
     Moved(Vec<amber_engine::Moved>),
     Followed(usize),
+    /// What a [`WriteOp::Run`] returned.
+    Ran(Ran),
 }
 
 pub(crate) struct Job {
@@ -118,6 +138,7 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
                 .map(|f| WriteDone::KgInvalidated(f.map(Box::new))),
             WriteOp::MoveScope { from, to } => engine.move_scope(&from, &to).map(WriteDone::Moved),
             WriteOp::Follow => engine.follow().map(WriteDone::Followed),
+            WriteOp::Run(Work(f)) => f(&engine).map(WriteDone::Ran),
         };
         signal.set(|s| s.work = true);
         if job.reply.send(done).is_err() {

@@ -315,10 +315,7 @@ fn a_full_disk_answers_storage_full_keeps_serving_reads_and_loses_no_acknowledge
     let tmpfs = match Tmpfs::mount(&disk, "12m") {
         Ok(t) => t,
         Err(why) => {
-            eprintln!(
-                "SKIPPED the full-disk test: cannot mount a tmpfs ({why}); it needs root (CI runs as root)"
-            );
-            return;
+            return skipped(&format!("the full-disk test: cannot mount a tmpfs ({why}); it needs root"));
         }
     };
     let data = disk.join("data");
@@ -565,7 +562,7 @@ fn planted_symlinks_are_not_followed_into_another_users_files() {
         assert!(err.contains("not a directory of this user"), "{err}");
         unharmed();
     } else {
-        eprintln!("SKIPPED the links of another user: they need root to plant (CI runs as root)");
+        skipped("the links of another user: they need root to plant");
     }
     // The user's own link to the user's own directory is followed (a data directory moved
     // to another disk), and made private.

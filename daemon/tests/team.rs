@@ -204,7 +204,7 @@ fn a_node_whose_role_lacks_a_grant_never_sees_that_scope() {
     let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     admin
         .batch_execute(
-            "DO $$ BEGIN CREATE ROLE agent_b LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+            "DO $$ BEGIN CREATE ROLE agent_b LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
              GRANT USAGE ON SCHEMA public TO agent_b;
              GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO agent_b;
              GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO agent_b;
@@ -731,7 +731,7 @@ fn a_role_logs_in_with_the_password_from_password_env_or_pgpass_and_it_shows_now
     let secret = "Pw-7f3k-not-in-any-log";
     let mut sql = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     sql.batch_execute(&format!(
-        "DO $$ BEGIN CREATE ROLE amber_pw LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+        "DO $$ BEGIN CREATE ROLE amber_pw LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
          ALTER ROLE amber_pw PASSWORD '{secret}';
          GRANT USAGE ON SCHEMA public TO amber_pw;
          GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO amber_pw;

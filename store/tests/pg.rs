@@ -790,7 +790,7 @@ fn the_knowledge_graph_matches_the_local_store() {
 fn agent_role(db: &Db, role: &str, grants: &[(&str, bool)]) {
     let mut sql = db.sql();
     sql.batch_execute(&format!(
-        "DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+        "DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
          GRANT USAGE ON SCHEMA public TO {role};
          GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role};
          GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role};

@@ -269,7 +269,12 @@ def test_knowledge_graph_tools(amber_env):
         assert (st["entities"], st["facts"], st["invalidated"], st["valid_now"]) == (3, 2, 1, 1), st
 
         r = await ok("recall", {"query": "What is Ada working on?", "scope": scope, "expand": "graph"})
-        assert r["hits"]
+        # The query names Ada: the memory behind her live fact comes in through the graph,
+        # and says so; without expansion no hit carries a graph rank.
+        by_id = {h["id"]: h for h in r["hits"]}
+        assert by_id[m_ada].get("graph_rank") is not None, r["hits"]
+        plain = await ok("recall", {"query": "What is Ada working on?", "scope": scope})
+        assert not any("graph_rank" in h for h in plain["hits"]), plain["hits"]
 
         # An unknown fact: a tool error with the daemon's message; then bad arguments
         # and a bad time; the server still answers.

@@ -76,7 +76,7 @@ pub(crate) async fn link(shared: &Arc<Shared>, results: &mut [RememberResult], d
     if links.is_empty() {
         return;
     }
-    if let Err(e) = read(shared, move |e| e.add_links(&links)).await {
+    if let Err(e) = crate::rpc::write_with(shared, move |e| e.add_links(&links)).await {
         tracing::warn!(error = %e.message, "disputes not linked");
     }
 }

@@ -6,8 +6,9 @@
 //! depends on `server.rs`.
 //!
 //! Adding a method: a function in its family's file (or a new file here for a new
-//! family), its name in `amber_ipc::protocol::METHODS`, and one line in
-//! `server::dispatch`.
+//! family), its name in `amber_ipc::protocol::METHODS`, one line in the dispatch table
+//! (`server.rs`, `dispatch_table!`) and its section in `docs/PROTOCOL.md`; tests fail
+//! until the three agree (and the Python client's until it has the method too).
 
 pub(crate) mod admin;
 pub(crate) mod advice;

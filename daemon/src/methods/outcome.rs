@@ -35,7 +35,9 @@ async fn report(
     r: Report,
 ) -> Result<amber_core::Memory, ErrorObject> {
     let key = id.clone();
-    read_on(shared, &side, move |e| e.report(&key, r)).await?.ok_or_else(|| not_a_memory(&id))
+    crate::rpc::write_with_on(shared, &side, move |e| e.report(&key, r))
+        .await?
+        .ok_or_else(|| not_a_memory(&id))
 }
 
 /// `outcome`: a word on a memory. A person's (the command line, outside any agent) counts
@@ -145,7 +147,7 @@ pub(crate) async fn outcomes(shared: &Arc<Shared>, p: OutcomesParams) -> Result<
 pub(crate) async fn unarchive(shared: &Arc<Shared>, p: GetParams) -> Result<Value, ErrorObject> {
     let (side, id) = resolve_id(shared, &p.id).await?;
     let key = id.clone();
-    let memory = read_on(shared, &side, move |e| e.unarchive(&key, None)).await?;
+    let memory = crate::rpc::write_with_on(shared, &side, move |e| e.unarchive(&key, None)).await?;
     to_value(&MemoryResult { memory: memory.ok_or_else(|| not_a_memory(&id))? })
 }
 

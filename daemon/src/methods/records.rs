@@ -39,5 +39,11 @@ pub(crate) async fn persist(shared: &Arc<Shared>, s: &Session) -> Result<(), Err
             ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)")
         })?,
     };
-    read(shared, move |e| e.put_session(&row)).await
+    // On the writer, as every write; at shutdown the writer's queue is closed and the
+    // last records (`session::save_all`) go straight to the store's write connection.
+    if *shared.shutdown.borrow() {
+        read(shared, move |e| e.put_session(&row)).await
+    } else {
+        crate::rpc::write_with(shared, move |e| e.put_session(&row)).await
+    }
 }

@@ -96,7 +96,7 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
         .collect();
     let ids: Vec<String> = prepared.iter().map(|(id, _)| id.clone()).collect();
     let (s, a) = (scope.clone(), agent.clone());
-    let created = read_on(shared, &side, move |e| e.record_runs(&s, &a, &prepared)).await?;
+    let created = crate::rpc::write_with_on(shared, &side, move |e| e.record_runs(&s, &a, &prepared)).await?;
     let results = ids.into_iter().zip(created).map(|(id, created)| RunRecorded { id, created }).collect();
     to_value(&RunRecordResult { scope, results })
 }
@@ -151,7 +151,7 @@ pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<V
         checked = rest;
         let here: Vec<_> = here.into_iter().map(|(_, run, r)| (run, r)).collect();
         within_limit(shared, &side, &agent, 0, here.len() as u64).await?;
-        moved += read_on(shared, &side, move |e| e.reward_runs(&here)).await?;
+        moved += crate::rpc::write_with_on(shared, &side, move |e| e.reward_runs(&here)).await?;
     }
     to_value(&RunRewardResult { rewarded: n, weights_moved: moved })
 }

@@ -29,7 +29,7 @@ pub(crate) async fn resolve(shared: &Arc<Shared>, cwd: &std::path::Path) -> Resu
     if let Some(root) = r.root.clone() {
         let scope = r.scope.clone();
         // Best effort: a failure to note the root does not fail the resolution.
-        if let Err(e) = read(shared, move |e| e.note_scope_root(&scope, &root)).await {
+        if let Err(e) = crate::rpc::write_with(shared, move |e| e.note_scope_root(&scope, &root)).await {
             tracing::warn!(error = %e.message, "project root not noted");
         }
     }

@@ -191,10 +191,10 @@ pub(crate) async fn inbox(
     let agent = session.agent.clone();
     if !local_seqs.is_empty() {
         let agent = agent.clone();
-        read(shared, move |e| e.mark_inbox_served(&agent, &local_seqs)).await?;
+        crate::rpc::write_with(shared, move |e| e.mark_inbox_served(&agent, &local_seqs)).await?;
     }
     if let (Some(side), false) = (&team, team_seqs.is_empty()) {
-        read_on(shared, side, move |e| e.mark_inbox_served(&agent, &team_seqs)).await?;
+        crate::rpc::write_with_on(shared, side, move |e| e.mark_inbox_served(&agent, &team_seqs)).await?;
     }
     Ok(out)
 }

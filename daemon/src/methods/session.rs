@@ -372,7 +372,7 @@ async fn curate(shared: &Arc<Shared>, s: &Session) -> amber_tiers::curate::Curat
         }
     };
     let links = plan.links.clone();
-    match read(shared, move |e| e.add_links(&links)).await {
+    match crate::rpc::write_with(shared, move |e| e.add_links(&links)).await {
         Ok(n) => plan.report.links_added = n,
         Err(e) => tracing::warn!(session = %s.id, error = %e.message, "curation links not stored"),
     }

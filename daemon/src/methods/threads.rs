@@ -69,7 +69,7 @@ pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value,
         at: now_millis(),
     };
     let (r, rule, hold) = (root.clone(), d.rule.clone(), d.decision == Verdict::Hold && held.is_none());
-    read_on(shared, &side, move |e| {
+    crate::rpc::write_with_on(shared, &side, move |e| {
         e.log_guard(&entry)?;
         if hold {
             e.hold(&r, &rule)?;
@@ -84,6 +84,6 @@ pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value,
 pub(crate) async fn release(shared: &Arc<Shared>, p: ReleaseParams) -> Result<Value, ErrorObject> {
     let (side, root, _) = thread_of(shared, &p.thread).await?;
     let key = root.clone();
-    let released = read_on(shared, &side, move |e| e.release(&key)).await?;
+    let released = crate::rpc::write_with_on(shared, &side, move |e| e.release(&key)).await?;
     to_value(&ReleaseResult { thread: root, released })
 }
