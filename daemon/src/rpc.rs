@@ -288,14 +288,11 @@ impl Fresh {
 pub(crate) async fn wait_fresh_on(shared: &Arc<Shared>, side: &Side, fresh: Fresh) -> bool {
     let engine = &side.engine;
     let behind = engine.committed_through().saturating_sub(engine.indexed_through());
+    let bytes = engine.pending_bytes();
     match fresh {
         Fresh::Skip => false,
-        Fresh::UnlessBacklog if behind > FRESH_WAIT_BACKLOG || engine.pending_bytes() > FRESH_WAIT_BYTES => {
-            tracing::debug!(
-                behind,
-                bytes = engine.pending_bytes(),
-                "a read not waiting behind a backlog of indexing"
-            );
+        Fresh::UnlessBacklog if behind > FRESH_WAIT_BACKLOG || bytes > FRESH_WAIT_BYTES => {
+            tracing::debug!(behind, bytes, "a read not waiting behind a backlog of indexing");
             false
         }
         Fresh::UnlessBacklog => wait_indexed_for(shared, side, FRESH_WAIT_SHORT).await,

@@ -51,14 +51,7 @@ pub(crate) async fn register(
     peer: Peer,
     p: AgentRegisterParams,
 ) -> Result<Value, ErrorObject> {
-    // The command line only: not an agent's door (MCP, hooks, a process inside an agent's
-    // session), nor a Python or other socket client.
-    if peer.writer_trust() != amber_core::origin::Trust::Person {
-        return Err(ErrorObject::new(
-            ErrorKind::NotPermitted,
-            "agent_register is for a person: run `amber agent register NAME` at the command line",
-        ));
-    }
+    peer.person_only("agent_register (`amber agent register NAME`)")?;
     let name = crate::rpc::agent_name(&p.name)?;
     let mut raw = [0u8; 32];
     std::fs::File::open("/dev/urandom")

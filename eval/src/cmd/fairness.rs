@@ -87,6 +87,21 @@ fn note(run: u64, who: &str, i: usize) -> String {
     )
 }
 
+/// One honest recall (top 10, the `i`th query), tallied: its latency (ms) into `lat`
+/// and whether it was not fresh into `stale`, or an error into `errors`.
+fn recall_once(c: &mut Client, i: usize, lat: &mut Vec<f64>, stale: &mut u64, errors: &mut u64) {
+    let mut p = RecallParams::new(QUERIES[i % QUERIES.len()]);
+    p.k = Some(10);
+    let t = Instant::now();
+    match c.recall(&p) {
+        Ok(r) => {
+            lat.push(t.elapsed().as_secs_f64() * 1000.0);
+            *stale += u64::from(!r.fresh);
+        }
+        Err(_) => *errors += 1,
+    }
+}
+
 /// The honest client's recalls until `stop`: latencies (ms) and how many were not fresh.
 fn honest(
     socket: &std::path::Path,
@@ -97,16 +112,7 @@ fn honest(
     let (mut lat, mut stale, mut errors) = (Vec::new(), 0u64, 0u64);
     let mut i = 0usize;
     while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
-        let mut p = RecallParams::new(QUERIES[i % QUERIES.len()]);
-        p.k = Some(10);
-        let t = Instant::now();
-        match c.recall(&p) {
-            Ok(r) => {
-                lat.push(t.elapsed().as_secs_f64() * 1000.0);
-                stale += u64::from(!r.fresh);
-            }
-            Err(_) => errors += 1,
-        }
+        recall_once(&mut c, i, &mut lat, &mut stale, &mut errors);
         i += 1;
     }
     lat.sort_by(f64::total_cmp);
@@ -285,16 +291,7 @@ fn huge_phase(
             index_seconds = Some(t0.elapsed().as_secs_f64());
             break;
         }
-        let mut p = RecallParams::new(QUERIES[i % QUERIES.len()]);
-        p.k = Some(10);
-        let t = Instant::now();
-        match h.recall(&p) {
-            Ok(r) => {
-                recalls.push(t.elapsed().as_secs_f64() * 1000.0);
-                stale += u64::from(!r.fresh);
-            }
-            Err(_) => errors += 1,
-        }
+        recall_once(&mut h, i, &mut recalls, &mut stale, &mut errors);
         let t = Instant::now();
         let started = h.call_value(
             "session_start",
