@@ -20,11 +20,10 @@ MAX_LINES = 600
 OVER = {
     "store/src/graph.rs": 731,
     "store/src/store.rs": 806,
-    "store/src/backend.rs": 628,
     "retrieval/src/bm25.rs": 633,
-    "ipc/src/protocol.rs": 1084,
-    "cli/src/main.rs": 909,
-    "cli/src/mcp/args.rs": 650,
+    "ipc/src/protocol.rs": 971,
+    "cli/src/main.rs": 808,
+    "cli/src/mcp/args.rs": 617,
     "eval/src/cmd/team_bench.rs": 657,
 }
 

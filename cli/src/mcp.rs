@@ -34,12 +34,14 @@ use crate::daemon;
 
 mod args;
 mod bridge;
+mod hit;
 #[cfg(test)]
 mod tests;
 mod tools;
 
 use args::*;
 use bridge::Bridge;
+use hit::HitOut;
 
 /// What the server tells a client about itself in `initialize`.
 const INSTRUCTIONS: &str = "Amber is a local memory that persists across sessions. \
@@ -509,6 +511,7 @@ impl AmberMcp {
                         .filter(|d| d.id == m.id)
                         .flat_map(|d| d.by.iter().map(|b| b.as_str()))
                         .collect(),
+                    place: h.place.as_ref().map(amber_core::document::Place::describe),
                     content,
                 }
             })

@@ -250,6 +250,9 @@ pub struct Hit {
     pub memory: Memory,
     /// The per-signal evidence.
     pub evidence: Evidence,
+    /// For a document chunk: where its text is in its file now (`amber ingest`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<crate::document::Place>,
 }
 
 #[cfg(test)]

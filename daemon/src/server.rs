@@ -15,8 +15,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::methods::{
-    admin, advice, agents, capture, checkpoint, graph, judge, learn, memory, outcome, review, runs, scope,
-    session, threads,
+    admin, advice, agents, capture, checkpoint, graph, ingest, judge, learn, memory, outcome, review, runs,
+    scope, session, threads,
 };
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
@@ -298,6 +298,7 @@ dispatch_table! { m, p, shared, peer;
     "advice_learn" => learn::learn(shared, params(m, p)?).await,
     "advice_show" => advice::show(shared, params(m, p)?).await,
     "advice_list" => advice::list(shared, params(m, p)?).await,
+    "ingest" => ingest::ingest(shared, peer, params(m, p)?).await,
     "judge_runs" => judge::judge(shared, params(m, p)?).await,
     "judgements" => judge::judgements(shared, params(m, p)?).await,
 }

@@ -45,6 +45,7 @@ mod open;
 mod recall;
 mod runs;
 mod scopes;
+mod sources;
 mod standing;
 mod threads;
 mod write;

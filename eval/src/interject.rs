@@ -538,7 +538,7 @@ pub(crate) mod tests {
                     cos = Some(InterjectConfig::default().gate);
                 }
                 let evidence = Evidence { best_chunk_cosine: cos, fused: 0.01, ..Evidence::default() };
-                hits.push(Hit { memory, evidence });
+                hits.push(Hit { memory, evidence, place: None });
                 gold.push(next() % 3 == 0);
             }
             for max in [1, 2] {

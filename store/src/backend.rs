@@ -5,7 +5,6 @@
 //! [`Backend`] opens a store's write connection and its read connections.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 use amber_core::advice::{Judgement, Note, Situation};
 use amber_core::graph::{Entity, Fact, GraphStats, NewEntity, NewFact};
@@ -15,6 +14,9 @@ use crate::{
     FactPage, GuardEntry, Hold, Key, KgAdded, Moved, PrefixMatch, Purged, Refusal, Result, SessionRow,
     StandingRow, Store, Vector,
 };
+
+mod open;
+pub use open::{Backend, SqliteBackend};
 
 /// What the engine needs of a store. Methods that change something take `&mut self`
 /// and are atomic (one transaction each); the rest read a consistent snapshot.
@@ -60,6 +62,10 @@ pub trait MemoryStore: Send {
     fn max_seq(&self) -> Result<u64>;
     /// Live memories per scope.
     fn scope_counts(&self) -> Result<Vec<(String, u64)>>;
+    /// A scope's memories from one source, archived included (`Store::by_source`).
+    fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>>;
+    /// The document files a scope holds under a path prefix (`Store::document_sources`).
+    fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>>;
 
     // The embedding cache and metadata
     /// Cached vectors of these chunk hashes under a model.
@@ -292,6 +298,14 @@ impl MemoryStore for Store {
 
     fn scope_counts(&self) -> Result<Vec<(String, u64)>> {
         Store::scope_counts(self)
+    }
+
+    fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>> {
+        Store::by_source(self, scope, source)
+    }
+
+    fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>> {
+        Store::document_sources(self, scope, prefix)
     }
 
     fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>> {
@@ -582,47 +596,5 @@ impl MemoryStore for Store {
 
     fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
         Store::judgements(self, scope, limit)
-    }
-}
-
-/// Opens a store: one write connection, any number of read connections.
-pub trait Backend: Send + Sync {
-    /// The write connection (creating and migrating the store if needed).
-    fn open_writer(&self) -> Result<Box<dyn MemoryStore>>;
-    /// A read connection; it sees every committed write.
-    fn open_reader(&self) -> Result<Box<dyn MemoryStore>>;
-    /// Where the store is, for messages and `status`.
-    fn location(&self) -> String;
-}
-
-/// The embedded SQLite store at a path (the default backend).
-#[derive(Debug, Clone)]
-pub struct SqliteBackend {
-    path: PathBuf,
-}
-
-impl SqliteBackend {
-    /// The store at `path` (`amber.db` in the data directory).
-    pub fn new(path: impl Into<PathBuf>) -> SqliteBackend {
-        SqliteBackend { path: path.into() }
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Backend for SqliteBackend {
-    fn open_writer(&self) -> Result<Box<dyn MemoryStore>> {
-        Ok(Box::new(Store::open(&self.path)?))
-    }
-
-    fn open_reader(&self) -> Result<Box<dyn MemoryStore>> {
-        Ok(Box::new(Store::open_reader(&self.path)?))
-    }
-
-    fn location(&self) -> String {
-        self.path.display().to_string()
     }
 }

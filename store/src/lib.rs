@@ -24,6 +24,7 @@
 
 mod advice;
 mod backend;
+mod documents;
 mod error;
 mod graph;
 mod pg;

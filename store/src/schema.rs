@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -283,5 +283,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // was never served counts half and never archives.
     r#"
     ALTER TABLE outcomes ADD COLUMN basis TEXT;
+    "#,
+    // 10 -> 11: a file's memories by their source (`amber ingest` keeps a document's
+    // chunks in step with the file).
+    r#"
+    CREATE INDEX memories_source ON memories(scope, source) WHERE source IS NOT NULL;
     "#,
 ];

@@ -155,6 +155,27 @@ fn memories_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
     t.note("counts", (s.count().unwrap(), s.count_forgotten().unwrap(), s.count_through(b.seq).unwrap()));
     t.note("forgotten_seqs", s.forgotten_seqs().unwrap());
     t.note("scope_counts", s.scope_counts().unwrap());
+    // A file's memories by source; the document files under a folder.
+    let doc = |text: &str, path: &str, chunk: bool| {
+        let mut m = NewMemory::new(text).in_scope(scope("team/x"));
+        m.source = Some(path.into());
+        if chunk {
+            m.metadata = serde_json::json!({"doc": {"path": path}});
+        }
+        m
+    };
+    s.insert_batch(&[doc("d1", "/r/docs/a.md", true), doc("d2", "/r/docs/a.md", true)], 4).unwrap();
+    s.insert_batch(&[doc("d3", "/r/docs/b.md", true), doc("d4", "/r/docsx.md", true)], 4).unwrap();
+    s.insert_batch(&[doc("d5", "/r/docs/c.md", false), doc("d6", "/r/docs/a.md", false)], 4).unwrap();
+    let d2 = doc("d2", "/r/docs/a.md", true).id();
+    s.forget(&d2, 80).unwrap();
+    let by: Vec<String> =
+        s.by_source(&scope("team/x"), "/r/docs/a.md").unwrap().into_iter().map(|m| m.content).collect();
+    assert_eq!(by, vec!["d1", "d6"], "live ones of that source and scope, in seq order");
+    assert!(s.by_source(&scope("other"), "/r/docs/a.md").unwrap().is_empty());
+    let files = s.document_sources(&scope("team/x"), "/r/docs/").unwrap();
+    assert_eq!(files, vec!["/r/docs/a.md", "/r/docs/b.md"], "chunks only, under the prefix");
+    t.note("document_sources", files);
     let (gone_c, _) = s.forget(&c.id, 70).unwrap().unwrap();
     t.note("forgotten_session_keys", s.forgotten_session_keys().unwrap());
     assert_eq!(s.purge(&c.id).unwrap(), Purged::Deleted);

@@ -319,7 +319,7 @@ mod tests {
     fn hit(content: &str, kind: MemoryType, fused: f32, time: Millis) -> Hit {
         let n = NewMemory::new(content).of_type(kind);
         let memory = Memory::filed(n, 1, time);
-        Hit { memory, evidence: Evidence { fused, ..Evidence::default() } }
+        Hit { memory, evidence: Evidence { fused, ..Evidence::default() }, place: None }
     }
 
     #[test]

@@ -234,7 +234,11 @@ mod tests {
 
     fn hit(content: &str, cos: Option<f32>) -> Hit {
         let memory = Memory::filed(NewMemory::new(content), 1, 0);
-        Hit { memory, evidence: Evidence { best_chunk_cosine: cos, fused: 0.01, ..Evidence::default() } }
+        Hit {
+            memory,
+            evidence: Evidence { best_chunk_cosine: cos, fused: 0.01, ..Evidence::default() },
+            place: None,
+        }
     }
 
     fn session() -> Session {

@@ -38,6 +38,7 @@ pub mod capture;
 mod chat;
 pub mod curate;
 pub mod decision;
+pub mod document;
 pub mod echo;
 pub mod extract;
 pub mod fence;

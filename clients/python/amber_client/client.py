@@ -853,6 +853,25 @@ class Client:
         reward when one came (it counts instead): ``{judgements}``."""
         return self.call("judgements", _drop_none({"scope": scope, "limit": limit}))
 
+    def ingest(
+        self,
+        files: list[str] | None = None,
+        *,
+        prune: str | None = None,
+        cwd: str | None = None,
+        scope: str | None = None,
+        external: bool | None = None,
+    ) -> dict[str, Any]:
+        """Brings documents (absolute paths) in step with their files: ``{scope, files}``,
+        each file ``{path, status, trust, chunks, added, retired, revived, redacted,
+        reason}``. ``prune``: a folder whose deleted files' chunks are retired. What a
+        library ingests is filed ``external`` (only a person's ``amber ingest`` is
+        trusted as theirs)."""
+        return self.call(
+            "ingest",
+            _drop_none({"files": files, "prune": prune, "cwd": cwd, "scope": scope, "external": external}),
+        )
+
     def audit(self, sessions: int | None = None) -> dict[str, Any]:
         """``{sessions, unbacked_successes, unreported}`` over the most recent sessions."""
         return self.call("audit", _drop_none({"sessions": sessions}))

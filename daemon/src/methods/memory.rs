@@ -197,6 +197,14 @@ pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) ->
     let Routed { mut hits, fresh, team_unavailable } = recall_routed(shared, q, wait, false).await?;
     hits.retain(|h| reader.may_read(&h.memory));
     hits.truncate(k);
+    if hits.iter().any(|h| amber_core::document::is_chunk(&h.memory.metadata)) {
+        hits = tokio::task::spawn_blocking(move || {
+            super::places::mark(&mut hits);
+            hits
+        })
+        .await
+        .map_err(|e| ErrorObject::new(ErrorKind::Internal, format!("placing document hits failed: {e}")))?;
+    }
     let leads = super::leads::leads_for(shared, &p.text, lead_scope, lead_also, |_| false).await?;
     let given_earlier: Vec<amber_tiers::session::Served> = match &session {
         Some(s) => hits.iter().filter_map(|h| s.served_earlier(&h.memory.id).cloned()).collect(),

@@ -40,6 +40,7 @@ pub(crate) async fn candidates(
     session: &Session,
     text: &str,
     n: usize,
+    keep: impl Fn(&amber_core::Memory) -> bool,
 ) -> Result<Vec<amber_core::Hit>, ErrorObject> {
     let mut q = Query::new(text).in_scope(session.scope.clone()).top(overfetch(n));
     // A session started before the team was configured searches the team scopes too.
@@ -50,7 +51,7 @@ pub(crate) async fn candidates(
     }
     let mut hits =
         super::memory::recall_routed(shared, q, crate::rpc::Fresh::UnlessBacklog, true).await?.hits;
-    hits.retain(|h| !session.is_echo(&h.memory) && session.may_serve(&h.memory));
+    hits.retain(|h| !session.is_echo(&h.memory) && session.may_serve(&h.memory) && keep(&h.memory));
     hits.truncate(n);
     Ok(hits)
 }
@@ -71,15 +72,18 @@ pub(crate) async fn briefing(
     let mut cfg = shared.config.briefing.clone();
     // The inbox came first, from the same budget.
     cfg.budget_tokens = cfg.budget_tokens.saturating_sub(spent);
-    let query = match prompt.map(str::trim) {
-        Some(t) if !t.is_empty() => t.chars().take(MAX_QUERY_CHARS).collect(),
+    let (query, overview) = match prompt.map(str::trim) {
+        Some(t) if !t.is_empty() => (t.chars().take(MAX_QUERY_CHARS).collect(), false),
         _ => {
             // No prompt to answer: an overview of the project, within the budget.
             cfg.min_relevance = 0.0;
-            format!("recent work on {project}")
+            (format!("recent work on {project}"), true)
         }
     };
-    let hits = candidates(shared, session, &query, cfg.candidates).await?;
+    // An overview leaves out ingested documents: a folder filed at once would fill it.
+    // They come when a prompt or an event asks for them.
+    let keep = |m: &amber_core::Memory| !(overview && amber_core::document::is_chunk(&m.metadata));
+    let hits = candidates(shared, session, &query, cfg.candidates, keep).await?;
     let briefing = brief(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some());
     for item in &briefing.items {
         session.served.push(Served {

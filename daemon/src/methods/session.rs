@@ -213,7 +213,7 @@ pub(crate) async fn event(
         None if moment.focus().is_some() => Decision::silent(n, Reason::Moment),
         None => {
             let text: String = p.text.chars().take(MAX_QUERY_CHARS).collect();
-            let hits = candidates(shared, &snapshot, &text, cfg.candidates).await?;
+            let hits = candidates(shared, &snapshot, &text, cfg.candidates, |_| true).await?;
             let judge = shared.sessions.judge.clone();
             let deadline = Duration::from_millis(shared.config.judge.timeout_ms);
             let snap = snapshot.clone();

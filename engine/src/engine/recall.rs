@@ -137,6 +137,7 @@ impl Engine {
                     fused: f.score,
                     standing: standing.get(&f.key).map(|a| a.evidence()).unwrap_or_default(),
                 },
+                place: None,
             });
         }
         Ok(hits)

@@ -59,6 +59,7 @@
 //! Connect each agent's amberd as its role: `postgres://agent_a:…@host:5432/amber`.
 
 mod advice;
+mod documents;
 mod graph;
 pub(crate) mod listen;
 mod memories;

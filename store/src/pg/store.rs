@@ -82,6 +82,14 @@ impl MemoryStore for PgStore {
         PgStore::scope_counts(self)
     }
 
+    fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>> {
+        PgStore::by_source(self, scope, source)
+    }
+
+    fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>> {
+        PgStore::document_sources(self, scope, prefix)
+    }
+
     fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>> {
         PgStore::cached_vectors(self, model, hashes)
     }

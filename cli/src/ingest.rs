@@ -1,0 +1,465 @@
+//! `amber ingest PATH…`: documents as sources, kept in step with their files.
+//!
+//! Folders are walked here (`.gitignore`, `.ignore` and git's excludes honoured, hidden
+//! files and other types left out, see `amber_tiers::document`); the daemon reads each
+//! file, cuts it and brings the scope's memories of it in step (`ingest` in
+//! docs/PROTOCOL.md). With `--watch`, the folders are then watched (`notify`: inotify on
+//! Linux) and each changed, created, renamed or deleted file is brought in step once it
+//! has been quiet for the debounce time, which also rides out an editor's save (a write
+//! to a temporary file renamed over the original, or a truncate then a write).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use amber_ipc::Client;
+use amber_ipc::protocol::{
+    ErrorKind, IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES,
+};
+use amber_tiers::document::kind_of;
+use anyhow::Context;
+use clap::Args;
+
+/// Files sent in one `ingest` call while walking (the daemon reads them one by one).
+const BATCH: usize = 32;
+
+/// `amber ingest`.
+#[derive(Args, Debug)]
+pub(crate) struct IngestArgs {
+    /// Files and folders to bring in. A folder is walked with .gitignore honoured.
+    /// Types: Markdown (cut at headings), text (.txt .rst .adoc .org, README…) and source
+    /// and config files (cut at blank lines); not lock, minified, data or binary files.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// The scope to file into [default: the project of each PATH].
+    #[arg(long)]
+    scope: Option<String>,
+    /// File them as `external` (a repository you have not read): never briefed nor
+    /// interjected, only found by recall. What you name is otherwise yours (`person`),
+    /// except files of another git repository inside it.
+    #[arg(long)]
+    external: bool,
+    /// Keep watching the paths and bring each changed file in step as it changes.
+    #[arg(long)]
+    watch: bool,
+    /// With --watch: how long a file must be quiet before it is read (milliseconds).
+    #[arg(long, default_value_t = 300, value_name = "MS")]
+    debounce_ms: u64,
+    /// Return once filed, without waiting for indexing (recall finds them shortly).
+    #[arg(long)]
+    no_wait: bool,
+}
+
+/// One PATH as named: where it is, and the files found under it.
+struct Root {
+    /// The path named, absolute.
+    path: PathBuf,
+    /// A folder (walked, pruned, watched recursively) or one file.
+    dir: bool,
+}
+
+impl Root {
+    /// The directory whose project the files belong to.
+    fn cwd(&self) -> PathBuf {
+        if self.dir { self.path.clone() } else { self.path.parent().unwrap_or(Path::new("/")).to_path_buf() }
+    }
+}
+
+/// What one run did, summed.
+#[derive(Default)]
+struct Tally {
+    files: BTreeMap<&'static str, usize>,
+    added: usize,
+    retired: usize,
+    revived: usize,
+    redacted: usize,
+    external: usize,
+    skipped: Vec<(String, String)>,
+    scopes: Vec<String>,
+    results: Vec<IngestedFile>,
+}
+
+impl Tally {
+    fn add(&mut self, r: IngestResult) {
+        if !self.scopes.contains(&r.scope.to_string()) {
+            self.scopes.push(r.scope.to_string());
+        }
+        for f in r.files {
+            *self.files.entry(f.status.as_str()).or_default() += 1;
+            self.added += f.added;
+            self.retired += f.retired;
+            self.revived += f.revived;
+            self.redacted += f.redacted;
+            if f.trust == Some(amber_core::origin::Trust::External) {
+                self.external += 1;
+            }
+            if f.status == IngestStatus::Skipped {
+                self.skipped.push((f.path.clone(), f.reason.clone().unwrap_or_default()));
+            }
+            self.results.push(f);
+        }
+    }
+
+    fn done(&self) -> usize {
+        self.files.values().sum()
+    }
+}
+
+pub(crate) fn run(
+    args: &IngestArgs,
+    connect: &dyn Fn() -> anyhow::Result<Client>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let scope = args.scope.as_deref().map(str::parse).transpose().context("--scope")?;
+    let mut roots = Vec::new();
+    for p in &args.paths {
+        let path = std::fs::canonicalize(p).with_context(|| format!("cannot read {}", p.display()))?;
+        let meta = std::fs::metadata(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        roots.push(Root { dir: meta.is_dir(), path });
+    }
+    let mut client = connect()?;
+    let mut tally = Tally::default();
+    let mut known: HashSet<PathBuf> = HashSet::new();
+    let progress = Progress::new(json);
+    let mut total = 0;
+    let walked: Vec<Vec<PathBuf>> = roots.iter().map(walk).collect();
+    total += walked.iter().map(Vec::len).sum::<usize>();
+    for (root, files) in roots.iter().zip(walked) {
+        for batch in files.chunks(BATCH) {
+            let p = IngestParams {
+                files: batch.to_vec(),
+                cwd: Some(root.cwd()),
+                scope: scope.clone(),
+                external: args.external,
+                ..IngestParams::default()
+            };
+            tally.add(call(&mut client, &p)?);
+            progress.show(&tally, total);
+        }
+        known.extend(files);
+        if root.dir {
+            let p = IngestParams {
+                prune: Some(root.path.clone()),
+                cwd: Some(root.cwd()),
+                scope: scope.clone(),
+                external: args.external,
+                ..IngestParams::default()
+            };
+            tally.add(call(&mut client, &p)?);
+        }
+    }
+    progress.finish();
+    if !args.no_wait {
+        wait_indexed(&mut client, &progress)?;
+    }
+    report(&tally, json, args.watch)?;
+    if args.watch {
+        watch(args, &roots, scope, known, connect, json)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The document files under a root, sorted (a file root is itself).
+fn walk(root: &Root) -> Vec<PathBuf> {
+    if !root.dir {
+        return vec![root.path.clone()];
+    }
+    let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(&root.path)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(true)
+        .require_git(false)
+        .follow_links(false)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && kind_of(e.path()).is_some())
+        .map(|e| e.into_path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// True when `path` would be walked from its folder (not ignored, not hidden, a
+/// document type).
+fn walkable(path: &Path) -> bool {
+    let Some(dir) = path.parent() else { return false };
+    kind_of(path).is_some()
+        && ignore::WalkBuilder::new(dir)
+            .max_depth(Some(1))
+            .require_git(false)
+            .build()
+            .filter_map(Result::ok)
+            .any(|e| e.path() == path)
+}
+
+/// One `ingest` call; `busy` (indexing far behind) is waited out.
+fn call(client: &mut Client, p: &IngestParams) -> anyhow::Result<IngestResult> {
+    debug_assert!(p.files.len() <= MAX_INGEST_FILES);
+    let mut wait = Duration::from_millis(200);
+    loop {
+        match client.call::<_, IngestResult>("ingest", p) {
+            Err(e) if e.kind() == Some(ErrorKind::Busy) => {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+            other => return Ok(other?),
+        }
+    }
+}
+
+/// Waits until the daemon's indexes cover every write made so far, showing what is left.
+fn wait_indexed(client: &mut Client, progress: &Progress) -> anyhow::Result<()> {
+    let target = client.status()?.engine["committed_through"].as_u64().unwrap_or(0);
+    let start = Instant::now();
+    loop {
+        let st = client.status()?;
+        let indexed = st.engine["indexed_through"].as_u64().unwrap_or(0);
+        if indexed >= target {
+            progress.finish();
+            return Ok(());
+        }
+        progress.line(&format!(
+            "indexing: {} left ({:.0} s)",
+            target - indexed,
+            start.elapsed().as_secs_f64()
+        ));
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// The summary; with `lines` (watching), JSON on one line, as each change after it is.
+fn report(t: &Tally, json: bool, lines: bool) -> anyhow::Result<()> {
+    let v = serde_json::json!({ "scopes": t.scopes, "files": t.results });
+    if json && lines {
+        println!("{v}");
+        return Ok(());
+    } else if json {
+        return crate::print_json(&v);
+    }
+    let counts: Vec<String> = t.files.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    println!(
+        "ingested {} files into {}: {}; {} chunks filed, {} retired{}{}",
+        t.done(),
+        t.scopes.join(", "),
+        counts.join(", "),
+        t.added,
+        t.retired,
+        if t.revived > 0 { format!(", {} back", t.revived) } else { String::new() },
+        if t.redacted > 0 { format!(", {} secrets redacted", t.redacted) } else { String::new() },
+    );
+    if t.external > 0 {
+        println!(
+            "{} files filed as external (another repository's, or --external): recall finds them, \
+             nothing serves them unasked",
+            t.external
+        );
+    }
+    for (path, why) in t.skipped.iter().take(10) {
+        println!("  skipped {path}: {why}");
+    }
+    if t.skipped.len() > 10 {
+        println!("  … and {} more skipped (--json lists them)", t.skipped.len() - 10);
+    }
+    Ok(())
+}
+
+/// A one-line progress display on stderr: rewritten in place on a terminal, else a line
+/// every few seconds.
+struct Progress {
+    tty: bool,
+    quiet: bool,
+    last: std::cell::Cell<Option<Instant>>,
+}
+
+impl Progress {
+    fn new(json: bool) -> Progress {
+        Progress { tty: std::io::stderr().is_terminal(), quiet: json, last: Default::default() }
+    }
+
+    fn show(&self, t: &Tally, total: usize) {
+        self.line(&format!(
+            "ingest: {}/{total} files, {} chunks filed, {} retired",
+            t.done(),
+            t.added,
+            t.retired
+        ));
+    }
+
+    fn line(&self, text: &str) {
+        if self.quiet {
+            return;
+        }
+        if self.tty {
+            eprint!("\r\x1b[2K{text}");
+        } else if self.last.get().is_none_or(|l| l.elapsed() >= Duration::from_secs(5)) {
+            eprintln!("{text}");
+            self.last.set(Some(Instant::now()));
+        }
+    }
+
+    fn finish(&self) {
+        if self.tty && !self.quiet {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+/// Watches the roots until interrupted, bringing each file in step once quiet.
+fn watch(
+    args: &IngestArgs,
+    roots: &[Root],
+    scope: Option<amber_core::Scope>,
+    mut known: HashSet<PathBuf>,
+    connect: &dyn Fn() -> anyhow::Result<Client>,
+    json: bool,
+) -> anyhow::Result<()> {
+    use notify::{RecursiveMode, Watcher};
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut watcher = notify::recommended_watcher(tx).context("cannot start watching files")?;
+    for r in roots {
+        let (what, mode) = if r.dir {
+            (r.path.as_path(), RecursiveMode::Recursive)
+        } else {
+            (r.cwd_ref(), RecursiveMode::NonRecursive)
+        };
+        watcher.watch(what, mode).with_context(|| format!("cannot watch {}", what.display()))?;
+    }
+    if !json {
+        eprintln!("amber: watching {} path(s); Ctrl-C stops", roots.len());
+    }
+    let debounce = Duration::from_millis(args.debounce_ms.max(10));
+    let mut pending: HashMap<PathBuf, Instant> = HashMap::new();
+    let mut client: Option<Client> = None;
+    loop {
+        let timeout =
+            pending.values().map(|t| (*t + debounce).saturating_duration_since(Instant::now())).min();
+        let event = match timeout {
+            Some(t) => match rx.recv_timeout(t) {
+                Ok(e) => Some(e),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            },
+            None => match rx.recv() {
+                Ok(e) => Some(e),
+                Err(_) => return Ok(()),
+            },
+        };
+        if let Some(event) = event {
+            match event {
+                Ok(ev) => {
+                    for p in ev.paths {
+                        if roots.iter().any(|r| r.covers(&p)) {
+                            pending.insert(p, Instant::now());
+                        }
+                    }
+                }
+                Err(e) => eprintln!("amber: watching: {e}"),
+            }
+            continue;
+        }
+        // Files quiet for the debounce time, in one call per root.
+        let now = Instant::now();
+        let ready: Vec<PathBuf> =
+            pending.iter().filter(|(_, t)| now >= **t + debounce).map(|(p, _)| p.clone()).collect();
+        for p in &ready {
+            pending.remove(p);
+        }
+        let mut dirs_gone = Vec::new();
+        let mut files = Vec::new();
+        for p in ready {
+            if p.is_dir() {
+                // A folder moved in or created: walk it.
+                let found = walk(&Root { path: p.clone(), dir: true });
+                files.extend(found);
+            } else if p.exists() {
+                if known.contains(&p) || walkable(&p) {
+                    files.push(p);
+                }
+            } else if known.contains(&p) {
+                files.push(p);
+            } else if kind_of(&p).is_none() {
+                // Perhaps a folder that was removed: what the scope holds under it goes.
+                dirs_gone.push(p);
+            }
+        }
+        for root in roots {
+            let mine: Vec<PathBuf> = files.iter().filter(|f| root.covers(f)).cloned().collect();
+            let mut params: Vec<IngestParams> = mine
+                .chunks(BATCH)
+                .map(|b| IngestParams {
+                    files: b.to_vec(),
+                    cwd: Some(root.cwd()),
+                    scope: scope.clone(),
+                    external: args.external,
+                    ..IngestParams::default()
+                })
+                .collect();
+            params.extend(dirs_gone.iter().filter(|d| root.dir && root.covers(d)).map(|d| IngestParams {
+                prune: Some(d.clone()),
+                cwd: Some(root.cwd()),
+                scope: scope.clone(),
+                external: args.external,
+                ..IngestParams::default()
+            }));
+            for p in params {
+                let result = match client.as_mut() {
+                    Some(c) => call(c, &p),
+                    None => Err(anyhow::anyhow!("not connected")),
+                };
+                let result = match result {
+                    Ok(r) => r,
+                    Err(_) => {
+                        // The daemon restarted, or this is the first call: connect again.
+                        let mut c = connect()?;
+                        let r = call(&mut c, &p)?;
+                        client = Some(c);
+                        r
+                    }
+                };
+                for f in &result.files {
+                    let path = PathBuf::from(&f.path);
+                    match f.status {
+                        IngestStatus::Deleted => {
+                            known.remove(&path);
+                        }
+                        IngestStatus::Skipped => continue,
+                        _ => {
+                            known.insert(path);
+                        }
+                    }
+                    if f.status == IngestStatus::Unchanged {
+                        continue;
+                    }
+                    if json {
+                        println!("{}", serde_json::to_string(f)?);
+                    } else {
+                        println!(
+                            "{} {}: {} chunks filed, {} retired{}",
+                            f.path,
+                            f.status.as_str(),
+                            f.added,
+                            f.retired,
+                            if f.revived > 0 { format!(", {} back", f.revived) } else { String::new() }
+                        );
+                    }
+                }
+            }
+        }
+        use std::io::Write;
+        std::io::stdout().flush().ok();
+    }
+}
+
+impl Root {
+    fn cwd_ref(&self) -> &Path {
+        if self.dir { &self.path } else { self.path.parent().unwrap_or(Path::new("/")) }
+    }
+
+    /// True when an event on `p` concerns this root.
+    fn covers(&self, p: &Path) -> bool {
+        if self.dir { p.starts_with(&self.path) } else { p == self.path }
+    }
+}

@@ -1,0 +1,123 @@
+//! `amber recall`: search memories and show each hit with why it was chosen (ranks,
+//! scores, standing) and, for a document chunk, where its text is in its file now.
+
+use amber_core::{Scope, SearchMode};
+use amber_ipc::Client;
+use amber_ipc::protocol::RecallParams;
+use anyhow::Context;
+use clap::Args;
+
+use crate::{here, one_line, print_json};
+
+/// `amber recall`.
+#[derive(Args, Debug)]
+pub(crate) struct RecallArgs {
+    /// What to look for.
+    pub(crate) query: String,
+    /// Only this scope and the scopes under it [default: this project's scope and
+    /// `user`, as one ranking].
+    #[arg(long, conflicts_with = "all_scopes")]
+    scope: Option<String>,
+    /// Search every scope.
+    #[arg(long)]
+    all_scopes: bool,
+    /// How many results.
+    #[arg(long, short = 'k', default_value_t = 5)]
+    k: usize,
+    /// hybrid, bm25 or vector.
+    #[arg(long, default_value = "hybrid")]
+    mode: String,
+    /// Include archived memories (marked so).
+    #[arg(long)]
+    archived: bool,
+}
+
+pub(crate) fn run(args: &RecallArgs, client: &mut Client, json: bool) -> anyhow::Result<()> {
+    let RecallArgs { query, scope, all_scopes, k, mode, archived } = args;
+    let mut p = RecallParams::new(query.clone());
+    p.k = Some(*k);
+    p.archived = archived.then_some(true);
+    p.mode = Some(mode.parse::<SearchMode>()?);
+    if let Some(s) = scope {
+        p.scope = Some(s.parse().context("--scope")?);
+    }
+    p.query().validate()?;
+    let mut unsearched_default = 0;
+    if scope.is_none() && !all_scopes {
+        let mut search = here(client)?.search.into_iter();
+        p.scope = search.next();
+        p.also = search.collect();
+        // Memories an older Amber filed under `default` are not hidden: say so.
+        let default = Scope::default();
+        if p.scope.as_ref() != Some(&default) && !p.also.contains(&default) {
+            unsearched_default = client
+                .scopes()?
+                .scopes
+                .iter()
+                .filter(|s| s.scope == default.as_str() || s.scope.starts_with("default/"))
+                .map(|s| s.memories)
+                .sum::<u64>();
+        }
+    }
+    let result = client.recall(&p)?;
+    if let Some(why) = &result.team_unavailable {
+        eprintln!("amber: the team scopes were not searched: {why}");
+    }
+    let hits = result.hits;
+    let disputed = result.disputed;
+    if unsearched_default > 0 && !json {
+        let searched: Vec<String> = p.scope.iter().chain(p.also.iter()).map(|s| s.to_string()).collect();
+        eprintln!(
+            "amber: searched {}; {unsearched_default} memories in `default` were not \
+(--scope default or --all-scopes; `amber scope move default {}` gives them to this project)",
+            searched.join(" + "),
+            p.scope.as_ref().map(|s| s.to_string()).unwrap_or_default()
+        );
+    }
+    if json {
+        print_json(&hits)?;
+    } else if hits.is_empty() {
+        println!("no memories match");
+    } else {
+        for (i, h) in hits.iter().enumerate() {
+            let e = &h.evidence;
+            let mut why = vec![format!("fused {:.4}", e.fused)];
+            if let (Some(r), Some(s)) = (e.bm25_rank, e.bm25_score) {
+                why.push(format!("bm25 #{r} {s:.2}"));
+            }
+            if let (Some(r), Some(c)) = (e.vector_rank, e.best_chunk_cosine) {
+                why.push(format!("vector #{r} cos {c:.3}"));
+            }
+            let st = &e.standing;
+            why.push(format!("weight {:.2} age {:.2} prior {:.3}", st.weight, st.age_factor, st.prior));
+            if st.successes + st.failures > 0 {
+                why.push(format!("{} successes {} failures", st.successes, st.failures));
+            }
+            if st.archived {
+                why.push("archived".into());
+            }
+            if !h.memory.supersedes.is_empty() {
+                let s: Vec<&str> = h.memory.supersedes.iter().map(|i| &i.as_str()[..8]).collect();
+                why.push(format!("supersedes {}", s.join(", ")));
+            }
+            if let Some(d) = disputed.iter().find(|d| d.id == h.memory.id) {
+                let s: Vec<&str> = d.by.iter().map(|i| &i.as_str()[..8]).collect();
+                why.push(format!("disputed by {}", s.join(", ")));
+            }
+            let from = amber_core::origin::label(&h.memory.metadata, h.memory.author.as_deref());
+            println!(
+                "{}. {} [{}] {} from {from} ({})",
+                i + 1,
+                h.memory.id,
+                h.memory.scope,
+                h.memory.kind,
+                why.join(" · ")
+            );
+            if let Some(place) = &h.place {
+                println!("   at {}", place.describe());
+            }
+            println!("   {}", one_line(&h.memory.content, 240));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,19 @@
+//! Documents as sources (`amber ingest`): a file's memories and the files a scope holds.
+
+use amber_core::{Memory, Scope};
+
+use super::Engine;
+use crate::Result;
+
+impl Engine {
+    /// A scope's memories whose `source` is `source` (a file's chunks and the
+    /// invalidations of its changes), archived ones included, in seq order.
+    pub fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>> {
+        self.read(|s| s.by_source(scope, source))
+    }
+
+    /// The files a scope holds document chunks of whose path starts with `prefix`.
+    pub fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>> {
+        self.read(|s| s.document_sources(scope, prefix))
+    }
+}
