@@ -349,6 +349,9 @@ fn watch(
         };
         if let Some(event) = event {
             match event {
+                // Reading a file (the daemon does, to ingest it) is no change: a watcher
+                // that took it for one would read every file again, forever.
+                Ok(ev) if !changes(&ev.kind) => {}
                 Ok(ev) => {
                     for p in ev.paths {
                         if roots.iter().any(|r| r.covers(&p)) {
@@ -450,6 +453,20 @@ fn watch(
         }
         use std::io::Write;
         std::io::stdout().flush().ok();
+    }
+}
+
+/// True for an event that may change what a file holds: a creation, a write, a rename,
+/// a removal; not an open, a read or a close after reading, nor a change of permissions
+/// or times alone.
+fn changes(kind: &notify::EventKind) -> bool {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode, ModifyKind};
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        _ => true,
     }
 }
 

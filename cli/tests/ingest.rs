@@ -183,6 +183,53 @@ fn a_folder_is_ingested_kept_in_step_with_its_files_and_found_with_its_lines() {
     assert_eq!(h["place"]["lines"][0], at, "{h}");
     assert_eq!(h["place"]["state"], "moved");
 
+    // Served unasked: the person's chunk may answer a prompt in a briefing; the
+    // prompt-less overview leaves documents out; a revision is never served.
+    let note = env.amber(&["--json", "remember", "--scope", &scope, "The platform team meets on Tuesdays."]);
+    assert!(note.status.success());
+    let ids_of = |b: &Value| -> Vec<String> {
+        b["briefing"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let kind_of = |id: &str| -> Value {
+        let o = env.amber(&["--json", "get", id]);
+        let v = serde_json::from_slice::<Value>(&o.stdout).unwrap();
+        v.get("memory").unwrap_or(&v)["metadata"].clone()
+    };
+    let start = |prompt: Option<&str>| -> Value {
+        let mut c = amber_ipc::Client::connect(&env.socket).unwrap();
+        // A session in the holdout arm is served nothing: take one that is not.
+        (0..50)
+            .map(|i| {
+                let mut p = json!({"agent": "t", "cwd": p, "key": format!("k{i}-{}", prompt.is_some())});
+                if let Some(t) = prompt {
+                    p["prompt"] = t.into();
+                }
+                c.call::<_, Value>("session_start", &p).unwrap()
+            })
+            .find(|b| b["withheld"] != true)
+            .unwrap()
+    };
+    let served = ids_of(&start(Some("do deploys go out on weekends? which pipeline?")));
+    assert!(
+        served.iter().any(|id| amber_core::document::is_chunk(&kind_of(id))),
+        "a prompt's briefing may give a document: {served:?}"
+    );
+    let overview = ids_of(&start(None));
+    assert!(!overview.is_empty(), "the overview serves the person's note");
+    for id in overview.iter().chain(&served) {
+        let meta = kind_of(id);
+        assert!(!amber_core::document::is_revision(&meta), "a revision is never served: {meta}");
+    }
+    assert!(
+        overview.iter().all(|id| !amber_core::document::is_chunk(&kind_of(id))),
+        "no documents in the overview"
+    );
+
     // A deleted file: its chunks are archived when the folder is ingested again.
     std::fs::remove_file(p.join("docs/notes.txt")).unwrap();
     let r = ingest(&env, &[p.to_str().unwrap()]);
@@ -232,6 +279,24 @@ fn until(limit: Duration, mut check: impl FnMut() -> bool) -> Option<Duration> {
 #[test]
 fn watch_follows_an_editors_saves_renames_and_deletions() {
     let env = Env::new();
+    // Each request is logged at debug: the watcher must go quiet once nothing changes
+    // (the daemon reading a file is no change to it).
+    std::fs::write(env.root.path().join("config.toml"), "log = \"info,amber_daemon=debug\"\n").unwrap();
+    let calls = || -> usize {
+        let dir = env.root.path().join("state/logs");
+        std::fs::read_dir(&dir)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| {
+                        std::fs::read_to_string(e.path())
+                            .unwrap_or_default()
+                            .matches("request method=ingest ")
+                            .count()
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
     let proj = tempfile::tempdir().unwrap();
     let p = proj.path().canonicalize().unwrap();
     std::fs::create_dir_all(p.join(".git")).unwrap();
@@ -244,10 +309,27 @@ fn watch_follows_an_editors_saves_renames_and_deletions() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // What the watcher says, collected as it goes (shown when a step fails).
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    for pipe in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let said = said.clone();
+        std::thread::spawn(move || {
+            for l in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                said.lock().unwrap().push(l);
+            }
+        });
+    }
+    let reports = || -> Vec<Value> {
+        said.lock().unwrap().iter().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    };
     // The initial pass prints its summary first.
-    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    until(Duration::from_secs(60), || !reports().is_empty()).expect("the initial pass");
+    let first = reports().remove(0);
     assert_eq!(first["files"][0]["status"], "new", "{first}");
+    let log = || format!("the watcher said: {:?}", said.lock().unwrap());
     let limit = Duration::from_secs(60);
     let found = |needle: &str, query: &str| hit_with(&recall(&env, &p, query, &[]), needle);
 
@@ -256,7 +338,7 @@ fn watch_follows_an_editors_saves_renames_and_deletions() {
     std::fs::write(&tmp, "# Runbook\n\nPage the on-call through the juniper channel.\n").unwrap();
     std::fs::rename(&tmp, &doc).unwrap();
     let t = until(limit, || found("juniper", "which channel pages the on-call").is_some())
-        .expect("rename over seen");
+        .unwrap_or_else(|| panic!("rename over not seen; {}", log()));
     eprintln!("rename over: findable after {t:?}");
     assert!(found("saffron", "which channel pages the on-call").is_none(), "the old text left recall");
 
@@ -269,23 +351,31 @@ fn watch_follows_an_editors_saves_renames_and_deletions() {
         f.write_all(b"the heliotrope channel.\n").unwrap();
     }
     let t = until(limit, || found("heliotrope", "which channel pages the on-call").is_some())
-        .expect("truncate+write seen");
+        .unwrap_or_else(|| panic!("truncate+write not seen; {}", log()));
     eprintln!("truncate and write: findable after {t:?}");
 
     // A new file, then a deletion.
     let new = p.join("docs/escalation.md");
     std::fs::write(&new, "# Escalation\n\nEscalate to the duty manager after forty minutes.\n").unwrap();
-    until(limit, || found("forty minutes", "when do we escalate").is_some()).expect("a new file is seen");
+    until(limit, || found("forty minutes", "when do we escalate").is_some())
+        .unwrap_or_else(|| panic!("a new file not seen; {}", log()));
     std::fs::remove_file(&new).unwrap();
-    until(limit, || found("forty minutes", "when do we escalate").is_none()).expect("a deletion is seen");
+    until(limit, || found("forty minutes", "when do we escalate").is_none())
+        .unwrap_or_else(|| panic!("a deletion not seen; {}", log()));
     // Its chunk is archived, not lost.
     assert!(hit_with(&recall(&env, &p, "when do we escalate", &["--archived"]), "forty minutes").is_some());
+
+    // Quiet now: no more calls while nothing changes.
+    std::thread::sleep(Duration::from_millis(1500));
+    let settled = calls();
+    assert!(settled >= 4, "the calls are logged: {settled}");
+    std::thread::sleep(Duration::from_millis(2000));
+    assert_eq!(calls(), settled, "the watcher keeps calling while nothing changes");
 
     child.kill().unwrap();
     child.wait().unwrap();
     // What the watcher reported: one line per file change, as JSON.
-    let reported: Vec<Value> =
-        lines.map_while(Result::ok).filter_map(|l| serde_json::from_str(&l).ok()).collect();
+    let reported = reports();
     assert!(
         reported
             .iter()

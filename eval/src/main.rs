@@ -43,6 +43,9 @@ enum Command {
     /// connections flood the daemon with writes; the flood's throughput and the daemon's
     /// memory.
     Fairness(cmd::fairness::FairnessArgs),
+    /// Documents as sources (issue 30): `amber ingest` throughput on a documentation tree,
+    /// an unchanged re-ingest, save-to-findable under --watch, CPU while idle-watching.
+    Ingest(cmd::ingest::IngestArgs),
     /// Session-end curation on LoCoMo conversations with planted duplicates: found per
     /// edit kind, false merges, a duplicate-threshold sweep.
     Curate(cmd::curate::CurateArgs),
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Interject(a) => cmd::interject::run(a),
         Command::Load(a) => cmd::load::run(a),
         Command::Fairness(a) => cmd::fairness::run(a),
+        Command::Ingest(a) => cmd::ingest::run(a),
         Command::Curate(a) => cmd::curate::run(a),
         Command::KgBench(a) => cmd::kg_bench::run(a),
         Command::Briefing(a) => cmd::briefing::run(a),

@@ -112,6 +112,12 @@ pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) ->
             out.push(one_file(shared, &side, &ctx, path).await?);
         }
     }
+    let count = |st: IngestStatus| out.iter().filter(|f| f.status == st).count();
+    let (new, changed, deleted) =
+        (count(IngestStatus::New), count(IngestStatus::Changed), count(IngestStatus::Deleted));
+    if new + changed + deleted > 0 {
+        tracing::info!(scope = %scope, new, changed, deleted, "ingest");
+    }
     to_value(&IngestResult { scope, files: out })
 }
 
