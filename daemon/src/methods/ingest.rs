@@ -199,17 +199,7 @@ async fn one_file(
 }
 
 fn skipped(path: String, reason: String) -> IngestedFile {
-    IngestedFile {
-        path,
-        status: IngestStatus::Skipped,
-        trust: None,
-        chunks: 0,
-        added: 0,
-        retired: 0,
-        revived: 0,
-        redacted: 0,
-        reason: Some(reason),
-    }
+    IngestedFile { status: IngestStatus::Skipped, reason: Some(reason), ..empty(&path) }
 }
 
 /// The path shown: relative to the project root when under it.
@@ -355,11 +345,7 @@ fn sync(
     let status = match (&file_sha256, was_known) {
         (None, true) => IngestStatus::Deleted,
         (None, false) => {
-            return Ok(IngestedFile {
-                status: IngestStatus::Skipped,
-                reason: Some("no such file, and the scope holds none of it".into()),
-                ..empty(source)
-            });
+            return Ok(skipped(source.to_string(), "no such file, and the scope holds none of it".into()));
         }
         (Some(_), false) => IngestStatus::New,
         (Some(_), true) if added == 0 && gone.is_empty() && revived == 0 => IngestStatus::Unchanged,
