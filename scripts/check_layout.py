@@ -23,7 +23,6 @@ OVER = {
     "retrieval/src/bm25.rs": 633,
     "ipc/src/protocol.rs": 971,
     "cli/src/main.rs": 808,
-    "cli/src/mcp/args.rs": 617,
     "eval/src/cmd/team_bench.rs": 657,
 }
 

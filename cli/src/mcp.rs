@@ -35,6 +35,7 @@ use crate::daemon;
 mod args;
 mod bridge;
 mod hit;
+mod run_args;
 #[cfg(test)]
 mod tests;
 mod tools;
@@ -42,6 +43,7 @@ mod tools;
 use args::*;
 use bridge::Bridge;
 use hit::HitOut;
+use run_args::{RunRecordArgs, RunRewardArgs};
 
 /// What the server tells a client about itself in `initialize`.
 const INSTRUCTIONS: &str = "Amber is a local memory that persists across sessions. \
@@ -285,6 +287,7 @@ const SCOPED_TOOLS: &[&str] = &[
     "kg_timeline",
     "kg_traverse",
     "get_advice",
+    "run_record",
 ];
 
 /// The path of a `file://` URI (percent-escapes decoded), if it is one.

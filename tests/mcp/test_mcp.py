@@ -338,6 +338,18 @@ def test_outcomes_supersession_and_a_session_manifest(amber_env):
         assert r["weights_moved"] == 1
         r = await call(session, "run_reward", {"run_id": run, "reward": 1.0, "agent": "someone-else"})
         assert is_error(r) and "not_permitted" in text_of(r)
+        # Without a scope, a run files into the client's project (where get_advice looks),
+        # with the advice it was given.
+        def cli(*args):
+            p = subprocess.run([AMBER, "--json", *args], env=amber_env, capture_output=True, text=True, timeout=CALL_TIMEOUT)
+            assert p.returncode == 0, p.stderr
+            return json.loads(p.stdout)
+
+        project = cli("scope", "here")["scope"]
+        assert project != "default"
+        mine = (await ok("run_record", {"task": "retime it again", "advice": ["nightly-job"]}))["results"][0]["id"]
+        shown = cli("runs", "show", mine)["run"]
+        assert (shown["scope"], shown["advice"]) == (project, ["nightly-job"]), shown
 
     asyncio.run(with_session(amber_env, body))
 

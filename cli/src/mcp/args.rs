@@ -553,43 +553,6 @@ pub(super) struct ReleaseArgs {
     pub(super) thread: String,
 }
 
-/// `run_record` arguments: one run of a task.
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-pub(super) struct RunRecordArgs {
-    /// The agent recording it (default `mcp`); only it may reward the run.
-    #[serde(default = "default_agent")]
-    pub(super) agent: String,
-    /// What the run set out to do.
-    pub(super) task: String,
-    /// What happened (at most 20,000 characters; secrets are redacted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) trace: Option<String>,
-    /// The ids of the memories it relied on: its reward moves their weights.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) used: Option<Vec<String>>,
-    /// How it went, in a few words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) outcome: Option<String>,
-    /// Where it lives (default `default`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) scope: Option<String>,
-}
-
-/// `run_reward` arguments.
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
-pub(super) struct RunRewardArgs {
-    /// The agent that recorded the run (default `mcp`).
-    #[serde(default = "default_agent")]
-    pub(super) agent: String,
-    /// The run's id (from `run_record`).
-    pub(super) run_id: String,
-    /// From -1 (it went badly) to 1 (it went well).
-    pub(super) reward: f64,
-    /// Why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) reason: Option<String>,
-}
-
 /// `review` arguments.
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
 pub(super) struct ReviewArgs {

@@ -264,7 +264,10 @@ impl AmberMcp {
         )
     )]
     async fn run_record(&self, Parameters(a): Parameters<RunRecordArgs>) -> CallToolResult {
-        self.forward("run_record", &a).await
+        match params(&a) {
+            Ok(p) => reply(self.bridge.call("run_record", self.with_scope(p)).await),
+            Err(e) => reply(Err(e)),
+        }
     }
 
     /// Reward a run.
