@@ -28,6 +28,11 @@ pub struct NewRun {
     /// The situations whose advice it followed.
     #[serde(default)]
     pub advice: Vec<String>,
+    /// In a batch (`runs`, `amber runs load`): the run's reward, -1..1, given when it is
+    /// first recorded (as `run_reward` would; a run already recorded is not rewarded
+    /// again). Not part of its id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<f64>,
 }
 
 impl NewRun {
@@ -45,6 +50,9 @@ impl NewRun {
         }
         if self.used.len() > 1_000 || self.advice.len() > 100 {
             return bad("at most 1,000 used memories and 100 advice keys".into());
+        }
+        if let Some(r) = self.reward.filter(|r| !(-1.0..=1.0).contains(r)) {
+            return bad(format!("reward must be in -1..1, got {r}"));
         }
         Ok(())
     }

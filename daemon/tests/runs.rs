@@ -106,6 +106,45 @@ fn runs_are_recorded_checked_redacted_and_rewarded_by_their_agent() {
 }
 
 #[test]
+fn a_batch_takes_an_inline_reward_per_run_checked_like_the_rest_and_given_once() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let mem = c
+        .call_value("remember", json!({ "content": "the nightly export runs at 02:00 UTC", "scope": "runs" }))
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let runs = json!([
+        { "task": "retime the nightly export", "trace": "moved the cron to 02:00", "used": [mem], "reward": -1.0 },
+        { "task": "document the export", "trace": "wrote docs/export.md" },
+    ]);
+    // A reward out of range refuses the whole batch before anything is written.
+    let mut bad = runs.clone();
+    bad[1]["reward"] = json!(1.5);
+    let e =
+        c.call_value("run_record", json!({ "agent": "codex", "scope": "runs", "runs": bad })).unwrap_err();
+    assert!(e.to_string().contains("runs[1]") && e.to_string().contains("reward"), "{e}");
+    assert!(c.call_value("runs", json!({ "scope": "runs" })).unwrap()["runs"].as_array().unwrap().is_empty());
+
+    let b = c.call_value("run_record", json!({ "agent": "codex", "scope": "runs", "runs": runs })).unwrap();
+    assert_eq!(b["rewarded"], 1, "{b}");
+    let id = |i: usize| b["results"][i]["id"].as_str().unwrap().to_string();
+    let shown = c.call_value("run_show", json!({ "id": id(0) })).unwrap();
+    assert_eq!(shown["run"]["reward"], -1.0);
+    assert!(c.call_value("run_show", json!({ "id": id(1) })).unwrap()["run"]["reward"].is_null());
+    let w = c.call_value("get", json!({ "id": mem })).unwrap()["memory"]["weight"].as_f64().unwrap();
+    assert!((w - 0.9).abs() < 1e-6, "the inline reward moved the used memory: {w}");
+    // The same batch again records nothing and rewards nothing again.
+    let again =
+        c.call_value("run_record", json!({ "agent": "codex", "scope": "runs", "runs": runs })).unwrap();
+    assert_eq!(again["results"][0]["created"], false);
+    assert!(again.get("rewarded").is_none(), "{again}");
+    let shown = c.call_value("run_show", json!({ "id": id(0) })).unwrap();
+    assert_eq!(shown["rewards"].as_array().unwrap().len(), 1);
+}
+
+#[test]
 fn an_agent_past_its_daily_limit_is_rate_limited() {
     let (d, _dir) = common::with_config("[runs]\nmax_runs_per_day = 3\nmax_rewards_per_day = 1\n");
     let mut c = d.client();

@@ -188,6 +188,7 @@ mod tests {
             used: Vec::new(),
             outcome: None,
             advice: Vec::new(),
+            reward: None,
         };
         for (scope, task) in [("proj", "a"), ("proj/sub", "b"), ("projx", "c")] {
             let scope: Scope = scope.parse().unwrap();

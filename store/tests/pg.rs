@@ -616,6 +616,7 @@ fn addressing_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
         used: vec![q.id.clone()],
         outcome: Some("ok".into()),
         advice: vec![],
+        reward: None,
     };
     let runs = [("r1".to_string(), run("one")), ("r2".to_string(), run("two"))];
     t.note("insert_runs", s.insert_runs(&scope("team/a"), "bob", &runs, 10).unwrap());
@@ -727,7 +728,14 @@ fn advice_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
         "bob",
         &[(
             "r1".into(),
-            NewRun { task: "t".into(), trace: "x".into(), used: vec![], outcome: None, advice: vec![] },
+            NewRun {
+                task: "t".into(),
+                trace: "x".into(),
+                used: vec![],
+                outcome: None,
+                advice: vec![],
+                reward: None,
+            },
         )],
         1,
     )
@@ -932,6 +940,7 @@ fn row_level_security_covers_links_runs_judgements_moves_and_a_readers_own_books
         used: vec![x1.id.clone()],
         outcome: None,
         advice: vec![],
+        reward: None,
     };
     a.insert_runs(&here, "agent-a", &[("ra".to_string(), task)], 4).unwrap();
     let reward = RunReward { reward: 1.0, reason: Some("a's reason".into()), agent: "agent-a".into(), at: 5 };

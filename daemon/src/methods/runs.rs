@@ -64,6 +64,7 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
                 used: p.used,
                 outcome: p.outcome,
                 advice: p.advice,
+                reward: None,
             }],
             false,
         ),
@@ -95,10 +96,31 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
         })
         .collect();
     let ids: Vec<String> = prepared.iter().map(|(id, _)| id.clone()).collect();
+    let inline: Vec<Option<f64>> = prepared.iter().map(|(_, r)| r.reward).collect();
     let (s, a) = (scope.clone(), agent.clone());
     let created = crate::rpc::write_with_on(shared, &side, move |e| e.record_runs(&s, &a, &prepared)).await?;
+    // A batch's inline rewards, for the runs this call recorded (a run loaded again is not
+    // rewarded again), through `run_reward`'s own checks and limit.
+    let rewards: Vec<RewardEntry> = ids
+        .iter()
+        .zip(&created)
+        .zip(inline)
+        .filter_map(|((id, new), r)| r.filter(|_| *new).map(|reward| (id, reward)))
+        .map(|(id, reward)| RewardEntry { run_id: id.clone(), reward, reason: None })
+        .collect();
+    let rewarded = rewards.len();
+    if rewarded > 0 {
+        let p = RunRewardParams {
+            agent: agent.clone(),
+            run_id: None,
+            reward: None,
+            reason: None,
+            rewards: Some(rewards),
+        };
+        Box::pin(reward(shared, p)).await?;
+    }
     let results = ids.into_iter().zip(created).map(|(id, created)| RunRecorded { id, created }).collect();
-    to_value(&RunRecordResult { scope, results })
+    to_value(&RunRecordResult { scope, results, rewarded })
 }
 
 pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<Value, ErrorObject> {

@@ -54,6 +54,13 @@ pub struct RunRecordResult {
     pub scope: Scope,
     /// One per run, in order.
     pub results: Vec<RunRecorded>,
+    /// Runs of the batch rewarded inline (new runs with a `reward`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rewarded: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One reward in a batch.
