@@ -61,9 +61,24 @@ struct Root {
 }
 
 impl Root {
-    /// The directory whose project the files belong to.
-    fn cwd(&self) -> PathBuf {
-        if self.dir { self.path.clone() } else { self.path.parent().unwrap_or(Path::new("/")).to_path_buf() }
+    /// The directory whose project the files belong to (and which is watched).
+    fn cwd(&self) -> &Path {
+        if self.dir { &self.path } else { self.path.parent().unwrap_or(Path::new("/")) }
+    }
+
+    /// True when an event on `p` concerns this root.
+    fn covers(&self, p: &Path) -> bool {
+        if self.dir { p.starts_with(&self.path) } else { p == self.path }
+    }
+
+    /// An `ingest` call for this root: its project, the scope and trust asked for.
+    fn call(&self, scope: &Option<amber_core::Scope>, external: bool) -> IngestParams {
+        IngestParams {
+            cwd: Some(self.cwd().to_path_buf()),
+            scope: scope.clone(),
+            external,
+            ..IngestParams::default()
+        }
     }
 }
 
@@ -128,25 +143,13 @@ pub(crate) fn run(
     total += walked.iter().map(Vec::len).sum::<usize>();
     for (root, files) in roots.iter().zip(walked) {
         for batch in files.chunks(BATCH) {
-            let p = IngestParams {
-                files: batch.to_vec(),
-                cwd: Some(root.cwd()),
-                scope: scope.clone(),
-                external: args.external,
-                ..IngestParams::default()
-            };
+            let p = IngestParams { files: batch.to_vec(), ..root.call(&scope, args.external) };
             tally.add(call(&mut client, &p)?);
             progress.show(&tally, total);
         }
         known.extend(files);
         if root.dir {
-            let p = IngestParams {
-                prune: Some(root.path.clone()),
-                cwd: Some(root.cwd()),
-                scope: scope.clone(),
-                external: args.external,
-                ..IngestParams::default()
-            };
+            let p = IngestParams { prune: Some(root.path.clone()), ..root.call(&scope, args.external) };
             tally.add(call(&mut client, &p)?);
         }
     }
@@ -323,7 +326,7 @@ fn watch(
         let (what, mode) = if r.dir {
             (r.path.as_path(), RecursiveMode::Recursive)
         } else {
-            (r.cwd_ref(), RecursiveMode::NonRecursive)
+            (r.cwd(), RecursiveMode::NonRecursive)
         };
         watcher.watch(what, mode).with_context(|| format!("cannot watch {}", what.display()))?;
     }
@@ -392,21 +395,14 @@ fn watch(
             let mine: Vec<PathBuf> = files.iter().filter(|f| root.covers(f)).cloned().collect();
             let mut params: Vec<IngestParams> = mine
                 .chunks(BATCH)
-                .map(|b| IngestParams {
-                    files: b.to_vec(),
-                    cwd: Some(root.cwd()),
-                    scope: scope.clone(),
-                    external: args.external,
-                    ..IngestParams::default()
-                })
+                .map(|b| IngestParams { files: b.to_vec(), ..root.call(&scope, args.external) })
                 .collect();
-            params.extend(dirs_gone.iter().filter(|d| root.dir && root.covers(d)).map(|d| IngestParams {
-                prune: Some(d.clone()),
-                cwd: Some(root.cwd()),
-                scope: scope.clone(),
-                external: args.external,
-                ..IngestParams::default()
-            }));
+            params.extend(
+                dirs_gone
+                    .iter()
+                    .filter(|d| root.dir && root.covers(d))
+                    .map(|d| IngestParams { prune: Some(d.clone()), ..root.call(&scope, args.external) }),
+            );
             for p in params {
                 let result = match client.as_mut() {
                     Some(c) => call(c, &p),
@@ -467,16 +463,5 @@ fn changes(kind: &notify::EventKind) -> bool {
         EventKind::Access(_) => false,
         EventKind::Modify(ModifyKind::Metadata(_)) => false,
         _ => true,
-    }
-}
-
-impl Root {
-    fn cwd_ref(&self) -> &Path {
-        if self.dir { &self.path } else { self.path.parent().unwrap_or(Path::new("/")) }
-    }
-
-    /// True when an event on `p` concerns this root.
-    fn covers(&self, p: &Path) -> bool {
-        if self.dir { p.starts_with(&self.path) } else { p == self.path }
     }
 }

@@ -143,6 +143,24 @@ pub(crate) async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone
 }
 
 /// Queues a write for one side's writer (local or team) and waits for its answer.
+/// `busy` when indexing is too far behind (`max_index_backlog`): it catches up shortly.
+/// Not when it is stopped by a full disk: the write is tried, and stored (to be indexed
+/// when space returns) or answered `storage_full`.
+pub(crate) fn within_backlog(shared: &Shared, side: &Side) -> Result<(), ErrorObject> {
+    let engine = &side.engine;
+    if engine.indexing_stalled() == Some(amber_engine::DegradedCause::DiskFull) {
+        return Ok(());
+    }
+    let behind = engine.committed_through().saturating_sub(engine.indexed_through());
+    if behind >= shared.config.max_index_backlog {
+        return Err(ErrorObject::new(
+            ErrorKind::Busy,
+            format!("indexing is {behind} memories behind (max_index_backlog): retry shortly"),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) async fn write_on(
     shared: &Arc<Shared>,
     side: &Side,
@@ -151,20 +169,8 @@ pub(crate) async fn write_on(
     if *shared.shutdown.borrow() {
         return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
     }
-    let engine = &side.engine;
-    // Indexing too far behind answers `busy`: it catches up shortly. Not when it is
-    // stopped by a full disk: the write is tried, and stored (to be indexed when space
-    // returns) or answered `storage_full`.
-    if matches!(op, WriteOp::Remember(_))
-        && engine.indexing_stalled() != Some(amber_engine::DegradedCause::DiskFull)
-    {
-        let behind = engine.committed_through().saturating_sub(engine.indexed_through());
-        if behind >= shared.config.max_index_backlog {
-            return Err(ErrorObject::new(
-                ErrorKind::Busy,
-                format!("indexing is {behind} memories behind (max_index_backlog): retry shortly"),
-            ));
-        }
+    if matches!(op, WriteOp::Remember(_)) {
+        within_backlog(shared, side)?;
     }
     let (tx, rx) = oneshot::channel();
     match side.writes.try_send(Job { op, reply: tx }) {

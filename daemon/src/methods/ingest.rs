@@ -65,13 +65,7 @@ pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) ->
     let side = shared.side_for(&scope)?;
     // A folder goes in many calls: each waits for indexing to come within reach (the
     // caller retries `busy`), so a big tree never leaves recall far behind.
-    let behind = side.engine.committed_through().saturating_sub(side.engine.indexed_through());
-    if behind >= shared.config.max_index_backlog {
-        return Err(ErrorObject::new(
-            ErrorKind::Busy,
-            format!("indexing is {behind} memories behind (max_index_backlog): retry shortly"),
-        ));
-    }
+    crate::rpc::within_backlog(shared, &side)?;
     let ctx = Arc::new(Context {
         scope: scope.clone(),
         root: resolved.root.map(|r| std::fs::canonicalize(&r).unwrap_or(r)),

@@ -44,14 +44,16 @@ fn place(d: &document::DocChunk, body: &str) -> Place {
         return at(d.lines, PlaceState::Current);
     }
     let Ok(text) = std::fs::read_to_string(&d.path) else { return at(d.lines, PlaceState::Missing) };
-    let sha = hex::encode(Sha256::digest(text.as_bytes()));
-    {
+    // Hashed once per version of the file; a known hash only needs the text to locate.
+    let sha = cached.unwrap_or_else(|| {
+        let sha = hex::encode(Sha256::digest(text.as_bytes()));
         let mut cache = hashes().lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= MAX_CACHED {
             cache.clear();
         }
         cache.insert(d.path.clone(), (stamp, sha.clone()));
-    }
+        sha
+    });
     if sha == d.file_sha256 {
         return at(d.lines, PlaceState::Current);
     }
