@@ -30,6 +30,7 @@ pub mod paths;
 mod query;
 mod run;
 mod scope;
+pub mod skill;
 pub mod standing;
 
 pub use error::{InvalidInput, Result};
@@ -39,7 +40,7 @@ pub use memory::{
     MemoryId, MemoryType, NewMemory, check_label, is_unsafe_char, one_line, valid_recipient,
 };
 pub use query::{Evidence, Expand, Hit, MAX_K, MAX_QUERY_BYTES, Query, SearchMode, Standing};
-pub use run::{MAX_TRACE_CHARS, NewRun, Run, RunReward};
+pub use run::{MAX_TASK_CHARS, MAX_TRACE_CHARS, NewRun, Run, RunReward};
 pub use scope::{MAX_SCOPE_BYTES, Scope};
 pub use standing::{Basis, Outcome, Report, ReportKind};
 

@@ -2,9 +2,10 @@
 //! situation ([`sort`]), one note per situation written from its runs ([`write`]),
 //! which situations get a note and from which runs ([`plan`]), a task routed to one
 //! situation ([`route`]), notes withheld, edited and merged ([`curate`]), and unrewarded
-//! runs judged ([`judge`]). Every model call goes through a [`Learner`]: one
-//! OpenAI-compatible chat endpoint (the `[learn]` table), with the [`ModelCache`]
-//! when asked.
+//! runs judged ([`judge`]). Skills (procedures with a step graph) are compiled from a
+//! scope's chosen documents, citing them ([`compile`]). Every model call goes through
+//! a [`Learner`]: one OpenAI-compatible chat endpoint (the `[learn]` table), with the
+//! [`ModelCache`] when asked.
 //!
 //! Nothing here measures whether the advice is good: no model runs on the machine that
 //! builds Amber, so only the plumbing is tested (against a local fake endpoint).
@@ -18,6 +19,7 @@ use serde_json::Value;
 use crate::cache::ModelCache;
 use crate::chat::{ChatEndpoint, snippet, strip_think};
 
+pub mod compile;
 pub mod curate;
 pub mod judge;
 pub mod merge;
@@ -67,6 +69,9 @@ pub struct LearnConfig {
     /// Answer repeated model calls of the daemon from the cache (default false;
     /// `amber advice learn` uses it unless told not to).
     pub cache: bool,
+    /// Count the judge's verdicts on runs nobody rewarded (default true; they are
+    /// counted as the judge's in `advice_learn`'s result and in `lift`).
+    pub judged: bool,
 }
 
 impl Default for LearnConfig {
@@ -83,6 +88,7 @@ impl Default for LearnConfig {
             personal_min_runs: 10,
             interval_s: 600,
             cache: false,
+            judged: true,
         }
     }
 }
@@ -176,6 +182,11 @@ impl Learner {
     /// The same learner answering repeated calls from a cache in `dir` (None: no cache).
     pub fn with_cache(&self, dir: Option<PathBuf>) -> Learner {
         Learner { cache: dir.map(ModelCache::new), ..self.clone() }
+    }
+
+    /// The same learner with a shorter deadline a call, when `limit` is shorter.
+    pub fn within(&self, limit: Duration) -> Learner {
+        Learner { timeout: self.timeout.min(limit), ..self.clone() }
     }
 
     /// `openai:<model>`.
