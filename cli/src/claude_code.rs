@@ -20,7 +20,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use amber_ipc::Config;
 use amber_ipc::protocol::{
@@ -30,6 +30,7 @@ use amber_tiers::interject::EventKind;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
+mod advice;
 mod install;
 mod transcript;
 
@@ -79,11 +80,12 @@ pub fn hook(cfg: Config, config_file: Option<PathBuf>, event: &str, deadline: Du
         }
     };
     let deadline = if event == "SessionEnd" { deadline.max(END_DEADLINE) } else { deadline };
+    let until = Instant::now() + deadline;
     let (tx, rx) = mpsc::channel();
     let event_name = event.to_string();
     let worker_cfg = cfg.clone();
     std::thread::spawn(move || {
-        let r = answer(&worker_cfg, config_file.as_deref(), &event_name, &payload, start);
+        let r = answer(&worker_cfg, config_file.as_deref(), &event_name, &payload, start, until);
         let _ = tx.send(r);
     });
     match rx.recv_timeout(deadline) {
@@ -120,6 +122,9 @@ fn start(
         scope: None,
         key: Some(key.to_string()),
         rebrief: Some(rebrief),
+        // Every Claude Code session is a run: its opening prompt the task, its tool uses
+        // the trace (recorded when it ends; the person rewards it with `amber runs reward`).
+        run: Some(true),
     })?)
 }
 
@@ -284,6 +289,7 @@ fn answer(
     event: &str,
     payload: &Value,
     start_daemon: bool,
+    until: Instant,
 ) -> anyhow::Result<Option<String>> {
     let mut client = crate::daemon::connect_or_start(cfg, config_file, start_daemon)?;
     match event {
@@ -334,6 +340,11 @@ fn answer(
             if r.decision.fired {
                 parts.push(r.decision.text);
             }
+            // The opening prompt asks for advice learned from earlier runs (with a model).
+            if r.opening {
+                let id = session_id(payload)?;
+                parts.extend(advice::ask(&mut client, cfg, event, &id, prompt, "start", until));
+            }
             parts.retain(|p| !p.trim().is_empty());
             Ok((!parts.is_empty()).then(|| additional_context(event, &parts.join("\n\n"))))
         }
@@ -362,6 +373,14 @@ fn answer(
                     moment: None,
                 })
             })?;
+            // A failed tool is where a session gets stuck: the Pitfalls of the advice it
+            // was given, once (no model call).
+            if event == "PostToolUseFailure" {
+                let id = session_id(payload)?;
+                if let Some(t) = advice::ask(&mut client, cfg, event, &id, &text, "stuck", until) {
+                    return Ok(Some(additional_context(event, &t)));
+                }
+            }
             Ok(None)
         }
         "Stop" => {
@@ -393,8 +412,21 @@ fn answer(
                 return Ok(None);
             };
             log(cfg, event, &format!("block={} outcome={:?}", r.block, r.checkpoint.outcome));
-            Ok(r.block
-                .then(|| json!({ "decision": "block", "reason": r.reason.unwrap_or_default() }).to_string()))
+            // Done: the Steps of the advice the session was given, once, to check the work
+            // against (no model call). Never when Claude is already going on because of a block.
+            let done = match stop_hook_active {
+                true => None,
+                false => advice::ask(&mut client, cfg, event, &session_id(payload)?, "", "done", until),
+            };
+            let reason = match (r.block, done) {
+                (true, Some(d)) => Some(format!("{}\n\n{d}", r.reason.unwrap_or_default())),
+                (true, None) => Some(r.reason.unwrap_or_default()),
+                (false, Some(d)) => {
+                    Some(format!("{d}\nBefore you finish, check the work against these steps."))
+                }
+                (false, None) => None,
+            };
+            Ok(reason.map(|reason| json!({ "decision": "block", "reason": reason }).to_string()))
         }
         "SessionEnd" => {
             let raw = read_transcript(payload).unwrap_or_else(|e| {
@@ -437,6 +469,16 @@ fn answer(
                     c.collapsed
                 ),
             );
+            // SessionEnd's output reaches no one but the log (and `claude --debug`): the
+            // person finds the run with `amber runs list` or rewards `amber runs reward last`.
+            if let Some(run) = r.session.run.runs.last() {
+                let msg = format!(
+                    "session {} is run {run} in {}; reward it: amber runs reward {run} <-1..1>",
+                    r.session.id, r.session.scope
+                );
+                log(cfg, event, &msg);
+                eprintln!("amber: {msg}");
+            }
             Ok(None)
         }
         other => bail!("unknown Claude Code hook event {other:?} (known: {})", EVENTS.join(", ")),

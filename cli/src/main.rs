@@ -397,7 +397,7 @@ fn print_session(r: &amber_ipc::protocol::SessionResult) {
 }
 
 /// The scope of the working directory, as the daemon's one resolver says.
-fn here(client: &mut Client) -> anyhow::Result<amber_ipc::protocol::ResolveScopeResult> {
+pub(crate) fn here(client: &mut Client) -> anyhow::Result<amber_ipc::protocol::ResolveScopeResult> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     Ok(client.resolve_scope(&cwd)?)
 }

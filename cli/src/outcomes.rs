@@ -100,6 +100,9 @@ pub(crate) enum OutcomeCommand {
         /// Only sessions started at or after this time (ms since the epoch, or YYYY-MM-DD).
         #[arg(long)]
         since: Option<String>,
+        /// Leave out the judge's verdicts: count only rewards given by a client or a person.
+        #[arg(long)]
+        no_judged: bool,
     },
 }
 
@@ -287,9 +290,11 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 );
             }
         }
-        OutcomeCommand::Lift { scope, since } => {
+        OutcomeCommand::Lift { scope, since, no_judged } => {
             let since = since.as_deref().map(parse_time).transpose()?;
-            let r: LiftResult = client.call("lift", &json!({ "scope": scope, "since": since }))?;
+            let judged = no_judged.then_some(false);
+            let r: LiftResult =
+                client.call("lift", &json!({ "scope": scope, "since": since, "judged": judged }))?;
             if as_json {
                 print_json(&r)?;
                 return Ok(true);
@@ -299,7 +304,10 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 Some(m) => format!("{} sessions, mean reward {m:.3}", a.n),
                 None => format!("{} sessions", a.n),
             };
-            println!("{} sessions read, {} rewarded", r.sessions, r.rewarded);
+            println!(
+                "{} sessions read, {} rewarded ({} through their run's reward, {} by the judge's verdict alone)",
+                r.sessions, r.rewarded, r.by_run, r.judged
+            );
             println!("served:   {}", arm(&l.served));
             println!("withheld: {}", arm(&l.withheld));
             match (l.difference, l.z, l.p) {

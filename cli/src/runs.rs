@@ -1,4 +1,5 @@
-//! `amber runs load|list|show`: runs recorded from a file as one batch, and read back.
+//! `amber runs load|list|show|reward`: runs recorded from a file as one batch, read back,
+//! and rewarded by a person.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -6,12 +7,16 @@ use std::time::Instant;
 
 use amber_core::NewRun;
 use amber_ipc::Client;
-use amber_ipc::protocol::{MAX_RUN_BATCH, RunRecordResult, RunShowResult, RunsResult};
+use amber_ipc::protocol::{MAX_RUN_BATCH, RunRecordResult, RunRewardResult, RunShowResult, RunsResult};
 use anyhow::Context;
 use clap::Subcommand;
 use serde_json::json;
 
 use crate::{one_line, print_json};
+
+/// The name a person's rewards are given under (the daemon lets the `amber` command,
+/// outside any agent, reward any run).
+const PERSON: &str = "person";
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum RunsAction {
@@ -43,6 +48,50 @@ pub(crate) enum RunsAction {
         /// The run id.
         id: String,
     },
+    /// Reward a run as a person: how it went, -1 (wrong) to 1 (right). A reward moves
+    /// the weights of the memories the run used, and learning counts it. Any run may be
+    /// rewarded by a person (a Claude Code session is recorded as one when it ends).
+    Reward {
+        /// The run: its id, a prefix of it (at least 8 hex digits), or `last` (the newest
+        /// run of the scope).
+        run: String,
+        /// The reward, -1..1.
+        #[arg(allow_negative_numbers = true)]
+        reward: f64,
+        /// Why (kept with the reward).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Where `last` and a prefix look (default: the project here).
+        #[arg(long)]
+        scope: Option<String>,
+    },
+}
+
+/// The id of the run `run` names (`last`, a prefix or a whole id) among `scope`'s.
+fn run_id(client: &mut Client, run: &str, scope: Option<&str>) -> anyhow::Result<String> {
+    let run = run.trim();
+    if run.len() == 32 {
+        return Ok(run.to_string());
+    }
+    if run != "last" && (run.len() < 8 || !run.bytes().all(|b| b.is_ascii_hexdigit())) {
+        anyhow::bail!(
+            "bad run {run:?}: a run id is 32 hex digits, a prefix of at least 8 of them, or `last`"
+        );
+    }
+    let scope = match scope {
+        Some(s) => s.to_string(),
+        None => crate::here(client)?.scope.to_string(),
+    };
+    let r: RunsResult = client.call("runs", &json!({ "scope": scope, "limit": 1000 }))?;
+    let found: Vec<&str> = match run {
+        "last" => r.runs.iter().take(1).map(|x| x.id.as_str()).collect(),
+        prefix => r.runs.iter().filter(|x| x.id.starts_with(prefix)).map(|x| x.id.as_str()).collect(),
+    };
+    match found.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => anyhow::bail!("no run {run} in {scope} (amber runs list --scope {scope})"),
+        _ => anyhow::bail!("{} runs of {scope} start with {run}: give more of the id", found.len()),
+    }
 }
 
 fn read_runs(file: &PathBuf) -> anyhow::Result<Vec<NewRun>> {
@@ -139,6 +188,20 @@ pub(crate) fn run(
                     one_line(&x.task, 80)
                 );
             }
+        }
+        RunsAction::Reward { run, reward, reason, scope } => {
+            if !(-1.0..=1.0).contains(reward) {
+                anyhow::bail!("a reward is -1..1, got {reward}");
+            }
+            let id = run_id(client, run, scope.as_deref())?;
+            let r: RunRewardResult = client.call(
+                "run_reward",
+                &json!({ "agent": PERSON, "run_id": id, "reward": reward, "reason": reason }),
+            )?;
+            if as_json {
+                return print_json(&r);
+            }
+            println!("run {id} rewarded {reward:+.2}: {} memory weights moved", r.weights_moved);
         }
         RunsAction::Show { id } => {
             let r: RunShowResult = client.call("run_show", &json!({ "id": id }))?;

@@ -15,8 +15,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::methods::{
-    admin, advice, agents, capture, checkpoint, graph, ingest, judge, learn, memory, outcome, review, runs,
-    scope, session, threads,
+    admin, advice, agents, capture, checkpoint, get_advice, graph, ingest, judge, learn, memory, outcome,
+    review, runs, scope, session, threads,
 };
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
@@ -290,11 +290,11 @@ dispatch_table! { m, p, shared, peer;
     "release" => threads::release(shared, params(m, p)?).await,
     "lift" => outcome::lift(shared, params(m, p)?).await,
     "run_record" => runs::record(shared, params(m, p)?).await,
-    "run_reward" => runs::reward(shared, params(m, p)?).await,
+    "run_reward" => runs::reward(shared, peer, params(m, p)?).await,
     "runs" => runs::list(shared, params(m, p)?).await,
     "run_show" => runs::show(shared, params(m, p)?).await,
     "review" => review::review(shared, params(m, p)?).await,
-    "get_advice" => advice::get(shared, params(m, p)?).await,
+    "get_advice" => get_advice::get(shared, params(m, p)?).await,
     "advice_learn" => learn::learn(shared, params(m, p)?).await,
     "advice_show" => advice::show(shared, params(m, p)?).await,
     "advice_list" => advice::list(shared, params(m, p)?).await,

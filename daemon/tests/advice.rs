@@ -148,12 +148,19 @@ fn advice_is_learned_routed_and_served_once_per_session() {
 
     let session = c.call_value("session_start", json!({ "agent": "ada", "scope": "team/web" })).unwrap();
     let sid = session["session_id"].as_str().unwrap();
-    let ask = json!({ "task": "the schema migration fails again", "session_id": sid, "moment": "stuck" });
+    let ask = json!({ "task": "the schema migration fails again", "session_id": sid, "moment": "next" });
     let first = c.call_value("get_advice", ask.clone()).unwrap();
     assert_eq!(first["situation"], "db/migrations");
     assert_eq!((first["version"].clone(), first["runs"].clone()), (json!(1), json!(4)));
     assert_eq!(first["note"], NOTE);
-    assert_eq!((first["given_earlier"].clone(), first["moment"].clone()), (json!(false), json!("stuck")));
+    assert_eq!((first["given_earlier"].clone(), first["moment"].clone()), (json!(false), json!("next")));
+    assert_eq!(first["from"], "runs");
+    let text = first["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Amber: advice for this task, learned from 4 rewarded runs in team/web"),
+        "{text}"
+    );
+    assert!(text.lines().skip(1).all(|l| l.starts_with("│ ")), "the note is quoted line by line: {text}");
     assert_eq!(first["scope"], "team/web", "the session's scope");
     let second = c.call_value("get_advice", ask).unwrap();
     assert_eq!(second["given_earlier"], true);

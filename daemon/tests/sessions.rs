@@ -34,6 +34,7 @@ fn start_params(agent: &str) -> SessionStartParams {
         scope: None,
         key: None,
         rebrief: None,
+        run: None,
     }
 }
 

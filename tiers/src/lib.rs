@@ -52,6 +52,8 @@ pub mod lift;
 pub mod moment;
 pub mod redact;
 pub mod review;
+pub mod run_log;
 pub mod scope;
 pub mod session;
+pub mod session_run;
 pub mod transcript;

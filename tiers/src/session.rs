@@ -174,6 +174,11 @@ pub struct Session {
     /// files only what is new.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<crate::transcript::TranscriptMark>,
+    /// What makes it a run, when its client asked for one (`session_start` with `run`):
+    /// its task, its trace, the advice it was given, the runs recorded (see
+    /// `crate::session_run`).
+    #[serde(default, skip_serializing_if = "crate::run_log::RunLog::is_off")]
+    pub run: crate::run_log::RunLog,
 }
 
 /// A memory a session filed on purpose.
@@ -261,6 +266,7 @@ impl Session {
             reminded: Vec::new(),
             filed: Vec::new(),
             transcript: None,
+            run: Default::default(),
         }
     }
 

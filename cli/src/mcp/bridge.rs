@@ -12,6 +12,9 @@ pub(super) struct Bridge {
     start: bool,
     /// Idle connections and when each one's last call ended.
     pub(super) idle: Mutex<Vec<(Client, Instant)>>,
+    /// The session `get_advice` opened for this server's client (asked with no session),
+    /// named on its next asks, so that a note is given it once.
+    pub(super) advice_session: Mutex<Option<String>>,
 }
 
 /// The most idle connections kept: the calls a host makes at once, seldom more.
@@ -19,7 +22,7 @@ pub(super) const MAX_IDLE: usize = 4;
 
 impl Bridge {
     pub(super) fn new(cfg: Config, config_file: Option<PathBuf>, start: bool) -> Bridge {
-        Bridge { cfg, config_file, start, idle: Mutex::new(Vec::new()) }
+        Bridge { cfg, config_file, start, idle: Mutex::new(Vec::new()), advice_session: Mutex::new(None) }
     }
 
     /// Closes the connections no call has used for `after` (a connection in use is not

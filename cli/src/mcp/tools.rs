@@ -301,11 +301,27 @@ impl AmberMcp {
         )
     )]
     async fn get_advice(&self, Parameters(a): Parameters<GetAdviceArgs>) -> CallToolResult {
-        match params(&a) {
-            Ok(p) if a.session_id.is_some() => reply(self.bridge.call("get_advice", p).await),
-            Ok(p) => reply(self.bridge.call("get_advice", self.with_scope(p)).await),
-            Err(e) => reply(Err(e)),
+        let p = match params(&a) {
+            Ok(p) if a.session_id.is_some() => p,
+            Ok(p) => {
+                // No session named: the one the daemon opened for this client's first ask.
+                let mut p = self.with_scope(p);
+                let opened = self.bridge.advice_session.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                if let (Some(id), Some(o)) = (opened, p.as_object_mut()) {
+                    o.insert("session_id".into(), Value::String(id));
+                }
+                p
+            }
+            Err(e) => return reply(Err(e)),
+        };
+        let r = self.bridge.call("get_advice", p).await;
+        if let Ok(v) = &r
+            && v["opened"] == true
+            && let Some(id) = v["session_id"].as_str()
+        {
+            *self.bridge.advice_session.lock().unwrap_or_else(|e| e.into_inner()) = Some(id.to_string());
         }
+        reply(r)
     }
 
     /// Show a session.

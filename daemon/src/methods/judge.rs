@@ -90,7 +90,9 @@ fn due(engine: &Engine, scope: Option<&Scope>, delay_ms: i64, limit: usize) -> R
         }
         let Ok(s) = serde_json::from_str::<Session>(&row.record) else { continue };
         let ended = s.ended_at.is_some_and(|t| t <= cutoff);
-        let unrewarded = s.reward.is_none() && s.outcome.is_none() && !s.withheld;
+        // Both arms of the holdout are judged alike (lift compares them); a session
+        // recorded as a run is judged through its run.
+        let unrewarded = s.reward.is_none() && s.outcome.is_none() && s.run.runs.is_empty();
         if ended && unrewarded && within(&s.scope, scope) && !judged.contains(&format!("session:{}", s.id)) {
             out.push(session_as_run(engine, &s)?);
         }

@@ -34,25 +34,35 @@ pub(crate) async fn learn(shared: &Arc<Shared>, p: AdviceLearnParams) -> Result<
     to_value(&result)
 }
 
-/// The reward that counts for learning: the recorder's own, else the judge's verdict.
-fn rewards(engine: &Engine, scope: &Scope) -> Result<(Vec<Run>, HashMap<String, f32>), ErrorObject> {
+/// A scope's runs, the reward that counts for each rewarded one, and how many of those
+/// are the judge's.
+type Counted = (Vec<Run>, HashMap<String, f32>, usize);
+
+/// The reward that counts for learning: the recorder's own (or a person's), else the
+/// judge's verdict unless `judged` is false. Returns the runs, the counted rewards, and
+/// how many of those are the judge's.
+fn rewards(engine: &Engine, scope: &Scope, judged_too: bool) -> Result<Counted, ErrorObject> {
     let runs: Vec<Run> = engine
         .runs(Some(scope), None, MAX_RUNS)
         .map_err(engine_error)?
         .into_iter()
         .filter(|r| r.scope == *scope)
         .collect();
-    let judged: HashMap<String, i8> = engine
-        .judgements(Some(scope), MAX_RUNS)
-        .map_err(engine_error)?
-        .into_iter()
-        .filter_map(|j| Some((j.run_id, j.verdict?)))
-        .collect();
-    let counted = runs
+    let judged: HashMap<String, i8> = match judged_too {
+        true => engine
+            .judgements(Some(scope), MAX_RUNS)
+            .map_err(engine_error)?
+            .into_iter()
+            .filter_map(|j| Some((j.run_id, j.verdict?)))
+            .collect(),
+        false => HashMap::new(),
+    };
+    let counted: HashMap<String, f32> = runs
         .iter()
         .filter_map(|r| Some((r.id.clone(), r.reward.or_else(|| judged.get(&r.id).map(|v| f32::from(*v)))?)))
         .collect();
-    Ok((runs, counted))
+    let by_judge = runs.iter().filter(|r| r.reward.is_none() && counted.contains_key(&r.id)).count();
+    Ok((runs, counted, by_judge))
 }
 
 pub(crate) struct Pass<'a> {
@@ -65,7 +75,9 @@ pub(crate) struct Pass<'a> {
 impl Pass<'_> {
     pub(crate) fn run(&self) -> Result<AdviceLearnResult, ErrorObject> {
         let mut out = AdviceLearnResult { scope: self.scope.clone(), ..Default::default() };
-        let (runs, counted) = rewards(self.engine, self.scope)?;
+        let (runs, counted, judged) = rewards(self.engine, self.scope, self.cfg.judged)?;
+        out.judged = judged;
+        out.rewarded = counted.len() - judged;
         self.sort(&runs, &mut out)?;
         if out.new_situations > 0 {
             self.merge(&mut out)?;

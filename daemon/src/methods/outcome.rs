@@ -208,7 +208,10 @@ pub(crate) async fn audit(shared: &Arc<Shared>, p: AuditParams) -> Result<Value,
     to_value(&out)
 }
 
-/// `lift`: rewarded sessions served memory against those of the holdout arm.
+/// `lift`: rewarded sessions served memory against those of the holdout arm. A session's
+/// reward is the one its client gave at its end, else the latest reward of a run it was
+/// recorded as (a person's, `amber runs reward`), else, unless `judged` is false, the
+/// judge's verdict on its run or on it.
 pub(crate) async fn lift(
     shared: &Arc<Shared>,
     p: amber_ipc::protocol::LiftParams,
@@ -217,25 +220,76 @@ pub(crate) async fn lift(
     if n == 0 || n > 100_000 {
         return Err(invalid(format!("sessions must be 1 to 100000, got {n}")));
     }
-    let rows = read(shared, move |e| e.recent_sessions(n)).await?;
-    let (mut served, mut withheld) = (Vec::new(), Vec::new());
-    let mut read_n = 0;
-    for row in rows {
-        let Ok(s) = serde_json::from_str::<Session>(&row.record) else { continue };
-        if p.scope.as_ref().is_some_and(|sc| !s.scope.is_within(sc))
-            || p.since.is_some_and(|t| s.started_at < t)
-        {
-            continue;
+    let judged_too = p.judged.unwrap_or(shared.config.learn.judged);
+    let (read_n, rewards) = read(shared, move |e| {
+        let verdicts: HashMap<String, i8> = match judged_too {
+            true => e
+                .judgements(None, super::learn::MAX_RUNS)?
+                .into_iter()
+                .filter_map(|j| Some((j.run_id, j.verdict?)))
+                .collect(),
+            false => HashMap::new(),
+        };
+        let mut read_n = 0;
+        let mut out = Vec::new();
+        for row in e.recent_sessions(n)? {
+            let Ok(s) = serde_json::from_str::<Session>(&row.record) else { continue };
+            if p.scope.as_ref().is_some_and(|sc| !s.scope.is_within(sc))
+                || p.since.is_some_and(|t| s.started_at < t)
+            {
+                continue;
+            }
+            read_n += 1;
+            if s.ended_at.is_none() {
+                continue;
+            }
+            let mut by_run = None;
+            for id in s.run.runs.iter().rev() {
+                if let Some(r) = e.run(id)?.and_then(|r| r.reward) {
+                    by_run = Some(r);
+                    break;
+                }
+            }
+            let verdict = || {
+                s.run
+                    .runs
+                    .iter()
+                    .rev()
+                    .chain(std::iter::once(&format!("session:{}", s.id)))
+                    .find_map(|id| verdicts.get(id))
+                    .map(|v| f32::from(*v))
+            };
+            let reward = match (s.reward, by_run) {
+                (Some(r), _) => Some((r, Given::Client)),
+                (None, Some(r)) => Some((r, Given::Run)),
+                (None, None) => verdict().map(|r| (r, Given::Judge)),
+            };
+            if let Some((r, given)) = reward {
+                out.push((s.withheld, f64::from(r), given));
+            }
         }
-        read_n += 1;
-        if let (Some(r), Some(_)) = (s.reward, s.ended_at) {
-            if s.withheld { withheld.push(f64::from(r)) } else { served.push(f64::from(r)) }
-        }
-    }
-    let rewarded = served.len() + withheld.len();
+        Ok((read_n, out))
+    })
+    .await?;
+    let arm =
+        |held: bool| rewards.iter().filter(|(w, _, _)| *w == held).map(|(_, r, _)| *r).collect::<Vec<_>>();
+    let count = |g: Given| rewards.iter().filter(|(_, _, x)| *x == g).count();
     to_value(&amber_ipc::protocol::LiftResult {
         sessions: read_n,
-        rewarded,
-        lift: amber_tiers::lift::lift(&served, &withheld),
+        rewarded: rewards.len(),
+        by_run: count(Given::Run),
+        judged: count(Given::Judge),
+        lift: amber_tiers::lift::lift(&arm(false), &arm(true)),
     })
+}
+
+/// Who gave a session the reward `lift` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Given {
+    /// Its client, at its end.
+    Client,
+    /// A reward of its run.
+    Run,
+    /// The judge.
+    Judge,
 }

@@ -1,10 +1,11 @@
 //! Runs: `run_record` (one run or a batch, every run checked before any is written,
-//! task, trace and outcome redacted like captures), `run_reward` (only by the recording agent; a reward
+//! task, trace and outcome redacted like captures), `run_reward` (by the recording agent or a person; a reward
 //! moves the weights of the memories the run used), `runs` and `run_show`. Per-agent
 //! daily limits answer `rate_limited`.
 
 use std::sync::Arc;
 
+use amber_core::origin::Trust;
 use amber_core::{NewRun, RunReward, Scope, now_millis};
 use amber_ipc::protocol::{
     ErrorKind, ErrorObject, MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, RewardEntry, RunRecordParams,
@@ -13,6 +14,7 @@ use amber_ipc::protocol::{
 };
 use serde_json::Value;
 
+use crate::peer::Peer;
 use crate::rpc::{agent_name, invalid, read_on, to_value};
 use crate::state::Shared;
 use crate::team::Side;
@@ -81,24 +83,8 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
     for (i, r) in runs.iter().enumerate() {
         r.validate().map_err(|e| invalid(if batch { format!("runs[{i}]: {e}") } else { e.to_string() }))?;
     }
-    // Runs of a team scope are kept in the team database.
-    let side = shared.side_for(&scope)?;
-    within_limit(shared, &side, &agent, runs.len() as u64, 0).await?;
-    let prepared: Vec<(String, NewRun)> = runs
-        .into_iter()
-        .map(|mut r| {
-            // The id is of the run as given, so the same runs give the same ids anywhere.
-            let id = r.id(&scope, &agent);
-            r.trace = amber_tiers::redact::redact(&r.trace).0;
-            r.task = amber_tiers::redact::redact(&r.task).0;
-            r.outcome = r.outcome.map(|o| amber_tiers::redact::redact(&o).0);
-            (id, r)
-        })
-        .collect();
-    let ids: Vec<String> = prepared.iter().map(|(id, _)| id.clone()).collect();
-    let inline: Vec<Option<f64>> = prepared.iter().map(|(_, r)| r.reward).collect();
-    let (s, a) = (scope.clone(), agent.clone());
-    let created = crate::rpc::write_with_on(shared, &side, move |e| e.record_runs(&s, &a, &prepared)).await?;
+    let inline: Vec<Option<f64>> = runs.iter().map(|r| r.reward).collect();
+    let (ids, created) = store(shared, &scope, &agent, runs).await?;
     // A batch's inline rewards, for the runs this call recorded (a run loaded again is not
     // rewarded again), through `run_reward`'s own checks and limit.
     let rewards: Vec<RewardEntry> = ids
@@ -117,13 +103,47 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
             reason: None,
             rewards: Some(rewards),
         };
-        Box::pin(reward(shared, p)).await?;
+        Box::pin(reward(shared, Peer::UNKNOWN, p)).await?;
     }
     let results = ids.into_iter().zip(created).map(|(id, created)| RunRecorded { id, created }).collect();
     to_value(&RunRecordResult { scope, results, rewarded })
 }
 
-pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<Value, ErrorObject> {
+/// Stores checked runs of `agent` in `scope` (the team database keeps a team scope's),
+/// within the agent's daily limit, redacted like captures: their ids, and which are new.
+pub(crate) async fn store(
+    shared: &Arc<Shared>,
+    scope: &Scope,
+    agent: &str,
+    runs: Vec<NewRun>,
+) -> Result<(Vec<String>, Vec<bool>), ErrorObject> {
+    let side = shared.side_for(scope)?;
+    within_limit(shared, &side, agent, runs.len() as u64, 0).await?;
+    let prepared: Vec<(String, NewRun)> = runs
+        .into_iter()
+        .map(|mut r| {
+            // The id is of the run as given, so the same runs give the same ids anywhere.
+            let id = r.id(scope, agent);
+            r.trace = amber_tiers::redact::redact(&r.trace).0;
+            r.task = amber_tiers::redact::redact(&r.task).0;
+            r.outcome = r.outcome.map(|o| amber_tiers::redact::redact(&o).0);
+            (id, r)
+        })
+        .collect();
+    let ids: Vec<String> = prepared.iter().map(|(id, _)| id.clone()).collect();
+    let (s, a) = (scope.clone(), agent.to_string());
+    let created = crate::rpc::write_with_on(shared, &side, move |e| e.record_runs(&s, &a, &prepared)).await?;
+    Ok((ids, created))
+}
+
+/// `run_reward`: by the agent that recorded the run, or by a person (the `amber` command
+/// outside any agent: `amber runs reward`), who may reward any run, a Claude Code
+/// session's for one.
+pub(crate) async fn reward(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: RunRewardParams,
+) -> Result<Value, ErrorObject> {
     let agent = agent_name(&p.agent)?;
     let (entries, batch) = match (p.rewards, p.run_id) {
         (Some(_), Some(_)) => {
@@ -149,10 +169,16 @@ pub(crate) async fn reward(shared: &Arc<Shared>, p: RunRewardParams) -> Result<V
         let (side, run) = find_run(shared, &e.run_id).await?.ok_or_else(|| {
             ErrorObject::new(ErrorKind::NotFound, at(i, format!("no run with id {}", e.run_id)))
         })?;
-        if run.agent != agent {
+        if run.agent != agent && peer.writer_trust() != Trust::Person {
             return Err(ErrorObject::new(
                 ErrorKind::NotPermitted,
-                at(i, format!("run {} was recorded by {}: only it may reward it", run.id, run.agent)),
+                at(
+                    i,
+                    format!(
+                        "run {} was recorded by {}: only it, or a person with `amber runs reward`, may reward it",
+                        run.id, run.agent
+                    ),
+                ),
             ));
         }
         let reason =

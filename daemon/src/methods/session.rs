@@ -123,6 +123,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
             session.ended_at = None;
             session.end_reason = None;
             session.last_active = now;
+            session.run.on |= p.run == Some(true);
             let rebrief = p.rebrief.unwrap_or(false);
             if rebrief {
                 session.context += 1;
@@ -165,6 +166,10 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
     session.key = p.key.as_ref().map(|k| k.trim().to_string());
     session.also = also;
     session.withheld = amber_tiers::session::held_out(&session.id, shared.config.holdout.share);
+    session.run.on = p.run == Some(true);
+    if let Some(prompt) = &p.prompt {
+        session.run.note_prompt(prompt);
+    }
     let identity = identity_for(root.clone()).await?;
     let inbox = inbox(shared, &mut session, now).await?;
     let briefing = briefing(shared, &mut session, p.prompt.as_deref(), &project, inbox.tokens, now).await?;
@@ -202,8 +207,17 @@ pub(crate) async fn event(
         if matches!(p.kind, EventKind::ToolCall | EventKind::ToolResult) {
             s.tool_uses += 1;
         }
-        s.clone()
+        if p.kind == EventKind::ToolResult {
+            s.run.note_tool(&p.text);
+        }
+        let opening = p.kind == EventKind::Prompt && s.run.prompts == 0;
+        if p.kind == EventKind::Prompt {
+            s.run.prompts += 1;
+            s.run.note_prompt(&p.text);
+        }
+        (s.clone(), opening)
     };
+    let (snapshot, opening) = snapshot;
     let n = snapshot.events;
     let cfg = shared.config.interject.clone();
     let moment = p.moment.unwrap_or_default();
@@ -304,6 +318,7 @@ pub(crate) async fn event(
         reminders,
         reminder_text,
         leads,
+        opening,
     })
 }
 
@@ -327,6 +342,7 @@ pub(crate) async fn end(
     wait_indexed(shared).await;
     let report = curate(shared, &s).await;
     s.curation = Some(report);
+    super::session_run::record(shared, &mut s).await;
     s.ended_at = Some(now_millis());
     s.end_reason = Some(reason.to_string());
     persist(shared, &s).await?;

@@ -14,10 +14,13 @@ pub struct GetAdviceParams {
     /// The task about to be done.
     pub task: String,
     /// The session asking: a note is served once per session. A live session also
-    /// gives the scope and agent when they are not given.
+    /// gives the scope and agent when they are not given. Without one, a session is
+    /// opened (its id is in the result: give it next time).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// The session's moment (`start`, `fork`, `stuck`, `done`, `next`), echoed.
+    /// The session's moment: `start` (default) and `next` route the task to a
+    /// situation (a model call); `fork` and `stuck` re-read the Pitfalls, `done` the
+    /// Steps, of the note the session was given (no model call; each part once).
     #[serde(default)]
     pub moment: Option<String>,
     /// Where the notes live (default: the session's scope, else `default`).
@@ -26,6 +29,11 @@ pub struct GetAdviceParams {
     /// The agent asking: its personal note is served first (default: the session's).
     #[serde(default)]
     pub agent: Option<String>,
+    /// The longest a model call may take here, in ms (default and most: `[learn]
+    /// timeout_ms`): a hook with a deadline gives what it has left, so that a note is
+    /// only marked given when the answer can still reach the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 /// `get_advice` result.
@@ -59,6 +67,26 @@ pub struct GetAdviceResult {
     pub message: String,
     /// Situation lines considered (after the shortlist when there were more than 60).
     pub considered: usize,
+    /// The session the answer counts for (the one given, or the one opened).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// True when no session was given and one was opened.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub opened: bool,
+    /// Where the note comes from: `runs` (learned from rewarded runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// At `fork`, `stuck` and `done`: the section of the given note `note` holds
+    /// (`Pitfalls` or `Steps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
+    /// The note (or the part re-read) as text for the agent, fenced and labelled with
+    /// where it came from; empty when there is none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// True when the session is in the holdout arm: it is given no advice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub withheld: bool,
 }
 
 /// `advice_learn` params.
@@ -113,6 +141,13 @@ pub struct AdviceLearnResult {
     pub merged: Vec<(String, String)>,
     /// Model calls made (answered by the model or the cache).
     pub calls: usize,
+    /// Runs counted with a reward: given by their recorder or a person.
+    #[serde(default)]
+    pub rewarded: usize,
+    /// Runs counted with the judge's verdict, nobody having rewarded them (none when
+    /// `[learn] judged` is false).
+    #[serde(default)]
+    pub judged: usize,
 }
 
 /// `advice_show` params.

@@ -102,6 +102,41 @@ pub fn parse_note(reply: &str) -> Result<String, ModelError> {
     Ok(text.to_string())
 }
 
+/// The text under a note's section heading (`## Pitfalls`), to the next heading; None
+/// when the note has no such section or it is empty.
+pub fn section(note: &str, name: &str) -> Option<String> {
+    let mut out: Option<Vec<&str>> = None;
+    for line in note.lines() {
+        let l = line.trim_start();
+        if l.starts_with('#') {
+            if out.is_some() {
+                break;
+            }
+            let heading = l.trim_start_matches('#').trim().trim_end_matches(':');
+            if heading.eq_ignore_ascii_case(name) {
+                out = Some(Vec::new());
+            }
+            continue;
+        }
+        if let Some(lines) = out.as_mut() {
+            lines.push(line);
+        }
+    }
+    let text = out?.join("\n").trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+/// The section of a served note a moment re-reads (no model call): `fork` and `stuck`
+/// the Pitfalls (what went wrong before), `done` the Steps (to check the work against);
+/// None for the moments that route as usual.
+pub fn reread_section(moment: &str) -> Option<&'static str> {
+    match moment {
+        "fork" | "stuck" => Some("Pitfalls"),
+        "done" => Some("Steps"),
+        _ => None,
+    }
+}
+
 /// A literal of a run (a token of 8 or more characters with a digit, `/`, `\`, `=`,
 /// `@` or `_` in it, or any token of 24 or more) that the note repeats verbatim: a
 /// record's value the note should not name.

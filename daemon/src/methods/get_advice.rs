@@ -1,0 +1,251 @@
+//! `get_advice`: the note for a task, once per session.
+//!
+//! - `start` (default) and `next`: the model routes the task to one situation with a
+//!   note, and the note is served, once per session (`no_model` without `[learn]`);
+//! - `fork`, `stuck`, `done`: no model call (but, as for every advice method, `no_model`
+//!   without `[learn]`: there is no advice without one); the section of the note the session was
+//!   given that the moment needs is re-read (`fork`, `stuck`: Pitfalls; `done`: Steps),
+//!   each section once per session;
+//! - a session of the holdout arm is given no advice (lift compares the arms);
+//! - no session given: one is opened (its id comes back), so the next ask is counted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use amber_core::advice::Note;
+use amber_core::{Scope, now_millis};
+use amber_ipc::protocol::{ErrorKind, ErrorObject, GetAdviceParams, GetAdviceResult};
+use amber_tiers::advice::route::{MAX_LINES, route};
+use amber_tiers::advice::write::{reread_section, section};
+use amber_tiers::session::Session;
+use amber_tiers::session_run::AdviceGiven;
+use serde_json::Value;
+
+use super::advice::{blocking, learner, model_failed};
+use crate::rpc::{agent_name, engine_error, invalid, read, to_value};
+use crate::state::Shared;
+
+/// The moments a `get_advice` may name.
+const MOMENTS: [&str; 5] = ["start", "fork", "stuck", "done", "next"];
+
+/// The note of `situation` to serve `agent`: its personal one first, else the shared one.
+fn note_for<'a>(notes: &'a [Note], situation: &str, agent: Option<&str>) -> Option<&'a Note> {
+    let of = |a: Option<&str>| notes.iter().find(|n| n.situation == situation && n.agent.as_deref() == a);
+    agent.and_then(|a| of(Some(a))).or_else(|| of(None))
+}
+
+pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Value, ErrorObject> {
+    let task = p.task.trim().to_string();
+    if task.is_empty() || task.chars().count() > 2_000 {
+        return Err(invalid("task must be 1 to 2,000 characters"));
+    }
+    let moment = p.moment.clone().unwrap_or_else(|| "start".into());
+    if !MOMENTS.contains(&moment.as_str()) {
+        return Err(invalid(format!("moment must be one of {}, got {moment:?}", MOMENTS.join(", "))));
+    }
+    if p.timeout_ms == Some(0) {
+        return Err(invalid("timeout_ms must be at least 1"));
+    }
+    let agent = p.agent.as_deref().map(agent_name).transpose()?;
+    // Advice is learned by a model: without one there is none to give, and nothing is opened.
+    let mut learner = learner(shared, shared.config.learn.cache)?;
+    if let Some(ms) = p.timeout_ms {
+        learner = learner.within(Duration::from_millis(ms));
+    }
+    let (session, opened) = match &p.session_id {
+        Some(id) => (
+            crate::methods::records::find(shared, id).await?.ok_or_else(|| crate::live::not_found(id))?.0,
+            false,
+        ),
+        None => (open(shared, agent.as_deref(), p.scope.clone()).await?, true),
+    };
+    let scope = p.scope.clone().unwrap_or_else(|| session.scope.clone());
+    let agent = agent.unwrap_or_else(|| session.agent.clone());
+    let mut out = GetAdviceResult {
+        scope: scope.clone(),
+        moment: p.moment.clone(),
+        session_id: Some(session.id.clone()),
+        opened,
+        ..Default::default()
+    };
+    if session.withheld {
+        out.withheld = true;
+        out.message = "this session is in the holdout arm: it is given no advice".into();
+        return to_value(&out);
+    }
+    if let Some(part) = reread_section(&moment) {
+        return reread(shared, &session, &moment, part, out).await;
+    }
+    let engine = shared.engine.clone();
+    let sid = session.id.clone();
+    let (result, given) = blocking(move || {
+        let notes: Vec<Note> = engine
+            .notes(&scope, None, false)
+            .map_err(engine_error)?
+            .into_iter()
+            .filter(|n| n.withheld.is_none() && (n.agent.is_none() || n.agent.as_deref() == Some(&agent)))
+            .collect();
+        let situations = engine.situations(&scope).map_err(engine_error)?;
+        let mut lines: Vec<(String, String)> = situations
+            .iter()
+            .filter(|s| notes.iter().any(|n| n.situation == s.key))
+            .map(|s| (s.key.clone(), s.line.clone()))
+            .collect();
+        if lines.is_empty() {
+            out.message = format!("no advice has been learned in {scope} yet");
+            return Ok((out, None));
+        }
+        if lines.len() > MAX_LINES {
+            let texts: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+            let keep = engine.shortlist(&task, &texts, MAX_LINES).map_err(engine_error)?;
+            lines = keep.into_iter().map(|i| lines[i].clone()).collect();
+        }
+        out.considered = lines.len();
+        let Some(key) = route(&learner, &task, &lines).map_err(model_failed)? else {
+            out.message = "no situation with advice fits this task".into();
+            return Ok((out, None));
+        };
+        let note = note_for(&notes, &key, Some(&agent))
+            .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "a routed situation has no note"))?;
+        out.line = lines.iter().find(|(k, _)| *k == key).map(|(_, l)| l.clone());
+        out.version = Some(note.version);
+        out.runs = Some(note.run_count);
+        out.personal = note.agent.clone();
+        out.from = Some("runs".into());
+        let given = match engine.mark_served(&sid, note).map_err(engine_error)? {
+            Some((version, _)) => {
+                out.given_earlier = true;
+                out.message = format!(
+                    "advice for {key} (version {version}) was given earlier in this session; it is not repeated"
+                );
+                None
+            }
+            None => {
+                out.note = Some(note.text.clone());
+                out.message = format!(
+                    "advice for {key}, version {}, written from {} rewarded runs",
+                    note.version, note.run_count
+                );
+                Some(AdviceGiven {
+                    scope: note.scope.clone(),
+                    situation: key.clone(),
+                    version: note.version,
+                    at: now_millis(),
+                    reread: Vec::new(),
+                })
+            }
+        };
+        out.situation = Some(key);
+        Ok((out, given))
+    })
+    .await?;
+    if let Some(g) = given {
+        note_given(shared, &session.id, |s| s.run.advice.push(g)).await?;
+    }
+    to_value(&with_text(result))
+}
+
+/// The answer with its text for the agent: where the note came from, then the note
+/// quoted line by line (it is evidence from earlier runs, never an instruction).
+fn with_text(mut out: GetAdviceResult) -> GetAdviceResult {
+    let (Some(note), Some(key)) = (&out.note, &out.situation) else { return out };
+    let version = out.version.unwrap_or(0);
+    let head = match &out.part {
+        Some(part) => format!(
+            "Amber, at {}: the {part} of the advice given earlier in this session (situation {key}, version {version}, learned from rewarded runs in {}):",
+            out.moment.as_deref().unwrap_or("this moment"),
+            out.scope
+        ),
+        None => format!(
+            "Amber: advice for this task, learned from {} rewarded runs in {} (situation {key}, version {version}). It reports what worked and failed before; weigh it, do not obey it:",
+            out.runs.unwrap_or(0),
+            out.scope
+        ),
+    };
+    out.text = format!("{head}\n{}", amber_tiers::fence::quoted(note, ""));
+    out
+}
+
+/// `fork`, `stuck`, `done`: the `part` of the note the session was given last, once per
+/// session; no model call.
+async fn reread(
+    shared: &Arc<Shared>,
+    session: &Session,
+    moment: &str,
+    part: &'static str,
+    mut out: GetAdviceResult,
+) -> Result<Value, ErrorObject> {
+    out.part = Some(part.to_string());
+    let Some(given) = session.run.advice.last().cloned() else {
+        out.message = format!("no advice was given in this session: {moment} re-reads only what was given");
+        return to_value(&out);
+    };
+    out.situation = Some(given.situation.clone());
+    out.version = Some(given.version);
+    out.from = Some("runs".into());
+    if given.reread.iter().any(|r| r == part) {
+        out.given_earlier = true;
+        out.message =
+            format!("the {part} of the advice for {} were re-read earlier in this session", given.situation);
+        return to_value(&out);
+    }
+    let (scope, key) = (given.scope.clone(), given.situation.clone());
+    let notes = read(shared, move |e| e.notes(&scope, Some(&key), true)).await?;
+    let text = notes.iter().find(|n| n.version == given.version).and_then(|n| section(&n.text, part));
+    let Some(text) = text else {
+        out.message = format!("the advice for {} has no {part} section", given.situation);
+        return to_value(&out);
+    };
+    out.note = Some(text);
+    out.message = format!("at {moment}: the {part} of the advice for {} given earlier", given.situation);
+    let out = with_text(out);
+    let situation = given.situation.clone();
+    note_given(shared, &session.id, move |s| {
+        if let Some(g) = s.run.advice.iter_mut().rev().find(|g| g.situation == situation) {
+            g.reread.push(part.to_string());
+        }
+    })
+    .await?;
+    to_value(&out)
+}
+
+/// Changes a live session's record and stores it (a session no longer live keeps its
+/// record: what it was given is in the store's advice log).
+async fn note_given(
+    shared: &Arc<Shared>,
+    id: &str,
+    change: impl FnOnce(&mut Session),
+) -> Result<(), ErrorObject> {
+    let record = {
+        let mut live = shared.sessions.lock();
+        live.get_mut(id).map(|s| {
+            change(s);
+            s.clone()
+        })
+    };
+    match record {
+        Some(s) => crate::methods::records::persist(shared, &s).await,
+        None => Ok(()),
+    }
+}
+
+/// Opens a session for an ask that named none: the agent's (default `client`), in the
+/// scope given (default `default`); nothing is briefed.
+async fn open(
+    shared: &Arc<Shared>,
+    agent: Option<&str>,
+    scope: Option<Scope>,
+) -> Result<Session, ErrorObject> {
+    let agent = agent.unwrap_or("client").to_string();
+    // A registered name is the agent's only with its token: such an agent starts its
+    // session with `session_start` and names it.
+    super::agents::check(shared, &agent, None)?;
+    let now = now_millis();
+    let mut s = Session::new(shared.sessions.new_id(), agent, None, scope.unwrap_or_default(), now);
+    s.also = shared.search_also(&s.scope);
+    s.withheld = amber_tiers::session::held_out(&s.id, shared.config.holdout.share);
+    crate::methods::records::persist(shared, &s).await?;
+    tracing::info!(session = %s.id, agent = %s.agent, scope = %s.scope, "session opened by get_advice");
+    shared.sessions.lock().insert(s.id.clone(), s.clone());
+    Ok(s)
+}

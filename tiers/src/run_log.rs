@@ -1,0 +1,106 @@
+//! What a session keeps to be recorded as a run (see [`crate::session_run`]): its
+//! opening prompt, a trace of its tool uses, the advice it was given, the runs recorded.
+
+use amber_core::{Millis, Scope};
+use serde::{Deserialize, Serialize};
+
+/// The most tool uses a run's trace lists (the rest are counted).
+pub const MAX_TRACE_LINES: usize = 90;
+/// The most characters of one trace line.
+pub const MAX_LINE_CHARS: usize = 200;
+
+/// A note a session was given by `get_advice`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdviceGiven {
+    /// The note's scope.
+    pub scope: Scope,
+    /// Its situation.
+    pub situation: String,
+    /// Its version.
+    pub version: u32,
+    /// When.
+    pub at: Millis,
+    /// The parts moments re-read since (`pitfalls`, `steps`), each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reread: Vec<String>,
+}
+
+/// What makes a session a run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunLog {
+    /// True when the client asked for the session to be recorded as a run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub on: bool,
+    /// The opening prompt, redacted (at most [`amber_core::MAX_TASK_CHARS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// Prompts seen (the first is the opening prompt).
+    #[serde(default)]
+    pub prompts: u64,
+    /// The tool uses since the last run, one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<String>,
+    /// Tool uses since the last run.
+    #[serde(default)]
+    pub tools: u64,
+    /// Of those, failed ones.
+    #[serde(default)]
+    pub failed: u64,
+    /// The notes `get_advice` gave the session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub advice: Vec<AdviceGiven>,
+    /// When the last run was recorded (0: none yet): what came before is in it.
+    #[serde(default)]
+    pub since: Millis,
+    /// The runs recorded, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
+}
+
+impl RunLog {
+    /// True when there is nothing to keep (serialisation skips it).
+    pub fn is_off(&self) -> bool {
+        *self == RunLog::default()
+    }
+
+    /// Notes a prompt; true when it is the session's opening prompt (its task).
+    pub fn note_prompt(&mut self, prompt: &str) -> bool {
+        let prompt = prompt.trim();
+        if self.task.is_some() || prompt.is_empty() {
+            return false;
+        }
+        let cut: String = prompt.chars().take(amber_core::MAX_TASK_CHARS).collect();
+        self.task = Some(crate::redact::redact(&cut).0);
+        true
+    }
+
+    /// Notes a tool use from its event text (`Tool: what`, then its output, or
+    /// `[failed]` and the error), when the session is a run.
+    pub fn note_tool(&mut self, text: &str) {
+        if !self.on {
+            return;
+        }
+        self.tools += 1;
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let head = lines.next().unwrap_or("(a tool use)");
+        let failed = lines.next() == Some("[failed]");
+        let mut line: String = head.chars().take(MAX_LINE_CHARS).collect();
+        if failed {
+            self.failed += 1;
+            let err = lines.next().unwrap_or("(no message)");
+            line = format!("{line} → failed: {}", err.chars().take(MAX_LINE_CHARS / 2).collect::<String>());
+        }
+        if self.trace.len() < MAX_TRACE_LINES {
+            self.trace.push(crate::redact::redact(&line).0);
+        }
+    }
+
+    /// Notes that a run was recorded at `now`: what follows goes to the next one.
+    pub fn recorded(&mut self, id: String, now: Millis) {
+        self.runs.push(id);
+        self.since = now;
+        self.trace.clear();
+        self.tools = 0;
+        self.failed = 0;
+    }
+}
