@@ -7,12 +7,14 @@
 mod advice;
 mod agents;
 mod claude_code;
+mod compile;
 mod daemon;
 mod ingest;
 mod mcp;
 mod outcomes;
 mod recall;
 mod runs;
+mod session;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -107,6 +109,9 @@ enum Command {
     /// Bring documents in (Markdown, text, source) and keep them in step with their
     /// files: changed chunks replace old ones, deleted files' chunks are archived.
     Ingest(ingest::IngestArgs),
+    /// Compile the project's chosen documents into skills with the `[learn]` model
+    /// (served by get_advice; quality unmeasured here).
+    Compile(compile::CompileArgs),
     #[command(flatten)]
     Outcomes(outcomes::OutcomeCommand),
     /// Print one memory by id.
@@ -333,69 +338,6 @@ fn one_line(s: &str, max: usize) -> String {
     }
 }
 
-fn print_session(r: &amber_ipc::protocol::SessionResult) {
-    let s = &r.session;
-    let state = if r.live {
-        "live".to_string()
-    } else {
-        format!("ended ({})", s.end_reason.as_deref().unwrap_or("?"))
-    };
-    println!("session {} · {} · {} · scope {}", s.id, s.agent, state, s.scope);
-    if let Some(root) = &s.project_root {
-        println!("project {}", root.display());
-    }
-    println!(
-        "{} events · {} tool uses · {} served · {} captured · context {}",
-        s.events,
-        s.tool_uses,
-        s.served.len(),
-        s.captured.len(),
-        s.context
-    );
-    if !s.also.is_empty() {
-        let also: Vec<String> = s.also.iter().map(|x| x.to_string()).collect();
-        println!("also searches {}", also.join(", "));
-    }
-    if let Some(at) = s.checkpoint.blocked_at {
-        println!(
-            "checkpoint: asked at {} after {} tool uses · {}{}",
-            amber_tiers::session::date(at),
-            s.checkpoint.tool_uses,
-            s.checkpoint.outcome.as_deref().unwrap_or("no answer yet"),
-            s.checkpoint.decline.as_deref().map(|d| format!(": {d}")).unwrap_or_default()
-        );
-    }
-    if !s.served.is_empty() {
-        println!("served:");
-        for x in &s.served {
-            println!("  {} {:?} (context {}) score {:.3}: {}", x.id, x.tier, x.context, x.score, x.why);
-        }
-    }
-    let fired = s.decisions.iter().filter(|d| d.fired).count();
-    if !s.decisions.is_empty() {
-        println!("interjection decisions ({} fired of {}):", fired, s.decisions.len());
-        for d in &s.decisions {
-            let best = d.best.map(|b| format!(" best {b:.3}")).unwrap_or_default();
-            println!(
-                "  event {}: {} ({:?}{best})",
-                d.event,
-                if d.fired { "fired" } else { "silent" },
-                d.reason
-            );
-        }
-    }
-    if let Some(c) = &s.curation {
-        println!(
-            "curation: {} examined · {} exact duplicates collapsed · {} near duplicates · {} related · {} links added",
-            c.examined,
-            c.collapsed,
-            c.near_duplicates.len(),
-            c.related.len(),
-            c.links_added
-        );
-    }
-}
-
 /// The scope of the working directory, as the daemon's one resolver says.
 pub(crate) fn here(client: &mut Client) -> anyhow::Result<amber_ipc::protocol::ResolveScopeResult> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
@@ -553,6 +495,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Recall(args) => recall::run(args, &mut connect(&cli, &cfg)?, cli.json)?,
         Command::Ingest(args) => return ingest::run(args, &|| connect(&cli, &cfg), cli.json),
+        Command::Compile(args) => compile::run(args, &mut connect(&cli, &cfg)?, cli.json)?,
         Command::Get { id } => {
             check_id(id)?;
             // Run by Claude Code's Bash tool: read as its session (the hooks' and the MCP
@@ -690,7 +633,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if cli.json {
                 print_json(&r)?;
             } else {
-                print_session(&r);
+                session::print(&r);
             }
         }
         Command::Hook { .. } | Command::Install { .. } | Command::Uninstall { .. } => {

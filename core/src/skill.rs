@@ -7,6 +7,18 @@ use crate::{Millis, Scope};
 
 /// The most steps a skill or a step graph has.
 pub const MAX_STEPS: usize = 30;
+/// The metadata key of a memory holding a skill (`amber compile`).
+pub const SKILL_KEY: &str = "skill";
+
+/// The metadata key of the invalidation that retires a skill's version (replaced by a
+/// newer one, or its documents gone).
+pub const REVISION_KEY: &str = "skill_revision";
+
+/// True when a memory's metadata holds a skill, or the revision that retired one.
+pub fn is_skill(metadata: &serde_json::Value) -> bool {
+    metadata.get(SKILL_KEY).is_some_and(serde_json::Value::is_object)
+        || metadata.get(REVISION_KEY).is_some_and(serde_json::Value::is_object)
+}
 /// The most `If` lines a skill has.
 pub const MAX_IFS: usize = 20;
 /// The longest name (of a skill, a step, an input or an output), in characters.

@@ -208,6 +208,7 @@ async fn serve(
         extract,
         learner,
         team,
+        compiling: tokio::sync::Mutex::new(()),
     });
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));

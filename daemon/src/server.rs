@@ -15,8 +15,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::methods::{
-    admin, advice, agents, capture, checkpoint, get_advice, graph, ingest, judge, learn, memory, outcome,
-    review, runs, scope, session, threads,
+    admin, advice, agents, capture, checkpoint, compile, get_advice, graph, ingest, judge, learn, memory,
+    outcome, review, runs, scope, session, threads,
 };
 use crate::rpc::{no_params, params};
 use crate::state::{Shared, shutdown_asked};
@@ -299,6 +299,7 @@ dispatch_table! { m, p, shared, peer;
     "advice_show" => advice::show(shared, params(m, p)?).await,
     "advice_list" => advice::list(shared, params(m, p)?).await,
     "ingest" => ingest::ingest(shared, peer, params(m, p)?).await,
+    "compile" => compile::method(shared, peer, params(m, p)?).await,
     "judge_runs" => judge::judge(shared, params(m, p)?).await,
     "judgements" => judge::judgements(shared, params(m, p)?).await,
 }

@@ -32,6 +32,8 @@ pub(crate) struct Shared {
     pub learner: Option<amber_tiers::advice::Learner>,
     /// Team memory on PostgreSQL, when `[team]` is configured.
     pub team: Option<Arc<crate::team::Team>>,
+    /// Held while skills are compiled: one compile pass at a time.
+    pub compiling: tokio::sync::Mutex<()>,
 }
 
 impl Shared {

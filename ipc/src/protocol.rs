@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod advice;
+mod compile;
 mod ingest;
 mod recall;
 mod remember;
@@ -19,6 +20,7 @@ pub use advice::{
     AdviceShowResult, GetAdviceParams, GetAdviceResult, JudgeRunsParams, JudgeRunsResult, JudgementShown,
     JudgementsParams, JudgementsResult, NoteWritten, SituationListed,
 };
+pub use compile::{CompileParams, CompileResult, SkillWritten};
 pub use ingest::{IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES};
 pub use recall::{DisputedHit, RecallParams, RecallResult};
 pub use remember::{RememberBatchParams, RememberBatchResult, RememberParams, RememberResult};
@@ -279,6 +281,7 @@ pub const METHODS: &[&str] = &[
     "judge_runs",
     "judgements",
     "ingest",
+    "compile",
 ];
 
 /// `hello` params.

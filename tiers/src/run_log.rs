@@ -87,8 +87,16 @@ impl RunLog {
         let mut line: String = head.chars().take(MAX_LINE_CHARS).collect();
         if failed {
             self.failed += 1;
-            let err = lines.next().unwrap_or("(no message)");
-            line = format!("{line} → failed: {}", err.chars().take(MAX_LINE_CHARS / 2).collect::<String>());
+            // Claude Code's Bash error starts `Exit code N`: the code goes in brackets,
+            // the first line that says what went wrong after it.
+            let mut err = lines.next().unwrap_or("(no message)");
+            let mut code = String::new();
+            if let Some(n) = err.strip_prefix("Exit code ").filter(|n| n.parse::<i64>().is_ok()) {
+                code = format!(" (exit {n})");
+                err = lines.next().unwrap_or("(no message)");
+            }
+            let err: String = err.chars().take(MAX_LINE_CHARS / 2).collect();
+            line = format!("{line} → failed{code}: {err}");
         }
         if self.trace.len() < MAX_TRACE_LINES {
             self.trace.push(crate::redact::redact(&line).0);

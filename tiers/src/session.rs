@@ -279,12 +279,14 @@ impl Session {
     /// interjection): one it filed itself (its own prompts and captures are in its
     /// context already), or a raw capture of any session, however old ([`is_raw_capture`]):
     /// evidence for `recall`, not a memory to put in a prompt; anything from outside; and
-    /// the bookkeeping of a changed document (`amber ingest`).
+    /// the bookkeeping of a changed document (`amber ingest`); and a skill compiled from
+    /// documents (served by `get_advice`).
     pub fn is_echo(&self, m: &amber_core::Memory) -> bool {
         m.session_id.as_deref() == Some(self.id.as_str())
             || is_raw_capture(m)
             || is_external(m)
             || amber_core::document::is_revision(&m.metadata)
+            || amber_core::skill::is_skill(&m.metadata)
     }
 
     /// Notes a durable memory filed by this session (re-filing the same text counts:

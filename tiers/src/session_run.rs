@@ -121,6 +121,7 @@ mod tests {
         s.run.note_prompt("migrate the database");
         s.run.note_tool("Bash: make migrate\nok\n");
         s.run.note_tool("Bash: psql -c 'select 1'\n[failed]\nconnection refused on port 6432\nmore");
+        s.run.note_tool("Bash: cat x.log\n[failed]\nExit code 1\ncat: x.log: No such file or directory");
         for i in 0..MAX_TRACE_LINES + 5 {
             s.run.note_tool(&format!("Read: /p/f{i}.rs\nfn main() {{}}"));
         }
@@ -129,9 +130,10 @@ mod tests {
         let lines: Vec<&str> = run.trace.lines().collect();
         assert_eq!(lines[0], "Bash: make migrate");
         assert_eq!(lines[1], "Bash: psql -c 'select 1' → failed: connection refused on port 6432");
+        assert_eq!(lines[2], "Bash: cat x.log → failed (exit 1): cat: x.log: No such file or directory");
         assert_eq!(lines.len(), MAX_TRACE_LINES + 1, "the kept lines and the count of the rest");
-        assert!(lines.last().unwrap().ends_with("and 7 more tool uses"), "{:?}", lines.last());
-        assert!(run.outcome.as_deref().unwrap().contains("1 of 97 tool uses failed"));
+        assert!(lines.last().unwrap().ends_with("and 8 more tool uses"), "{:?}", lines.last());
+        assert!(run.outcome.as_deref().unwrap().contains("2 of 98 tool uses failed"));
         run.validate().unwrap();
     }
 

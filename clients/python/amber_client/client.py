@@ -592,9 +592,12 @@ class Client:
         scope: str | None = None,
         key: str | None = None,
         rebrief: bool | None = None,
+        run: bool | None = None,
     ) -> dict[str, Any]:
         """Starts a session: ``{session_id, scope, project_root, identity, briefing,
         resumed, search}`` (``search``: the scopes briefing and interjection search).
+        ``run=True``: the session is recorded as a run when it ends (its opening prompt
+        the task, its tool results the trace), for a person to reward.
 
         ``key`` is the client's own id for the session: a later ``session_start`` with the
         same agent and key continues that session, even after it ended (``resumed:
@@ -611,6 +614,7 @@ class Client:
                     "scope": scope,
                     "key": key,
                     "rebrief": rebrief,
+                    "run": run,
                 }
             ),
         )
@@ -732,10 +736,13 @@ class Client:
         """Lifts a thread's hold: ``{thread, released}``."""
         return self.call("release", {"thread": thread})
 
-    def lift(self, scope: str | None = None, *, since: int | None = None) -> dict[str, Any]:
+    def lift(
+        self, scope: str | None = None, *, since: int | None = None, judged: bool | None = None
+    ) -> dict[str, Any]:
         """Rewarded sessions served memory against the holdout arm's: ``{sessions,
-        rewarded, served, withheld, difference, z, p, verdict, min_per_arm}``."""
-        return self.call("lift", _drop_none({"scope": scope, "since": since}))
+        rewarded, by_run, judged, served, withheld, difference, z, p, verdict,
+        min_per_arm}``. ``judged=False`` leaves out the judge's verdicts."""
+        return self.call("lift", _drop_none({"scope": scope, "since": since, "judged": judged}))
 
     # -- runs -----------------------------------------------------------------------
 
@@ -818,15 +825,45 @@ class Client:
         moment: str | None = None,
         scope: str | None = None,
         agent: str | None = None,
+        timeout_ms: int | None = None,
     ) -> dict[str, Any]:
-        """The note of the situation the model routes ``task`` to: ``{scope, situation,
-        line, note, version, runs, personal, given_earlier, moment, message,
-        considered}``. A session is given a situation's note once; asked again,
-        ``given_earlier`` is true and ``note`` absent. :class:`NoModel` when no model is
-        configured, :class:`ModelFailed` when it fails."""
+        """The note of the situation (or the skill) the model routes ``task`` to:
+        ``{scope, situation, line, note, text, version, runs, personal, given_earlier,
+        moment, message, considered, session_id, opened, from, skills, part,
+        withheld}``. A session is given a note once; asked again, ``given_earlier`` is
+        true and ``note`` absent. Without ``session_id`` a session is opened (its id is
+        returned: pass it next time). ``moment`` ``fork``/``stuck`` re-read the given
+        note's Pitfalls (a skill's If lines), ``done`` its Steps, with no model call.
+        :class:`NoModel` when no model is configured, :class:`ModelFailed` when it fails."""
         return self.call(
             "get_advice",
-            _drop_none({"task": task, "session_id": session_id, "moment": moment, "scope": scope, "agent": agent}),
+            _drop_none(
+                {
+                    "task": task,
+                    "session_id": session_id,
+                    "moment": moment,
+                    "scope": scope,
+                    "agent": agent,
+                    "timeout_ms": timeout_ms,
+                }
+            ),
+        )
+
+    def compile(
+        self,
+        cwd: str | os.PathLike[str],
+        *,
+        scope: str | None = None,
+        full: bool | None = None,
+        cache: bool | None = None,
+    ) -> dict[str, Any]:
+        """Compiles the project's chosen documents into skills with the configured
+        model: ``{scope, sources, documents, sent, skills, dropped, failed, retired,
+        calls, message}``. Only a person chooses the documents (``amber compile
+        --sources``); a library compiles what was chosen."""
+        return self.call(
+            "compile",
+            _drop_none({"cwd": os.path.abspath(cwd), "scope": scope, "full": full, "cache": cache}),
         )
 
     def advice_learn(self, scope: str, *, cache: bool | None = None) -> dict[str, Any]:

@@ -25,6 +25,27 @@ use super::advice::{blocking, learner, model_failed};
 use crate::rpc::{agent_name, engine_error, invalid, read, to_value};
 use crate::state::Shared;
 
+/// How a skill's key reads among the situations routed to (`skill:<name>`).
+const SKILL_PREFIX: &str = "skill:";
+
+/// A skill as the note it is served as: its text, its version; counted once per session
+/// like a note (under `skill:<name>`).
+fn skill_note(skill: &amber_core::skill::Skill) -> Note {
+    Note {
+        scope: skill.scope.clone(),
+        situation: format!("{SKILL_PREFIX}{}", skill.name),
+        agent: None,
+        version: skill.version,
+        text: skill.text(),
+        runs: Vec::new(),
+        run_count: 0,
+        wrong_count: 0,
+        agents: 0,
+        created_at: skill.created_at,
+        withheld: None,
+    }
+}
+
 /// The moments a `get_advice` may name.
 const MOMENTS: [&str; 5] = ["start", "fork", "stuck", "done", "next"];
 
@@ -86,10 +107,13 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
             .filter(|n| n.withheld.is_none() && (n.agent.is_none() || n.agent.as_deref() == Some(&agent)))
             .collect();
         let situations = engine.situations(&scope).map_err(engine_error)?;
+        // Skills compiled from documents route as themselves.
+        let skills = super::compile::skills(&engine, &scope).map_err(engine_error)?;
         let mut lines: Vec<(String, String)> = situations
             .iter()
             .filter(|s| notes.iter().any(|n| n.situation == s.key))
             .map(|s| (s.key.clone(), s.line.clone()))
+            .chain(skills.iter().map(|(_, k)| (format!("{SKILL_PREFIX}{}", k.name), k.when.clone())))
             .collect();
         if lines.is_empty() {
             out.message = format!("no advice has been learned in {scope} yet");
@@ -105,27 +129,48 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
             out.message = "no situation with advice fits this task".into();
             return Ok((out, None));
         };
-        let note = note_for(&notes, &key, Some(&agent))
-            .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "a routed situation has no note"))?;
         out.line = lines.iter().find(|(k, _)| *k == key).map(|(_, l)| l.clone());
+        let note = match key.strip_prefix(SKILL_PREFIX) {
+            Some(name) => {
+                let (_, skill) = skills
+                    .iter()
+                    .find(|(_, k)| k.name == name)
+                    .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "a routed skill is gone"))?;
+                out.skills = vec![skill.name.clone()];
+                out.from = Some("documents".into());
+                skill_note(skill)
+            }
+            None => {
+                out.runs = note_for(&notes, &key, Some(&agent)).map(|n| n.run_count);
+                out.from = Some("runs".into());
+                note_for(&notes, &key, Some(&agent))
+                    .cloned()
+                    .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "a routed situation has no note"))?
+            }
+        };
+        let note = &note;
         out.version = Some(note.version);
-        out.runs = Some(note.run_count);
         out.personal = note.agent.clone();
-        out.from = Some("runs".into());
+        let kind = if out.from.as_deref() == Some("documents") { "the skill" } else { "advice for" };
         let given = match engine.mark_served(&sid, note).map_err(engine_error)? {
             Some((version, _)) => {
                 out.given_earlier = true;
                 out.message = format!(
-                    "advice for {key} (version {version}) was given earlier in this session; it is not repeated"
+                    "{kind} {key} (version {version}) was given earlier in this session; it is not repeated"
                 );
                 None
             }
             None => {
                 out.note = Some(note.text.clone());
-                out.message = format!(
-                    "advice for {key}, version {}, written from {} rewarded runs",
-                    note.version, note.run_count
-                );
+                out.message = match out.from.as_deref() {
+                    Some("documents") => {
+                        format!("{kind} {key}, version {}, compiled from documents", note.version)
+                    }
+                    _ => format!(
+                        "{kind} {key}, version {}, written from {} rewarded runs",
+                        note.version, note.run_count
+                    ),
+                };
                 Some(AdviceGiven {
                     scope: note.scope.clone(),
                     situation: key.clone(),
@@ -152,8 +197,13 @@ fn with_text(mut out: GetAdviceResult) -> GetAdviceResult {
     let version = out.version.unwrap_or(0);
     let head = match &out.part {
         Some(part) => format!(
-            "Amber, at {}: the {part} of the advice given earlier in this session (situation {key}, version {version}, learned from rewarded runs in {}):",
+            "Amber, at {}: the {part} of the advice given earlier in this session ({key}, version {version}, from {} in {}):",
             out.moment.as_deref().unwrap_or("this moment"),
+            if out.from.as_deref() == Some("documents") { "documents" } else { "rewarded runs" },
+            out.scope
+        ),
+        None if out.from.as_deref() == Some("documents") => format!(
+            "Amber: a skill for this task, compiled by a model from the project's documents in {} ({key}, version {version}). It says what those documents say; check it against them:",
             out.scope
         ),
         None => format!(
@@ -175,23 +225,38 @@ async fn reread(
     part: &'static str,
     mut out: GetAdviceResult,
 ) -> Result<Value, ErrorObject> {
-    out.part = Some(part.to_string());
     let Some(given) = session.run.advice.last().cloned() else {
+        out.part = Some(part.to_string());
         out.message = format!("no advice was given in this session: {moment} re-reads only what was given");
         return to_value(&out);
     };
+    // A skill's edge cases are its `If` lines.
+    let skill = given.situation.starts_with(SKILL_PREFIX);
+    let part = if skill && part == "Pitfalls" { "If" } else { part };
+    out.part = Some(part.to_string());
     out.situation = Some(given.situation.clone());
     out.version = Some(given.version);
-    out.from = Some("runs".into());
+    out.from = Some(if skill { "documents" } else { "runs" }.into());
     if given.reread.iter().any(|r| r == part) {
         out.given_earlier = true;
         out.message =
             format!("the {part} of the advice for {} were re-read earlier in this session", given.situation);
         return to_value(&out);
     }
-    let (scope, key) = (given.scope.clone(), given.situation.clone());
-    let notes = read(shared, move |e| e.notes(&scope, Some(&key), true)).await?;
-    let text = notes.iter().find(|n| n.version == given.version).and_then(|n| section(&n.text, part));
+    let (scope, key, version) = (given.scope.clone(), given.situation.clone(), given.version);
+    let text = match key.strip_prefix(SKILL_PREFIX).map(str::to_string) {
+        Some(name) => {
+            let held = read(shared, move |e| e.by_source(&scope, super::compile::SKILL_SOURCE)).await?;
+            held.iter()
+                .filter_map(super::compile::skill_of)
+                .find(|k| k.name == name && k.version == version)
+                .and_then(|k| section(&k.text(), part))
+        }
+        None => {
+            let notes = read(shared, move |e| e.notes(&scope, Some(&key), true)).await?;
+            notes.iter().find(|n| n.version == version).and_then(|n| section(&n.text, part))
+        }
+    };
     let Some(text) = text else {
         out.message = format!("the advice for {} has no {part} section", given.situation);
         return to_value(&out);

@@ -111,6 +111,10 @@ pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) ->
         (count(IngestStatus::New), count(IngestStatus::Changed), count(IngestStatus::Deleted));
     if new + changed + deleted > 0 {
         tracing::info!(scope = %scope, new, changed, deleted, "ingest");
+        // Skills compiled from a changed document are compiled again.
+        let touched =
+            out.iter().filter(|f| f.status != IngestStatus::Unchanged).map(|f| f.path.clone()).collect();
+        super::compile::after_ingest(shared, &scope, touched);
     }
     to_value(&IngestResult { scope, files: out })
 }

@@ -15,6 +15,7 @@ pub(crate) mod advice;
 pub(crate) mod agents;
 pub(crate) mod capture;
 pub(crate) mod checkpoint;
+pub(crate) mod compile;
 pub(crate) mod dispute;
 pub(crate) mod get_advice;
 pub(crate) mod graph;

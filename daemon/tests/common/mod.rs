@@ -93,11 +93,19 @@ pub fn amberd(root: &Path, data: &Path, socket: &Path, extra: &[&str]) -> Comman
 /// beside amberd (`cargo test --workspace` builds it); a client library is refused these
 /// calls (daemon/src/peer.rs).
 pub fn person(d: &Daemon, args: &[&str]) -> std::process::Output {
+    person_at(d, None, args)
+}
+
+/// [`person`] run in the folder `cwd` (a project).
+pub fn person_at(d: &Daemon, cwd: Option<&Path>, args: &[&str]) -> std::process::Output {
     let amberd = PathBuf::from(env!("CARGO_BIN_EXE_amberd"));
     let amber = amberd.with_file_name("amber");
     assert!(amber.is_file(), "{} is missing: build it (cargo build --release -p amber-cli)", amber.display());
-    Command::new(&amber)
-        .arg("--socket")
+    let mut cmd = Command::new(&amber);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.arg("--socket")
         .arg(&d.socket)
         .arg("--data-dir")
         .arg(&d.data)

@@ -12,6 +12,16 @@ impl Engine {
         self.read(|s| s.by_source(scope, source))
     }
 
+    /// A stored setting (`meta` table), when set.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.read(|s| s.meta(key))
+    }
+
+    /// Stores a setting.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        Ok(super::lock(&self.writer).set_meta(key, value)?)
+    }
+
     /// The files a scope holds document chunks of whose path starts with `prefix`.
     pub fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>> {
         self.read(|s| s.document_sources(scope, prefix))

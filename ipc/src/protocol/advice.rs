@@ -73,7 +73,11 @@ pub struct GetAdviceResult {
     /// True when no session was given and one was opened.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub opened: bool,
-    /// Where the note comes from: `runs` (learned from rewarded runs).
+    /// Skills compiled from documents served with the answer (or as it), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
+    /// Where the note comes from: `runs` (learned from rewarded runs) or `documents`
+    /// (a skill compiled from the project's documents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     /// At `fork`, `stuck` and `done`: the section of the given note `note` holds

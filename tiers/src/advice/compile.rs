@@ -106,7 +106,7 @@ pub fn batches<'a>(sources: &'a [Source], limits: &Limits) -> Vec<Vec<&'a Source
 }
 
 /// A skill the model gave that was not kept, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Dropped {
     /// Its name as given (normalised when it could be).
     pub name: String,
@@ -124,7 +124,7 @@ pub struct BatchResult {
 }
 
 /// A batch whose reply was malformed (its sources compiled nothing).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FailedBatch {
     /// The batch's scope.
     pub scope: Scope,

@@ -1,0 +1,217 @@
+//! Skills compiled from documents, over the real socket and the `amber` command, against
+//! a fake OpenAI-compatible endpoint: a person chooses the sources (an agent may not),
+//! only the chosen ingested documents are sent, an uncited skill is dropped, the skill is
+//! a versioned memory (agent-trusted, never briefed), an unchanged compile calls no
+//! model, an edited document recompiles the skill that cites it in the background (the
+//! new version supersedes the old), `get_advice` serves it as coming from documents and
+//! its moments re-read its If lines and Steps, and a skill whose document is gone is
+//! retired. Compile quality is not measured here: no model runs on this machine.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+const RUNBOOK: &str = "# Deploying to staging\n\nRun `make deploy ENV=staging` from the repository root.\n\n\
+                       Then check `curl -fsS https://staging.internal/health` answers 200.\n\n\
+                       If the health check fails, roll back with `make rollback ENV=staging`.\n";
+
+/// The fake model: a compile call gets one grounded skill (citing the runbook's handle,
+/// its steps from the text the call carries) and one citing nothing; a route call picks 1.
+fn model(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap();
+    let system = v["messages"][0]["content"].as_str().unwrap();
+    let user = v["messages"][1]["content"].as_str().unwrap();
+    if system.starts_with("You route") {
+        return "1".into();
+    }
+    assert!(system.starts_with("You compile"), "{system}");
+    let handle = user
+        .lines()
+        .find(|l| l.starts_with("SRC") && l.contains("docs/runbooks/deploy.md"))
+        .and_then(|l| l.split(':').next())
+        .unwrap_or("SRC9")
+        .to_string();
+    let check = if user.contains("--retry 3") {
+        "curl --retry 3 -fsS https://staging.internal/health"
+    } else {
+        "curl -fsS https://staging.internal/health"
+    };
+    json!({"skills": [
+        {"name": "deploy-staging", "when": "Deploying ledger-api to staging",
+         "steps": ["Run `make deploy ENV=staging` from the repository root.", format!("Check `{check}` answers 200.")],
+         "if": ["If the health check fails, then roll back with `make rollback ENV=staging`."],
+         "cites": [handle],
+         "graph": {"purpose": "Deploy to staging", "triggers": ["deploy to staging"], "not_for": ["production"],
+                   "inputs": ["env"],
+                   "steps": [{"name": "run-deploy", "does": "make deploy", "inputs": ["env"], "outputs": ["release"]},
+                             {"name": "check-health", "does": "curl the health endpoint", "inputs": ["release"], "outputs": []}]}},
+        {"name": "invented-procedure", "when": "Never written down", "steps": ["Guess."], "if": [], "cites": [],
+         "graph": {"purpose": "x", "triggers": ["x"], "not_for": [], "inputs": [],
+                   "steps": [{"name": "guess", "does": "guess", "inputs": [], "outputs": []}]}}
+    ]})
+    .to_string()
+}
+
+/// The daemon's log, for a failure's message.
+fn logs(root: &Path) -> String {
+    let mut out = String::new();
+    for f in std::fs::read_dir(root.join("state/logs")).into_iter().flatten().flatten() {
+        out.push_str(&std::fs::read_to_string(f.path()).unwrap_or_default());
+    }
+    out
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("docs/runbooks")).unwrap();
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::fs::write(root.join("docs/runbooks/deploy.md"), RUNBOOK).unwrap();
+    std::fs::write(root.join("notes/ideas.md"), "# Ideas\n\nMaybe move to blue-green deploys one day.\n")
+        .unwrap();
+    dir
+}
+
+fn run(d: &Daemon, root: &Path, args: &[&str]) -> Value {
+    let out = person_at(d, Some(root), args);
+    assert!(out.status.success(), "amber {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The current skill memories of a scope found by recall (BM25 on the skill's name).
+fn skill_hits(c: &mut amber_ipc::Client, scope: &str) -> Vec<Value> {
+    let r = c
+        .call_value("recall", json!({ "text": "Skill deploy-staging compiled from documents", "scope": scope, "mode": "bm25", "k": 20 }))
+        .unwrap();
+    r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["memory"]["metadata"]["skill"].is_object())
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn chosen_documents_compile_into_versioned_skills_served_by_get_advice() {
+    let chat = fake_chat_with(model, || {});
+    let (d, dir) =
+        with_config(&format!("[learn]\nkind = \"openai\"\nurl = \"{}\"\nmodel = \"m\"\n", chat.url));
+    let proj = project();
+    let root = std::fs::canonicalize(proj.path()).unwrap();
+    let root_s = root.to_str().unwrap();
+    run(&d, &root, &["ingest", root_s]);
+    let mut c = d.client();
+    let scope =
+        c.call_value("resolve_scope", json!({ "cwd": root })).unwrap()["scope"].as_str().unwrap().to_string();
+
+    // Nothing is compiled until a person chooses; an agent may not choose.
+    let none = run(&d, &root, &["compile"]);
+    assert!(none["message"].as_str().unwrap().contains("no documents are chosen"), "{none}");
+    let e = c.call_value("compile", json!({ "cwd": root, "sources": ["docs/"] })).unwrap_err();
+    assert_eq!(e.kind().map(|k| k.as_str()), Some("not_permitted"), "{e}");
+    assert_eq!(chat.answered.load(Ordering::SeqCst), 0);
+
+    let first = run(&d, &root, &["compile", "--sources", "docs/runbooks/"]);
+    assert_eq!(first["sent"], json!(["docs/runbooks/deploy.md"]), "only the chosen documents: {first}");
+    assert_eq!(first["skills"][0]["name"], "deploy-staging");
+    assert_eq!(
+        (first["skills"][0]["version"].clone(), first["skills"][0]["cites"].clone()),
+        (json!(1), json!(["docs/runbooks/deploy.md"]))
+    );
+    assert_eq!(first["dropped"][0]["name"], "invented-procedure", "an uncited skill is dropped: {first}");
+    let bodies = chat.bodies.lock().unwrap().clone();
+    assert!(
+        bodies[0].contains("make deploy ENV=staging") && !bodies[0].contains("blue-green"),
+        "the chosen text only"
+    );
+
+    // A memory: the skill's text, agent-trusted (a model wrote it), stamped by the daemon.
+    let hits = skill_hits(&mut c, &scope);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    let m = &hits[0]["memory"];
+    assert_eq!(m["type"], "pattern");
+    assert!(m["content"].as_str().unwrap().contains("1. Run `make deploy ENV=staging`"), "{m}");
+    assert_eq!(m["metadata"]["trust"], "agent", "{m}");
+    assert_eq!(m["metadata"]["origin"]["tool"], "compile", "{m}");
+    let v1 = m["id"].as_str().unwrap().to_string();
+    // Never briefed: a skill is served by get_advice.
+    let s = c
+        .call_value("session_start", json!({ "agent": "ada", "scope": scope, "prompt": "deploy to staging" }))
+        .unwrap();
+    assert!(!s["briefing"]["text"].as_str().unwrap_or("").contains("deploy-staging"), "{s}");
+
+    // Unchanged: nothing sent, no model call.
+    let calls = chat.answered.load(Ordering::SeqCst);
+    let again = run(&d, &root, &["compile"]);
+    assert_eq!((again["sent"].clone(), again["skills"].clone()), (json!([]), json!([])), "{again}");
+    assert_eq!(chat.answered.load(Ordering::SeqCst), calls);
+
+    // An edited document recompiles the skill citing it, in the background after ingest.
+    std::fs::write(root.join("docs/runbooks/deploy.md"), RUNBOOK.replace("curl -fsS", "curl --retry 3 -fsS"))
+        .unwrap();
+    run(&d, &root, &["ingest", root_s]);
+    let t0 = Instant::now();
+    let v2 = loop {
+        let hits = skill_hits(&mut c, &scope);
+        if let Some(h) = hits.iter().find(|h| h["memory"]["content"].as_str().unwrap().contains("(version 2"))
+        {
+            break h["memory"].clone();
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no version 2 after the edit: {hits:?}\n{}",
+            logs(dir.path())
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(v2["content"].as_str().unwrap().contains("--retry 3"), "{v2}");
+    let old = c.call_value("get", json!({ "id": v1 })).unwrap();
+    assert!(old["memory"]["superseded_by"].is_string(), "the old version is retired: {old}");
+    assert_eq!(skill_hits(&mut c, &scope).len(), 1, "recall finds the current version only");
+
+    // get_advice serves it as coming from documents; moments re-read its If lines and Steps.
+    let a = c
+        .call_value("get_advice", json!({ "task": "deploy ledger-api to staging", "scope": scope }))
+        .unwrap();
+    assert_eq!(
+        (a["from"].clone(), a["skills"].clone(), a["version"].clone()),
+        (json!("documents"), json!(["deploy-staging"]), json!(2)),
+        "{a}"
+    );
+    assert!(
+        a["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Amber: a skill for this task, compiled by a model from the project's documents"),
+        "{a}"
+    );
+    let sid = a["session_id"].as_str().unwrap();
+    let stuck =
+        c.call_value("get_advice", json!({ "task": "x", "session_id": sid, "moment": "stuck" })).unwrap();
+    assert_eq!(stuck["part"], "If");
+    assert!(stuck["note"].as_str().unwrap().contains("make rollback ENV=staging"), "{stuck}");
+    let done =
+        c.call_value("get_advice", json!({ "task": "x", "session_id": sid, "moment": "done" })).unwrap();
+    assert!(done["note"].as_str().unwrap().starts_with("1. Run `make deploy ENV=staging`"), "{done}");
+
+    // The document is gone: the skill is retired.
+    std::fs::remove_file(root.join("docs/runbooks/deploy.md")).unwrap();
+    run(&d, &root, &["ingest", root_s]);
+    let t0 = Instant::now();
+    loop {
+        let r = run(&d, &root, &["compile"]);
+        if r["retired"] == json!(["deploy-staging"]) || skill_hits(&mut c, &scope).is_empty() {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "not retired: {r}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(skill_hits(&mut c, &scope).is_empty(), "a retired skill is not found");
+}
