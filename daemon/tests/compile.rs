@@ -215,3 +215,103 @@ fn chosen_documents_compile_into_versioned_skills_served_by_get_advice() {
     }
     assert!(skill_hits(&mut c, &scope).is_empty(), "a retired skill is not found");
 }
+
+/// The fake model for linking: runs sort by their word (deploy or rollback), a note is
+/// written for the situation with wrong runs, the rollbacks situation is linked to the
+/// skill, and routing picks the line whose key names the task's word.
+fn linking_model(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap();
+    let system = v["messages"][0]["content"].as_str().unwrap();
+    let user = v["messages"][1]["content"].as_str().unwrap();
+    let word = |t: &str| if t.contains("rollback") { "ops/rollbacks" } else { "ops/deploys" };
+    if system.starts_with("You sort") {
+        let listed = user.split("<tasks>\n").nth(1).unwrap().split("\n</tasks>").next().unwrap();
+        let tasks: Vec<Value> =
+            listed.lines().enumerate().map(|(i, t)| json!({"task": i, "situation": word(t)})).collect();
+        json!({"situations": [{"key": "ops/deploys", "line": "Deploys that fail"},
+                              {"key": "ops/rollbacks", "line": "Rolling a release back"}], "tasks": tasks})
+        .to_string()
+    } else if system.starts_with("You tidy") {
+        json!({"merge": []}).to_string()
+    } else if system.starts_with("You write") {
+        "## When\nA deploy fails.\n## Steps\n1. Read the log.\n## Pitfalls\n- Deploying twice.\n## Evidence\n[R1] went wrong."
+            .into()
+    } else if system.starts_with("You link") {
+        assert!(user.contains("deploy-staging") && user.contains("ops/rollbacks"), "{user}");
+        json!({"links": [{"situation": "ops/rollbacks", "skills": ["deploy-staging"]},
+                         {"situation": "ops/deploys", "skills": ["deploy-staging"]}]})
+        .to_string()
+    } else if system.starts_with("You route") {
+        let task = user.split("<task>\n").nth(1).unwrap_or("");
+        let n =
+            user.lines().find(|l| l.contains(word(task))).and_then(|l| l.split('.').next()).unwrap_or("0");
+        n.to_string()
+    } else {
+        model(body)
+    }
+}
+
+#[test]
+fn situations_link_to_skills_and_get_advice_serves_them_with_a_note_or_in_its_place() {
+    let chat = fake_chat_with(linking_model, || {});
+    let (d, _dir) =
+        with_config(&format!("[learn]\nkind = \"openai\"\nurl = \"{}\"\nmodel = \"m\"\n", chat.url));
+    let proj = project();
+    let root = std::fs::canonicalize(proj.path()).unwrap();
+    run(&d, &root, &["ingest", root.to_str().unwrap()]);
+    let mut c = d.client();
+    let scope =
+        c.call_value("resolve_scope", json!({ "cwd": root })).unwrap()["scope"].as_str().unwrap().to_string();
+    run(&d, &root, &["compile", "--sources", "docs/runbooks/"]);
+    // Deploys go wrong twice (a note), rollbacks go right (no note).
+    for (task, reward) in [
+        ("the deploy fails, try 1", -1.0),
+        ("the deploy fails, try 2", -1.0),
+        ("the deploy fails, try 3", 1.0),
+        ("roll back the release, rollback 1", 1.0),
+    ] {
+        let r = c
+            .call_value(
+                "run_record",
+                json!({ "agent": "ada", "scope": scope, "task": task, "trace": "did it" }),
+            )
+            .unwrap();
+        let id = r["results"][0]["id"].as_str().unwrap();
+        c.call_value("run_reward", json!({ "agent": "ada", "run_id": id, "reward": reward })).unwrap();
+    }
+    let learned = c.call_value("advice_learn", json!({ "scope": scope })).unwrap();
+    assert_eq!(
+        (learned["written"][0]["situation"].clone(), learned["linked"].clone()),
+        (json!("ops/deploys"), json!(2)),
+        "{learned}"
+    );
+
+    // A note with its linked skill: named, and in full when asked.
+    let a = c
+        .call_value("get_advice", json!({ "task": "the deploy fails again", "scope": scope, "skills": true }))
+        .unwrap();
+    assert_eq!(
+        (a["situation"].clone(), a["from"].clone(), a["skills"].clone()),
+        (json!("ops/deploys"), json!("runs"), json!(["deploy-staging"])),
+        "{a}"
+    );
+    let note = a["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("## When\nA deploy fails.")
+            && note.contains("## Skill deploy-staging (version 1, from documents)"),
+        "{note}"
+    );
+    // A situation with no note: its skill in full, from documents; a linked skill is not a line of its own.
+    let b = c
+        .call_value("get_advice", json!({ "task": "do a rollback of the release", "scope": scope }))
+        .unwrap();
+    assert_eq!(
+        (b["situation"].clone(), b["from"].clone(), b["skills"].clone()),
+        (json!("ops/rollbacks"), json!("documents"), json!(["deploy-staging"])),
+        "{b}"
+    );
+    assert!(b["note"].as_str().unwrap().starts_with("## Skill deploy-staging (version 1)"), "{b}");
+    assert_eq!(b["considered"], 2, "two situation lines, the linked skill not listed as itself: {b}");
+    let bodies = chat.bodies.lock().unwrap().clone();
+    assert_eq!(bodies.iter().filter(|x| x.contains("You link")).count(), 1, "one linking call, at learning");
+}

@@ -22,6 +22,7 @@ use crate::chat::{ChatEndpoint, snippet, strip_think};
 pub mod compile;
 pub mod curate;
 pub mod judge;
+pub mod link;
 pub mod merge;
 pub mod plan;
 pub mod route;

@@ -141,19 +141,27 @@ async fn pass(
     full: bool,
 ) -> Result<CompileResult, ErrorObject> {
     let _one = shared.compiling.lock().await;
-    let (engine, learner, scope) = (shared.engine.clone(), learner.clone(), scope.clone());
+    let (engine, l, scope) = (shared.engine.clone(), learner.clone(), scope.clone());
     let origin = Origin {
         door: Some(amber_core::origin::Door::Daemon.as_str().into()),
         tool: Some("compile".into()),
         machine: super::origin::machine(),
         ..Origin::default()
     };
-    let (result, writes, settings) = blocking(move || plan(&engine, &learner, &scope, full, &origin)).await?;
-    if !writes.is_empty() {
+    let (result, writes, settings) = blocking(move || plan(&engine, &l, &scope, full, &origin)).await?;
+    let changed = !writes.is_empty();
+    if changed {
         crate::rpc::write_with(shared, move |e| e.commit_batch(writes)).await?;
     }
     if let Some((scope, s)) = settings {
         crate::rpc::write_with(shared, move |e| save(e, &scope, &s)).await?;
+    }
+    let mut result = result;
+    if changed {
+        // The situations learned from runs are linked to the skills as they are now.
+        let (engine, l, scope) = (shared.engine.clone(), learner.clone(), result.scope.clone());
+        result.calls += usize::from(!engine.situations(&scope).map_err(engine_error)?.is_empty());
+        result.linked = blocking(move || relink(&engine, &l, &scope)).await?;
     }
     Ok(result)
 }
@@ -335,6 +343,36 @@ pub(crate) fn skills(e: &Engine, scope: &Scope) -> amber_engine::Result<Vec<(Mem
         .collect();
     out.sort_by(|a, b| a.1.name.cmp(&b.1.name));
     Ok(out)
+}
+
+fn links_key(scope: &Scope) -> String {
+    format!("skill_links:{scope}")
+}
+
+/// Situation key -> the skills linked to it (`relink`), in a scope.
+pub(crate) fn links(e: &Engine, scope: &Scope) -> amber_engine::Result<BTreeMap<String, Vec<String>>> {
+    Ok(e.meta(&links_key(scope))?.and_then(|v| serde_json::from_str(&v).ok()).unwrap_or_default())
+}
+
+/// Links the scope's situations (learned from runs) to its skills (compiled from
+/// documents), one model call when there are both; kept in `meta`. The number of
+/// situations linked. A malformed reply keeps the links as they were.
+pub(crate) fn relink(e: &Engine, learner: &Learner, scope: &Scope) -> Result<usize, ErrorObject> {
+    let situations: Vec<(String, String)> =
+        e.situations(scope).map_err(engine_error)?.into_iter().map(|s| (s.key, s.line)).collect();
+    let skills: Vec<(String, String)> =
+        skills(e, scope).map_err(engine_error)?.into_iter().map(|(_, k)| (k.name, k.when)).collect();
+    let links = match amber_tiers::advice::link::link(learner, &situations, &skills) {
+        Ok(l) => l,
+        Err(amber_tiers::advice::ModelError::Malformed(why)) => {
+            tracing::warn!(scope = %scope, why, "situations not linked to skills: a malformed reply");
+            return Ok(0);
+        }
+        Err(e) => return Err(model_failed(e)),
+    };
+    e.set_meta(&links_key(scope), &serde_json::to_string(&links).unwrap_or_default())
+        .map_err(engine_error)?;
+    Ok(links.len())
 }
 
 /// A document's text now, when it is a UTF-8 file within the size ingest takes.

@@ -99,6 +99,7 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
     }
     let engine = shared.engine.clone();
     let sid = session.id.clone();
+    let with_skills = p.skills == Some(true);
     let (result, given) = blocking(move || {
         let notes: Vec<Note> = engine
             .notes(&scope, None, false)
@@ -109,11 +110,25 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
         let situations = engine.situations(&scope).map_err(engine_error)?;
         // Skills compiled from documents route as themselves.
         let skills = super::compile::skills(&engine, &scope).map_err(engine_error)?;
+        // Situations linked to skills (`compile::relink`): only to skills that still exist.
+        let mut links = super::compile::links(&engine, &scope).map_err(engine_error)?;
+        for names in links.values_mut() {
+            names.retain(|n| skills.iter().any(|(_, k)| &k.name == n));
+        }
+        let has_note = |key: &str| notes.iter().any(|n| n.situation == key);
+        let linked = |key: &str| links.get(key).is_some_and(|l| !l.is_empty());
+        // A situation with a note, or with no note but linked skills; a skill no
+        // situation links, as itself.
         let mut lines: Vec<(String, String)> = situations
             .iter()
-            .filter(|s| notes.iter().any(|n| n.situation == s.key))
+            .filter(|s| has_note(&s.key) || linked(&s.key))
             .map(|s| (s.key.clone(), s.line.clone()))
-            .chain(skills.iter().map(|(_, k)| (format!("{SKILL_PREFIX}{}", k.name), k.when.clone())))
+            .chain(
+                skills
+                    .iter()
+                    .filter(|(_, k)| !links.values().any(|l| l.contains(&k.name)))
+                    .map(|(_, k)| (format!("{SKILL_PREFIX}{}", k.name), k.when.clone())),
+            )
             .collect();
         if lines.is_empty() {
             out.message = format!("no advice has been learned in {scope} yet");
@@ -130,22 +145,51 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
             return Ok((out, None));
         };
         out.line = lines.iter().find(|(k, _)| *k == key).map(|(_, l)| l.clone());
-        let note = match key.strip_prefix(SKILL_PREFIX) {
-            Some(name) => {
-                let (_, skill) = skills
-                    .iter()
-                    .find(|(_, k)| k.name == name)
+        let skill_of = |name: &str| skills.iter().map(|(_, k)| k).find(|k| k.name == name);
+        let note = match (key.strip_prefix(SKILL_PREFIX), note_for(&notes, &key, Some(&agent))) {
+            (Some(name), _) => {
+                let skill = skill_of(name)
                     .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "a routed skill is gone"))?;
                 out.skills = vec![skill.name.clone()];
                 out.from = Some("documents".into());
                 skill_note(skill)
             }
-            None => {
-                out.runs = note_for(&notes, &key, Some(&agent)).map(|n| n.run_count);
+            (None, Some(n)) => {
+                out.runs = Some(n.run_count);
                 out.from = Some("runs".into());
-                note_for(&notes, &key, Some(&agent))
-                    .cloned()
-                    .ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "a routed situation has no note"))?
+                let mut n = n.clone();
+                let with: Vec<&amber_core::skill::Skill> =
+                    links.get(&key).into_iter().flatten().filter_map(|name| skill_of(name)).collect();
+                out.skills = with.iter().map(|k| k.name.clone()).collect();
+                if with_skills {
+                    for k in &with {
+                        n.text.push_str(&format!(
+                            "\n\n## Skill {} (version {}, from documents)\n{}",
+                            k.name,
+                            k.version,
+                            k.text()
+                        ));
+                    }
+                }
+                n
+            }
+            // A situation with no note: up to two of its skills, in full.
+            (None, None) => {
+                let with: Vec<&amber_core::skill::Skill> =
+                    links.get(&key).into_iter().flatten().filter_map(|name| skill_of(name)).take(2).collect();
+                out.skills = with.iter().map(|k| k.name.clone()).collect();
+                out.from = Some("documents".into());
+                let text = with
+                    .iter()
+                    .map(|k| format!("## Skill {} (version {})\n{}", k.name, k.version, k.text()))
+                    .collect::<Vec<_>>()
+                    .join("\n\n");
+                let mut n = skill_note(with.first().copied().ok_or_else(|| {
+                    ErrorObject::new(ErrorKind::Internal, "a routed situation has neither a note nor a skill")
+                })?);
+                // Counted (once a session) and re-read at moments as its first skill.
+                n.text = text;
+                n
             }
         };
         let note = &note;
@@ -173,7 +217,7 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
                 };
                 Some(AdviceGiven {
                     scope: note.scope.clone(),
-                    situation: key.clone(),
+                    situation: note.situation.clone(),
                     version: note.version,
                     at: now_millis(),
                     reread: Vec::new(),

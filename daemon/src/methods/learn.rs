@@ -94,6 +94,11 @@ impl Pass<'_> {
             .collect();
         self.write(&situations, &rewarded, &mut out)?;
         self.curate(&rewarded, &mut out)?;
+        // Situations are linked to the skills compiled from documents, when there are any.
+        if !super::compile::skills(self.engine, self.scope).map_err(engine_error)?.is_empty() {
+            out.calls += 1;
+            out.linked = super::compile::relink(self.engine, self.learner, self.scope)?;
+        }
         Ok(out)
     }
 

@@ -34,6 +34,10 @@ pub struct GetAdviceParams {
     /// only marked given when the answer can still reach the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// With a note, also the skills linked to its situation, in full (default: named
+    /// only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<bool>,
 }
 
 /// `get_advice` result.
@@ -145,6 +149,9 @@ pub struct AdviceLearnResult {
     pub merged: Vec<(String, String)>,
     /// Model calls made (answered by the model or the cache).
     pub calls: usize,
+    /// Situations linked to skills compiled from documents (when the scope has both).
+    #[serde(default)]
+    pub linked: usize,
     /// Runs counted with a reward: given by their recorder or a person.
     #[serde(default)]
     pub rewarded: usize,

@@ -65,6 +65,9 @@ pub struct CompileResult {
     pub retired: Vec<String>,
     /// Model calls made.
     pub calls: usize,
+    /// Situations (learned from runs) linked to skills after the skills changed.
+    #[serde(default)]
+    pub linked: usize,
     /// What happened, in words.
     pub message: String,
 }
