@@ -1,16 +1,14 @@
 //! `amber ingest PATH…`: documents as sources, kept in step with their files.
 //!
-//! Folders are walked here (`.gitignore`, `.ignore` and git's excludes honoured, hidden
-//! files and other types left out, see `amber_tiers::document`); the daemon reads each
-//! file, cuts it and brings the scope's memories of it in step (`ingest` in
-//! docs/PROTOCOL.md). With `--watch`, the folders are then watched (`notify`: inotify on
-//! Linux) and each changed, created, renamed or deleted file is brought in step once it
-//! has been quiet for the debounce time, which also rides out an editor's save (a write
-//! to a temporary file renamed over the original, or a truncate then a write).
+//! Folders are walked here (`amber_ipc::sources`: `.gitignore`, `.ignore` and git's
+//! excludes honoured, hidden files and other types left out); the daemon reads each file,
+//! cuts it and brings the scope's memories of it in step (`ingest` in docs/PROTOCOL.md).
+//! With `--watch`, the folders are then watched (`amber_ipc::sources::watch`, the same
+//! watch the daemon's `[sources]` runs) and each changed file brought in step once quiet.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -18,12 +16,9 @@ use amber_ipc::Client;
 use amber_ipc::protocol::{
     ErrorKind, IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES,
 };
-use amber_tiers::document::kind_of;
+use amber_ipc::sources::{self, BATCH, Root, Work, walk};
 use anyhow::Context;
 use clap::Args;
-
-/// Files sent in one `ingest` call while walking (the daemon reads them one by one).
-const BATCH: usize = 32;
 
 /// `amber ingest`.
 #[derive(Args, Debug)]
@@ -52,33 +47,13 @@ pub(crate) struct IngestArgs {
     no_wait: bool,
 }
 
-/// One PATH as named: where it is, and the files found under it.
-struct Root {
-    /// The path named, absolute.
-    path: PathBuf,
-    /// A folder (walked, pruned, watched recursively) or one file.
-    dir: bool,
-}
-
-impl Root {
-    /// The directory whose project the files belong to (and which is watched).
-    fn cwd(&self) -> &Path {
-        if self.dir { &self.path } else { self.path.parent().unwrap_or(Path::new("/")) }
-    }
-
-    /// True when an event on `p` concerns this root.
-    fn covers(&self, p: &Path) -> bool {
-        if self.dir { p.starts_with(&self.path) } else { p == self.path }
-    }
-
-    /// An `ingest` call for this root: its project, the scope and trust asked for.
-    fn call(&self, scope: &Option<amber_core::Scope>, external: bool) -> IngestParams {
-        IngestParams {
-            cwd: Some(self.cwd().to_path_buf()),
-            scope: scope.clone(),
-            external,
-            ..IngestParams::default()
-        }
+/// An `ingest` call for a root: its project, the scope and trust asked for.
+fn call_for(root: &Root, scope: &Option<amber_core::Scope>, external: bool) -> IngestParams {
+    IngestParams {
+        cwd: Some(root.cwd().to_path_buf()),
+        scope: scope.clone(),
+        external,
+        ..IngestParams::default()
     }
 }
 
@@ -143,13 +118,13 @@ pub(crate) fn run(
     total += walked.iter().map(Vec::len).sum::<usize>();
     for (root, files) in roots.iter().zip(walked) {
         for batch in files.chunks(BATCH) {
-            let p = IngestParams { files: batch.to_vec(), ..root.call(&scope, args.external) };
+            let p = IngestParams { files: batch.to_vec(), ..call_for(root, &scope, args.external) };
             tally.add(call(&mut client, &p)?);
             progress.show(&tally, total);
         }
         known.extend(files);
         if root.dir {
-            let p = IngestParams { prune: Some(root.path.clone()), ..root.call(&scope, args.external) };
+            let p = IngestParams { prune: Some(root.path.clone()), ..call_for(root, &scope, args.external) };
             tally.add(call(&mut client, &p)?);
         }
     }
@@ -162,40 +137,6 @@ pub(crate) fn run(
         watch(args, &roots, scope, known, connect, json)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The document files under a root, sorted (a file root is itself).
-fn walk(root: &Root) -> Vec<PathBuf> {
-    if !root.dir {
-        return vec![root.path.clone()];
-    }
-    let mut out: Vec<PathBuf> = ignore::WalkBuilder::new(&root.path)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(true)
-        .require_git(false)
-        .follow_links(false)
-        .build()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && kind_of(e.path()).is_some())
-        .map(|e| e.into_path())
-        .collect();
-    out.sort();
-    out
-}
-
-/// True when `path` would be walked from its folder (not ignored, not hidden, a
-/// document type).
-fn walkable(path: &Path) -> bool {
-    let Some(dir) = path.parent() else { return false };
-    kind_of(path).is_some()
-        && ignore::WalkBuilder::new(dir)
-            .max_depth(Some(1))
-            .require_git(false)
-            .build()
-            .filter_map(Result::ok)
-            .any(|e| e.path() == path)
 }
 
 /// One `ingest` call; `busy` (indexing far behind) is waited out.
@@ -310,158 +251,60 @@ impl Progress {
     }
 }
 
-/// Watches the roots until interrupted, bringing each file in step once quiet.
+/// Watches the roots until interrupted, bringing each file in step once quiet
+/// (`amber_ipc::sources::watch`), printing each change.
 fn watch(
     args: &IngestArgs,
     roots: &[Root],
     scope: Option<amber_core::Scope>,
-    mut known: HashSet<PathBuf>,
+    known: HashSet<PathBuf>,
     connect: &dyn Fn() -> anyhow::Result<Client>,
     json: bool,
 ) -> anyhow::Result<()> {
-    use notify::{RecursiveMode, Watcher};
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut watcher = notify::recommended_watcher(tx).context("cannot start watching files")?;
-    for r in roots {
-        let (what, mode) = if r.dir {
-            (r.path.as_path(), RecursiveMode::Recursive)
-        } else {
-            (r.cwd(), RecursiveMode::NonRecursive)
-        };
-        watcher.watch(what, mode).with_context(|| format!("cannot watch {}", what.display()))?;
-    }
     if !json {
         eprintln!("amber: watching {} path(s); Ctrl-C stops", roots.len());
     }
     let debounce = Duration::from_millis(args.debounce_ms.max(10));
-    let mut pending: HashMap<PathBuf, Instant> = HashMap::new();
     let mut client: Option<Client> = None;
-    loop {
-        let timeout =
-            pending.values().map(|t| (*t + debounce).saturating_duration_since(Instant::now())).min();
-        let event = match timeout {
-            Some(t) => match rx.recv_timeout(t) {
-                Ok(e) => Some(e),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-            },
-            None => match rx.recv() {
-                Ok(e) => Some(e),
-                Err(_) => return Ok(()),
-            },
+    let mut one = |root: &Root, work: Work| -> anyhow::Result<Vec<IngestedFile>> {
+        let p = match work {
+            Work::Files(files) => IngestParams { files, ..call_for(root, &scope, args.external) },
+            Work::Prune(dir) => IngestParams { prune: Some(dir), ..call_for(root, &scope, args.external) },
         };
-        if let Some(event) = event {
-            match event {
-                // Reading a file (the daemon does, to ingest it) is no change: a watcher
-                // that took it for one would read every file again, forever.
-                Ok(ev) if !changes(&ev.kind) => {}
-                Ok(ev) => {
-                    for p in ev.paths {
-                        if roots.iter().any(|r| r.covers(&p)) {
-                            pending.insert(p, Instant::now());
-                        }
-                    }
-                }
-                Err(e) => eprintln!("amber: watching: {e}"),
+        let result = match client.as_mut().map(|c| call(c, &p)) {
+            Some(Ok(r)) => r,
+            // The daemon restarted, or this is the first call: connect again.
+            _ => {
+                let mut c = connect()?;
+                let r = call(&mut c, &p)?;
+                client = Some(c);
+                r
             }
-            continue;
-        }
-        // Files quiet for the debounce time, in one call per root.
-        let now = Instant::now();
-        let ready: Vec<PathBuf> =
-            pending.iter().filter(|(_, t)| now >= **t + debounce).map(|(p, _)| p.clone()).collect();
-        for p in &ready {
-            pending.remove(p);
-        }
-        let mut dirs_gone = Vec::new();
-        let mut files = Vec::new();
-        for p in ready {
-            if p.is_dir() {
-                // A folder moved in or created: walk it.
-                let found = walk(&Root { path: p.clone(), dir: true });
-                files.extend(found);
-            } else if p.exists() {
-                if known.contains(&p) || walkable(&p) {
-                    files.push(p);
-                }
-            } else if known.contains(&p) {
-                files.push(p);
-            } else if kind_of(&p).is_none() {
-                // Perhaps a folder that was removed: what the scope holds under it goes.
-                dirs_gone.push(p);
-            }
-        }
-        for root in roots {
-            let mine: Vec<PathBuf> = files.iter().filter(|f| root.covers(f)).cloned().collect();
-            let mut params: Vec<IngestParams> = mine
-                .chunks(BATCH)
-                .map(|b| IngestParams { files: b.to_vec(), ..root.call(&scope, args.external) })
-                .collect();
-            params.extend(
-                dirs_gone
-                    .iter()
-                    .filter(|d| root.dir && root.covers(d))
-                    .map(|d| IngestParams { prune: Some(d.clone()), ..root.call(&scope, args.external) }),
-            );
-            for p in params {
-                let result = match client.as_mut() {
-                    Some(c) => call(c, &p),
-                    None => Err(anyhow::anyhow!("not connected")),
-                };
-                let result = match result {
-                    Ok(r) => r,
-                    Err(_) => {
-                        // The daemon restarted, or this is the first call: connect again.
-                        let mut c = connect()?;
-                        let r = call(&mut c, &p)?;
-                        client = Some(c);
-                        r
-                    }
-                };
-                for f in &result.files {
-                    let path = PathBuf::from(&f.path);
-                    match f.status {
-                        IngestStatus::Deleted => {
-                            known.remove(&path);
-                        }
-                        IngestStatus::Skipped => continue,
-                        _ => {
-                            known.insert(path);
-                        }
-                    }
-                    if f.status == IngestStatus::Unchanged {
-                        continue;
-                    }
-                    if json {
-                        println!("{}", serde_json::to_string(f)?);
-                    } else {
-                        println!(
-                            "{} {}: {} chunks filed, {} retired{}",
-                            f.path,
-                            f.status.as_str(),
-                            f.added,
-                            f.retired,
-                            if f.revived > 0 { format!(", {} back", f.revived) } else { String::new() }
-                        );
-                    }
-                }
+        };
+        for f in result
+            .files
+            .iter()
+            .filter(|f| !matches!(f.status, IngestStatus::Unchanged | IngestStatus::Skipped))
+        {
+            if json {
+                println!("{}", serde_json::to_string(f)?);
+            } else {
+                println!(
+                    "{} {}: {} chunks filed, {} retired{}",
+                    f.path,
+                    f.status.as_str(),
+                    f.added,
+                    f.retired,
+                    if f.revived > 0 { format!(", {} back", f.revived) } else { String::new() }
+                );
             }
         }
         use std::io::Write;
         std::io::stdout().flush().ok();
-    }
-}
-
-/// True for an event that may change what a file holds: a creation, a write, a rename,
-/// a removal; not an open, a read or a close after reading, nor a change of permissions
-/// or times alone.
-fn changes(kind: &notify::EventKind) -> bool {
-    use notify::EventKind;
-    use notify::event::{AccessKind, AccessMode, ModifyKind};
-    match kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-        EventKind::Access(_) => false,
-        EventKind::Modify(ModifyKind::Metadata(_)) => false,
-        _ => true,
-    }
+        Ok(result.files)
+    };
+    sources::watch(roots, debounce, known, &|| false, |root, work| {
+        one(root, work).map_err(|e| format!("{e:#}"))
+    })
+    .map_err(anyhow::Error::msg)
 }

@@ -35,6 +35,7 @@ mod peer;
 mod route;
 mod rpc;
 mod server;
+mod sources;
 mod state;
 mod team;
 mod writer;
@@ -212,6 +213,7 @@ async fn serve(
     });
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));
+    crate::sources::start(&shared);
     spawn_signal_handler(shared.shutdown.clone());
 
     tracing::info!(socket = %socket.display(), secs = started.elapsed().as_secs_f64(), "amberd ready");

@@ -100,6 +100,9 @@ pub struct Config {
     /// prefixes live in the team database, every other scope stays on this machine.
     /// Off by default.
     pub team: TeamConfig,
+    /// Document folders the daemon keeps in step with their files while it runs
+    /// (`[sources]` table: `watch`, `debounce_ms`). None by default.
+    pub sources: crate::sources::SourcesConfig,
 }
 
 /// The `[team]` table (docs/TEAM.md).
@@ -233,6 +236,7 @@ impl Default for Config {
             runs: Default::default(),
             learn: Default::default(),
             team: Default::default(),
+            sources: Default::default(),
         }
     }
 }
@@ -354,6 +358,7 @@ impl Config {
         if !(0.0..=1.0).contains(&self.holdout.share) {
             return Err(ConfigError::Invalid("holdout.share must be in 0..=1".into()));
         }
+        self.sources.check().map_err(ConfigError::Invalid)?;
         let i = &self.interject;
         if !(1..=2).contains(&i.max_memories) {
             return Err(ConfigError::Invalid(format!(

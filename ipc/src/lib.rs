@@ -18,6 +18,7 @@ mod client;
 pub mod config;
 pub mod frame;
 pub mod protocol;
+pub mod sources;
 
 use std::path::{Path, PathBuf};
 

@@ -40,6 +40,37 @@ use crate::state::Shared;
 const MAX_BODY_BYTES: usize = amber_core::MAX_CONTENT_BYTES - 4096;
 
 pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) -> Result<Value, ErrorObject> {
+    let origin = Origin {
+        door: Some(peer.door.as_str().into()),
+        tool: Some("ingest".into()),
+        machine: super::origin::machine(),
+        inside_agent: peer.under_agent,
+        ..Origin::default()
+    };
+    let person = peer.writer_trust() == Trust::Person && !p.external;
+    to_value(&run(shared, p, person, origin).await?)
+}
+
+/// A folder of the config's `[sources]`, which the person chose: trusted as theirs,
+/// stamped door `daemon`, tool `sources`.
+pub(crate) async fn from_sources(shared: &Arc<Shared>, p: IngestParams) -> Result<IngestResult, ErrorObject> {
+    let origin = Origin {
+        door: Some(amber_core::origin::Door::Daemon.as_str().into()),
+        tool: Some("sources".into()),
+        machine: super::origin::machine(),
+        ..Origin::default()
+    };
+    run(shared, p, true, origin).await
+}
+
+/// One `ingest`: `person` when the files are the person's choice (each still only when
+/// it belongs to the project it is filed in).
+async fn run(
+    shared: &Arc<Shared>,
+    p: IngestParams,
+    person: bool,
+    origin: Origin,
+) -> Result<IngestResult, ErrorObject> {
     if p.files.len() > MAX_INGEST_FILES {
         return Err(invalid(format!(
             "ingest takes at most {MAX_INGEST_FILES} files a call, got {}",
@@ -69,14 +100,8 @@ pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) ->
     let ctx = Arc::new(Context {
         scope: scope.clone(),
         root: resolved.root.map(|r| std::fs::canonicalize(&r).unwrap_or(r)),
-        person: peer.writer_trust() == Trust::Person && !p.external,
-        origin: Origin {
-            door: Some(peer.door.as_str().into()),
-            tool: Some("ingest".into()),
-            machine: super::origin::machine(),
-            inside_agent: peer.under_agent,
-            ..Origin::default()
-        },
+        person,
+        origin,
     });
     let mut out = Vec::with_capacity(p.files.len());
     let mut seen = HashSet::new();
@@ -116,7 +141,7 @@ pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) ->
             out.iter().filter(|f| f.status != IngestStatus::Unchanged).map(|f| f.path.clone()).collect();
         super::compile::after_ingest(shared, &scope, touched);
     }
-    to_value(&IngestResult { scope, files: out })
+    Ok(IngestResult { scope, files: out })
 }
 
 /// What every file of one call shares.

@@ -1,0 +1,100 @@
+//! `[sources]`: document folders the daemon keeps in step with their files while it runs,
+//! as `amber ingest --watch` would (`amber_ipc::sources`: the same walk and the same
+//! watch). At start, each folder is walked and brought in step (its deleted files' memories
+//! retired); then every change, once quiet for `debounce_ms`, is. The person chose them in
+//! their config, so what they hold is trusted as the person's (each file still only when
+//! it belongs to the project it is filed in), stamped door `daemon`, tool `sources`.
+//!
+//! It runs on a thread of its own (the watch blocks), calling the `ingest` method's own
+//! code on the daemon's runtime; `busy` (indexing far behind) is waited out, any other
+//! failure is logged and the watch goes on. It stops at shutdown.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use amber_ipc::protocol::{ErrorKind, IngestParams, IngestedFile};
+use amber_ipc::sources::{BATCH, Root, Work, walk, watch};
+
+use crate::state::Shared;
+
+/// Starts watching the configured folders, when there are any.
+pub(crate) fn start(shared: &Arc<Shared>) {
+    let paths = shared.config.sources.paths();
+    if paths.is_empty() {
+        return;
+    }
+    let (shared, handle) = (shared.clone(), tokio::runtime::Handle::current());
+    let spawned =
+        std::thread::Builder::new().name("amber-sources".into()).spawn(move || run(&shared, &handle, paths));
+    if let Err(e) = spawned {
+        tracing::error!(cause = %e, "the [sources] watcher could not start");
+    }
+}
+
+fn run(shared: &Arc<Shared>, handle: &tokio::runtime::Handle, paths: Vec<PathBuf>) {
+    let roots: Vec<Root> = paths
+        .iter()
+        .filter_map(|p| match Root::new(p) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::warn!(path = %p.display(), cause = %e, "a [sources] path cannot be read; not watched");
+                None
+            }
+        })
+        .collect();
+    let stopping = || *shared.shutdown.borrow();
+    let mut known = HashSet::new();
+    let mut files = 0;
+    for root in &roots {
+        let found = walk(root);
+        files += found.len();
+        for batch in found.chunks(BATCH) {
+            sync(shared, handle, root, Work::Files(batch.to_vec()));
+        }
+        if root.dir {
+            sync(shared, handle, root, Work::Prune(root.path.clone()));
+        }
+        known.extend(found);
+        if stopping() {
+            return;
+        }
+    }
+    tracing::info!(roots = roots.len(), files, "[sources] brought in step; watching");
+    let debounce = Duration::from_millis(shared.config.sources.debounce_ms);
+    let watched =
+        watch(&roots, debounce, known, &stopping, |root, work| Ok(sync(shared, handle, root, work)));
+    if let Err(e) = watched {
+        tracing::error!(cause = %e, "the [sources] watch stopped");
+    }
+}
+
+/// One piece of work through the `ingest` method's code; what it did, or nothing when it
+/// failed (logged).
+fn sync(shared: &Arc<Shared>, handle: &tokio::runtime::Handle, root: &Root, work: Work) -> Vec<IngestedFile> {
+    let mut p = IngestParams { cwd: Some(root.cwd().to_path_buf()), ..IngestParams::default() };
+    match work {
+        Work::Files(files) => p.files = files,
+        Work::Prune(dir) => p.prune = Some(dir),
+    }
+    let mut wait = Duration::from_millis(200);
+    loop {
+        match handle.block_on(crate::methods::ingest::from_sources(shared, p.clone())) {
+            Ok(r) => {
+                for f in r.files.iter().filter(|f| f.status.as_str() != "unchanged") {
+                    tracing::info!(path = %f.path, status = f.status.as_str(), added = f.added, retired = f.retired, "[sources]");
+                }
+                return r.files;
+            }
+            Err(e) if e.kind() == Some(ErrorKind::Busy) && !*shared.shutdown.borrow() => {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => {
+                tracing::warn!(cwd = %root.cwd().display(), error = %e.message, "[sources] not brought in step");
+                return Vec::new();
+            }
+        }
+    }
+}

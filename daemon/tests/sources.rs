@@ -1,0 +1,97 @@
+//! `[sources]`: a folder named in the config is brought in step when the daemon starts
+//! and kept in step as its files change (an edit, an editor's rename over, a delete),
+//! filed as the person's (they chose it), with no client doing anything.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+fn hits(c: &mut amber_ipc::Client, scope: &str, text: &str) -> Vec<Value> {
+    let r = c.call_value("recall", json!({ "text": text, "scope": scope, "mode": "bm25", "k": 20 })).unwrap();
+    r["hits"].as_array().unwrap().iter().map(|h| h["memory"].clone()).collect()
+}
+
+/// Waits (up to 20 s) until `done` holds of the hits for `text`; the last hits.
+fn until(
+    c: &mut amber_ipc::Client,
+    scope: &str,
+    text: &str,
+    what: &str,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let t0 = Instant::now();
+    loop {
+        let h = hits(c, scope, text);
+        if done(&h) {
+            return h;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "{what}: {h:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn content(m: &Value) -> &str {
+    m["content"].as_str().unwrap_or("")
+}
+
+#[test]
+fn a_configured_folder_is_filed_at_start_and_kept_in_step_as_its_files_change() {
+    let proj = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(proj.path()).unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    let guide = root.join("docs/guide.md");
+    std::fs::write(&guide, "# Guide\n\nThe quarterly audit exports land in the vault bucket zephyrine.\n")
+        .unwrap();
+    let config = format!("[sources]\nwatch = [\"{}\"]\ndebounce_ms = 100\n", root.join("docs").display());
+    let (d, _dir) = with_config(&config);
+    let mut c = d.client();
+    let scope =
+        c.call_value("resolve_scope", json!({ "cwd": root })).unwrap()["scope"].as_str().unwrap().to_string();
+
+    // At start: filed, the person's, stamped by the daemon.
+    let h = until(&mut c, &scope, "zephyrine", "filed at start", |h| {
+        h.iter().any(|m| content(m).contains("zephyrine"))
+    });
+    let m = h.iter().find(|m| content(m).contains("zephyrine")).unwrap();
+    assert_eq!(m["metadata"]["trust"], "person", "{m}");
+    assert_eq!(
+        (m["metadata"]["origin"]["door"].clone(), m["metadata"]["origin"]["tool"].clone()),
+        (json!("daemon"), json!("sources")),
+        "{m}"
+    );
+    assert!(content(m).starts_with("docs/guide.md\n# Guide"), "{m}");
+
+    // An editor's save: written to a temporary file, renamed over the original.
+    let tmp = root.join("docs/.guide.md.swp");
+    std::fs::write(&tmp, "# Guide\n\nThe quarterly audit exports land in the vault bucket obsidiane.\n")
+        .unwrap();
+    std::fs::rename(&tmp, &guide).unwrap();
+    until(&mut c, &scope, "obsidiane", "the new text", |h| {
+        h.iter().any(|m| content(m).contains("obsidiane"))
+    });
+    until(&mut c, &scope, "zephyrine", "the old text retired", |h| {
+        !h.iter().any(|m| content(m).contains("vault bucket zephyrine"))
+    });
+
+    // A new file, then the file deleted.
+    std::fs::write(
+        root.join("docs/runbook.md"),
+        "# Runbook\n\nRestart the ingest worker with make restart-worker.\n",
+    )
+    .unwrap();
+    until(&mut c, &scope, "restart-worker", "a new file", |h| {
+        h.iter().any(|m| content(m).contains("restart-worker"))
+    });
+    std::fs::remove_file(&guide).unwrap();
+    until(&mut c, &scope, "obsidiane", "a deleted file's text retired", |h| {
+        !h.iter().any(|m| content(m).contains("obsidiane"))
+    });
+    let st = c.call_value("status", json!({})).unwrap();
+    assert!(st["engine"].is_object(), "the daemon serves on: {st}");
+    assert!(!Path::new(&tmp).exists());
+}
