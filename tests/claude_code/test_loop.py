@@ -57,12 +57,11 @@ from test_week import (
     CLAUDE,
     CLAUDE_VERSION,
     DAY,
-    EVENTS,
-    HOOK_WRAPPER,
     added_text,
     amber,
     amber_json,
     hook_captures,
+    install,
     issued_tools,
     main_requests,
     run,
@@ -220,33 +219,7 @@ def loop():
 
         fake = FakeAnthropic(str(tmp / "requests.jsonl")).start()
         w.log_path = tmp / "requests.jsonl"
-        cc_env = lambda day, name: dict(  # noqa: E731
-            env_at(day, name),
-            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{fake.port}",
-            ANTHROPIC_API_KEY="dummy",
-            DISABLE_TELEMETRY="1",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            DISABLE_AUTOUPDATER="1",
-        )
-        version = run([str(CLAUDE), "--version"], cc_env(0, "setup")).stdout
-        assert CLAUDE_VERSION in version, version
-        amber(e0, "install", "claude-code", cwd=project)
-        settings_path = home / ".claude" / "settings.json"
-        settings = json.loads(settings_path.read_text())
-        wrapper = tmp / "hookwrap.sh"
-        wrapper.write_text(HOOK_WRAPPER)
-        wrapper.chmod(0o755)
-        wrapped = set()
-        for event in EVENTS:
-            for group in settings["hooks"][event]:
-                for h in group["hooks"]:
-                    if " hook claude-code " in h["command"]:
-                        h["command"] = f"{wrapper} {h['command']}"
-                        wrapped.add(event)
-        assert wrapped == set(EVENTS), settings
-        settings.setdefault("permissions", {}).setdefault("allow", []).extend(["Bash", "Read"])
-        settings_path.write_text(json.dumps(settings, indent=2))
-        run([str(CLAUDE), "mcp", "add", "amber", "--", AMBER, "mcp"], cc_env(0, "mcp-add"), cwd=project)
+        cc_env, _ = install(tmp, home, project, env_at, fake)
 
         fake.script = [scene(str(project), name, fail) for name, _, _, _, fail in PLAN]
         w.sessions = []

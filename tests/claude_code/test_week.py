@@ -279,6 +279,47 @@ def pct(xs, p):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
+def install(tmp, home, project, env_at, fake):
+    """Amber installed the way a user does (`amber install claude-code`, `claude mcp add`),
+    each Amber hook command wrapped to keep its input, output and time, and the user's own
+    rules allowing Bash and Read. Returns `cc_env(day, run_name)` (the environment of a
+    Claude Code run against `fake`) and the hook commands by event."""
+    cc_env = lambda day, name: dict(  # noqa: E731
+        env_at(day, name),
+        ANTHROPIC_BASE_URL=f"http://127.0.0.1:{fake.port}",
+        ANTHROPIC_API_KEY="dummy",
+        DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+    )
+    version = run([str(CLAUDE), "--version"], cc_env(0, "setup")).stdout
+    assert CLAUDE_VERSION in version, version
+    amber(env_at(0), "install", "claude-code", cwd=project)
+    settings_path = home / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    wrapper = tmp / "hookwrap.sh"
+    wrapper.write_text(HOOK_WRAPPER)
+    wrapper.chmod(0o755)
+    commands = {}
+    for event in EVENTS:
+        for group in settings["hooks"][event]:
+            for h in group["hooks"]:
+                if " hook claude-code " in h["command"]:
+                    commands[event] = h["command"]
+                    h["command"] = f"{wrapper} {h['command']}"
+    assert set(commands) == set(EVENTS), settings
+    # Permission rules (as root, --dangerously-skip-permissions is refused): the user
+    # allows the two built-in tools; Amber's agent tools are allowed by the rules
+    # `amber install` added (mcp__amber__recall, get, remember, outcome).
+    allow = settings.setdefault("permissions", {}).setdefault("allow", [])
+    for tool in ("recall", "get", "remember", "outcome"):
+        assert f"mcp__amber__{tool}" in allow, settings["permissions"]
+    allow += ["Bash", "Read"]
+    settings_path.write_text(json.dumps(settings, indent=2))
+    run([str(CLAUDE), "mcp", "add", "amber", "--", AMBER, "mcp"], cc_env(0, "mcp-add"), cwd=project)
+    return cc_env, commands
+
+
 class Week:
     """Everything one run of the week left behind, and the figures drawn from it."""
 
@@ -349,39 +390,7 @@ def week():
         # Install the way a user does, then wrap each Amber hook command to time it.
         fake = FakeAnthropic(str(tmp / "requests.jsonl")).start()
         w.log_path = tmp / "requests.jsonl"
-        cc_env = lambda day, name: dict(  # noqa: E731
-            env_at(day, name),
-            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{fake.port}",
-            ANTHROPIC_API_KEY="dummy",
-            DISABLE_TELEMETRY="1",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            DISABLE_AUTOUPDATER="1",
-        )
-        version = run([str(CLAUDE), "--version"], cc_env(0, "setup")).stdout
-        assert CLAUDE_VERSION in version, version
-        amber(e0, "install", "claude-code", cwd=project)
-        settings_path = home / ".claude" / "settings.json"
-        settings = json.loads(settings_path.read_text())
-        wrapper = tmp / "hookwrap.sh"
-        wrapper.write_text(HOOK_WRAPPER)
-        wrapper.chmod(0o755)
-        w.hook_commands = {}
-        for event in EVENTS:
-            for group in settings["hooks"][event]:
-                for h in group["hooks"]:
-                    if " hook claude-code " in h["command"]:
-                        w.hook_commands[event] = h["command"]
-                        h["command"] = f"{wrapper} {h['command']}"
-        assert set(w.hook_commands) == set(EVENTS), settings
-        # Permission rules (as root, --dangerously-skip-permissions is refused): the user
-        # allows the two built-in tools; Amber's agent tools are allowed by the rules
-        # `amber install` added (mcp__amber__recall, get, remember, outcome).
-        allow = settings.setdefault("permissions", {}).setdefault("allow", [])
-        for tool in ("recall", "get", "remember", "outcome"):
-            assert f"mcp__amber__{tool}" in allow, settings["permissions"]
-        allow += ["Bash", "Read"]
-        settings_path.write_text(json.dumps(settings, indent=2))
-        run([str(CLAUDE), "mcp", "add", "amber", "--", AMBER, "mcp"], cc_env(0, "mcp-add"), cwd=project)
+        cc_env, w.hook_commands = install(tmp, home, project, env_at, fake)
         # `claude mcp list` checks the server's health: it starts a session of its own
         # that never runs a prompt, and ends it (SessionEnd).
         w.mcp_list = run([str(CLAUDE), "mcp", "list"], cc_env(0, "mcp-list-1"), cwd=project).stdout

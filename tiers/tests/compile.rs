@@ -3,67 +3,21 @@
 //! batch sees, updates, a malformed reply and a refused connection; and what a changed
 //! source makes stale, on plain data.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+mod common;
+
+use common::{Fake, learner};
 
 use amber_core::skill::{Skill, SourceRef, StepGraph};
+use amber_tiers::advice::ModelError;
 use amber_tiers::advice::compile::{
     Limits, Source, batches, compile, compile_batch, sources_to_recompile, stale,
 };
-use amber_tiers::advice::{Learner, ModelError};
 use serde_json::{Value, json};
 use sha2::Digest;
 
-/// A fake endpoint: every request body is kept; `answer` gives the assistant's reply
-/// for the system prompt and the user text.
-struct Fake {
-    url: String,
-    bodies: Arc<Mutex<Vec<Value>>>,
-}
-
+/// A fake endpoint answering `answer(system + "\n" + user)`.
 fn fake(answer: impl Fn(&str) -> String + Send + 'static) -> Fake {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let seen = bodies.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { continue };
-            let mut r = BufReader::new(conn);
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = r.read_exact(&mut body);
-            let body: Value = serde_json::from_slice(&body).unwrap();
-            let user = body["messages"][1]["content"].as_str().unwrap_or("").to_string();
-            let system = body["messages"][0]["content"].as_str().unwrap_or("").to_string();
-            seen.lock().unwrap().push(body);
-            let content = answer(&format!("{system}\n{user}"));
-            let reply =
-                json!({"choices": [{"message": {"role": "assistant", "content": content}}]}).to_string();
-            let mut conn = r.into_inner();
-            let _ = write!(
-                conn,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-        }
-    });
-    Fake { url, bodies }
-}
-
-fn learner(url: &str) -> Learner {
-    Learner::new(url, "test-model", None, Duration::from_secs(5)).unwrap()
+    common::fake(move |t| Some(answer(t)))
 }
 
 fn user_texts(f: &Fake) -> Vec<String> {
@@ -360,7 +314,7 @@ fn a_malformed_reply_is_reported_and_compiling_goes_on() {
 
 #[test]
 fn a_refused_connection_stops_compiling_with_a_call_error() {
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", closed.local_addr().unwrap());
     drop(closed);
     let sources = [source("proj", "docs/a.md", "first")];
