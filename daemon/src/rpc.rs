@@ -204,6 +204,30 @@ pub(crate) async fn write_with<T: Send + 'static>(
     write_with_on(shared, &shared.local(), f).await
 }
 
+/// Writes from blocking work (a pass of model calls on the blocking pool: learning,
+/// judging, routing advice, linking skills): each goes through the writer, with the same
+/// checks as [`write_with`] from async code. There is one write path.
+#[derive(Clone)]
+pub(crate) struct BlockingWriter {
+    shared: Arc<Shared>,
+    handle: tokio::runtime::Handle,
+}
+
+impl BlockingWriter {
+    /// A writer for blocking work started from the daemon's runtime.
+    pub(crate) fn new(shared: &Arc<Shared>) -> BlockingWriter {
+        BlockingWriter { shared: shared.clone(), handle: tokio::runtime::Handle::current() }
+    }
+
+    /// Runs `f` on the writer and waits for it (never from async code).
+    pub(crate) fn write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+    ) -> Result<T, ErrorObject> {
+        self.handle.block_on(write_with(&self.shared, f))
+    }
+}
+
 /// [`write_with`] on one side's writer (local or team).
 pub(crate) async fn write_with_on<T: Send + 'static>(
     shared: &Arc<Shared>,

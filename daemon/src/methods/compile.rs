@@ -160,8 +160,9 @@ async fn pass(
     if changed {
         // The situations learned from runs are linked to the skills as they are now.
         let (engine, l, scope) = (shared.engine.clone(), learner.clone(), result.scope.clone());
+        let writer = crate::rpc::BlockingWriter::new(shared);
         result.calls += usize::from(!engine.situations(&scope).map_err(engine_error)?.is_empty());
-        result.linked = blocking(move || relink(&engine, &l, &scope)).await?;
+        result.linked = blocking(move || relink(&engine, &l, &writer, &scope)).await?;
     }
     Ok(result)
 }
@@ -357,7 +358,12 @@ pub(crate) fn links(e: &Engine, scope: &Scope) -> amber_engine::Result<BTreeMap<
 /// Links the scope's situations (learned from runs) to its skills (compiled from
 /// documents), one model call when there are both; kept in `meta`. The number of
 /// situations linked. A malformed reply keeps the links as they were.
-pub(crate) fn relink(e: &Engine, learner: &Learner, scope: &Scope) -> Result<usize, ErrorObject> {
+pub(crate) fn relink(
+    e: &Engine,
+    learner: &Learner,
+    writer: &crate::rpc::BlockingWriter,
+    scope: &Scope,
+) -> Result<usize, ErrorObject> {
     let situations: Vec<(String, String)> =
         e.situations(scope).map_err(engine_error)?.into_iter().map(|s| (s.key, s.line)).collect();
     let skills: Vec<(String, String)> =
@@ -370,9 +376,10 @@ pub(crate) fn relink(e: &Engine, learner: &Learner, scope: &Scope) -> Result<usi
         }
         Err(e) => return Err(model_failed(e)),
     };
-    e.set_meta(&links_key(scope), &serde_json::to_string(&links).unwrap_or_default())
-        .map_err(engine_error)?;
-    Ok(links.len())
+    let (key, n) = (links_key(scope), links.len());
+    let value = serde_json::to_string(&links).unwrap_or_default();
+    writer.write(move |e| e.set_meta(&key, &value))?;
+    Ok(n)
 }
 
 /// A document's text now, when it is a UTF-8 file within the size ingest takes.

@@ -100,6 +100,7 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
     let engine = shared.engine.clone();
     let sid = session.id.clone();
     let with_skills = p.skills == Some(true);
+    let writer = crate::rpc::BlockingWriter::new(shared);
     let (result, given) = blocking(move || {
         let notes: Vec<Note> = engine
             .notes(&scope, None, false)
@@ -196,7 +197,8 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
         out.version = Some(note.version);
         out.personal = note.agent.clone();
         let kind = if out.from.as_deref() == Some("documents") { "the skill" } else { "advice for" };
-        let given = match engine.mark_served(&sid, note).map_err(engine_error)? {
+        let (id, marked) = (sid.clone(), note.clone());
+        let given = match writer.write(move |e| e.mark_served(&id, &marked))? {
             Some((version, _)) => {
                 out.given_earlier = true;
                 out.message = format!(

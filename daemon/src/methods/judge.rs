@@ -38,7 +38,9 @@ pub(crate) async fn judge(shared: &Arc<Shared>, p: JudgeRunsParams) -> Result<Va
     }
     let engine = shared.engine.clone();
     let delay_ms = shared.config.learn.judge_delay_s as i64 * 1000;
-    let result = blocking(move || judge_pass(&engine, &learner, Some(&p.scope), delay_ms, limit)).await?;
+    let writer = crate::rpc::BlockingWriter::new(shared);
+    let result =
+        blocking(move || judge_pass(&engine, &learner, &writer, Some(&p.scope), delay_ms, limit)).await?;
     to_value(&result)
 }
 
@@ -106,6 +108,7 @@ fn due(engine: &Engine, scope: Option<&Scope>, delay_ms: i64, limit: usize) -> R
 pub(crate) fn judge_pass(
     engine: &Engine,
     learner: &Learner,
+    writer: &crate::rpc::BlockingWriter,
     scope: Option<&Scope>,
     delay_ms: i64,
     limit: usize,
@@ -116,7 +119,8 @@ pub(crate) fn judge_pass(
             Ok((verdict, reason)) => {
                 let j =
                     Judgement { run_id: run.id, verdict, reason, model: learner.name(), at: now_millis() };
-                engine.put_judgements(std::slice::from_ref(&j)).map_err(engine_error)?;
+                let one = j.clone();
+                writer.write(move |e| e.put_judgements(std::slice::from_ref(&one)))?;
                 out.judged.push(j);
             }
             Err(ModelError::Malformed(reason)) => out.failed.push((run.id, reason)),
@@ -154,9 +158,10 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
             _ = crate::state::shutdown_asked(&mut shutdown) => return,
         }
         let (engine, l, c) = (shared.engine.clone(), learner.clone(), cfg.clone());
+        let writer = crate::rpc::BlockingWriter::new(&shared);
         let seen = learned.clone();
         let pass = blocking(move || {
-            let judged = judge_pass(&engine, &l, None, c.judge_delay_s as i64 * 1000, 100)?;
+            let judged = judge_pass(&engine, &l, &writer, None, c.judge_delay_s as i64 * 1000, 100)?;
             let mut counts: HashMap<Scope, usize> = HashMap::new();
             for r in engine.runs(None, None, MAX_RUNS).map_err(engine_error)? {
                 *counts.entry(r.scope).or_default() += usize::from(r.reward.is_some());
@@ -164,7 +169,7 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
             let mut relearned = Vec::new();
             for (scope, n) in counts {
                 if n >= seen.get(&scope).copied().unwrap_or(0) + REWRITE_RUNS as usize {
-                    Pass { engine: &engine, learner: &l, cfg: &c, scope: &scope }.run()?;
+                    Pass { engine: &engine, learner: &l, writer: &writer, cfg: &c, scope: &scope }.run()?;
                     relearned.push((scope, n));
                 }
             }

@@ -28,9 +28,11 @@ pub(crate) const MAX_RUNS: usize = 100_000;
 pub(crate) async fn learn(shared: &Arc<Shared>, p: AdviceLearnParams) -> Result<Value, ErrorObject> {
     let learner = learner(shared, p.cache.unwrap_or(shared.config.learn.cache))?;
     let (engine, cfg) = (shared.engine.clone(), shared.config.learn.clone());
-    let result =
-        blocking(move || Pass { engine: &engine, learner: &learner, cfg: &cfg, scope: &p.scope }.run())
-            .await?;
+    let writer = crate::rpc::BlockingWriter::new(shared);
+    let result = blocking(move || {
+        Pass { engine: &engine, learner: &learner, writer: &writer, cfg: &cfg, scope: &p.scope }.run()
+    })
+    .await?;
     to_value(&result)
 }
 
@@ -68,6 +70,8 @@ fn rewards(engine: &Engine, scope: &Scope, judged_too: bool) -> Result<Counted, 
 pub(crate) struct Pass<'a> {
     pub(crate) engine: &'a Engine,
     pub(crate) learner: &'a Learner,
+    /// Every write of the pass, through the writer.
+    pub(crate) writer: &'a crate::rpc::BlockingWriter,
     pub(crate) cfg: &'a LearnConfig,
     pub(crate) scope: &'a Scope,
 }
@@ -97,7 +101,7 @@ impl Pass<'_> {
         // Situations are linked to the skills compiled from documents, when there are any.
         if !super::compile::skills(self.engine, self.scope).map_err(engine_error)?.is_empty() {
             out.calls += 1;
-            out.linked = super::compile::relink(self.engine, self.learner, self.scope)?;
+            out.linked = super::compile::relink(self.engine, self.learner, self.writer, self.scope)?;
         }
         Ok(out)
     }
@@ -129,15 +133,17 @@ impl Pass<'_> {
                     created_at: now,
                 })
                 .collect();
-            self.engine.put_situations(&new).map_err(engine_error)?;
+            let made = new.len();
+            self.writer.write(move |e| e.put_situations(&new))?;
             let placed: Vec<(String, String)> = sorted
                 .placed
                 .iter()
                 .flat_map(|(i, key)| batch[*i].1.iter().map(move |id| (id.to_string(), key.clone())))
                 .collect();
-            self.engine.sort_runs(self.scope, &placed).map_err(engine_error)?;
-            out.new_situations += new.len();
-            out.sorted += placed.len();
+            let (scope, placed_n) = (self.scope.clone(), placed.len());
+            self.writer.write(move |e| e.sort_runs(&scope, &placed))?;
+            out.new_situations += made;
+            out.sorted += placed_n;
             out.unsorted += batch.len() - sorted.placed.len();
         }
         Ok(())
@@ -152,7 +158,8 @@ impl Pass<'_> {
         }
         out.calls += 1;
         for (from, into) in find_merges(self.learner, &situations).map_err(model_failed)? {
-            self.engine.merge_situation(self.scope, &from, &into).map_err(engine_error)?;
+            let (scope, f, i) = (self.scope.clone(), from.clone(), into.clone());
+            self.writer.write(move |e| e.merge_situation(&scope, &f, &i))?;
             out.merged.push((from, into));
         }
         Ok(())
@@ -208,7 +215,7 @@ impl Pass<'_> {
                 created_at: now_millis(),
                 withheld: None,
             };
-            let version = self.engine.put_note(&note).map_err(engine_error)?;
+            let version = self.writer.write(move |e| e.put_note(&note))?;
             out.written.push(NoteWritten {
                 situation: job.situation,
                 agent: job.agent,
@@ -238,7 +245,8 @@ impl Pass<'_> {
             }
             let verdict = withhold(&served, &others);
             if verdict != note.withheld {
-                self.engine.set_withheld(&note, verdict.as_deref()).map_err(engine_error)?;
+                let (n, v) = (note.clone(), verdict.clone());
+                self.writer.write(move |e| e.set_withheld(&n, v.as_deref()))?;
                 out.withheld.push(Skip {
                     situation: note.situation.clone(),
                     agent: note.agent.clone(),
