@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod advice;
+pub mod calendar;
 pub mod document;
 mod error;
 pub mod graph;

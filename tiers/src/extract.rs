@@ -414,30 +414,11 @@ pub fn parse_date(s: &str) -> Option<Millis> {
     let year = num(parts.next(), 4)??;
     let month = num(parts.next(), 2)?.unwrap_or(1);
     let day = num(parts.next(), 2)?.unwrap_or(1);
-    if parts.next().is_some() || !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+    if parts.next().is_some() {
         return None;
     }
-    Some(days_from_civil(year, month, day) * 86_400_000)
-}
-
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let days = amber_core::calendar::days_from(year, u32::try_from(month).ok()?, u32::try_from(day).ok()?)?;
+    Some(days * amber_core::calendar::DAY_MS)
 }
 
 #[cfg(test)]

@@ -356,20 +356,7 @@ pub fn keyed_session_id(agent: &str, key: &str) -> String {
     format!("k-{}-{}", safe(agent.trim()), safe(key.trim()))
 }
 
-/// `YYYY-MM-DD` (UTC) of a time.
-pub fn date(t: Millis) -> String {
-    // Howard Hinnant's civil_from_days.
-    let z = t.div_euclid(86_400_000) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
+pub use amber_core::calendar::date;
 
 #[cfg(test)]
 mod tests {
@@ -382,14 +369,6 @@ mod tests {
         let ids: Vec<String> = (0..10_000).map(|i| format!("s-19a2b3c{i:x}-1-{i}")).collect();
         let n = ids.iter().filter(|id| held_out(id, 0.3)).count();
         assert!((2_800..=3_200).contains(&n), "{n} of 10,000 at share 0.3");
-    }
-
-    #[test]
-    fn dates_are_utc_calendar_days() {
-        assert_eq!(date(0), "1970-01-01");
-        assert_eq!(date(951_782_400_000), "2000-02-29");
-        assert_eq!(date(1_796_256_000_000 - 1), "2026-12-02");
-        assert_eq!(date(-86_400_000), "1969-12-31");
     }
 
     #[test]
