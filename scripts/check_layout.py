@@ -21,7 +21,6 @@ OVER = {
     "store/src/graph.rs": 731,
     "store/src/store.rs": 806,
     "retrieval/src/bm25.rs": 633,
-    "cli/src/main.rs": 751,
     "eval/src/cmd/team_bench.rs": 657,
 }
 

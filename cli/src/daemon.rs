@@ -1,12 +1,13 @@
-//! Finding, starting and stopping `amberd`.
+//! Finding, starting and stopping `amberd`, and `amber daemon start|stop|status`.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use amber_ipc::{Client, ClientError, Config};
 use anyhow::{Context, bail};
+use clap::Subcommand;
 
 /// How long `amber` waits for another process's daemon to come up, or for one to stop.
 const WAIT: Duration = Duration::from_secs(60);
@@ -143,4 +144,61 @@ pub fn stop(cfg: &Config) -> anyhow::Result<Option<u32>> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(Some(pid))
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum DaemonAction {
+    /// Start amberd in the background (no-op when it runs).
+    Start,
+    /// Ask amberd to stop, and wait until it has.
+    Stop,
+    /// Is amberd running, and how is it doing.
+    Status,
+}
+
+/// `amber daemon start|stop|status`.
+pub(crate) fn command(
+    json: bool,
+    config_file: Option<&Path>,
+    cfg: &Config,
+    action: &DaemonAction,
+) -> anyhow::Result<ExitCode> {
+    match action {
+        DaemonAction::Start => {
+            let mut c = connect_or_start(cfg, config_file, true)?;
+            let st = c.status()?;
+            if json {
+                crate::print_json(&st)?;
+            } else {
+                println!("amberd is running (pid {}) on {}", st.pid, st.socket);
+            }
+        }
+        DaemonAction::Stop => {
+            let stopped = stop(cfg)?;
+            if !json {
+                match stopped {
+                    Some(pid) => println!("amberd (pid {pid}) stopped"),
+                    None => println!("amberd is not running"),
+                }
+            } else {
+                crate::print_json(&serde_json::json!({ "stopped_pid": stopped }))?;
+            }
+        }
+        DaemonAction::Status => match connect_or_start(cfg, config_file, false) {
+            Ok(mut c) => {
+                let st = c.status()?;
+                if json { crate::print_json(&st)? } else { crate::status::print(&st) }
+            }
+            Err(e) if is_not_running(&e) => {
+                if json {
+                    crate::print_json(&serde_json::json!({ "running": false, "socket": cfg.socket_path() }))?;
+                } else {
+                    println!("amberd is not running (socket {})", cfg.socket_path().display());
+                }
+                return Ok(ExitCode::from(3));
+            }
+            Err(e) => return Err(e),
+        },
+    }
+    Ok(ExitCode::SUCCESS)
 }

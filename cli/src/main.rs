@@ -14,7 +14,9 @@ mod mcp;
 mod outcomes;
 mod recall;
 mod runs;
+mod scope;
 mod session;
+mod status;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -25,7 +27,6 @@ use amber_ipc::protocol::RememberParams;
 use amber_ipc::{Client, Config};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use serde_json::Value;
 
 /// Amber: a local-first memory for AI agents.
 #[derive(Parser, Debug)]
@@ -139,7 +140,7 @@ enum Command {
     /// Scope operations.
     Scope {
         #[command(subcommand)]
-        action: ScopeAction,
+        action: scope::ScopeAction,
     },
     /// Rebuild the search indexes from the store (vectors come from the cache).
     Reindex,
@@ -155,7 +156,7 @@ enum Command {
     /// Start, stop or inspect the daemon.
     Daemon {
         #[command(subcommand)]
-        action: DaemonAction,
+        action: daemon::DaemonAction,
     },
     /// Show the configuration.
     Config {
@@ -239,38 +240,12 @@ enum InstallRuntime {
 }
 
 #[derive(Subcommand, Debug)]
-enum ScopeAction {
-    /// Re-file every memory of FROM (and the scopes below it) into TO, verbatim. Their
-    /// ids change (an id derives from scope and content); `get` of an old id says the new
-    /// one. Links, graph mentions and fact sources follow; session records keep the ids
-    /// they were served under.
-    Move {
-        /// The scope to empty (e.g. `default`).
-        from: String,
-        /// The scope to file into (e.g. `project/app-1a2b3c4d`, as `amber scopes` shows).
-        to: String,
-    },
-    /// The scope this directory files into and searches.
-    Here,
-}
-
-#[derive(Subcommand, Debug)]
 enum SessionAction {
     /// One session's record, live or ended.
     Show {
         /// The session id (`s-...`).
         id: String,
     },
-}
-
-#[derive(Subcommand, Debug)]
-enum DaemonAction {
-    /// Start amberd in the background (no-op when it runs).
-    Start,
-    /// Ask amberd to stop, and wait until it has.
-    Stop,
-    /// Is amberd running, and how is it doing.
-    Status,
 }
 
 #[derive(Subcommand, Debug)]
@@ -336,12 +311,6 @@ fn one_line(s: &str, max: usize) -> String {
     } else {
         format!("{}…", flat.chars().take(max).collect::<String>())
     }
-}
-
-/// The scope of the working directory, as the daemon's one resolver says.
-pub(crate) fn here(client: &mut Client) -> anyhow::Result<amber_ipc::protocol::ResolveScopeResult> {
-    let cwd = std::env::current_dir().context("cannot read the working directory")?;
-    Ok(client.resolve_scope(&cwd)?)
 }
 
 /// Refuses what cannot be an id or a prefix of one before asking the daemon.
@@ -452,7 +421,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let mut client = connect(&cli, &cfg)?;
             let scope = match explicit {
                 Some(s) => s,
-                None => here(&mut client)?.scope,
+                None => scope::here(&mut client)?.scope,
             };
             let mut m = NewMemory::new(content).in_scope(scope).of_type(kind);
             m.source = source.clone();
@@ -573,53 +542,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if cli.json {
                 print_json(&st)?;
             } else {
-                print_status(&st);
+                status::print(&st);
             }
         }
-        Command::Scopes => {
-            let r = connect(&cli, &cfg)?.scopes()?;
-            if cli.json {
-                print_json(&r)?;
-            } else if r.scopes.is_empty() {
-                println!("no scopes yet");
-            } else {
-                let width = r.scopes.iter().map(|s| s.scope.len()).max().unwrap_or(0);
-                for s in &r.scopes {
-                    let root = s.root.as_deref().map(|r| format!("  {r}")).unwrap_or_default();
-                    println!("{:<width$}  {:>7}{root}", s.scope, s.memories);
-                }
-            }
-        }
-        Command::Scope { action: ScopeAction::Move { from, to } } => {
-            let p = amber_ipc::protocol::ScopeMoveParams {
-                from: from.parse().context("FROM")?,
-                to: to.parse().context("TO")?,
-            };
-            let r = connect(&cli, &cfg)?.scope_move(&p)?;
-            if cli.json {
-                print_json(&r)?;
-            } else {
-                println!(
-                    "moved {} memories from {} to {} ({} were already there and were merged)",
-                    r.moved, p.from, p.to, r.merged
-                );
-            }
-        }
-        Command::Scope { action: ScopeAction::Here } => {
-            let r = here(&mut connect(&cli, &cfg)?)?;
-            if cli.json {
-                print_json(&r)?;
-            } else {
-                match &r.root {
-                    Some(root) => println!("{} (project root {})", r.scope, root.display()),
-                    None => println!("{} (outside any project)", r.scope),
-                }
-                let names: Vec<String> = r.search.iter().map(|s| s.to_string()).collect();
-                println!("recall searches {}", names.join(" + "));
-            }
-        }
+        Command::Scopes => scope::list(&mut connect(&cli, &cfg)?, cli.json)?,
+        Command::Scope { action } => scope::run(action, &mut connect(&cli, &cfg)?, cli.json)?,
         Command::Mcp { tools } => mcp::run(cfg.clone(), cli.config.clone(), !cli.no_start, *tools)?,
-        Command::Daemon { action } => return daemon_command(&cli, &cfg, action),
+        Command::Daemon { action } => return daemon::command(cli.json, cli.config.as_deref(), &cfg, action),
         Command::Runs { action } => {
             let max_frame = cfg.max_frame_bytes;
             runs::run(action, &mut connect(&cli, &cfg)?, cli.json, max_frame)?
@@ -647,105 +576,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 path.display()
             );
         }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn print_status(st: &amber_ipc::protocol::StatusResult) {
-    let e = &st.engine;
-    let s = |k: &str| match &e[k] {
-        Value::String(s) => s.clone(),
-        v => v.to_string(),
-    };
-    println!(
-        "daemon       amberd {} (pid {}, up {:.0}s, protocol {})",
-        st.version, st.pid, st.uptime_seconds, st.protocol_version
-    );
-    println!("socket       {}", st.socket);
-    println!("data dir     {}", s("data_dir"));
-    println!("memories     {} in {} scopes ({} forgotten)", s("memories"), s("scopes"), s("forgotten"));
-    if let (Some(raw), Some(all)) = (e["raw_captures"].as_u64(), e["memories"].as_u64())
-        && all > 0
-    {
-        println!(
-            "raw captures {raw} of them ({:.0}%): prompts, tool output, transcripts; recall finds them, briefings never",
-            100.0 * raw as f64 / all as f64
-        );
-    }
-    println!("model        {} ({} dimensions, chunks {})", s("model"), s("dim"), s("chunking"));
-    println!("bm25 index   {} documents", s("bm25_docs"));
-    println!("vector index {} vectors ({} cached)", s("vectors"), s("cached_vectors"));
-    let complete = e["indexes_complete"].as_bool().unwrap_or(false);
-    println!("indexes      {}", if complete { "complete" } else { "catching up" });
-    println!("clients      {} connected, {} writes queued", st.connections, st.queue_depth);
-    for ev in e["index_events"].as_array().into_iter().flatten() {
-        println!("at open      {}", ev.as_str().unwrap_or_default());
-    }
-    for d in e["degraded"].as_array().into_iter().flatten() {
-        let part = d["part"].as_str().unwrap_or_default();
-        println!(
-            "degraded     {part}: {} ({} failed attempts)",
-            d["message"].as_str().unwrap_or_default(),
-            d["failures"]
-        );
-    }
-    if let Some(t) = &st.team {
-        let scopes = t.scopes.join(", ");
-        match (&t.engine, &t.trouble) {
-            (Some(te), None) => println!(
-                "team         {} ({scopes}): connected, {} memories, {} vectors, indexes {}",
-                t.location,
-                te["memories"],
-                te["vectors"],
-                if te["indexes_complete"].as_bool().unwrap_or(false) { "complete" } else { "catching up" }
-            ),
-            (_, trouble) => println!(
-                "team         {} ({scopes}): NOT CONNECTED for {:.0}s: {} (team scopes answer team_unavailable; local scopes work)",
-                t.location,
-                t.trouble_seconds.unwrap_or(0.0),
-                trouble.as_deref().unwrap_or("no answer")
-            ),
-        }
-    }
-}
-
-fn daemon_command(cli: &Cli, cfg: &Config, action: &DaemonAction) -> anyhow::Result<ExitCode> {
-    match action {
-        DaemonAction::Start => {
-            let mut c = daemon::connect_or_start(cfg, cli.config.as_deref(), true)?;
-            let st = c.status()?;
-            if cli.json {
-                print_json(&st)?;
-            } else {
-                println!("amberd is running (pid {}) on {}", st.pid, st.socket);
-            }
-        }
-        DaemonAction::Stop => {
-            let stopped = daemon::stop(cfg)?;
-            if !cli.json {
-                match stopped {
-                    Some(pid) => println!("amberd (pid {pid}) stopped"),
-                    None => println!("amberd is not running"),
-                }
-            } else {
-                print_json(&serde_json::json!({ "stopped_pid": stopped }))?;
-            }
-        }
-        DaemonAction::Status => match daemon::connect_or_start(cfg, cli.config.as_deref(), false) {
-            Ok(mut c) => {
-                let st = c.status()?;
-                if cli.json { print_json(&st)? } else { print_status(&st) }
-            }
-            Err(e) if daemon::is_not_running(&e) => {
-                if cli.json {
-                    print_json(&serde_json::json!({ "running": false, "socket": cfg.socket_path() }))?;
-                } else {
-                    println!("amberd is not running (socket {})", cfg.socket_path().display());
-                }
-                return Ok(ExitCode::from(3));
-            }
-            Err(e) => return Err(e),
-        },
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,8 @@ use amber_ipc::protocol::RecallParams;
 use anyhow::Context;
 use clap::Args;
 
-use crate::{here, one_line, print_json};
+use crate::scope::here;
+use crate::{one_line, print_json};
 
 /// `amber recall`.
 #[derive(Args, Debug)]

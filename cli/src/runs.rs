@@ -80,7 +80,7 @@ fn run_id(client: &mut Client, run: &str, scope: Option<&str>) -> anyhow::Result
     }
     let scope = match scope {
         Some(s) => s.to_string(),
-        None => crate::here(client)?.scope.to_string(),
+        None => crate::scope::here(client)?.scope.to_string(),
     };
     let r: RunsResult = client.call("runs", &json!({ "scope": scope, "limit": 1000 }))?;
     let found: Vec<&str> = match run {

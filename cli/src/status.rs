@@ -1,0 +1,62 @@
+//! `amber status` and `amber daemon status`: the daemon's state, printed.
+
+use serde_json::Value;
+
+/// The daemon's status for a person to read.
+pub(crate) fn print(st: &amber_ipc::protocol::StatusResult) {
+    let e = &st.engine;
+    let s = |k: &str| match &e[k] {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    println!(
+        "daemon       amberd {} (pid {}, up {:.0}s, protocol {})",
+        st.version, st.pid, st.uptime_seconds, st.protocol_version
+    );
+    println!("socket       {}", st.socket);
+    println!("data dir     {}", s("data_dir"));
+    println!("memories     {} in {} scopes ({} forgotten)", s("memories"), s("scopes"), s("forgotten"));
+    if let (Some(raw), Some(all)) = (e["raw_captures"].as_u64(), e["memories"].as_u64())
+        && all > 0
+    {
+        println!(
+            "raw captures {raw} of them ({:.0}%): prompts, tool output, transcripts; recall finds them, briefings never",
+            100.0 * raw as f64 / all as f64
+        );
+    }
+    println!("model        {} ({} dimensions, chunks {})", s("model"), s("dim"), s("chunking"));
+    println!("bm25 index   {} documents", s("bm25_docs"));
+    println!("vector index {} vectors ({} cached)", s("vectors"), s("cached_vectors"));
+    let complete = e["indexes_complete"].as_bool().unwrap_or(false);
+    println!("indexes      {}", if complete { "complete" } else { "catching up" });
+    println!("clients      {} connected, {} writes queued", st.connections, st.queue_depth);
+    for ev in e["index_events"].as_array().into_iter().flatten() {
+        println!("at open      {}", ev.as_str().unwrap_or_default());
+    }
+    for d in e["degraded"].as_array().into_iter().flatten() {
+        let part = d["part"].as_str().unwrap_or_default();
+        println!(
+            "degraded     {part}: {} ({} failed attempts)",
+            d["message"].as_str().unwrap_or_default(),
+            d["failures"]
+        );
+    }
+    if let Some(t) = &st.team {
+        let scopes = t.scopes.join(", ");
+        match (&t.engine, &t.trouble) {
+            (Some(te), None) => println!(
+                "team         {} ({scopes}): connected, {} memories, {} vectors, indexes {}",
+                t.location,
+                te["memories"],
+                te["vectors"],
+                if te["indexes_complete"].as_bool().unwrap_or(false) { "complete" } else { "catching up" }
+            ),
+            (_, trouble) => println!(
+                "team         {} ({scopes}): NOT CONNECTED for {:.0}s: {} (team scopes answer team_unavailable; local scopes work)",
+                t.location,
+                t.trouble_seconds.unwrap_or(0.0),
+                trouble.as_deref().unwrap_or("no answer")
+            ),
+        }
+    }
+}
