@@ -19,8 +19,6 @@ MAX_LINES = 600
 # length then: they are to be split by responsibility as they are touched.
 OVER = {
     "store/src/graph.rs": 731,
-    "store/src/store.rs": 806,
-    "retrieval/src/bm25.rs": 633,
     "eval/src/cmd/team_bench.rs": 657,
 }
 

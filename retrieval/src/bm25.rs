@@ -11,10 +11,6 @@ use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQue
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{
-    Language, LowerCaser, RegexTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter,
-    TextAnalyzer,
-};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::{Error, Result};
@@ -23,130 +19,6 @@ use crate::{Error, Result};
 const FORMAT: u32 = 2;
 /// The indexing memory budget; tantivy's floor is 15 MB per thread.
 const WRITER_BUDGET_BYTES: usize = 50_000_000;
-/// English function words dropped from the stemmed field: the question and pronoun
-/// words of natural-language queries ("when did I ...") match everything and nothing.
-/// Lucene's list plus common interrogatives, pronouns and auxiliaries.
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "after",
-    "again",
-    "all",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "before",
-    "being",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "during",
-    "each",
-    "for",
-    "from",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "hers",
-    "herself",
-    "him",
-    "himself",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "itself",
-    "just",
-    "me",
-    "might",
-    "more",
-    "most",
-    "must",
-    "my",
-    "myself",
-    "no",
-    "nor",
-    "not",
-    "of",
-    "on",
-    "once",
-    "only",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "ourselves",
-    "out",
-    "own",
-    "same",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "than",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "to",
-    "too",
-    "until",
-    "up",
-    "very",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-];
-/// Code identifiers, paths and codes kept whole: `a.b/c-d`, `snake_case`, `E0502`, `v2`.
-const CODE_PATTERN: &str = r"\w+(?:[./:\-]+\w+)+|\w*[_\d]\w*";
-
 /// One memory as the BM25 index sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct Bm25Doc<'a> {
@@ -223,22 +95,6 @@ fn schema() -> Schema {
     b.build()
 }
 
-fn register_analyzers(index: &Index) -> tantivy::Result<()> {
-    let en = TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
-        .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string())))
-        .filter(Stemmer::new(Language::English))
-        .build();
-    let code = TextAnalyzer::builder(RegexTokenizer::new(CODE_PATTERN)?)
-        .filter(RemoveLongFilter::limit(100))
-        .filter(LowerCaser)
-        .build();
-    index.tokenizers().register("amber_en", en);
-    index.tokenizers().register("amber_code", code);
-    Ok(())
-}
-
 fn new_writer(index: &Index) -> tantivy::Result<IndexWriter> {
     index.writer_with_num_threads(1, WRITER_BUDGET_BYTES)
 }
@@ -269,7 +125,7 @@ impl Bm25Index {
         if index.schema() != schema() {
             return Err(err(tantivy::TantivyError::SchemaError("the index has another schema".into())));
         }
-        register_analyzers(&index).map_err(err)?;
+        crate::analysis::register(&index).map_err(err)?;
         let payload = index.load_metas().map_err(err)?.payload;
         let watermark = match payload.as_deref().map(serde_json::from_str::<Payload>) {
             None => None,
@@ -424,7 +280,7 @@ impl Bm25Index {
         let terms = self
             .terms(self.code, text)?
             .into_iter()
-            .filter(|t| t.value().as_str().is_some_and(is_identifier))
+            .filter(|t| t.value().as_str().is_some_and(crate::analysis::is_identifier))
             .collect();
         self.run(terms, filter, limit)
     }
@@ -498,13 +354,6 @@ impl Bm25Index {
         }
         Ok(out)
     }
-}
-
-/// A token that names something exactly: a letter plus a digit, `_`, `.`, `/` or `:`.
-/// Hyphenated words (`follow-up`) and plain numbers (`2023`) are not identifiers.
-fn is_identifier(token: &str) -> bool {
-    token.chars().any(char::is_alphabetic)
-        && token.chars().any(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | ':'))
 }
 
 #[cfg(test)]

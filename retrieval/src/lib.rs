@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod analysis;
 mod bm25;
 mod chunk;
 mod embed;

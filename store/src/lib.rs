@@ -35,6 +35,7 @@ mod sessions;
 mod standing;
 mod store;
 mod threads;
+mod vectors;
 
 pub use backend::{Backend, MemoryStore, SqliteBackend};
 pub use error::{Error, Result};

@@ -7,7 +7,8 @@ use amber_core::{Memory, MemoryId, MemoryType, Millis, NewMemory};
 use postgres::GenericClient;
 
 use super::{MEMORY_COLUMNS, PgStore, Q, memories, raw_row, raw_row_at, seq_lock};
-use crate::store::{bytes_to_vector, decode};
+use crate::store::decode;
+use crate::vectors::bytes_to_vector;
 use crate::{Change, Error, Key, Purged, Result, Vector};
 
 /// Converts a seq bound to PostgreSQL's BIGINT.

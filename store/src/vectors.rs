@@ -1,0 +1,70 @@
+//! The embedding cache: vectors by model and chunk hash, so nothing is embedded twice
+//! (a rebuilt index reads them back).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::{OptionalExtension, params};
+
+use crate::store::{Store, Vector};
+use crate::{Error, Result};
+
+impl Store {
+    /// Cached vectors for these chunk hashes under `model`; missing ones are absent.
+    pub fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>> {
+        let mut out = HashMap::with_capacity(hashes.len());
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT vector FROM embeddings WHERE model = ?1 AND chunk_hash = ?2")
+            .map_err(self.sql())?;
+        for h in hashes {
+            if out.contains_key(h) {
+                continue;
+            }
+            let blob: Option<Vec<u8>> =
+                stmt.query_row(params![model, &h[..]], |r| r.get(0)).optional().map_err(self.sql())?;
+            if let Some(blob) = blob {
+                out.insert(*h, bytes_to_vector(&blob, &self.path)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Caches vectors for chunk hashes under `model` (one transaction); a hash already
+    /// cached keeps its vector, as on the team store.
+    pub fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO embeddings (model, chunk_hash, vector) VALUES (?1, ?2, ?3)",
+                )
+                .map_err(sql)?;
+            for (h, v) in vectors {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                stmt.execute(params![model, &h[..], bytes]).map_err(sql)?;
+            }
+        }
+        tx.commit().map_err(sql)
+    }
+
+    /// The number of cached vectors under `model`.
+    pub fn cached_vector_count(&self, model: &str) -> Result<u64> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM embeddings WHERE model = ?1", [model], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(self.sql())
+    }
+}
+
+pub(crate) fn bytes_to_vector(blob: &[u8], path: &Path) -> Result<Vector> {
+    if !blob.len().is_multiple_of(4) {
+        return Err(Error::Corrupt {
+            path: path.into(),
+            detail: format!("vector blob of {} bytes", blob.len()),
+        });
+    }
+    Ok(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+}
