@@ -1,0 +1,141 @@
+//! One private amberd of the team benchmark: its config, process, socket and data, shut
+//! down (then killed if need be) when dropped; and what is measured of it (resident
+//! memory, bytes on disk).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use amber_ipc::Client;
+use anyhow::{Context, bail};
+
+/// The team scope prefix the team nodes keep in PostgreSQL.
+pub(super) const TEAM_SCOPE: &str = "team/acme";
+
+/// Resident memory of a process, in MiB (Linux).
+pub(super) fn rss_of(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 =
+        status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Bytes under a directory (0 when it does not exist).
+pub(super) fn dir_bytes(p: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(p) else { return 0 };
+    rd.flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+pub(super) fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// One private amberd: shut down (then killed if need be) when dropped.
+pub(super) struct Node {
+    pub(super) name: &'static str,
+    pub(super) amberd: PathBuf,
+    pub(super) root: PathBuf,
+    pub(super) child: Option<Child>,
+    pub(super) socket: PathBuf,
+    pub(super) data: PathBuf,
+    pub(super) log: PathBuf,
+}
+
+impl Node {
+    /// Writes the node's config (with `[team]` when a URL is given) and starts it.
+    pub(super) fn new(
+        name: &'static str,
+        amberd: &Path,
+        root: &Path,
+        team_url: Option<&str>,
+    ) -> anyhow::Result<Node> {
+        std::fs::create_dir_all(root)?;
+        if let Some(url) = team_url {
+            std::fs::write(
+                root.join("config.toml"),
+                format!("[team]\nurl = \"{url}\"\nscopes = [\"{TEAM_SCOPE}\"]\n"),
+            )?;
+        }
+        let mut n = Node {
+            name,
+            amberd: amberd.to_path_buf(),
+            root: root.to_path_buf(),
+            child: None,
+            socket: root.join("run").join("amber.sock"),
+            data: root.join("data"),
+            log: root.join("amberd.log"),
+        };
+        n.start()?;
+        Ok(n)
+    }
+
+    /// Starts amberd and waits for its "ready" line; answers the seconds that took.
+    pub(super) fn start(&mut self) -> anyhow::Result<f64> {
+        let t = Instant::now();
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log)?;
+        let mut child = Command::new(&self.amberd)
+            .arg("--data-dir")
+            .arg(&self.data)
+            .arg("--socket")
+            .arg(&self.socket)
+            .arg("--foreground")
+            .env("AMBER_STATE_DIR", self.root.join("state"))
+            .env("AMBER_CONFIG", self.root.join("config.toml"))
+            .env_remove("AMBER_SOCKET")
+            .env_remove("AMBER_DATA_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {}", self.amberd.display()))?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().context("amberd's stdout")?).read_line(&mut line)?;
+        if !line.starts_with("amberd ready on ") {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = std::fs::read_to_string(&self.log).unwrap_or_default();
+            bail!("amberd {} did not start: {}", self.name, err.trim());
+        }
+        self.child = Some(child);
+        Ok(t.elapsed().as_secs_f64())
+    }
+
+    pub(super) fn client(&self) -> anyhow::Result<Client> {
+        Client::connect(&self.socket).with_context(|| format!("connecting to node {}", self.name))
+    }
+
+    /// Asks for a shutdown and waits for the process to exit (killed after 60 s).
+    pub(super) fn stop(&mut self) -> anyhow::Result<()> {
+        let Some(mut child) = self.child.take() else { return Ok(()) };
+        if let Ok(mut c) = Client::connect(&self.socket) {
+            let _ = c.shutdown();
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if child.try_wait()?.is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        bail!("node {} did not stop within 60 s after `shutdown`; killed", self.name)
+    }
+
+    pub(super) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
