@@ -324,6 +324,23 @@ mod tests {
     }
 
     #[test]
+    fn every_error_kind_is_in_the_protocol_document_with_its_code() {
+        let doc = include_str!("../../docs/PROTOCOL.md");
+        let missing: Vec<String> = amber_ipc::protocol::ErrorKind::ALL
+            .iter()
+            .filter(|k| {
+                !doc.lines()
+                    .any(|l| l.contains(&format!("`{}`", k.as_str())) && l.contains(&k.code().to_string()))
+            })
+            .map(|k| format!("{} ({})", k.as_str(), k.code()))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "docs/PROTOCOL.md lacks a line naming these kinds with their codes: {missing:?}"
+        );
+    }
+
+    #[test]
     fn every_method_has_its_section_in_the_protocol_document() {
         // A heading names one method or several (`#### `runs`, `run_show``).
         let headings: Vec<&str> =

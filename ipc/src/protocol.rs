@@ -313,6 +313,19 @@ pub struct HelloResult {
     pub methods: Vec<String>,
     /// The embedding model id.
     pub model: String,
+    /// Every error kind this daemon may answer, with its code: a client checks its own
+    /// table against it.
+    #[serde(default)]
+    pub error_kinds: Vec<ErrorKindEntry>,
+}
+
+/// An error kind and its JSON-RPC code, as `hello` lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorKindEntry {
+    /// The stable snake_case name (`error.data.kind`).
+    pub kind: String,
+    /// The JSON-RPC `error.code`.
+    pub code: i64,
 }
 
 /// `agent_register` params.

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, HelloParams, HelloResult, IdentityParams, METHODS, OkResult, PROTOCOL_VERSION,
-    StatusResult, TeamStatus,
+    ErrorKind, ErrorKindEntry, ErrorObject, HelloParams, HelloResult, IdentityParams, METHODS, OkResult,
+    PROTOCOL_VERSION, StatusResult, TeamStatus,
 };
 use serde_json::Value;
 
@@ -30,6 +30,10 @@ pub(crate) async fn hello(shared: &Arc<Shared>, p: HelloParams) -> Result<Value,
         protocol_version: PROTOCOL_VERSION,
         methods: METHODS.iter().map(|s| s.to_string()).collect(),
         model: shared.engine.model_id().to_string(),
+        error_kinds: ErrorKind::ALL
+            .iter()
+            .map(|k| ErrorKindEntry { kind: k.as_str().to_string(), code: k.code() })
+            .collect(),
     })
 }
 
