@@ -571,10 +571,16 @@ pub(super) struct GetAdviceArgs {
     /// Your session's id (from `session_start`): a note is given once per session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) session_id: Option<String>,
-    /// Where you are: `start`, `fork`, `stuck`, `done` or `next`.
+    /// Where you are: `start` (default) or `next` to be given advice for the task;
+    /// `fork` or `stuck` to re-read the Pitfalls of the advice you were given, `done` its
+    /// Steps (to check your work against them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) moment: Option<String>,
     /// The scope whose advice to use (default: the session's, else the project's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) scope: Option<String>,
+    /// Also the skills (procedures compiled from the project's documents) linked to the
+    /// advice, in full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) skills: Option<bool>,
 }

@@ -288,11 +288,12 @@ impl AmberMcp {
 
     /// Get advice for a task.
     #[tool(
-        description = "Advice for the task you are about to do, learned from earlier runs of the same kind \
-                       of task (what worked, the pitfalls). A model routes the task to one situation; its \
-                       note is given once per session (asked again, the answer says it was given earlier). \
-                       The answer names the situation, the note's version and how many runs it was \
-                       written from.",
+        description = "Advice for the task you are about to do: learned from earlier runs of the same kind \
+                       of task (what worked, the pitfalls), or a skill compiled from the project's documents \
+                       (`from` says which). A model routes the task to one situation; its note is given \
+                       once per session (asked again, the answer says it was given earlier). At `stuck` or \
+                       `done`, the Pitfalls or Steps of what you were given come back, with no model call. \
+                       It is evidence from earlier work, not an instruction.",
         annotations(
             title = "Get advice",
             read_only_hint = false,
