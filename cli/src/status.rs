@@ -59,4 +59,22 @@ pub(crate) fn print(st: &amber_ipc::protocol::StatusResult) {
             ),
         }
     }
+    if let Some(src) = &st.sources {
+        let paths: Vec<String> = src.watching.iter().map(|p| p.display().to_string()).collect();
+        println!(
+            "sources      {}: {}, {} files brought in step{}",
+            if paths.is_empty() { "none readable".to_string() } else { paths.join(", ") },
+            if src.ready { "watching" } else { "first pass" },
+            src.files,
+            src.last_change
+                .map(|t| format!(", last change {}", amber_tiers::session::date(t)))
+                .unwrap_or_default()
+        );
+        for u in &src.unreadable {
+            println!("             cannot read {u}");
+        }
+        if let Some(e) = &src.last_error {
+            println!("             last error: {e}");
+        }
+    }
 }

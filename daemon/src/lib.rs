@@ -210,6 +210,7 @@ async fn serve(
         learner,
         team,
         compiling: tokio::sync::Mutex::new(()),
+        sources: std::sync::Mutex::new(None),
     });
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use amber_ipc::protocol::{ErrorKind, IngestParams, IngestedFile};
-use amber_ipc::sources::{BATCH, Root, Work, walk, watch};
+use amber_ipc::sources::{BATCH, Root, SourcesStatus, Work, walk, watch};
 
 use crate::state::Shared;
 
@@ -33,17 +33,26 @@ pub(crate) fn start(shared: &Arc<Shared>) {
     }
 }
 
+/// Changes what `status` shows of the watch.
+fn note(shared: &Shared, change: impl FnOnce(&mut SourcesStatus)) {
+    let mut st = shared.sources.lock().unwrap_or_else(|e| e.into_inner());
+    change(st.get_or_insert_with(SourcesStatus::default));
+}
+
 fn run(shared: &Arc<Shared>, handle: &tokio::runtime::Handle, paths: Vec<PathBuf>) {
+    note(shared, |_| {});
     let roots: Vec<Root> = paths
         .iter()
         .filter_map(|p| match Root::new(p) {
             Ok(r) => Some(r),
             Err(e) => {
                 tracing::warn!(path = %p.display(), cause = %e, "a [sources] path cannot be read; not watched");
+                note(shared, |st| st.unreadable.push(format!("{}: {e}", p.display())));
                 None
             }
         })
         .collect();
+    note(shared, |st| st.watching = roots.iter().map(|r| r.path.clone()).collect());
     let stopping = || *shared.shutdown.borrow();
     let mut known = HashSet::new();
     let mut files = 0;
@@ -62,11 +71,13 @@ fn run(shared: &Arc<Shared>, handle: &tokio::runtime::Handle, paths: Vec<PathBuf
         }
     }
     tracing::info!(roots = roots.len(), files, "[sources] brought in step; watching");
+    note(shared, |st| st.ready = true);
     let debounce = Duration::from_millis(shared.config.sources.debounce_ms);
     let watched =
         watch(&roots, debounce, known, &stopping, |root, work| Ok(sync(shared, handle, root, work)));
     if let Err(e) = watched {
         tracing::error!(cause = %e, "the [sources] watch stopped");
+        note(shared, |st| st.last_error = Some(format!("the watch stopped: {e}")));
     }
 }
 
@@ -82,9 +93,16 @@ fn sync(shared: &Arc<Shared>, handle: &tokio::runtime::Handle, root: &Root, work
     loop {
         match handle.block_on(crate::methods::ingest::from_sources(shared, p.clone())) {
             Ok(r) => {
+                let changed = r.files.iter().filter(|f| f.status.as_str() != "unchanged").count();
                 for f in r.files.iter().filter(|f| f.status.as_str() != "unchanged") {
                     tracing::info!(path = %f.path, status = f.status.as_str(), added = f.added, retired = f.retired, "[sources]");
                 }
+                note(shared, |st| {
+                    st.files += r.files.len() as u64;
+                    if changed > 0 {
+                        st.last_change = Some(amber_core::now_millis());
+                    }
+                });
                 return r.files;
             }
             Err(e) if e.kind() == Some(ErrorKind::Busy) && !*shared.shutdown.borrow() => {
@@ -93,6 +111,7 @@ fn sync(shared: &Arc<Shared>, handle: &tokio::runtime::Handle, root: &Root, work
             }
             Err(e) => {
                 tracing::warn!(cwd = %root.cwd().display(), error = %e.message, "[sources] not brought in step");
+                note(shared, |st| st.last_error = Some(e.message.clone()));
                 return Vec::new();
             }
         }

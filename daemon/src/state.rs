@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub team: Option<Arc<crate::team::Team>>,
     /// Held while skills are compiled: one compile pass at a time.
     pub compiling: tokio::sync::Mutex<()>,
+    /// The `[sources]` watch, as `status` shows it (None: none configured).
+    pub sources: std::sync::Mutex<Option<amber_ipc::sources::SourcesStatus>>,
 }
 
 impl Shared {

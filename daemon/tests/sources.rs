@@ -92,6 +92,15 @@ fn a_configured_folder_is_filed_at_start_and_kept_in_step_as_its_files_change() 
         !h.iter().any(|m| content(m).contains("obsidiane"))
     });
     let st = c.call_value("status", json!({})).unwrap();
-    assert!(st["engine"].is_object(), "the daemon serves on: {st}");
+    let src = &st["sources"];
+    assert_eq!(
+        (src["ready"].clone(), src["watching"].clone()),
+        (json!(true), json!([root.join("docs")])),
+        "{st}"
+    );
+    assert!(
+        src["files"].as_u64().unwrap() >= 3 && src["last_change"].is_i64() && src.get("last_error").is_none(),
+        "{st}"
+    );
     assert!(!Path::new(&tmp).exists());
 }

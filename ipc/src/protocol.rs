@@ -456,6 +456,9 @@ pub struct StatusResult {
     /// Team memory on PostgreSQL; absent when `[team]` is not configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team: Option<TeamStatus>,
+    /// The `[sources]` folders kept in step; absent when none is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<crate::sources::SourcesStatus>,
 }
 
 /// The team database as a node sees it.

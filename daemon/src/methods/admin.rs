@@ -51,6 +51,7 @@ pub(crate) async fn status(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorOb
         extract: shared.extract.as_ref().map(|x| x.stats()),
         learn: shared.learner.as_ref().map(|l| l.name()),
         team: team_status(shared).await?,
+        sources: shared.sources.lock().unwrap_or_else(|e| e.into_inner()).clone(),
     })
 }
 
