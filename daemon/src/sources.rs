@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use amber_ipc::protocol::{ErrorKind, IngestParams, IngestedFile};
-use amber_ipc::sources::{BATCH, Root, SourcesStatus, Work, walk, watch};
+use amber_ipc::protocol::{ErrorKind, IngestParams, IngestedFile, SourcesStatus};
+use amber_ipc::sources::{BATCH, Root, Work, walk, watch};
 
 use crate::state::Shared;
 

@@ -35,7 +35,7 @@ pub(crate) struct Shared {
     /// Held while skills are compiled: one compile pass at a time.
     pub compiling: tokio::sync::Mutex<()>,
     /// The `[sources]` watch, as `status` shows it (None: none configured).
-    pub sources: std::sync::Mutex<Option<amber_ipc::sources::SourcesStatus>>,
+    pub sources: std::sync::Mutex<Option<amber_ipc::protocol::SourcesStatus>>,
 }
 
 impl Shared {

@@ -25,7 +25,7 @@ pub use graph::{
     KgAddParams, KgAddResult, KgEntityParams, KgFactResult, KgFactsResult, KgInvalidateParams, KgNode,
     KgStatsParams, KgStatsResult, KgTraverseParams, KgTraverseResult, MAX_KG_BATCH,
 };
-pub use ingest::{IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES};
+pub use ingest::{IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES, SourcesStatus};
 pub use recall::{DisputedHit, RecallParams, RecallResult};
 pub use remember::{RememberBatchParams, RememberBatchResult, RememberParams, RememberResult};
 pub use runs::{
@@ -458,7 +458,7 @@ pub struct StatusResult {
     pub team: Option<TeamStatus>,
     /// The `[sources]` folders kept in step; absent when none is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sources: Option<crate::sources::SourcesStatus>,
+    pub sources: Option<SourcesStatus>,
 }
 
 /// The team database as a node sees it.

@@ -105,3 +105,23 @@ impl IngestStatus {
         }
     }
 }
+
+/// The daemon's `[sources]` as `status` shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SourcesStatus {
+    /// The folders and files watched (those that could be read).
+    pub watching: Vec<PathBuf>,
+    /// Configured paths that cannot be read, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
+    /// True once the first pass (every file brought in step) is done.
+    pub ready: bool,
+    /// Files brought in step so far (the first pass, then each change).
+    pub files: u64,
+    /// When a file last changed what the store holds (ms since the epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_change: Option<amber_core::Millis>,
+    /// The last failure, when one happened (the watch goes on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
