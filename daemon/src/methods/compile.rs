@@ -161,8 +161,10 @@ async fn pass(
         // The situations learned from runs are linked to the skills as they are now.
         let (engine, l, scope) = (shared.engine.clone(), learner.clone(), result.scope.clone());
         let writer = crate::rpc::BlockingWriter::new(shared);
-        result.calls += usize::from(!engine.situations(&scope).map_err(engine_error)?.is_empty());
-        result.linked = blocking(move || relink(&engine, &l, &writer, &scope)).await?;
+        if let Some(linked) = blocking(move || relink(&engine, &l, &writer, &scope)).await? {
+            result.calls += 1;
+            result.linked = linked;
+        }
     }
     Ok(result)
 }
@@ -185,50 +187,49 @@ fn plan(
         return Ok((out, Vec::new(), None));
     };
     out.sources = settings.prefixes.clone();
-    // The chosen documents as they are on disk now, with the trust their chunks carry.
-    let mut docs: Vec<(Source, Trust)> = Vec::new();
+    // The chosen documents as they are on disk now, with their SHA-256 and the trust their
+    // chunks carry.
+    let mut docs: Vec<(Source, String, Trust)> = Vec::new();
     for prefix in &settings.prefixes {
         let abs = settings.root.join(prefix).to_string_lossy().into_owned();
         for file in e.document_sources(scope, &abs).map_err(engine_error)? {
             let path = PathBuf::from(&file);
             let Ok(rel) = path.strip_prefix(&settings.root) else { continue };
             let rel = rel.to_string_lossy().into_owned();
-            if docs.iter().any(|(d, _)| d.path == rel) {
+            if docs.iter().any(|(d, _, _)| d.path == rel) {
                 continue;
             }
-            let Some(text) = read_text(&path) else { continue };
+            let Some(text) = super::ingest::document_text(&path) else { continue };
             let trust = e
                 .by_source(scope, &file)
                 .map_err(engine_error)?
                 .iter()
                 .find(|m| amber_core::document::is_chunk(&m.metadata))
                 .map_or(Trust::External, |m| amber_core::origin::trust_of(&m.metadata));
-            docs.push((Source { scope: scope.clone(), path: rel, text }, trust));
+            let source = Source { scope: scope.clone(), path: rel, text };
+            let sha = source.sha256();
+            docs.push((source, sha, trust));
         }
     }
     out.documents = docs.len();
-    let held = e.by_source(scope, SKILL_SOURCE).map_err(engine_error)?;
-    let current: Vec<&Memory> = held.iter().filter(|m| is_current(m)).collect();
-    let library: Vec<Skill> = current.iter().filter_map(|m| skill_of(m)).collect();
-    let shas: Vec<(String, String)> = docs.iter().map(|(d, _)| (d.path.clone(), d.sha256())).collect();
+    let current = skills(e, scope).map_err(engine_error)?;
+    let library: Vec<Skill> = current.iter().map(|(_, k)| k.clone()).collect();
+    let shas: Vec<(String, String)> = docs.iter().map(|(d, sha, _)| (d.path.clone(), sha.clone())).collect();
     let again: HashSet<String> = sources_to_recompile(&library, &shas).into_iter().collect();
-    let send: Vec<Source> = docs
+    let send: Vec<(Source, String)> = docs
         .iter()
-        .filter(|(d, _)| {
-            full || again.contains(&d.path) || settings.compiled.get(&d.path) != Some(&d.sha256())
-        })
-        .map(|(d, _)| d.clone())
+        .filter(|(d, sha, _)| full || again.contains(&d.path) || settings.compiled.get(&d.path) != Some(sha))
+        .map(|(d, sha, _)| (d.clone(), sha.clone()))
         .collect();
-    out.sent = send.iter().map(|d| d.path.clone()).collect();
+    out.sent = send.iter().map(|(d, _)| d.path.clone()).collect();
     let mut writes = Vec::new();
     // Skills whose documents are all gone are retired.
-    let on_disk: HashSet<&str> = docs.iter().map(|(d, _)| d.path.as_str()).collect();
+    let on_disk: HashSet<&str> = docs.iter().map(|(d, _, _)| d.path.as_str()).collect();
     for name in stale(&library, &shas) {
-        let Some(skill) = library.iter().find(|s| s.name == name) else { continue };
+        let Some((m, skill)) = current.iter().find(|(_, k)| k.name == name) else { continue };
         if skill.cites.iter().any(|c| on_disk.contains(c.path.as_str())) {
             continue;
         }
-        let Some(m) = current.iter().find(|m| skill_of(m).is_some_and(|s| s.name == name)) else { continue };
         writes.push(revision(
             scope,
             origin,
@@ -248,10 +249,11 @@ fn plan(
         };
         return Ok((out, writes, None));
     }
+    let sources: Vec<Source> = send.iter().map(|(d, _)| d.clone()).collect();
     let report =
-        compile(learner, &send, library.clone(), &Limits::default(), now_millis()).map_err(model_failed)?;
+        compile(learner, &sources, library, &Limits::default(), now_millis()).map_err(model_failed)?;
     out.calls = report.calls;
-    let trust_of: HashMap<&str, Trust> = docs.iter().map(|(d, t)| (d.path.as_str(), *t)).collect();
+    let trust_of: HashMap<&str, Trust> = docs.iter().map(|(d, _, t)| (d.path.as_str(), *t)).collect();
     for skill in &report.skills {
         // A model wrote it: never above `agent`, and `external` when a source it cites is.
         let trust = skill
@@ -280,7 +282,7 @@ fn plan(
         });
         writes.push(m);
         // The version it replaces is retired by an invalidation: newest wins.
-        for old in current.iter().filter(|old| skill_of(old).is_some_and(|s| s.name == skill.name)) {
+        for (old, _) in current.iter().filter(|(_, k)| k.name == skill.name) {
             let text = format!(
                 "Skill {} version {} is replaced by version {}.",
                 skill.name,
@@ -292,8 +294,8 @@ fn plan(
     }
     out.dropped = report.dropped;
     let failed: HashSet<&String> = report.failed_batches.iter().flat_map(|b| b.paths.iter()).collect();
-    for d in send.iter().filter(|d| !failed.contains(&d.path)) {
-        settings.compiled.insert(d.path.clone(), d.sha256());
+    for (d, sha) in send.iter().filter(|(d, _)| !failed.contains(&d.path)) {
+        settings.compiled.insert(d.path.clone(), sha.clone());
     }
     settings.compiled.retain(|path, _| on_disk.contains(path.as_str()));
     out.failed = report.failed_batches;
@@ -324,11 +326,6 @@ fn revision(
     r
 }
 
-/// A skill memory that is current: not superseded, archived or forgotten.
-fn is_current(m: &Memory) -> bool {
-    m.superseded_by.is_none() && m.archived_at.is_none() && !m.is_forgotten() && skill_of(m).is_some()
-}
-
 /// The skill a memory holds.
 pub(crate) fn skill_of(m: &Memory) -> Option<Skill> {
     serde_json::from_value(m.metadata.get(amber_core::skill::SKILL_KEY)?.clone()).ok()
@@ -339,7 +336,8 @@ pub(crate) fn skills(e: &Engine, scope: &Scope) -> amber_engine::Result<Vec<(Mem
     let mut out: Vec<(Memory, Skill)> = e
         .by_source(scope, SKILL_SOURCE)?
         .into_iter()
-        .filter(is_current)
+        // Current: not superseded (by a newer version), archived or forgotten.
+        .filter(|m| m.superseded_by.is_none() && m.archived_at.is_none() && !m.is_forgotten())
         .filter_map(|m| skill_of(&m).map(|s| (m, s)))
         .collect();
     out.sort_by(|a, b| a.1.name.cmp(&b.1.name));
@@ -357,36 +355,31 @@ pub(crate) fn links(e: &Engine, scope: &Scope) -> amber_engine::Result<BTreeMap<
 
 /// Links the scope's situations (learned from runs) to its skills (compiled from
 /// documents), one model call when there are both; kept in `meta`. The number of
-/// situations linked. A malformed reply keeps the links as they were.
+/// situations linked; None when there was nothing to link (no model call). A malformed
+/// reply keeps the links as they were.
 pub(crate) fn relink(
     e: &Engine,
     learner: &Learner,
     writer: &crate::rpc::BlockingWriter,
     scope: &Scope,
-) -> Result<usize, ErrorObject> {
+) -> Result<Option<usize>, ErrorObject> {
     let situations: Vec<(String, String)> =
         e.situations(scope).map_err(engine_error)?.into_iter().map(|s| (s.key, s.line)).collect();
     let skills: Vec<(String, String)> =
         skills(e, scope).map_err(engine_error)?.into_iter().map(|(_, k)| (k.name, k.when)).collect();
+    if situations.is_empty() || skills.is_empty() {
+        return Ok(None);
+    }
     let links = match amber_tiers::advice::link::link(learner, &situations, &skills) {
         Ok(l) => l,
         Err(amber_tiers::advice::ModelError::Malformed(why)) => {
             tracing::warn!(scope = %scope, why, "situations not linked to skills: a malformed reply");
-            return Ok(0);
+            return Ok(Some(0));
         }
         Err(e) => return Err(model_failed(e)),
     };
     let (key, n) = (links_key(scope), links.len());
     let value = serde_json::to_string(&links).unwrap_or_default();
     writer.write(move |e| e.set_meta(&key, &value))?;
-    Ok(n)
-}
-
-/// A document's text now, when it is a UTF-8 file within the size ingest takes.
-fn read_text(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > amber_tiers::document::MAX_FILE_BYTES {
-        return None;
-    }
-    String::from_utf8(std::fs::read(path).ok()?).ok()
+    Ok(Some(n))
 }

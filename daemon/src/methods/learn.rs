@@ -99,9 +99,9 @@ impl Pass<'_> {
         self.write(&situations, &rewarded, &mut out)?;
         self.curate(&rewarded, &mut out)?;
         // Situations are linked to the skills compiled from documents, when there are any.
-        if !super::compile::skills(self.engine, self.scope).map_err(engine_error)?.is_empty() {
+        if let Some(linked) = super::compile::relink(self.engine, self.learner, self.writer, self.scope)? {
             out.calls += 1;
-            out.linked = super::compile::relink(self.engine, self.learner, self.writer, self.scope)?;
+            out.linked = linked;
         }
         Ok(out)
     }

@@ -199,7 +199,7 @@ pub(crate) async fn event(
     p: SessionEventParams,
 ) -> Result<Value, ErrorObject> {
     // Number the event and note the activity at once, so concurrent events differ.
-    let snapshot = {
+    let (snapshot, opening) = {
         let mut live = shared.sessions.lock();
         let s = live.get_mut(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
         s.events += 1;
@@ -210,6 +210,7 @@ pub(crate) async fn event(
         if p.kind == EventKind::ToolResult {
             s.run.note_tool(&p.text);
         }
+        // The session's first prompt is its opening prompt (and its run's task).
         let opening = p.kind == EventKind::Prompt && s.run.prompts == 0;
         if p.kind == EventKind::Prompt {
             s.run.prompts += 1;
@@ -217,7 +218,6 @@ pub(crate) async fn event(
         }
         (s.clone(), opening)
     };
-    let (snapshot, opening) = snapshot;
     let n = snapshot.events;
     let cfg = shared.config.interject.clone();
     let moment = p.moment.unwrap_or_default();
