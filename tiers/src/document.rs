@@ -1,5 +1,6 @@
-//! Documents into chunks (`amber ingest`): which files are documents, and how one is cut
-//! into memories that keep its headings and its lines verbatim.
+//! Documents into chunks (`amber ingest`): which files are documents, how one is read
+//! ([`read`], also for `amber compile`), and how it is cut into memories that keep its
+//! headings and its lines verbatim.
 //!
 //! - **Markdown** (`.md`, `.markdown`, `.mdx`) is cut at its ATX headings (`#` to
 //!   `######`, outside fenced code): one chunk per section, a heading with nothing under
@@ -21,6 +22,44 @@ pub const MAX_CHUNK_CHARS: usize = 2000;
 
 /// Files larger than this are not ingested (4 MiB): not a document a person reads.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// Why a file is not read as a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unread {
+    /// It is gone.
+    Gone,
+    /// It is not a document Amber reads, and why.
+    Skipped(String),
+}
+
+/// A document's kind and text, read the one way `ingest` and `compile` read documents: a
+/// regular file of a document type, at most [`MAX_FILE_BYTES`], UTF-8 with no NUL byte.
+pub fn read(path: &Path) -> Result<(DocKind, String), Unread> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => m,
+        Ok(_) => return Err(Unread::Skipped("not a regular file".into())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unread::Gone),
+        Err(e) => return Err(Unread::Skipped(format!("cannot read it: {e}"))),
+    };
+    let Some(kind) = kind_of(path) else {
+        return Err(Unread::Skipped("not a document type Amber ingests (see `amber ingest --help`)".into()));
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(Unread::Skipped(format!("{} bytes, over the limit of {MAX_FILE_BYTES}", meta.len())));
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unread::Gone),
+        Err(e) => return Err(Unread::Skipped(format!("cannot read it: {e}"))),
+    };
+    if bytes.contains(&0) {
+        return Err(Unread::Skipped("binary (holds NUL bytes)".into()));
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((kind, text)),
+        Err(_) => Err(Unread::Skipped("not UTF-8 text".into())),
+    }
+}
 
 /// What kind of document a file is, by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

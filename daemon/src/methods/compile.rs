@@ -199,7 +199,7 @@ fn plan(
             if docs.iter().any(|(d, _, _)| d.path == rel) {
                 continue;
             }
-            let Some(text) = super::ingest::document_text(&path) else { continue };
+            let Ok((_, text)) = amber_tiers::document::read(&path) else { continue };
             let trust = e
                 .by_source(scope, &file)
                 .map_err(engine_error)?

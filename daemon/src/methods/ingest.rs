@@ -27,7 +27,7 @@ use amber_engine::Engine;
 use amber_ipc::protocol::{
     ErrorKind, ErrorObject, IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES,
 };
-use amber_tiers::document::{DocKind, MAX_FILE_BYTES, chunk, kind_of};
+use amber_tiers::document::{Unread, chunk, read as read_document};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -236,45 +236,12 @@ fn label_of(ctx: &Context, path: &Path) -> String {
         .into_owned()
 }
 
-/// A document's text now, when Amber would ingest it (`compile` reads what it sends so).
-pub(crate) fn document_text(path: &Path) -> Option<String> {
-    read_document(path).ok().map(|(_, text)| text)
-}
-
-/// A document's text as Amber reads it: a regular file of a document type, at most
-/// [`MAX_FILE_BYTES`], UTF-8 with no NUL byte; else why not (`Gone` or `Skipped`).
-fn read_document(path: &Path) -> Result<(DocKind, String), Read> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => m,
-        Ok(_) => return Err(Read::Skipped("not a regular file".into())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Read::Gone),
-        Err(e) => return Err(Read::Skipped(format!("cannot read it: {e}"))),
-    };
-    let Some(kind) = kind_of(path) else {
-        return Err(Read::Skipped("not a document type Amber ingests (see `amber ingest --help`)".into()));
-    };
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(Read::Skipped(format!("{} bytes, over the limit of {MAX_FILE_BYTES}", meta.len())));
-    }
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Read::Gone),
-        Err(e) => return Err(Read::Skipped(format!("cannot read it: {e}"))),
-    };
-    if bytes.contains(&0) {
-        return Err(Read::Skipped("binary (holds NUL bytes)".into()));
-    }
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok((kind, text)),
-        Err(_) => Err(Read::Skipped("not UTF-8 text".into())),
-    }
-}
-
 /// Reads and cuts one file (on the blocking pool).
 fn read_file(ctx: &Context, path: &Path) -> Read {
     let (kind, text) = match read_document(path) {
         Ok(read) => read,
-        Err(why) => return why,
+        Err(Unread::Gone) => return Read::Gone,
+        Err(Unread::Skipped(why)) => return Read::Skipped(why),
     };
     let file_sha256 = hex::encode(Sha256::digest(text.as_bytes()));
     let pieces = chunk(kind, &text);
