@@ -9,6 +9,8 @@ mod agents;
 mod claude_code;
 mod compile;
 mod daemon;
+#[cfg(test)]
+mod doors;
 mod ingest;
 mod mcp;
 mod outcomes;

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use amber_ipc::protocol::{RecallResult, StatusResult};
+use amber_ipc::protocol::{McpSet, Method, RecallResult, StatusResult};
 use amber_ipc::{Client, ClientError, Config};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -61,12 +61,15 @@ with `type: invalidation` and `supersedes: [id]`. `remember` with `to` addresses
 memory, ask `guard`. When `get_advice` is offered (a model is configured), ask it before a task: \
 it gives what earlier runs of that kind of task learned. Results are JSON.";
 
-/// The tools an agent needs in a session, offered by default: find (`recall`, `get`),
-/// file (`remember`) and say what was right (`outcome`); `get_advice` joins them when the
-/// daemon has a model. The hooks do the session's bookkeeping (start, events, end, runs)
-/// and a person the rest (`amber` commands), so those tools are offered only with
-/// `amber mcp --tools all`: each tool's definition is sent to the model with every request.
-pub const AGENT_TOOLS: &[&str] = &["recall", "get", "remember", "outcome"];
+/// The tools an agent needs in a session, offered by default: the registry's methods in
+/// the agent set (`amber_ipc::protocol::McpSet::Agent`): find (`recall`, `get`), file
+/// (`remember`), say what was right (`outcome`), and `get_advice` when the daemon has a
+/// model. The hooks do the session's bookkeeping (start, events, end, runs) and a person
+/// the rest (`amber` commands), so those tools are offered only with `amber mcp --tools
+/// all`: each tool's definition is sent to the model with every request.
+pub fn agent_tools() -> impl Iterator<Item = &'static str> {
+    Method::ALL.iter().filter(|m| m.mcp() == McpSet::Agent).map(|m| m.name())
+}
 
 /// How an agent sees each of its tools: a short description and the arguments it needs
 /// (the others are still accepted, and offered with `--tools all`). Every definition is
@@ -178,7 +181,7 @@ fn with_host_session(mut p: Value) -> Value {
 /// Which tools the server offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ToolSet {
-    /// What an agent needs in a session ([`AGENT_TOOLS`], and `get_advice` with a model).
+    /// What an agent needs in a session ([`agent_tools`]; `get_advice` only with a model).
     #[default]
     Agent,
     /// Every tool: sessions, runs, the knowledge graph, threads, forget, status.
@@ -349,7 +352,7 @@ impl AmberMcp {
         if tools == ToolSet::Agent {
             let names: Vec<String> = router.list_all().iter().map(|t| t.name.to_string()).collect();
             for name in names {
-                if !AGENT_TOOLS.contains(&name.as_str()) && name != "get_advice" {
+                if Method::from_name(&name).is_none_or(|m| m.mcp() != McpSet::Agent) {
                     router.remove_route(&name);
                 }
             }

@@ -27,6 +27,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod dispatch;
 mod extract;
 mod live;
 mod methods;

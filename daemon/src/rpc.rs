@@ -39,14 +39,6 @@ pub(crate) fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, E
     serde_json::from_value(v).map_err(|e| invalid(format!("{method}: {e}")))
 }
 
-pub(crate) fn no_params(method: &str, v: &Value) -> Result<(), ErrorObject> {
-    match v {
-        Value::Null => Ok(()),
-        Value::Object(o) if o.is_empty() => Ok(()),
-        _ => Err(invalid(format!("{method} takes no params"))),
-    }
-}
-
 pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ErrorObject> {
     serde_json::to_value(v).map_err(|e| {
         tracing::error!(cause = %e, "a result did not serialize");

@@ -1,6 +1,6 @@
 //! Connections: the accept loop's per-connection task, the framing (a line in, a line
 //! out, whatever a client sends), the timeouts that close a connection nobody uses, and
-//! the dispatch table from method names to the method families in `methods/`.
+//! the handing of each request to `dispatch`.
 
 use crate::peer::Peer;
 use std::sync::Arc;
@@ -8,17 +8,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use amber_ipc::frame::{Frame, Framer, parse_request};
-use amber_ipc::protocol::{ErrorKind, ErrorObject, METHODS, Request, Response};
+use amber_ipc::protocol::{ErrorKind, ErrorObject, Response};
 use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::traits::StreamCommon as _;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::methods::{
-    admin, advice, agents, capture, checkpoint, compile, get_advice, graph, ingest, judge, learn, memory,
-    outcome, review, runs, scope, session, threads,
-};
-use crate::rpc::{no_params, params};
+use crate::dispatch::dispatch;
 use crate::state::{Shared, shutdown_asked};
 
 /// How long the answer to a connection over `max_connections` may take to write (it fits
@@ -227,129 +223,4 @@ async fn handle_line(line: &[u8], shared: &Arc<Shared>, peer: Peer) -> (Option<R
         Err(e) => Response::err(id, e),
     };
     (Some(resp), stop)
-}
-
-/// The dispatch table, one line per method: `dispatch` and [`DISPATCHED`] (the names it
-/// serves, which a test holds equal to `amber_ipc::protocol::METHODS`) come from it.
-macro_rules! dispatch_table {
-    ($m:ident, $p:ident, $shared:ident, $peer:ident; $($name:literal => $call:expr,)*) => {
-        /// Every method name `dispatch` serves.
-        #[cfg(test)]
-        pub(crate) const DISPATCHED: &[&str] = &[$($name),*];
-
-        async fn dispatch(req: Request, $shared: &Arc<Shared>, $peer: Peer) -> Result<Value, ErrorObject> {
-            let ($m, $p) = (req.method.as_str(), req.params);
-            match $m {
-                $($name => $call,)*
-                other => Err(ErrorObject::new(
-                    ErrorKind::MethodNotFound,
-                    format!("unknown method {:?}; this daemon serves {}", truncate(other, 64), METHODS.join(", ")),
-                )),
-            }
-        }
-    };
-}
-
-dispatch_table! { m, p, shared, peer;
-    "hello" => admin::hello(shared, params(m, p)?).await,
-    "status" => admin::status(shared, no_params(m, &p)?).await,
-    "reindex" => admin::reindex(shared, no_params(m, &p)?).await,
-    "shutdown" => admin::shutdown(no_params(m, &p)?).await,
-    "identity" => admin::identity(shared, params(m, p)?).await,
-    "remember" => memory::remember(shared, peer, params(m, p)?).await,
-    "remember_batch" => memory::remember_batch(shared, peer, params(m, p)?).await,
-    "recall" => memory::recall(shared, peer, params(m, p)?).await,
-    "forget" => memory::forget(shared, params(m, p)?).await,
-    "purge" => memory::purge(shared, peer, params(m, p)?).await,
-    "unforget" => memory::unforget(shared, peer, params(m, p)?).await,
-    "agent_register" => agents::register(shared, peer, params(m, p)?).await,
-    "links" => memory::links(shared, params(m, p)?).await,
-    "capture" => capture::capture(shared, peer, params(m, p)?).await,
-    "get" => scope::get(shared, peer, params(m, p)?).await,
-    "resolve_scope" => scope::resolve_method(shared, params(m, p)?).await,
-    "scopes" => scope::list(shared, no_params(m, &p)?).await,
-    "scope_move" => scope::move_method(shared, peer, params(m, p)?).await,
-    "session_start" => session::start(shared, params(m, p)?).await,
-    "session_event" => session::event(shared, peer, params(m, p)?).await,
-    "session_checkpoint" => checkpoint::checkpoint(shared, peer, params(m, p)?).await,
-    "session_end" => session::end_method(shared, peer, params(m, p)?).await,
-    "session_show" => session::show(shared, params(m, p)?).await,
-    "kg_add" => graph::add(shared, params(m, p)?).await,
-    "kg_invalidate" => graph::invalidate(shared, params(m, p)?).await,
-    "kg_query" => graph::query(shared, params(m, p)?, false).await,
-    "kg_timeline" => graph::query(shared, params(m, p)?, true).await,
-    "kg_traverse" => graph::traverse(shared, params(m, p)?).await,
-    "kg_stats" => graph::stats(shared, params(m, p)?).await,
-    "outcome" => outcome::outcome(shared, peer, params(m, p)?).await,
-    "outcomes" => outcome::outcomes(shared, params(m, p)?).await,
-    "unarchive" => outcome::unarchive(shared, params(m, p)?).await,
-    "archived" => outcome::archived(shared, params(m, p)?).await,
-    "audit" => outcome::audit(shared, params(m, p)?).await,
-    "thread" => threads::thread(shared, params(m, p)?).await,
-    "guard" => threads::guard(shared, params(m, p)?).await,
-    "release" => threads::release(shared, params(m, p)?).await,
-    "lift" => outcome::lift(shared, params(m, p)?).await,
-    "run_record" => runs::record(shared, params(m, p)?).await,
-    "run_reward" => runs::reward(shared, peer, params(m, p)?).await,
-    "runs" => runs::list(shared, params(m, p)?).await,
-    "run_show" => runs::show(shared, params(m, p)?).await,
-    "review" => review::review(shared, params(m, p)?).await,
-    "get_advice" => get_advice::get(shared, params(m, p)?).await,
-    "advice_learn" => learn::learn(shared, params(m, p)?).await,
-    "advice_show" => advice::show(shared, params(m, p)?).await,
-    "advice_list" => advice::list(shared, params(m, p)?).await,
-    "ingest" => ingest::ingest(shared, peer, params(m, p)?).await,
-    "compile" => compile::method(shared, peer, params(m, p)?).await,
-    "judge_runs" => judge::judge(shared, params(m, p)?).await,
-    "judgements" => judge::judgements(shared, params(m, p)?).await,
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    s.chars().take(n).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_dispatch_table_serves_exactly_the_protocols_methods() {
-        let mut served: Vec<&str> = DISPATCHED.to_vec();
-        let mut listed: Vec<&str> = METHODS.to_vec();
-        served.sort_unstable();
-        listed.sort_unstable();
-        let dup = served.windows(2).find(|w| w[0] == w[1]);
-        assert!(dup.is_none(), "dispatched twice: {dup:?}");
-        assert_eq!(served, listed, "server.rs's dispatch table and amber_ipc::protocol::METHODS differ");
-    }
-
-    #[test]
-    fn every_error_kind_is_in_the_protocol_document_with_its_code() {
-        let doc = include_str!("../../docs/PROTOCOL.md");
-        let missing: Vec<String> = amber_ipc::protocol::ErrorKind::ALL
-            .iter()
-            .filter(|k| {
-                !doc.lines()
-                    .any(|l| l.contains(&format!("`{}`", k.as_str())) && l.contains(&k.code().to_string()))
-            })
-            .map(|k| format!("{} ({})", k.as_str(), k.code()))
-            .collect();
-        assert!(
-            missing.is_empty(),
-            "docs/PROTOCOL.md lacks a line naming these kinds with their codes: {missing:?}"
-        );
-    }
-
-    #[test]
-    fn every_method_has_its_section_in_the_protocol_document() {
-        // A heading names one method or several (`#### `runs`, `run_show``).
-        let headings: Vec<&str> =
-            include_str!("../../docs/PROTOCOL.md").lines().filter(|l| l.starts_with('#')).collect();
-        let missing: Vec<&str> = METHODS
-            .iter()
-            .copied()
-            .filter(|m| !headings.iter().any(|h| h.contains(&format!("`{m}`"))))
-            .collect();
-        assert!(missing.is_empty(), "docs/PROTOCOL.md has no section for {missing:?}");
-    }
 }

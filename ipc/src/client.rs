@@ -24,14 +24,17 @@ use serde_json::Value;
 
 use crate::protocol::{
     CaptureParams, CaptureResult, ErrorKind, ErrorObject, GetParams, HelloParams, HelloResult, IdParams,
-    IdentityParams, IdentityResult, LinksResult, MemoryResult, OkResult, PROTOCOL_VERSION, PurgeResult,
-    RecallParams, RecallResult, RememberBatchParams, RememberBatchResult, RememberParams, RememberResult,
-    Request, ResolveScopeParams, ResolveScopeResult, Response, ScopeMoveParams, ScopeMoveResult,
-    ScopesResult, SessionCheckpointParams, SessionCheckpointResult, SessionEndParams, SessionEventParams,
-    SessionEventResult, SessionResult, SessionShowParams, SessionStartParams, SessionStartResult,
-    StatusResult,
+    IdentityParams, IdentityResult, LinksResult, MemoryResult, MethodSpec, NoParams, OkResult,
+    PROTOCOL_VERSION, PurgeResult, RecallParams, RecallResult, RememberBatchParams, RememberBatchResult,
+    RememberParams, RememberResult, Request, ResolveScopeParams, ResolveScopeResult, Response,
+    ScopeMoveParams, ScopeMoveResult, ScopesResult, SessionCheckpointParams, SessionCheckpointResult,
+    SessionEndParams, SessionEventParams, SessionEventResult, SessionResult, SessionShowParams,
+    SessionStartParams, SessionStartResult, StatusResult, method,
 };
 use amber_core::{MemoryId, NewMemory};
+
+mod asynchronous;
+pub use asynchronous::AsyncClient;
 
 /// What a call can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -220,10 +223,10 @@ impl Client {
         let id = self.next_id;
         self.next_id += 1;
         let request = encode(id, method, params);
-        let out = match self.send(&request, id) {
+        let out = match self.exchange(&request, id) {
             Err(Attempt::Resend(_)) => {
                 self.reconnect()?;
-                self.send(&request, id).map_err(Attempt::into_error)
+                self.exchange(&request, id).map_err(Attempt::into_error)
             }
             r => r.map_err(Attempt::into_error),
         };
@@ -237,7 +240,7 @@ impl Client {
         }
     }
 
-    fn send(&mut self, request: &[u8], id: u64) -> Result<Value, Attempt> {
+    fn exchange(&mut self, request: &[u8], id: u64) -> Result<Value, Attempt> {
         if let Err(e) = self.conn.get_mut().write_all(request) {
             if !closed_before_sent(&e) {
                 return Err(Attempt::Failed(e.into()));
@@ -286,36 +289,42 @@ impl Client {
         result(v)
     }
 
+    /// Calls method `M` with the params and result types the registry declares for it
+    /// (`client.send::<method::Recall>(&params)`).
+    pub fn send<M: MethodSpec>(&mut self, p: &M::Params) -> Result<M::Result, ClientError> {
+        self.call(M::METHOD.name(), p)
+    }
+
     /// `hello`: the handshake.
     pub fn hello(&mut self, client: &str) -> Result<HelloResult, ClientError> {
         let p = HelloParams { client: Some(client.into()), protocol_version: Some(PROTOCOL_VERSION) };
-        self.call("hello", &p)
+        self.send::<method::Hello>(&p)
     }
 
     /// `remember`: files one memory (secrets redacted); answered once it is committed.
     pub fn remember(&mut self, memory: &NewMemory) -> Result<RememberResult, ClientError> {
-        self.call("remember", memory)
+        self.send::<method::Remember>(&RememberParams::from(memory.clone()))
     }
 
     /// `remember` with its params in full: `allow_secrets` files the memory's secrets as
     /// given (for a person doing it on purpose).
     pub fn remember_with(&mut self, p: &RememberParams) -> Result<RememberResult, ClientError> {
-        self.call("remember", p)
+        self.send::<method::Remember>(p)
     }
 
     /// `remember_batch`: files many memories in one transaction (secrets redacted).
     pub fn remember_batch(&mut self, memories: Vec<NewMemory>) -> Result<RememberBatchResult, ClientError> {
-        self.call("remember_batch", &RememberBatchParams { memories, allow_secrets: false })
+        self.send::<method::RememberBatch>(&RememberBatchParams { memories, allow_secrets: false })
     }
 
     /// `recall`: hybrid search.
     pub fn recall(&mut self, p: &RecallParams) -> Result<RecallResult, ClientError> {
-        self.call("recall", p)
+        self.send::<method::Recall>(p)
     }
 
     /// `get`: one memory by id.
     pub fn get(&mut self, id: &MemoryId) -> Result<MemoryResult, ClientError> {
-        self.call("get", &IdParams { id: id.clone() })
+        self.send::<method::Get>(&GetParams { id: id.to_string(), session_id: None })
     }
 
     /// `get` by a whole id or a prefix of one (at least 4 hex digits).
@@ -329,22 +338,22 @@ impl Client {
         id: &str,
         session_id: Option<String>,
     ) -> Result<MemoryResult, ClientError> {
-        self.call("get", &GetParams { id: id.to_string(), session_id })
+        self.send::<method::Get>(&GetParams { id: id.to_string(), session_id })
     }
 
     /// `resolve_scope`: the scope a working directory files into and searches.
     pub fn resolve_scope(&mut self, cwd: &Path) -> Result<ResolveScopeResult, ClientError> {
-        self.call("resolve_scope", &ResolveScopeParams { cwd: cwd.to_path_buf() })
+        self.send::<method::ResolveScope>(&ResolveScopeParams { cwd: cwd.to_path_buf() })
     }
 
     /// `scopes`: every scope with its count and project root.
     pub fn scopes(&mut self) -> Result<ScopesResult, ClientError> {
-        self.call("scopes", &serde_json::json!({}))
+        self.send::<method::Scopes>(&NoParams)
     }
 
     /// `scope_move`: re-files a scope's memories into another.
     pub fn scope_move(&mut self, p: &ScopeMoveParams) -> Result<ScopeMoveResult, ClientError> {
-        self.call("scope_move", p)
+        self.send::<method::ScopeMove>(p)
     }
 
     /// `session_checkpoint`: whether an agent's stop should be blocked once.
@@ -352,57 +361,57 @@ impl Client {
         &mut self,
         p: &SessionCheckpointParams,
     ) -> Result<SessionCheckpointResult, ClientError> {
-        self.call("session_checkpoint", p)
+        self.send::<method::SessionCheckpoint>(p)
     }
 
     /// `forget`: tombstones a memory.
     pub fn forget(&mut self, id: &MemoryId) -> Result<MemoryResult, ClientError> {
-        self.call("forget", &IdParams { id: id.clone() })
+        self.send::<method::Forget>(&IdParams { id: id.clone() })
     }
 
     /// `purge`: deletes a forgotten memory for good.
     pub fn purge(&mut self, id: &MemoryId) -> Result<PurgeResult, ClientError> {
-        self.call("purge", &IdParams { id: id.clone() })
+        self.send::<method::Purge>(&IdParams { id: id.clone() })
     }
 
     /// `unforget`: a forgotten memory back, as it was (a person's call).
     pub fn unforget(&mut self, id: &MemoryId) -> Result<MemoryResult, ClientError> {
-        self.call("unforget", &IdParams { id: id.clone() })
+        self.send::<method::Unforget>(&IdParams { id: id.clone() })
     }
 
     /// `identity`: the project's coordination files within a token budget.
     pub fn identity(&mut self, p: &IdentityParams) -> Result<IdentityResult, ClientError> {
-        self.call("identity", p)
+        self.send::<method::Identity>(p)
     }
 
     /// `capture`: files a session's text, with limits and secret redaction.
     pub fn capture(&mut self, p: &CaptureParams) -> Result<CaptureResult, ClientError> {
-        self.call("capture", p)
+        self.send::<method::Capture>(p)
     }
 
     /// `session_start`: a session id, the identity and the briefing.
     pub fn session_start(&mut self, p: &SessionStartParams) -> Result<SessionStartResult, ClientError> {
-        self.call("session_start", p)
+        self.send::<method::SessionStart>(p)
     }
 
     /// `session_event`: the interjection decision (and capture) for one event.
     pub fn session_event(&mut self, p: &SessionEventParams) -> Result<SessionEventResult, ClientError> {
-        self.call("session_event", p)
+        self.send::<method::SessionEvent>(p)
     }
 
     /// `session_end`: files the transcript, curates, returns the session's record.
     pub fn session_end(&mut self, p: &SessionEndParams) -> Result<SessionResult, ClientError> {
-        self.call("session_end", p)
+        self.send::<method::SessionEnd>(p)
     }
 
     /// `session_show`: a session's record, live or ended.
     pub fn session_show(&mut self, session_id: &str) -> Result<SessionResult, ClientError> {
-        self.call("session_show", &SessionShowParams { session_id: session_id.into() })
+        self.send::<method::SessionShow>(&SessionShowParams { session_id: session_id.into() })
     }
 
     /// `links`: the curation links from or to a memory.
     pub fn links(&mut self, id: &MemoryId) -> Result<LinksResult, ClientError> {
-        self.call("links", &IdParams { id: id.clone() })
+        self.send::<method::Links>(&IdParams { id: id.clone() })
     }
 
     /// `kg_add`: entities and facts, one transaction.
@@ -410,7 +419,7 @@ impl Client {
         &mut self,
         p: &crate::protocol::KgAddParams,
     ) -> Result<crate::protocol::KgAddResult, ClientError> {
-        self.call("kg_add", p)
+        self.send::<method::KgAdd>(p)
     }
 
     /// `kg_invalidate`: ends a fact's window.
@@ -418,7 +427,7 @@ impl Client {
         &mut self,
         p: &crate::protocol::KgInvalidateParams,
     ) -> Result<crate::protocol::KgFactResult, ClientError> {
-        self.call("kg_invalidate", p)
+        self.send::<method::KgInvalidate>(p)
     }
 
     /// `kg_query`: the facts about an entity valid at a moment.
@@ -426,7 +435,7 @@ impl Client {
         &mut self,
         p: &crate::protocol::KgEntityParams,
     ) -> Result<crate::protocol::KgFactsResult, ClientError> {
-        self.call("kg_query", p)
+        self.send::<method::KgQuery>(p)
     }
 
     /// `kg_timeline`: every fact about an entity, in time order.
@@ -434,7 +443,7 @@ impl Client {
         &mut self,
         p: &crate::protocol::KgEntityParams,
     ) -> Result<crate::protocol::KgFactsResult, ClientError> {
-        self.call("kg_timeline", p)
+        self.send::<method::KgTimeline>(p)
     }
 
     /// `kg_traverse`: paths out from an entity with the memories behind them.
@@ -442,7 +451,7 @@ impl Client {
         &mut self,
         p: &crate::protocol::KgTraverseParams,
     ) -> Result<crate::protocol::KgTraverseResult, ClientError> {
-        self.call("kg_traverse", p)
+        self.send::<method::KgTraverse>(p)
     }
 
     /// `kg_stats`.
@@ -450,144 +459,21 @@ impl Client {
         &mut self,
         p: &crate::protocol::KgStatsParams,
     ) -> Result<crate::protocol::KgStatsResult, ClientError> {
-        self.call("kg_stats", p)
+        self.send::<method::KgStats>(p)
     }
 
     /// `status`.
     pub fn status(&mut self) -> Result<StatusResult, ClientError> {
-        self.call_value("status", Value::Null).and_then(result)
+        self.send::<method::Status>(&NoParams)
     }
 
     /// `reindex`: rebuilds the indexes from the store.
     pub fn reindex(&mut self) -> Result<OkResult, ClientError> {
-        self.call_value("reindex", Value::Null).and_then(result)
+        self.send::<method::Reindex>(&NoParams)
     }
 
     /// `shutdown`: asks the daemon to stop (after in-flight writes).
     pub fn shutdown(&mut self) -> Result<OkResult, ClientError> {
-        self.call_value("shutdown", Value::Null).and_then(result)
-    }
-}
-
-/// An async (tokio) client.
-pub struct AsyncClient {
-    conn: tokio::io::BufReader<interprocess::local_socket::tokio::Stream>,
-    next_id: u64,
-    path: PathBuf,
-    timeout: Option<std::time::Duration>,
-    stale: bool,
-}
-
-impl AsyncClient {
-    /// Connects to the daemon listening on `path`.
-    pub async fn connect(path: &Path) -> Result<AsyncClient, ClientError> {
-        let conn = Self::open(path).await?;
-        Ok(AsyncClient {
-            conn,
-            next_id: 1,
-            path: path.to_path_buf(),
-            timeout: Some(DEFAULT_REPLY_TIMEOUT),
-            stale: false,
-        })
-    }
-
-    /// How long each call waits for its reply (`None`: for ever; default
-    /// [`DEFAULT_REPLY_TIMEOUT`]).
-    pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
-        self.timeout = timeout.filter(|t| !t.is_zero());
-    }
-
-    async fn open(
-        path: &Path,
-    ) -> Result<tokio::io::BufReader<interprocess::local_socket::tokio::Stream>, ClientError> {
-        use interprocess::local_socket::tokio::prelude::*;
-        let err = |source| ClientError::Connect { path: path.to_path_buf(), source };
-        let name = socket_name(path).map_err(err)?;
-        let conn = interprocess::local_socket::tokio::Stream::connect(name).await.map_err(err)?;
-        Ok(tokio::io::BufReader::new(conn))
-    }
-
-    /// Calls a method with JSON params; returns the JSON result. Sent again once on a new
-    /// connection when the daemon had closed this one without reading the request.
-    pub async fn call_value(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
-        if self.stale {
-            self.conn = Self::open(&self.path).await?;
-            self.stale = false;
-        }
-        let id = self.next_id;
-        self.next_id += 1;
-        let request = encode(id, method, params);
-        let timeout = self.timeout;
-        let call = async {
-            match self.send(&request, id).await {
-                Err(Attempt::Resend(_)) => {
-                    self.conn = Self::open(&self.path).await?;
-                    self.send(&request, id).await.map_err(Attempt::into_error)
-                }
-                r => r.map_err(Attempt::into_error),
-            }
-        };
-        let Some(after) = timeout else { return call.await };
-        let out = tokio::time::timeout(after, call).await;
-        match out {
-            Ok(out) => out,
-            Err(_) => {
-                self.stale = true;
-                Err(ClientError::Timeout { method: method.to_string(), after })
-            }
-        }
-    }
-
-    async fn send(&mut self, request: &[u8], id: u64) -> Result<Value, Attempt> {
-        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-        if let Err(e) = self.conn.get_mut().write_all(request).await {
-            if !closed_before_sent(&e) {
-                return Err(Attempt::Failed(e.into()));
-            }
-            let mut line = Vec::new();
-            let said = tokio::time::timeout(LAST_WORDS, self.conn.read_until(b'\n', &mut line)).await;
-            if let Ok(Ok(_)) = said
-                && let Ok(Response { error: Some(err), .. }) = serde_json::from_slice(line.trim_ascii_end())
-            {
-                return Err(Attempt::Failed(ClientError::Server(err)));
-            }
-            return Err(Attempt::Resend(e.into()));
-        }
-        let mut line = Vec::new();
-        match self.conn.read_until(b'\n', &mut line).await {
-            Ok(_) => decode(line.trim_ascii_end(), id).map_err(Attempt::Failed),
-            Err(e) if reset_unread(&e, &line) => Err(Attempt::Resend(e.into())),
-            Err(e) => Err(Attempt::Failed(e.into())),
-        }
-    }
-
-    /// Calls a method with typed params and result.
-    pub async fn call<P: Serialize, R: DeserializeOwned>(
-        &mut self,
-        method: &str,
-        p: &P,
-    ) -> Result<R, ClientError> {
-        let v = self.call_value(method, params(p)?).await?;
-        result(v)
-    }
-
-    /// `remember`.
-    pub async fn remember(&mut self, memory: &NewMemory) -> Result<RememberResult, ClientError> {
-        self.call("remember", memory).await
-    }
-
-    /// `recall`.
-    pub async fn recall(&mut self, p: &RecallParams) -> Result<RecallResult, ClientError> {
-        self.call("recall", p).await
-    }
-
-    /// `get`.
-    pub async fn get(&mut self, id: &MemoryId) -> Result<MemoryResult, ClientError> {
-        self.call("get", &IdParams { id: id.clone() }).await
-    }
-
-    /// `status`.
-    pub async fn status(&mut self) -> Result<StatusResult, ClientError> {
-        result(self.call_value("status", Value::Null).await?)
+        self.send::<method::Shutdown>(&NoParams)
     }
 }

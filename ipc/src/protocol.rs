@@ -9,6 +9,7 @@ mod advice;
 mod compile;
 mod graph;
 mod ingest;
+mod methods;
 mod recall;
 mod remember;
 mod runs;
@@ -26,6 +27,7 @@ pub use graph::{
     KgStatsParams, KgStatsResult, KgTraverseParams, KgTraverseResult, MAX_KG_BATCH,
 };
 pub use ingest::{IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES, SourcesStatus};
+pub use methods::{Access, METHODS, McpSet, Method, MethodDoors, MethodSpec, NoParams, method};
 pub use recall::{DisputedHit, RecallParams, RecallResult};
 pub use remember::{RememberBatchParams, RememberBatchResult, RememberParams, RememberResult};
 pub use runs::{
@@ -233,61 +235,6 @@ error_kinds! {
     TeamUnavailable = "team_unavailable", -32019;
 }
 
-/// The methods of protocol version 1.
-pub const METHODS: &[&str] = &[
-    "hello",
-    "remember",
-    "remember_batch",
-    "recall",
-    "get",
-    "forget",
-    "unforget",
-    "agent_register",
-    "purge",
-    "status",
-    "reindex",
-    "shutdown",
-    "identity",
-    "capture",
-    "session_start",
-    "session_event",
-    "session_end",
-    "session_show",
-    "links",
-    "kg_add",
-    "kg_invalidate",
-    "kg_query",
-    "kg_timeline",
-    "kg_traverse",
-    "kg_stats",
-    "resolve_scope",
-    "scopes",
-    "scope_move",
-    "session_checkpoint",
-    "outcome",
-    "outcomes",
-    "unarchive",
-    "archived",
-    "audit",
-    "thread",
-    "guard",
-    "release",
-    "lift",
-    "run_record",
-    "run_reward",
-    "runs",
-    "run_show",
-    "review",
-    "get_advice",
-    "advice_learn",
-    "advice_show",
-    "advice_list",
-    "judge_runs",
-    "judgements",
-    "ingest",
-    "compile",
-];
-
 /// `hello` params.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -317,6 +264,11 @@ pub struct HelloResult {
     /// table against it.
     #[serde(default)]
     pub error_kinds: Vec<ErrorKindEntry>,
+    /// Every method with its doors (whether it writes, its MCP tool set, its `amber`
+    /// command, whether the Python client has it): the registry, for a client to check
+    /// itself against.
+    #[serde(default)]
+    pub method_doors: Vec<MethodDoors>,
 }
 
 /// An error kind and its JSON-RPC code, as `hello` lists them.

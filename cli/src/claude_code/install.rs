@@ -52,7 +52,7 @@ pub fn merge_hooks(settings: &mut Value, amber: &Path) -> anyhow::Result<usize> 
 /// for the server registered as `amber`): without them a `-p` run is denied the tools,
 /// and the checkpoint's takeaway can never be filed.
 pub fn permission_rules() -> Vec<String> {
-    crate::mcp::AGENT_TOOLS.iter().map(|t| format!("mcp__amber__{t}")).collect()
+    crate::mcp::agent_tools().map(|t| format!("mcp__amber__{t}")).collect()
 }
 
 /// Adds Amber's permission rules to `permissions.allow` (idempotent). Returns how many
@@ -209,7 +209,7 @@ mod tests {
         with_rules["permissions"] = json!({ "allow": ["Bash(npm test)"] });
         let before = with_rules.clone();
         let n = install(&mut with_rules, amber).unwrap();
-        assert_eq!(n, EVENTS.len() + crate::mcp::AGENT_TOOLS.len());
+        assert_eq!(n, EVENTS.len() + crate::mcp::agent_tools().count());
         let allow = with_rules["permissions"]["allow"].as_array().unwrap();
         assert!(allow.contains(&json!("mcp__amber__remember")), "{allow:?}");
         assert!(allow.contains(&json!("mcp__amber__recall")), "{allow:?}");
@@ -233,7 +233,7 @@ mod tests {
         }
         assert_eq!(
             install(&mut old, amber).unwrap(),
-            2 + crate::mcp::AGENT_TOOLS.len(),
+            2 + crate::mcp::agent_tools().count(),
             "an old install gains the permission rules"
         );
         assert_eq!(

@@ -68,6 +68,33 @@ fn every_tool_has_a_description_and_an_object_schema() {
     assert_eq!(required("kg_invalidate"), json!(["fact"]));
 }
 
+/// The tools are the registry's: every method with an MCP set is a tool of its name in
+/// that set, no tool is anything else, and a tool's read-only hint is the method's access.
+#[test]
+fn the_tools_and_their_sets_are_the_registrys() {
+    use amber_ipc::protocol::Access;
+    let names = |set: ToolSet| -> Vec<String> {
+        let mut n: Vec<String> =
+            AmberMcp::router(true, set).list_all().iter().map(|t| t.name.to_string()).collect();
+        n.sort_unstable();
+        n
+    };
+    let declared = |f: &dyn Fn(McpSet) -> bool| -> Vec<String> {
+        let mut n: Vec<String> =
+            Method::ALL.iter().filter(|m| f(m.mcp())).map(|m| m.name().to_string()).collect();
+        n.sort_unstable();
+        n
+    };
+    assert_eq!(names(ToolSet::All), declared(&|s| s != McpSet::None), "--tools all");
+    assert_eq!(names(ToolSet::Agent), declared(&|s| s == McpSet::Agent), "the agent set");
+    assert_eq!(agent_tools().count(), names(ToolSet::Agent).len());
+    for t in AmberMcp::router(true, ToolSet::All).list_all() {
+        let m = Method::from_name(&t.name).unwrap();
+        let read_only = t.annotations.as_ref().and_then(|a| a.read_only_hint);
+        assert_eq!(read_only, Some(m.access() == Access::Read), "{}'s read-only hint", t.name);
+    }
+}
+
 #[test]
 fn remember_args_are_the_daemons_params() {
     let a: RememberArgs =

@@ -38,6 +38,28 @@ def test_hello_reports_the_protocol_version_and_every_method(daemon):
     assert all(hasattr(Client, m) for m in h["methods"]), "every method the daemon serves has a client method"
 
 
+def test_the_clients_methods_are_the_registrys_python_door(daemon):
+    """The daemon's registry (`hello`'s `method_doors`) says which methods the Python
+    client has: exactly those are its public methods (beside `call` and `close`), and each
+    sends the method of its own name."""
+    import inspect
+    import re
+
+    with daemon.client() as c:
+        h = c.hello()
+    doors = {d["name"]: d for d in h["method_doors"]}
+    assert set(doors) == set(h["methods"])
+    declared = {n for n, d in doors.items() if d["python"]}
+    ours = {n for n, v in vars(Client).items() if callable(v) and not n.startswith("_")} - {"call", "close"}
+    assert ours == declared, f"missing: {declared - ours}, not in the registry: {ours - declared}"
+    for name in ours:
+        src = inspect.getsource(getattr(Client, name))
+        assert re.search(rf'self\.call\(\s*"{name}"', src), f"Client.{name} does not send {name!r}"
+    assert {d["access"] for d in doors.values()} == {"read", "write"}
+    assert doors["recall"]["mcp"] == "agent" and doors["kg_add"]["mcp"] == "all"
+    assert doors["runs"]["cli"] == "runs list"
+
+
 def test_remember_then_recall_finds_it(daemon):
     with daemon.client() as c:
         text = "The CI cache lives in target/, keep it between runs"

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use amber_ipc::protocol::{
-    ErrorKind, ErrorKindEntry, ErrorObject, HelloParams, HelloResult, IdentityParams, METHODS, OkResult,
-    PROTOCOL_VERSION, StatusResult, TeamStatus,
+    ErrorKind, ErrorKindEntry, ErrorObject, HelloParams, HelloResult, IdentityParams, METHODS, Method,
+    NoParams, OkResult, PROTOCOL_VERSION, StatusResult, TeamStatus,
 };
 use serde_json::Value;
 
@@ -34,10 +34,11 @@ pub(crate) async fn hello(shared: &Arc<Shared>, p: HelloParams) -> Result<Value,
             .iter()
             .map(|k| ErrorKindEntry { kind: k.as_str().to_string(), code: k.code() })
             .collect(),
+        method_doors: Method::ALL.iter().map(|m| m.doors()).collect(),
     })
 }
 
-pub(crate) async fn status(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObject> {
+pub(crate) async fn status(shared: &Arc<Shared>, _: NoParams) -> Result<Value, ErrorObject> {
     let engine = read(shared, |e| e.status()).await?;
     to_value(&StatusResult {
         protocol_version: PROTOCOL_VERSION,
@@ -76,13 +77,13 @@ async fn team_status(shared: &Arc<Shared>) -> Result<Option<TeamStatus>, ErrorOb
     }))
 }
 
-pub(crate) async fn reindex(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObject> {
+pub(crate) async fn reindex(shared: &Arc<Shared>, _: NoParams) -> Result<Value, ErrorObject> {
     write(shared, WriteOp::Reindex).await?;
     to_value(&OkResult { ok: true })
 }
 
 /// Answers; the connection loop stops the daemon once the answer is sent.
-pub(crate) async fn shutdown(_: ()) -> Result<Value, ErrorObject> {
+pub(crate) async fn shutdown(_: NoParams) -> Result<Value, ErrorObject> {
     tracing::info!("shutdown asked by a client");
     to_value(&OkResult { ok: true })
 }

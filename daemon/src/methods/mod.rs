@@ -1,14 +1,15 @@
 //! The methods, one module per family (after mini-redis's `cmd/`). Each parses nothing
-//! itself: the dispatch table in `server.rs` hands it typed params; it calls the engine
+//! itself: the dispatch (`dispatch.rs`) hands it the params the registry declares; it calls the engine
 //! (through `rpc::read` / `rpc::write`) or the tiers, and shapes its result. Families
 //! depend on the plumbing (`rpc`), the shared state (`state`, `live`) and, where one
 //! builds on another, on that family (sessions capture and resolve scopes); nothing
 //! depends on `server.rs`.
 //!
-//! Adding a method: a function in its family's file (or a new file here for a new
-//! family), its name in `amber_ipc::protocol::METHODS`, one line in the dispatch table
-//! (`server.rs`, `dispatch_table!`) and its section in `docs/PROTOCOL.md`; tests fail
-//! until the three agree (and the Python client's until it has the method too).
+//! Adding a method: one line in the registry (`amber_ipc::protocol::methods`, with its
+//! params and result types, access and doors), a function in its family's file here (or
+//! a new file for a new family), its arm in `dispatch.rs` (the `match` is exhaustive: it
+//! does not compile without it), a test, and its section in `docs/PROTOCOL.md` (a test
+//! fails without it; the MCP, CLI and Python tests fail while a declared door lacks it).
 
 pub(crate) mod admin;
 pub(crate) mod advice;

@@ -43,7 +43,10 @@ pub(crate) async fn resolve_method(
     to_value(&resolve(shared, &p.cwd).await?)
 }
 
-pub(crate) async fn list(shared: &Arc<Shared>, _: ()) -> Result<Value, ErrorObject> {
+pub(crate) async fn list(
+    shared: &Arc<Shared>,
+    _: amber_ipc::protocol::NoParams,
+) -> Result<Value, ErrorObject> {
     let mut scopes = read(shared, |e| e.scopes()).await?;
     // The team's scopes too, when its database answers.
     if let Some(side) = shared.team.as_ref().and_then(|t| t.side_if_open())
