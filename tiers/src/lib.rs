@@ -56,4 +56,6 @@ pub mod run_log;
 pub mod scope;
 pub mod session;
 pub mod session_run;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transcript;

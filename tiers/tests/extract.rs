@@ -1,88 +1,16 @@
 //! The OpenAI-compatible extractor against a real HTTP server on 127.0.0.1 speaking the
 //! chat completions protocol, its defensive parsing, and `from_config`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::mpsc;
-use std::thread;
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use amber_tiers::extract::{
     ExtractConfig, ExtractKind, Extractor, OpenAiExtractor, from_config, parse_facts,
 };
+use amber_tiers::testing::{Reply, always};
 
 /// 2024-03-01 in ms.
 const M2024: i64 = 1_709_251_200_000;
-
-/// What the server does with a request.
-enum Reply {
-    /// 200 with this chat answer.
-    Answer(String),
-    /// This status and raw body.
-    Raw(u16, &'static str),
-    /// Waits this long, then answers with no facts.
-    Sleep(Duration),
-}
-
-/// A server answering one request; returns its base URL and the request's headers and body.
-fn serve_once(reply: Reply) -> (String, mpsc::Receiver<(Vec<String>, String)>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let seen = read_request(&stream);
-        let _ = tx.send(seen);
-        match reply {
-            Reply::Answer(content) => respond(stream, 200, &chat_answer(&content)),
-            Reply::Raw(status, body) => respond(stream, status, body),
-            Reply::Sleep(d) => {
-                thread::sleep(d);
-                respond(stream, 200, &chat_answer("{\"facts\": []}"));
-            }
-        }
-    });
-    (url, rx)
-}
-
-fn read_request(stream: &TcpStream) -> (Vec<String>, String) {
-    let mut r = BufReader::new(stream);
-    let mut headers = Vec::new();
-    let mut len = 0;
-    loop {
-        let mut line = String::new();
-        r.read_line(&mut line).unwrap();
-        let line = line.trim_end().to_string();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap();
-        }
-        headers.push(line);
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).unwrap();
-    (headers, String::from_utf8(body).unwrap())
-}
-
-fn respond(mut stream: TcpStream, status: u16, body: &str) {
-    let head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes()));
-}
-
-fn chat_answer(content: &str) -> String {
-    serde_json::json!({
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
-    })
-    .to_string()
-}
 
 fn extractor(url: &str) -> OpenAiExtractor {
     OpenAiExtractor::new(url, "test-extractor", None, 10, 0.5).unwrap()
@@ -97,8 +25,8 @@ const TEXT: &str = "Ada Lovelace joined the Falcon team on 2024-03-01; Falcon is
 
 #[test]
 fn good_json_gives_facts_and_the_request_carries_the_model_and_the_text() {
-    let (url, seen) = serve_once(Reply::Answer(FACTS.into()));
-    let e = extractor(&url).extract(TEXT, Duration::from_secs(5)).unwrap();
+    let model = always(Reply::answer(FACTS));
+    let e = extractor(&model.url).extract(TEXT, Duration::from_secs(5)).unwrap();
     assert_eq!(e.facts.len(), 2, "{e:?}");
     let ada = &e.facts[0];
     assert_eq!((ada.subject.as_str(), ada.predicate.as_str()), ("Ada Lovelace", "works on"));
@@ -108,13 +36,13 @@ fn good_json_gives_facts_and_the_request_carries_the_model_and_the_text() {
     assert_eq!(e.facts[1].literal.as_deref(), Some("Rust"));
     assert_eq!((e.skipped, e.low_confidence, e.over_cap), (0, 0, 0));
 
-    let (headers, body) = seen.recv().unwrap();
-    assert!(headers[0].starts_with("POST /v1/chat/completions "), "{headers:?}");
+    let seen = model.request(0);
+    assert!(seen.line.starts_with("POST /v1/chat/completions "), "{seen:?}");
     assert!(
-        !headers.iter().any(|h| h.to_ascii_lowercase().starts_with("authorization")),
+        !seen.headers.iter().any(|h| h.to_ascii_lowercase().starts_with("authorization")),
         "no key by default"
     );
-    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&seen.body).unwrap();
     assert_eq!(json["model"], "test-extractor");
     assert_eq!(json["stream"], false);
     let messages = json["messages"].as_array().unwrap();
@@ -132,29 +60,30 @@ fn fenced_or_prose_wrapped_json_gives_facts() {
         format!("Facts [2 of them]: {}", FACTS.replace("{\"facts\": ", "").trim_end_matches('}')),
     ];
     for answer in answers {
-        let (url, _seen) = serve_once(Reply::Answer(answer.clone()));
-        let e =
-            extractor(&url).extract(TEXT, Duration::from_secs(5)).unwrap_or_else(|e| panic!("{e}: {answer}"));
+        let model = always(Reply::answer(answer.clone()));
+        let e = extractor(&model.url)
+            .extract(TEXT, Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("{e}: {answer}"));
         assert_eq!(e.facts.len(), 2, "{answer}: {e:?}");
     }
 }
 
 #[test]
 fn garbage_is_an_error_not_a_panic() {
-    let (url, _seen) = serve_once(Reply::Answer("I could not find any facts, sorry.".into()));
-    let err = extractor(&url).extract(TEXT, Duration::from_secs(5)).unwrap_err();
+    let model = always(Reply::answer("I could not find any facts, sorry."));
+    let err = extractor(&model.url).extract(TEXT, Duration::from_secs(5)).unwrap_err();
     assert!(err.contains("no JSON facts"), "{err}");
 
-    let (url, _seen) = serve_once(Reply::Raw(200, "<html>not json</html>"));
-    let err = extractor(&url).extract(TEXT, Duration::from_secs(5)).unwrap_err();
+    let model = always(Reply::Raw(200, "<html>not json</html>".into()));
+    let err = extractor(&model.url).extract(TEXT, Duration::from_secs(5)).unwrap_err();
     assert!(err.contains("not JSON"), "{err}");
 
-    let (url, _seen) = serve_once(Reply::Raw(500, "{\"error\": \"model not loaded\"}"));
-    let err = extractor(&url).extract(TEXT, Duration::from_secs(5)).unwrap_err();
+    let model = always(Reply::Raw(500, "{\"error\": \"model not loaded\"}".into()));
+    let err = extractor(&model.url).extract(TEXT, Duration::from_secs(5)).unwrap_err();
     assert!(err.contains("HTTP 500") && err.contains("model not loaded"), "{err}");
 
-    let (url, _seen) = serve_once(Reply::Raw(200, "{\"choices\": []}"));
-    let err = extractor(&url).extract(TEXT, Duration::from_secs(5)).unwrap_err();
+    let model = always(Reply::Raw(200, "{\"choices\": []}".into()));
+    let err = extractor(&model.url).extract(TEXT, Duration::from_secs(5)).unwrap_err();
     assert!(err.contains("choices[0]"), "{err}");
 
     // Hostile or broken shapes: never a panic; bad items are skipped and counted.
@@ -199,9 +128,9 @@ fn many_facts_are_capped_and_low_confidence_dropped() {
 
 #[test]
 fn a_slow_server_fails_within_the_deadline() {
-    let (url, _seen) = serve_once(Reply::Sleep(Duration::from_secs(3)));
+    let model = always(Reply::after(Duration::from_secs(3), Reply::answer("{\"facts\": []}")));
     let t0 = Instant::now();
-    let err = extractor(&url).extract(TEXT, Duration::from_millis(300)).unwrap_err();
+    let err = extractor(&model.url).extract(TEXT, Duration::from_millis(300)).unwrap_err();
     assert!(t0.elapsed() < Duration::from_millis(1500), "{:?}", t0.elapsed());
     assert!(err.contains("timed out"), "{err}");
 }

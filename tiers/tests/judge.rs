@@ -1,129 +1,13 @@
 //! The OpenAI-compatible judge against a real HTTP server on 127.0.0.1 speaking the chat
 //! completions protocol, and `from_config`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::mpsc;
-use std::thread;
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use amber_tiers::judge::{
     Judge, JudgeConfig, JudgeKind, OpenAiJudge, PROMPT_MAX_CHARS, Verdict, from_config, parse_answer,
 };
-
-/// One request as the server saw it.
-#[derive(Debug)]
-struct Seen {
-    request_line: String,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-    fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body).expect("request body is JSON")
-    }
-}
-
-/// What the server does with a request.
-enum Reply {
-    /// 200 with this chat answer.
-    Answer(&'static str),
-    /// This status and raw body.
-    Raw(u16, &'static str),
-    /// Waits this long, then answers yes.
-    SleepThenYes(Duration),
-    /// Sends headers for a long body, then one byte every 100 ms.
-    Trickle,
-}
-
-fn read_request(stream: &TcpStream) -> Seen {
-    let mut r = BufReader::new(stream);
-    let mut request_line = String::new();
-    r.read_line(&mut request_line).unwrap();
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        r.read_line(&mut line).unwrap();
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (k, v) = line.split_once(':').unwrap();
-        headers.push((k.trim().to_string(), v.trim().to_string()));
-    }
-    let len: usize = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .map(|(_, v)| v.parse().unwrap())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).unwrap();
-    Seen {
-        request_line: request_line.trim_end().to_string(),
-        headers,
-        body: String::from_utf8(body).unwrap(),
-    }
-}
-
-fn respond(mut stream: TcpStream, status: u16, body: &str) {
-    let head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    // The client may have given up already (the timeout tests): ignore write errors.
-    let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes()));
-}
-
-fn chat_answer(content: &str) -> String {
-    serde_json::json!({
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "model": "test-model",
-        "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
-    })
-    .to_string()
-}
-
-/// A server answering one request; returns its base URL (`http://127.0.0.1:PORT/v1`) and
-/// a receiver for what it saw.
-fn serve_once(reply: Reply) -> (String, mpsc::Receiver<Seen>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let seen = read_request(&stream);
-        let _ = tx.send(seen);
-        match reply {
-            Reply::Answer(content) => respond(stream, 200, &chat_answer(content)),
-            Reply::Raw(status, body) => respond(stream, status, body),
-            Reply::SleepThenYes(d) => {
-                thread::sleep(d);
-                respond(stream, 200, &chat_answer("yes"));
-            }
-            Reply::Trickle => {
-                let mut stream = stream;
-                let head =
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
-                if stream.write_all(head.as_bytes()).is_err() {
-                    return;
-                }
-                for _ in 0..50 {
-                    thread::sleep(Duration::from_millis(100));
-                    if stream.write_all(b" ").and_then(|_| stream.flush()).is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-    });
-    (url, rx)
-}
+use amber_tiers::testing::{Reply, always};
 
 const DEADLINE: Duration = Duration::from_secs(5);
 
@@ -142,35 +26,36 @@ fn assert_failed(v: &Verdict, contains: &str) {
 
 #[test]
 fn yes_answer_is_yes() {
-    let (url, _seen) = serve_once(Reply::Answer("Yes."));
-    let v = judge_for(&url).judge("cargo build fails with E0502", "E0502: borrow the map once", DEADLINE);
+    let model = always(Reply::answer("Yes."));
+    let v =
+        judge_for(&model.url).judge("cargo build fails with E0502", "E0502: borrow the map once", DEADLINE);
     assert_eq!(v, Verdict::Yes { score: None });
 }
 
 #[test]
 fn no_answer_is_no() {
-    let (url, _seen) = serve_once(Reply::Answer("  no"));
-    let v = judge_for(&url).judge("cargo build fails with E0502", "the user likes tea", DEADLINE);
+    let model = always(Reply::answer("  no"));
+    let v = judge_for(&model.url).judge("cargo build fails with E0502", "the user likes tea", DEADLINE);
     assert_eq!(v, Verdict::No { score: None });
 }
 
 #[test]
 fn other_answer_is_failed() {
-    let (url, _seen) = serve_once(Reply::Answer("Maybe, it depends."));
-    let v = judge_for(&url).judge("event", "memory", DEADLINE);
+    let model = always(Reply::answer("Maybe, it depends."));
+    let v = judge_for(&model.url).judge("event", "memory", DEADLINE);
     assert_failed(&v, "neither yes nor no");
 }
 
 #[test]
 fn request_carries_model_messages_and_no_key_by_default() {
-    let (url, seen) = serve_once(Reply::Answer("yes"));
+    let model = always(Reply::answer("yes"));
     let event = "running migrations on the staging database";
     let memory = "staging needs ALEMBIC_CONFIG=staging.ini before migrating";
-    let judge = judge_for(&url);
+    let judge = judge_for(&model.url);
     assert_eq!(judge.name(), "openai:test-model");
     assert!(judge.judge(event, memory, DEADLINE).is_yes());
-    let seen = seen.recv_timeout(DEADLINE).unwrap();
-    assert_eq!(seen.request_line, "POST /v1/chat/completions HTTP/1.1");
+    let seen = model.request(0);
+    assert_eq!(seen.line, "POST /v1/chat/completions HTTP/1.1");
     assert!(seen.header("content-type").unwrap().starts_with("application/json"));
     assert_eq!(seen.header("authorization"), None);
     let body = seen.json();
@@ -190,27 +75,27 @@ fn request_carries_model_messages_and_no_key_by_default() {
 fn key_from_the_named_env_var_is_sent_as_bearer() {
     // PATH is always set; the tests forbid unsafe code, so they cannot set a variable.
     let key = std::env::var("PATH").unwrap();
-    let (url, seen) = serve_once(Reply::Answer("no"));
+    let model = always(Reply::answer("no"));
     let cfg = JudgeConfig {
         kind: JudgeKind::Openai,
-        url: Some(format!("{url}/")),
+        url: Some(format!("{}/", model.url)),
         model: Some("m".into()),
         api_key_env: Some("PATH".into()),
         ..JudgeConfig::default()
     };
     let judge = from_config(&cfg).unwrap();
     assert_eq!(judge.judge("e", "m", DEADLINE), Verdict::No { score: None });
-    let seen = seen.recv_timeout(DEADLINE).unwrap();
+    let seen = model.request(0);
     assert_eq!(seen.header("authorization").unwrap(), format!("Bearer {}", key.trim()));
-    assert_eq!(seen.request_line, "POST /v1/chat/completions HTTP/1.1");
+    assert_eq!(seen.line, "POST /v1/chat/completions HTTP/1.1");
 }
 
 #[test]
 fn long_texts_are_truncated_in_the_prompt() {
-    let (url, seen) = serve_once(Reply::Answer("yes"));
+    let model = always(Reply::answer("yes"));
     let long = "é".repeat(PROMPT_MAX_CHARS * 3);
-    assert!(judge_for(&url).judge(&long, &long, DEADLINE).is_yes());
-    let body = seen.recv_timeout(DEADLINE).unwrap().json();
+    assert!(judge_for(&model.url).judge(&long, &long, DEADLINE).is_yes());
+    let body = model.request(0).json();
     let text = body["messages"][1]["content"].as_str().unwrap().to_string();
     assert!(text.chars().count() < PROMPT_MAX_CHARS * 2 + 500, "{}", text.len());
     assert!(text.contains("[... truncated]"));
@@ -218,10 +103,10 @@ fn long_texts_are_truncated_in_the_prompt() {
 
 #[test]
 fn slow_server_fails_within_the_deadline() {
-    let (url, _seen) = serve_once(Reply::SleepThenYes(Duration::from_secs(4)));
+    let model = always(Reply::after(Duration::from_secs(4), Reply::answer("yes")));
     let deadline = Duration::from_millis(300);
     let t = Instant::now();
-    let v = judge_for(&url).judge("e", "m", deadline);
+    let v = judge_for(&model.url).judge("e", "m", deadline);
     let took = t.elapsed();
     assert_failed(&v, "timed out");
     assert!(took < deadline + Duration::from_secs(1), "took {took:?}");
@@ -229,10 +114,10 @@ fn slow_server_fails_within_the_deadline() {
 
 #[test]
 fn trickling_body_fails_within_the_deadline() {
-    let (url, _seen) = serve_once(Reply::Trickle);
+    let model = always(Reply::Trickle);
     let deadline = Duration::from_millis(400);
     let t = Instant::now();
-    let v = judge_for(&url).judge("e", "m", deadline);
+    let v = judge_for(&model.url).judge("e", "m", deadline);
     let took = t.elapsed();
     assert_failed(&v, "timed out");
     assert!(took < deadline + Duration::from_secs(1), "took {took:?}");
@@ -240,22 +125,22 @@ fn trickling_body_fails_within_the_deadline() {
 
 #[test]
 fn server_error_is_failed() {
-    let (url, _seen) = serve_once(Reply::Raw(500, r#"{"error":"model not loaded"}"#));
-    let v = judge_for(&url).judge("e", "m", DEADLINE);
+    let model = always(Reply::Raw(500, r#"{"error":"model not loaded"}"#.into()));
+    let v = judge_for(&model.url).judge("e", "m", DEADLINE);
     assert_failed(&v, "http 500");
     assert_failed(&v, "model not loaded");
 }
 
 #[test]
 fn garbage_body_is_failed() {
-    let (url, _seen) = serve_once(Reply::Raw(200, "<html>not json</html>"));
-    assert_failed(&judge_for(&url).judge("e", "m", DEADLINE), "not json");
+    let model = always(Reply::Raw(200, "<html>not json</html>".into()));
+    assert_failed(&judge_for(&model.url).judge("e", "m", DEADLINE), "not json");
 }
 
 #[test]
 fn json_without_choices_is_failed() {
-    let (url, _seen) = serve_once(Reply::Raw(200, r#"{"object":"chat.completion","choices":[]}"#));
-    assert_failed(&judge_for(&url).judge("e", "m", DEADLINE), "choices[0].message.content");
+    let model = always(Reply::Raw(200, r#"{"object":"chat.completion","choices":[]}"#.into()));
+    assert_failed(&judge_for(&model.url).judge("e", "m", DEADLINE), "choices[0].message.content");
 }
 
 #[test]

@@ -2,15 +2,15 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use amber_core::{NewMemory, Scope};
 use amber_ipc::protocol::{ErrorKind, Response};
 use amber_ipc::{Client, socket_name};
+use amber_tiers::testing::{FakeModel, Reply, serve};
 use interprocess::local_socket::Stream;
 use interprocess::local_socket::traits::Stream as _;
 
@@ -164,7 +164,8 @@ pub fn with_config(config: &str) -> (Daemon, tempfile::TempDir) {
     (d, dir)
 }
 
-/// A local server speaking the OpenAI chat-completions protocol on 127.0.0.1.
+/// A local server speaking the OpenAI chat-completions protocol on 127.0.0.1
+/// (`amber_tiers::testing`).
 pub struct FakeChat {
     /// Its base URL (`http://127.0.0.1:PORT/v1`).
     pub url: String,
@@ -172,6 +173,8 @@ pub struct FakeChat {
     pub bodies: Arc<Mutex<Vec<String>>>,
     /// How many requests it has answered.
     pub answered: Arc<AtomicUsize>,
+    /// The server itself (every request with its headers).
+    pub model: FakeModel,
 }
 
 /// Starts a [`FakeChat`]: for each request it keeps the body, runs `before_answer`
@@ -185,45 +188,12 @@ pub fn fake_chat_with(
     answer: impl Fn(&str) -> String + Send + 'static,
     before_answer: impl Fn() + Send + 'static,
 ) -> FakeChat {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let bodies = Arc::new(Mutex::new(Vec::new()));
-    let answered = Arc::new(AtomicUsize::new(0));
-    let (seen, done) = (bodies.clone(), answered.clone());
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { continue };
-            let mut r = BufReader::new(conn);
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = r.read_exact(&mut body);
-            let body = String::from_utf8_lossy(&body).into_owned();
-            seen.lock().unwrap().push(body.clone());
-            before_answer();
-            let content = answer(&body);
-            let reply =
-                serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
-                    .to_string();
-            let mut conn = r.into_inner();
-            let _ = write!(
-                conn,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-            done.fetch_add(1, Ordering::SeqCst);
-        }
+    let seen = bodies.clone();
+    let model = serve(move |req| {
+        seen.lock().unwrap().push(req.body.clone());
+        before_answer();
+        Reply::Answer(answer(&req.body))
     });
-    FakeChat { url, bodies, answered }
+    FakeChat { url: model.url.clone(), bodies, answered: model.answered.clone(), model }
 }
