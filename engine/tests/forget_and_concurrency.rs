@@ -1,6 +1,7 @@
 //! Forgetting, purging, the commit/index split and concurrent use, with the real model.
 //! They need `scripts/setup.sh` to have run (CI runs it first).
 
+use amber_store::prelude::*;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

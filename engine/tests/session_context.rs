@@ -8,6 +8,7 @@
 
 use amber_core::{Evidence, Hit, MemoryId, NewMemory, Query, Scope, SearchMode};
 use amber_engine::{Engine, EngineOptions};
+use amber_store::prelude::*;
 
 const QUESTION: &str = "Nate: any pointers on what I should get for my living room to make it comfy?";
 const ANSWER: &str =

@@ -5,6 +5,7 @@ use amber_core::advice::{Judgement, Note, Situation};
 use amber_core::{Millis, Scope};
 use rusqlite::{OptionalExtension, params};
 
+use crate::Advice;
 use crate::{Error, Result, Store};
 
 const NOTE_COLUMNS: &str =
@@ -60,10 +61,12 @@ impl Store {
         }
         tx.commit().map_err(err)
     }
+}
 
+impl Advice for Store {
     /// Adds situations, or updates the category, line and aliases of those already
     /// there (their first time stays).
-    pub fn put_situations(&mut self, situations: &[Situation]) -> Result<()> {
+    fn put_situations(&mut self, situations: &[Situation]) -> Result<()> {
         self.each_in_tx(
             "INSERT INTO advice_situations (scope, key, category, line, aliases, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -78,7 +81,7 @@ impl Store {
     }
 
     /// A scope's situations, by key.
-    pub fn situations(&self, scope: &Scope) -> Result<Vec<Situation>> {
+    fn situations(&self, scope: &Scope) -> Result<Vec<Situation>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -103,7 +106,7 @@ impl Store {
 
     /// Merges situation `from` into `into` in one transaction: its runs move, its key
     /// and aliases become aliases of `into`, its row goes. Its notes stay (history).
-    pub fn merge_situation(&mut self, scope: &Scope, from: &str, into: &str) -> Result<()> {
+    fn merge_situation(&mut self, scope: &Scope, from: &str, into: &str) -> Result<()> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -148,7 +151,7 @@ impl Store {
     }
 
     /// Records which situation each run (id) was sorted under.
-    pub fn sort_runs(&mut self, scope: &Scope, sorted: &[(String, String)]) -> Result<()> {
+    fn sort_runs(&mut self, scope: &Scope, sorted: &[(String, String)]) -> Result<()> {
         self.each_in_tx(
             "INSERT OR REPLACE INTO advice_sorted (run_id, scope, situation) VALUES (?1, ?2, ?3)",
             sorted,
@@ -157,7 +160,7 @@ impl Store {
     }
 
     /// (run id, situation) of every run sorted in a scope.
-    pub fn sorted_runs(&self, scope: &Scope) -> Result<Vec<(String, String)>> {
+    fn sorted_runs(&self, scope: &Scope) -> Result<Vec<(String, String)>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT run_id, situation FROM advice_sorted WHERE scope = ?1 ORDER BY run_id")
@@ -168,7 +171,7 @@ impl Store {
 
     /// Stores a note as the next version of its series (its `version` is ignored);
     /// returns the version given.
-    pub fn put_note(&mut self, note: &Note) -> Result<u32> {
+    fn put_note(&mut self, note: &Note) -> Result<u32> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -204,7 +207,7 @@ impl Store {
 
     /// A scope's notes: the newest version of each series, or every version when
     /// `history`; of one situation when given. Ordered by situation, agent, version.
-    pub fn notes(&self, scope: &Scope, situation: Option<&str>, history: bool) -> Result<Vec<Note>> {
+    fn notes(&self, scope: &Scope, situation: Option<&str>, history: bool) -> Result<Vec<Note>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -221,7 +224,7 @@ impl Store {
     }
 
     /// Sets (or clears) why a note version is withheld.
-    pub fn set_withheld(&mut self, note: &Note, withheld: Option<&str>) -> Result<()> {
+    fn set_withheld(&mut self, note: &Note, withheld: Option<&str>) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE advice_notes SET withheld = ?5
@@ -241,12 +244,7 @@ impl Store {
     /// Records that a session was served a note; when it had been served this
     /// situation's note before, nothing changes and that serving's (version, time) is
     /// returned.
-    pub fn mark_served(
-        &mut self,
-        session_id: &str,
-        note: &Note,
-        at: Millis,
-    ) -> Result<Option<(u32, Millis)>> {
+    fn mark_served(&mut self, session_id: &str, note: &Note, at: Millis) -> Result<Option<(u32, Millis)>> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -278,7 +276,7 @@ impl Store {
     }
 
     /// Stores judgements (a run judged again gets the new one).
-    pub fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()> {
+    fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()> {
         self.each_in_tx(
             "INSERT OR REPLACE INTO run_judgements (run_id, verdict, reason, model, at) VALUES (?1, ?2, ?3, ?4, ?5)",
             judgements,
@@ -288,7 +286,7 @@ impl Store {
 
     /// The judgements of runs and sessions (`session:<id>`) in a scope and those under
     /// it (every scope when None), newest first.
-    pub fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
+    fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -319,6 +317,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prelude::*;
 
     fn note(scope: &Scope, situation: &str, agent: Option<&str>) -> Note {
         Note {

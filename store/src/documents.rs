@@ -4,13 +4,14 @@
 use amber_core::{Memory, Scope};
 use rusqlite::params;
 
+use crate::Documents;
 use crate::store::{MEMORY_COLUMNS, decode, raw_row};
 use crate::{Result, Store};
 
-impl Store {
+impl Documents for Store {
     /// The memories of a scope whose `source` is exactly `source`, archived ones
     /// included, forgotten ones not, in seq order.
-    pub fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>> {
+    fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -24,7 +25,7 @@ impl Store {
 
     /// The distinct `source`s starting with `prefix` of a scope's live memories whose
     /// metadata names a document chunk, sorted.
-    pub fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>> {
+    fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
             .prepare_cached(

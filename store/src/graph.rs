@@ -2,13 +2,15 @@
 //! invalidations, and the memories that mention each entity.
 
 use amber_core::graph::{
-    Entity, EntityRef, Fact, FactObject, GraphStats, NewEntity, NewFact, normalize_name, normalize_predicate,
+    Entity, EntityRef, Fact, FactObject, GraphStats, NewEntity, NewFact, normalize_name,
 };
-use amber_core::{InvalidInput, MemoryId, Millis, Scope};
+use amber_core::{MemoryId, Millis, Scope};
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use crate::Graph;
 use crate::{Error, Result, Store};
 
+pub(crate) mod add;
 mod mentions;
 
 /// What [`Store::kg_add`] did.
@@ -113,74 +115,133 @@ fn sql_err(path: &std::path::Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
     move |source| Error::Sqlite { path: path.to_path_buf(), source }
 }
 
-/// The entity a name or alias stands for in a scope.
-fn lookup(tx: &Transaction<'_>, scope: &Scope, norm: &str) -> rusqlite::Result<Option<i64>> {
-    tx.prepare_cached("SELECT entity FROM kg_names WHERE scope = ?1 AND norm = ?2")?
-        .query_row(params![scope.as_str(), norm], |r| r.get(0))
-        .optional()
+/// The SQLite rows of [`add::add`], inside one transaction.
+struct Rows<'a> {
+    tx: &'a Transaction<'a>,
+    path: &'a std::path::Path,
 }
 
-/// Finds or creates the entity `name` stands for, then gives it `aliases` and, when it
-/// has none yet, `kind`.
-fn upsert_entity(
-    tx: &Transaction<'_>,
-    scope: &Scope,
-    e: &NewEntity,
-    now: Millis,
-    new_names: &mut Vec<(i64, Scope, String)>,
-) -> Result<i64> {
-    let path = tx.path().map(std::path::PathBuf::from).unwrap_or_default();
-    let sql = sql_err(&path);
-    let norm = normalize_name(&e.name);
-    let id = match lookup(tx, scope, &norm).map_err(&sql)? {
-        Some(id) => {
-            if let Some(kind) = &e.kind {
-                tx.execute(
-                    "UPDATE kg_entities SET kind = ?2 WHERE id = ?1 AND kind IS NULL",
-                    params![id, kind],
-                )
-                .map_err(&sql)?;
-            }
-            id
-        }
-        None => {
-            tx.execute(
-                "INSERT INTO kg_entities (scope, name, kind, created_at) VALUES (?1, ?2, ?3, ?4)",
-                params![scope.as_str(), e.name.trim(), e.kind, now],
-            )
-            .map_err(&sql)?;
-            let id = tx.last_insert_rowid();
-            tx.execute(
-                "INSERT INTO kg_names (scope, norm, entity, name) VALUES (?1, ?2, ?3, ?4)",
-                params![scope.as_str(), norm, id, e.name.trim()],
-            )
-            .map_err(&sql)?;
-            new_names.push((id, scope.clone(), norm));
-            id
-        }
-    };
-    for alias in &e.aliases {
-        let norm = normalize_name(alias);
-        match lookup(tx, scope, &norm).map_err(&sql)? {
-            Some(other) if other == id => {}
-            Some(other) => {
-                return Err(Error::Invalid(InvalidInput::BadGraph {
-                    reason: format!(
-                        "alias {alias:?} already names another entity (id {other}) in this scope"
-                    ),
-                }));
-            }
-            None => {
-                tx.execute(
-                    "INSERT INTO kg_names (scope, norm, entity, name) VALUES (?1, ?2, ?3, ?4)",
-                    params![scope.as_str(), norm, id, alias.trim()],
-                )
-                .map_err(&sql)?;
-                new_names.push((id, scope.clone(), norm));
-            }
-        }
+impl Rows<'_> {
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        sql_err(self.path)
     }
-    Ok(id)
+}
+
+impl add::GraphRows for Rows<'_> {
+    type Err = Error;
+
+    fn entity_named(&mut self, scope: &Scope, norm: &str) -> Result<Option<i64>> {
+        self.tx
+            .prepare_cached("SELECT entity FROM kg_names WHERE scope = ?1 AND norm = ?2")
+            .and_then(|mut st| st.query_row(params![scope.as_str(), norm], |r| r.get(0)).optional())
+            .map_err(self.sql())
+    }
+
+    fn give_kind(&mut self, entity: i64, kind: &str) -> Result<()> {
+        self.tx
+            .execute("UPDATE kg_entities SET kind = ?2 WHERE id = ?1 AND kind IS NULL", params![entity, kind])
+            .map(|_| ())
+            .map_err(self.sql())
+    }
+
+    fn insert_entity(&mut self, scope: &Scope, name: &str, kind: Option<&str>, now: Millis) -> Result<i64> {
+        self.tx
+            .execute(
+                "INSERT INTO kg_entities (scope, name, kind, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![scope.as_str(), name, kind, now],
+            )
+            .map_err(self.sql())?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    fn insert_name(&mut self, scope: &Scope, norm: &str, entity: i64, name: &str) -> Result<()> {
+        self.tx
+            .execute(
+                "INSERT INTO kg_names (scope, norm, entity, name) VALUES (?1, ?2, ?3, ?4)",
+                params![scope.as_str(), norm, entity, name],
+            )
+            .map(|_| ())
+            .map_err(self.sql())
+    }
+
+    fn open_facts(&mut self, subject: i64, predicate: &str, at: Millis) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached(
+                "SELECT id FROM kg_facts WHERE subject = ?1 AND predicate = ?2
+                 AND (valid_from IS NULL OR valid_from < ?3) AND (valid_to IS NULL OR valid_to > ?3)
+                 ORDER BY id",
+            )
+            .map_err(self.sql())?;
+        stmt.query_map(params![subject, predicate, at], |r| r.get(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<_>>())
+            .map_err(self.sql())
+    }
+
+    fn invalidate(&mut self, fact: i64, at: Millis, reason: Option<&str>, now: Millis) -> Result<()> {
+        invalidate(self.tx, fact, at, reason, now).map_err(self.sql())
+    }
+
+    fn twin(&mut self, k: &add::FactKey<'_>) -> Result<Option<(i64, String)>> {
+        // The unary `+` keeps SQLite off `kg_facts_time`: without statistics it otherwise
+        // prefers that index for the two `IS` terms, which match nearly every fact (open
+        // windows), making each add a scan and a load quadratic.
+        self.tx
+            .prepare_cached(
+                "SELECT id, sources FROM kg_facts WHERE subject = ?1 AND predicate = ?2
+                 AND object IS ?3 AND literal IS ?4 AND +valid_from IS ?5 AND +valid_to IS ?6",
+            )
+            .and_then(|mut st| {
+                st.query_row(
+                    params![k.subject, k.predicate, k.object, k.literal, k.valid_from, k.valid_to],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+            })
+            .map_err(self.sql())
+    }
+
+    fn set_sources(&mut self, fact: i64, sources: &str) -> Result<()> {
+        self.tx
+            .execute("UPDATE kg_facts SET sources = ?2 WHERE id = ?1", params![fact, sources])
+            .map(|_| ())
+            .map_err(self.sql())
+    }
+
+    fn insert_fact(
+        &mut self,
+        k: &add::FactKey<'_>,
+        now: Millis,
+        confidence: f64,
+        sources: &str,
+    ) -> Result<i64> {
+        self.tx
+            .execute(
+                "INSERT INTO kg_facts (subject, predicate, object, literal, valid_from, valid_to,
+                 recorded_at, confidence, sources) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    k.subject,
+                    k.predicate,
+                    k.object,
+                    k.literal,
+                    k.valid_from,
+                    k.valid_to,
+                    now,
+                    confidence,
+                    sources
+                ],
+            )
+            .map_err(self.sql())?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    fn entity(&mut self, id: i64) -> Result<Option<Entity>> {
+        entity_by_id(self.tx, id)
+    }
+
+    fn fact(&mut self, id: i64) -> Result<Option<Fact>> {
+        fact_by_id(self.tx, id).map_err(self.sql())
+    }
 }
 
 fn fact_by_id(conn: &rusqlite::Connection, id: i64) -> rusqlite::Result<Option<Fact>> {
@@ -217,13 +278,28 @@ fn entity_by_id(conn: &rusqlite::Connection, id: i64) -> Result<Option<Entity>> 
     Ok(Some(Entity { id, scope, name, kind, aliases, created_at }))
 }
 
-impl Store {
+fn invalidate(
+    tx: &Transaction<'_>,
+    id: i64,
+    at: Millis,
+    reason: Option<&str>,
+    now: Millis,
+) -> rusqlite::Result<()> {
+    tx.execute("UPDATE kg_facts SET valid_to = ?2, invalidated_at = ?3 WHERE id = ?1", params![id, at, now])?;
+    tx.execute(
+        "INSERT INTO kg_invalidations (fact, at, recorded_at, reason) VALUES (?1, ?2, ?3, ?4)",
+        params![id, at, now, reason],
+    )?;
+    Ok(())
+}
+
+impl Graph for Store {
     /// Adds entities and facts in one scope, in one transaction (all or nothing).
     /// Entities are found by any of their names (normalized), created when new. A fact
     /// identical to one already there (same subject, predicate, object and window) is
     /// not added again: its sources are merged. With `supersede`, facts with the same
     /// subject and predicate that hold when the new one starts end there.
-    pub fn kg_add(
+    fn kg_add(
         &mut self,
         scope: &Scope,
         entities: &[NewEntity],
@@ -237,126 +313,15 @@ impl Store {
             f.validate()?;
         }
         let path = self.path.clone();
-        let sql = sql_err(&path);
-        let tx = self.conn.transaction().map_err(&sql)?;
-        let mut out = KgAdded::default();
-        let mut touched = Vec::new();
-        for e in entities {
-            touched.push(upsert_entity(&tx, scope, e, now, &mut out.new_names)?);
-        }
-        let mut fact_ids = Vec::new();
-        for f in facts {
-            let named = |name: &str| NewEntity { name: name.into(), ..NewEntity::default() };
-            let subject = upsert_entity(&tx, scope, &named(&f.subject), now, &mut out.new_names)?;
-            touched.push(subject);
-            let object = match &f.object {
-                Some(o) => {
-                    let id = upsert_entity(&tx, scope, &named(o), now, &mut out.new_names)?;
-                    touched.push(id);
-                    Some(id)
-                }
-                None => None,
-            };
-            let literal = f.literal.as_deref().map(str::trim);
-            let predicate = normalize_predicate(&f.predicate);
-            if f.supersede {
-                let at = f.valid_from.unwrap_or(now);
-                let mut stmt = tx
-                    .prepare_cached(
-                        "SELECT id FROM kg_facts WHERE subject = ?1 AND predicate = ?2
-                         AND (valid_from IS NULL OR valid_from < ?3) AND (valid_to IS NULL OR valid_to > ?3)",
-                    )
-                    .map_err(&sql)?;
-                let ids: Vec<i64> = stmt
-                    .query_map(params![subject, predicate, at], |r| r.get(0))
-                    .map_err(&sql)?
-                    .collect::<rusqlite::Result<_>>()
-                    .map_err(&sql)?;
-                for id in ids {
-                    invalidate(&tx, id, at, Some("superseded"), now).map_err(&sql)?;
-                    out.superseded.push(id);
-                }
-            }
-            // The unary `+` keeps SQLite off `kg_facts_time`: without statistics it
-            // otherwise prefers that index for the two `IS` terms, which match nearly
-            // every fact (open windows), making each add a scan and a load quadratic.
-            let existing: Option<(i64, String)> = tx
-                .prepare_cached(
-                    "SELECT id, sources FROM kg_facts WHERE subject = ?1 AND predicate = ?2
-                     AND object IS ?3 AND literal IS ?4 AND +valid_from IS ?5 AND +valid_to IS ?6",
-                )
-                .map_err(&sql)?
-                .query_row(params![subject, predicate, object, literal, f.valid_from, f.valid_to], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .optional()
-                .map_err(&sql)?;
-            let id = match existing {
-                Some((id, sources)) => {
-                    let mut have: Vec<MemoryId> = serde_json::from_str(&sources).unwrap_or_default();
-                    let before = have.len();
-                    for s in &f.sources {
-                        if !have.contains(s) {
-                            have.push(s.clone());
-                        }
-                    }
-                    if have.len() != before {
-                        tx.execute(
-                            "UPDATE kg_facts SET sources = ?2 WHERE id = ?1",
-                            params![id, serde_json::to_string(&have).unwrap_or_else(|_| "[]".into())],
-                        )
-                        .map_err(&sql)?;
-                    }
-                    id
-                }
-                None => {
-                    let mut sources: Vec<&MemoryId> = Vec::new();
-                    for s in &f.sources {
-                        if !sources.contains(&s) {
-                            sources.push(s);
-                        }
-                    }
-                    tx.execute(
-                        "INSERT INTO kg_facts (subject, predicate, object, literal, valid_from, valid_to,
-                         recorded_at, confidence, sources) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                        params![
-                            subject,
-                            predicate,
-                            object,
-                            literal,
-                            f.valid_from,
-                            f.valid_to,
-                            now,
-                            f64::from(f.confidence.unwrap_or(1.0)),
-                            serde_json::to_string(&sources).unwrap_or_else(|_| "[]".into())
-                        ],
-                    )
-                    .map_err(&sql)?;
-                    tx.last_insert_rowid()
-                }
-            };
-            fact_ids.push(id);
-        }
-        let mut seen = std::collections::HashSet::new();
-        for id in touched {
-            if seen.insert(id)
-                && let Some(e) = entity_by_id(&tx, id)?
-            {
-                out.entities.push(e);
-            }
-        }
-        for id in fact_ids {
-            if let Some(f) = fact_by_id(&tx, id).map_err(&sql)? {
-                out.facts.push(f);
-            }
-        }
-        tx.commit().map_err(&sql)?;
+        let tx = self.conn.transaction().map_err(sql_err(&path))?;
+        let out = add::add(&mut Rows { tx: &tx, path: &path }, scope, entities, facts, now)?;
+        tx.commit().map_err(sql_err(&path))?;
         Ok(out)
     }
 
     /// Ends a fact's window at `at` (the newest invalidation wins) and logs it. None
     /// when there is no such fact.
-    pub fn kg_invalidate(
+    fn kg_invalidate(
         &mut self,
         id: i64,
         at: Millis,
@@ -376,7 +341,7 @@ impl Store {
     }
 
     /// A fact's invalidations, oldest first: (the time its window ended, the reason).
-    pub fn kg_invalidations(&self, fact: i64) -> Result<Vec<(Millis, Option<String>)>> {
+    fn kg_invalidations(&self, fact: i64) -> Result<Vec<(Millis, Option<String>)>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -388,7 +353,7 @@ impl Store {
     }
 
     /// The facts not invalidated yet that name this memory among their sources.
-    pub fn kg_facts_sourced_by(&self, memory: &MemoryId) -> Result<Vec<Fact>> {
+    fn kg_facts_sourced_by(&self, memory: &MemoryId) -> Result<Vec<Fact>> {
         let ids: Vec<i64> = {
             let mut stmt = self
                 .conn
@@ -413,17 +378,17 @@ impl Store {
     }
 
     /// A fact by its number.
-    pub fn kg_fact(&self, id: i64) -> Result<Option<Fact>> {
+    fn kg_fact(&self, id: i64) -> Result<Option<Fact>> {
         fact_by_id(&self.conn, id).map_err(self.sql())
     }
 
     /// An entity by its number.
-    pub fn kg_entity(&self, id: i64) -> Result<Option<Entity>> {
+    fn kg_entity(&self, id: i64) -> Result<Option<Entity>> {
         entity_by_id(&self.conn, id)
     }
 
     /// The entity a name or alias stands for in a scope (None when unknown).
-    pub fn kg_resolve(&self, scope: &Scope, name: &str) -> Result<Option<Entity>> {
+    fn kg_resolve(&self, scope: &Scope, name: &str) -> Result<Option<Entity>> {
         let norm = normalize_name(name);
         let id: Option<i64> = self
             .conn
@@ -440,7 +405,7 @@ impl Store {
 
     /// The facts an entity takes part in (as subject or object), valid at `as_of` when
     /// given; ordered by start of validity (open starts first), then filing.
-    pub fn kg_facts_of(&self, entity: i64, as_of: Option<Millis>) -> Result<Vec<Fact>> {
+    fn kg_facts_of(&self, entity: i64, as_of: Option<Millis>) -> Result<Vec<Fact>> {
         let window = "(?2 IS NULL OR ((f.valid_from IS NULL OR f.valid_from <= ?2) \
                       AND (f.valid_to IS NULL OR f.valid_to > ?2)))";
         let mut stmt = self
@@ -461,7 +426,7 @@ impl Store {
     /// `as_of`: those with an id above `after`, in id order, at most `limit`. `more` is
     /// true when there may be further pages. Reads about `limit` rows whatever the
     /// entity's degree.
-    pub fn kg_facts_page(&self, entity: i64, as_of: Millis, after: i64, limit: usize) -> Result<FactPage> {
+    fn kg_facts_page(&self, entity: i64, as_of: Millis, after: i64, limit: usize) -> Result<FactPage> {
         let window =
             "(f.valid_from IS NULL OR f.valid_from <= ?2) AND (f.valid_to IS NULL OR f.valid_to > ?2)";
         let side = |index: &str, cond: &str| {
@@ -487,7 +452,7 @@ impl Store {
     }
 
     /// Every name of every entity: (entity, scope, normalized name).
-    pub fn kg_names(&self) -> Result<Vec<(i64, Scope, String)>> {
+    fn kg_names(&self) -> Result<Vec<(i64, Scope, String)>> {
         let mut stmt =
             self.conn.prepare_cached("SELECT entity, scope, norm FROM kg_names").map_err(self.sql())?;
         let rows = stmt
@@ -504,7 +469,7 @@ impl Store {
     }
 
     /// Counts over a scope's graph (every scope when None); `valid_now` at `now`.
-    pub fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats> {
+    fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats> {
         let s = scope.map(Scope::as_str);
         let one = |q: &str| -> Result<u64> {
             self.conn
@@ -530,21 +495,6 @@ impl Store {
             predicates: one(&format!("SELECT count(DISTINCT f.predicate) {facts}"))?,
         })
     }
-}
-
-fn invalidate(
-    tx: &Transaction<'_>,
-    id: i64,
-    at: Millis,
-    reason: Option<&str>,
-    now: Millis,
-) -> rusqlite::Result<()> {
-    tx.execute("UPDATE kg_facts SET valid_to = ?2, invalidated_at = ?3 WHERE id = ?1", params![id, at, now])?;
-    tx.execute(
-        "INSERT INTO kg_invalidations (fact, at, recorded_at, reason) VALUES (?1, ?2, ?3, ?4)",
-        params![id, at, now, reason],
-    )?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -37,7 +37,10 @@ mod store;
 mod threads;
 mod vectors;
 
-pub use backend::{Backend, MemoryStore, SqliteBackend};
+pub use backend::{
+    Addressing, Advice, Backend, Documents, Graph, Memories, MemoryStore, Mentions, Runs, Scopes, Sessions,
+    SqliteBackend, Standing, VectorCache,
+};
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
 pub use pg::PgBackend;
@@ -48,3 +51,12 @@ pub use sessions::SessionRow;
 pub use standing::{Refusal, StandingRow};
 pub use store::{Change, Key, Purged, Store, Vector};
 pub use threads::{GuardEntry, Hold};
+
+/// The storage boundary's traits, imported anonymously: `use amber_store::prelude::*;`
+/// makes every store method callable on a [`Store`] or a `dyn` [`MemoryStore`].
+pub mod prelude {
+    pub use crate::backend::{
+        Addressing as _, Advice as _, Documents as _, Graph as _, Memories as _, Mentions as _, Runs as _,
+        Scopes as _, Sessions as _, Standing as _, VectorCache as _,
+    };
+}

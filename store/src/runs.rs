@@ -3,6 +3,7 @@
 use amber_core::{Millis, NewRun, Run, RunReward, Scope};
 use rusqlite::{OptionalExtension, params};
 
+use crate::Runs;
 use crate::{Error, Result, Store};
 
 const RUN_COLUMNS: &str =
@@ -44,11 +45,11 @@ fn decode_run(raw: RawRun, path: &std::path::Path) -> Result<Run> {
     })
 }
 
-impl Store {
+impl Runs for Store {
     /// Records runs in one transaction (all or nothing); each is (id, run with its trace
     /// already redacted). A run already there (same id) is kept as it was. Returns, per
     /// run, whether it was new.
-    pub fn insert_runs(
+    fn insert_runs(
         &mut self,
         scope: &Scope,
         agent: &str,
@@ -88,7 +89,7 @@ impl Store {
     }
 
     /// A run by id.
-    pub fn run(&self, id: &str) -> Result<Option<Run>> {
+    fn run(&self, id: &str) -> Result<Option<Run>> {
         let raw = self
             .conn
             .prepare_cached(&format!("SELECT {RUN_COLUMNS} FROM runs r WHERE r.id = ?1"))
@@ -98,7 +99,7 @@ impl Store {
     }
 
     /// The newest runs, within a scope (and those under it) and of an agent when given.
-    pub fn runs(&self, scope: Option<&Scope>, agent: Option<&str>, limit: usize) -> Result<Vec<Run>> {
+    fn runs(&self, scope: Option<&Scope>, agent: Option<&str>, limit: usize) -> Result<Vec<Run>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -117,7 +118,7 @@ impl Store {
 
     /// Rewards runs in one transaction: each (run id, reward). Returns the runs as they
     /// stand after.
-    pub fn reward_runs(&mut self, rewards: &[(String, RunReward)]) -> Result<()> {
+    fn reward_runs(&mut self, rewards: &[(String, RunReward)]) -> Result<()> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -135,7 +136,7 @@ impl Store {
     }
 
     /// Every reward of a run, oldest first.
-    pub fn run_rewards(&self, id: &str) -> Result<Vec<RunReward>> {
+    fn run_rewards(&self, id: &str) -> Result<Vec<RunReward>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT reward, reason, agent, at FROM run_rewards WHERE run_id = ?1 ORDER BY n")
@@ -154,7 +155,7 @@ impl Store {
     }
 
     /// How many runs and rewards an agent recorded since a time (the daily limits).
-    pub fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)> {
+    fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)> {
         let runs: i64 = self
             .conn
             .query_row(
@@ -178,6 +179,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prelude::*;
 
     #[test]
     fn runs_and_archived_memories_are_listed_by_scope_with_the_scopes_below_it() {

@@ -4,6 +4,7 @@
 use amber_core::{Memory, MemoryId, Millis, Scope};
 use rusqlite::{OptionalExtension, params};
 
+use crate::Scopes;
 use crate::store::{MEMORY_COLUMNS, decode, raw_row};
 use crate::{Error, Result, Store};
 
@@ -51,9 +52,9 @@ pub(crate) fn below(scope: &Scope) -> (String, String) {
     (format!("{}/", scope.as_str()), format!("{}0", scope.as_str()))
 }
 
-impl Store {
+impl Scopes for Store {
     /// Notes the project root a project scope stands for (the latest wins).
-    pub fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
+    fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
         self.conn
             .prepare_cached(
                 "INSERT INTO scope_roots (scope, root, seen_at) VALUES (?1, ?2, ?3)
@@ -66,7 +67,7 @@ impl Store {
     }
 
     /// Every scope with a known root: (scope, root).
-    pub fn scope_roots(&self) -> Result<Vec<(String, String)>> {
+    fn scope_roots(&self) -> Result<Vec<(String, String)>> {
         let mut stmt =
             self.conn.prepare("SELECT scope, root FROM scope_roots ORDER BY scope").map_err(self.sql())?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(self.sql())?;
@@ -75,7 +76,7 @@ impl Store {
 
     /// Live memories of a durable type (anything but `event`) filed at or after `since`
     /// in these scopes or below them.
-    pub fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64> {
+    fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64> {
         let mut n = 0;
         for scope in scopes {
             let (lo, hi) = below(scope);
@@ -92,7 +93,7 @@ impl Store {
     }
 
     /// Where a moved memory went: its id now, if `id` was moved by a scope move.
-    pub fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
+    fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
         let got: Option<String> = self
             .conn
             .prepare_cached("SELECT new_id FROM moved WHERE old_id = ?1")
@@ -102,7 +103,7 @@ impl Store {
     }
 
     /// The memory whose id starts with `prefix` (lowercase hex, at least 4 digits).
-    pub fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch> {
+    fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch> {
         let upper = format!("{prefix}g"); // every hex id with this prefix sorts below it
         let mut stmt = self
             .conn
@@ -134,7 +135,7 @@ impl Store {
     /// merged copy keeps its own log). When the same
     /// content is already live in the target scope, the moved row is forgotten and
     /// everything pointing at it points at the memory already there.
-    pub fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
+    fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -236,6 +237,7 @@ mod tests {
     use amber_core::NewMemory;
 
     use super::*;
+    use crate::prelude::*;
 
     fn scope(s: &str) -> Scope {
         s.parse().unwrap()

@@ -3,6 +3,7 @@
 use amber_core::{Link, LinkKind, Memory, MemoryId, Millis};
 use rusqlite::{OptionalExtension, params};
 
+use crate::Sessions;
 use crate::store::{MEMORY_COLUMNS, decode, raw_row};
 use crate::{Result, Store};
 
@@ -23,10 +24,21 @@ pub struct SessionRow {
     pub record: String,
 }
 
-impl Store {
+fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        id: r.get(0)?,
+        agent: r.get(1)?,
+        scope: r.get(2)?,
+        started_at: r.get(3)?,
+        ended_at: r.get(4)?,
+        record: r.get(5)?,
+    })
+}
+
+impl Sessions for Store {
     /// Adds links (one transaction); a link already there (same from, to and kind) is
     /// left as it was. Returns how many were new.
-    pub fn add_links(&mut self, links: &[Link]) -> Result<usize> {
+    fn add_links(&mut self, links: &[Link]) -> Result<usize> {
         let path = self.path.clone();
         let sql = |source| crate::Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -55,7 +67,7 @@ impl Store {
     }
 
     /// Every link from or to this memory, oldest first.
-    pub fn links_of(&self, id: &MemoryId) -> Result<Vec<Link>> {
+    fn links_of(&self, id: &MemoryId) -> Result<Vec<Link>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -86,7 +98,7 @@ impl Store {
     }
 
     /// The seqs of live memories that are the newer side of a duplicate link.
-    pub fn duplicate_seqs(&self) -> Result<Vec<u64>> {
+    fn duplicate_seqs(&self) -> Result<Vec<u64>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -100,7 +112,7 @@ impl Store {
     }
 
     /// The live memories filed with this session id, in filing order.
-    pub fn session_memories(&self, session_id: &str) -> Result<Vec<Memory>> {
+    fn session_memories(&self, session_id: &str) -> Result<Vec<Memory>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -113,7 +125,7 @@ impl Store {
     }
 
     /// Writes a session row (insert or replace), committed when this returns.
-    pub fn put_session(&mut self, s: &SessionRow) -> Result<()> {
+    fn put_session(&mut self, s: &SessionRow) -> Result<()> {
         self.conn
             .execute(
                 "INSERT INTO sessions (id, agent, scope, started_at, ended_at, record)
@@ -127,7 +139,7 @@ impl Store {
     }
 
     /// A stored session.
-    pub fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
+    fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
         self.conn
             .prepare_cached(
                 "SELECT id, agent, scope, started_at, ended_at, record FROM sessions WHERE id = ?1",
@@ -137,7 +149,7 @@ impl Store {
     }
 
     /// The most recent sessions, newest first.
-    pub fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionRow>> {
+    fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -150,22 +162,12 @@ impl Store {
     }
 }
 
-fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
-    Ok(SessionRow {
-        id: r.get(0)?,
-        agent: r.get(1)?,
-        scope: r.get(2)?,
-        started_at: r.get(3)?,
-        ended_at: r.get(4)?,
-        record: r.get(5)?,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use amber_core::NewMemory;
 
     use super::*;
+    use crate::prelude::*;
 
     fn link(from: &MemoryId, to: &MemoryId, kind: LinkKind) -> Link {
         Link { from: from.clone(), to: to.clone(), kind, similarity: 0.97, created_at: 5 }

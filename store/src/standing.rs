@@ -10,6 +10,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::store::{MEMORY_COLUMNS, decode, raw_row};
 use crate::{Error, Result, Store};
+use crate::{Scopes, Standing};
 
 /// Supersession chains are followed at most this deep.
 const MAX_CHAIN: usize = 64;
@@ -249,16 +250,11 @@ fn refresh(
     Ok(())
 }
 
-impl Store {
+impl Standing for Store {
     /// Logs a word on a live memory and recomputes its standing (one transaction).
     /// Returns the standings that changed, the memory's first; None when no live memory
     /// has this id.
-    pub fn report(
-        &mut self,
-        id: &MemoryId,
-        report: &Report,
-        now: Millis,
-    ) -> Result<Option<Vec<StandingRow>>> {
+    fn report(&mut self, id: &MemoryId, report: &Report, now: Millis) -> Result<Option<Vec<StandingRow>>> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -292,7 +288,7 @@ impl Store {
     }
 
     /// Every word logged on a memory, oldest first.
-    pub fn reports(&self, id: &MemoryId) -> Result<Vec<Report>> {
+    fn reports(&self, id: &MemoryId) -> Result<Vec<Report>> {
         let seq: Option<i64> = self
             .conn
             .query_row("SELECT seq FROM memories WHERE id = ?1", [id.as_str()], |r| r.get(0))
@@ -305,7 +301,7 @@ impl Store {
     }
 
     /// The words logged in a session: (memory id, report), oldest first.
-    pub fn session_reports(&self, session_id: &str) -> Result<Vec<(MemoryId, Report)>> {
+    fn session_reports(&self, session_id: &str) -> Result<Vec<(MemoryId, Report)>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -333,7 +329,7 @@ impl Store {
 
     /// The standings of live memories that differ from a new memory's (for the engine's
     /// in-memory view).
-    pub fn standings(&self) -> Result<Vec<StandingRow>> {
+    fn standings(&self) -> Result<Vec<StandingRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -347,7 +343,7 @@ impl Store {
 
     /// Checks what an invalidation may supersede: each id must name a memory (through
     /// a move too) that is not a lifefact. Returns the seqs, or why not.
-    pub fn supersession_targets(&self, ids: &[MemoryId]) -> Result<std::result::Result<Vec<u64>, Refusal>> {
+    fn supersession_targets(&self, ids: &[MemoryId]) -> Result<std::result::Result<Vec<u64>, Refusal>> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             let id = match self.moved_to(id)? {
@@ -374,7 +370,7 @@ impl Store {
     /// the insert stored) and recomputes the standing of what they retire, in one
     /// transaction. Idempotent: the engine calls it after a commit and, for any left
     /// undone by a crash, at open. Returns the standings that changed.
-    pub fn apply_supersessions(&mut self, seqs: &[u64], now: Millis) -> Result<Vec<StandingRow>> {
+    fn apply_supersessions(&mut self, seqs: &[u64], now: Millis) -> Result<Vec<StandingRow>> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -425,7 +421,7 @@ impl Store {
 
     /// Invalidations whose supersessions are not recorded yet (a crash between the
     /// commit and [`Store::apply_supersessions`]).
-    pub fn unapplied_supersessions(&self) -> Result<Vec<u64>> {
+    fn unapplied_supersessions(&self) -> Result<Vec<u64>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -439,7 +435,7 @@ impl Store {
 
     /// Recomputes the standing of what a memory supersedes (after it was forgotten, so
     /// it no longer stands). Returns the standings that changed.
-    pub fn refresh_targets(&mut self, seq: u64, now: Millis) -> Result<Vec<StandingRow>> {
+    fn refresh_targets(&mut self, seq: u64, now: Millis) -> Result<Vec<StandingRow>> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -450,7 +446,7 @@ impl Store {
     }
 
     /// Archived live memories, newest archived first, within a scope (or all).
-    pub fn archived(&self, scope: Option<&amber_core::Scope>, limit: usize) -> Result<Vec<Memory>> {
+    fn archived(&self, scope: Option<&amber_core::Scope>, limit: usize) -> Result<Vec<Memory>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use amber_core::{Memory, MemoryId, MemoryType, Millis, NewMemory, Scope};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::Memories;
 use crate::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::{Error, Result};
 
@@ -159,207 +160,6 @@ impl Store {
         Ok(out.remove(0))
     }
 
-    /// Files many memories in one transaction (all or nothing). Duplicates inside the
-    /// batch collapse to the first. A person (metadata `trust: person`, which the daemon
-    /// stamps) filing the content of a live raw capture (type `event`) again with a
-    /// durable type promotes it: it takes that type and the person's trust (`created`
-    /// false).
-    ///
-    /// Content identical to a *forgotten* memory (same scope, same content, so the same
-    /// id) is filed anew: the forgotten row is replaced by this write, with a new `seq`
-    /// and `created_at` and this write's fields, and it counts as created. So remembering
-    /// something again after forgetting it is the same as remembering it after a purge.
-    ///
-    /// Each memory is validated ([`NewMemory::validate`]) before anything is written.
-    pub fn insert_batch(&mut self, memories: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>> {
-        for m in memories {
-            m.validate()?;
-        }
-        let path = self.path.clone();
-        let sql = |source| Error::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        let mut out = Vec::with_capacity(memories.len());
-        {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO memories (id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, recipient, reply_to, supersedes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-                     ON CONFLICT(id) DO NOTHING",
-                )
-                .map_err(sql)?;
-            let mut select = tx
-                .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"))
-                .map_err(sql)?;
-            let mut drop_forgotten = tx
-                .prepare_cached("DELETE FROM memories WHERE id = ?1 AND forgotten_at IS NOT NULL")
-                .map_err(sql)?;
-            // A raw capture a person files again with a durable type is promoted: it takes
-            // the type, and the person's trust.
-            let mut promote = tx
-                .prepare_cached(&format!(
-                    "UPDATE memories SET kind = ?2, metadata = json_set(metadata, '$.trust', 'person')
-                     WHERE id = ?1 AND kind = '{}' AND forgotten_at IS NULL",
-                    MemoryType::Event.as_str()
-                ))
-                .map_err(sql)?;
-            for m in memories {
-                let id = m.id();
-                drop_forgotten.execute([id.as_str()]).map_err(sql)?;
-                let changed = insert
-                    .execute(params![
-                        id.as_str(),
-                        m.scope.as_str(),
-                        m.content,
-                        m.kind.as_str(),
-                        m.source,
-                        m.author,
-                        m.session_id,
-                        now,
-                        m.event_time,
-                        m.metadata.to_string(),
-                        m.to,
-                        m.reply_to.as_ref().map(|r| r.as_str()),
-                        (!m.supersedes.is_empty()).then(|| serde_json::json!(m.supersedes).to_string()),
-                    ])
-                    .map_err(sql)?;
-                if changed == 0 && m.kind != MemoryType::Event && promotes(m) {
-                    promote.execute(params![id.as_str(), m.kind.as_str()]).map_err(sql)?;
-                }
-                let row = select.query_row([id.as_str()], raw_row).map_err(sql)?;
-                out.push((decode(row, &path)?, changed == 1));
-            }
-        }
-        tx.commit().map_err(sql)?;
-        Ok(out)
-    }
-
-    /// Marks the memory with this id forgotten at `now` (one transaction). Returns the
-    /// memory with `forgotten_at` set and whether this call forgot it (false when it was
-    /// already forgotten: its `forgotten_at` is kept). None when no memory has this id.
-    pub fn forget(&mut self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>> {
-        let path = self.path.clone();
-        let sql = |source| Error::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        let changed = tx
-            .execute(
-                "UPDATE memories SET forgotten_at = ?2 WHERE id = ?1 AND forgotten_at IS NULL",
-                params![id.as_str(), now],
-            )
-            .map_err(sql)?;
-        let row = tx
-            .query_row(
-                &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"),
-                [id.as_str()],
-                raw_row,
-            )
-            .optional()
-            .map_err(sql)?;
-        tx.commit().map_err(sql)?;
-        row.map(|r| Ok((decode(r, &path)?, changed == 1))).transpose()
-    }
-
-    /// Deletes a forgotten memory's row for good; a memory that is not forgotten is left
-    /// alone. The embedding cache is kept (it holds vectors keyed by chunk hash, no text).
-    pub fn purge(&mut self, id: &MemoryId) -> Result<Purged> {
-        let path = self.path.clone();
-        let sql = |source| Error::Sqlite { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(sql)?;
-        let deleted = tx
-            .execute("DELETE FROM memories WHERE id = ?1 AND forgotten_at IS NOT NULL", [id.as_str()])
-            .map_err(sql)?;
-        let out = if deleted == 1 {
-            tx.execute("DELETE FROM links WHERE from_id = ?1 OR to_id = ?1", [id.as_str()]).map_err(sql)?;
-            Purged::Deleted
-        } else {
-            let exists = tx
-                .query_row("SELECT 1 FROM memories WHERE id = ?1", [id.as_str()], |_| Ok(()))
-                .optional()
-                .map_err(sql)?
-                .is_some();
-            if exists { Purged::NotForgotten } else { Purged::NotFound }
-        };
-        tx.commit().map_err(sql)?;
-        Ok(out)
-    }
-
-    /// The seqs of the forgotten memories, ascending.
-    pub fn forgotten_seqs(&self) -> Result<Vec<u64>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT seq FROM memories WHERE forgotten_at IS NOT NULL ORDER BY seq")
-            .map_err(self.sql())?;
-        let rows = stmt.query_map([], |r| r.get::<_, i64>(0)).map_err(self.sql())?;
-        rows.map(|r| r.map(|s| s as u64).map_err(self.sql())).collect()
-    }
-
-    /// The forgotten memories that were filed in a session, by seq.
-    pub fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
-        self.keys(
-            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
-             WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
-            [],
-        )
-    }
-
-    /// The memory with this id, forgotten or not.
-    pub fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
-        let row = self
-            .conn
-            .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"))
-            .and_then(|mut s| s.query_row([id.as_str()], raw_row).optional())
-            .map_err(self.sql())?;
-        row.map(|r| decode(r, &self.path)).transpose()
-    }
-
-    /// The live memories with these seqs, in the order asked; unknown and forgotten seqs
-    /// are skipped.
-    pub fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>> {
-        let mut found: HashMap<u64, Memory> = HashMap::with_capacity(seqs.len());
-        for batch in seqs.chunks(LOOKUP_BATCH) {
-            let marks = vec!["?"; batch.len()].join(",");
-            let mut stmt = self
-                .conn
-                .prepare(&format!(
-                    "SELECT {MEMORY_COLUMNS} FROM memories WHERE seq IN ({marks}) AND forgotten_at IS NULL"
-                ))
-                .map_err(self.sql())?;
-            let rows = stmt
-                .query_map(rusqlite::params_from_iter(batch.iter().map(|s| *s as i64)), raw_row)
-                .map_err(self.sql())?;
-            for row in rows {
-                let m = decode(row.map_err(self.sql())?, &self.path)?;
-                found.insert(m.seq, m);
-            }
-        }
-        Ok(seqs.iter().filter_map(|s| found.remove(s)).collect())
-    }
-
-    /// Up to `limit` live (not forgotten) memories with `after < seq <= through`, in seq
-    /// order.
-    pub fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories
-                 WHERE seq > ?1 AND seq <= ?2 AND forgotten_at IS NULL ORDER BY seq LIMIT ?3"
-            ))
-            .map_err(self.sql())?;
-        let rows = stmt
-            .query_map(params![after as i64, through.min(i64::MAX as u64) as i64, limit as i64], raw_row)
-            .map_err(self.sql())?;
-        rows.map(|r| decode(r.map_err(self.sql())?, &self.path)).collect()
-    }
-
-    /// The [`Key`]s of up to `limit` live memories with seq greater than `after`, in seq
-    /// order. Cheaper than [`Store::scan`] when the content is not needed.
-    pub fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
-        self.keys(
-            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
-             WHERE seq > ?1 AND forgotten_at IS NULL ORDER BY seq LIMIT ?2",
-            params![after as i64, limit as i64],
-        )
-    }
-
     /// Runs a query whose columns are seq, scope, time, session id and type.
     fn keys(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Key>> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(self.sql())?;
@@ -385,103 +185,6 @@ impl Store {
             Ok(Key { seq: seq as u64, scope, time, session_id, kind })
         })
         .collect()
-    }
-
-    /// The number of live (not forgotten) memories.
-    pub fn count(&self) -> Result<u64> {
-        self.conn
-            .query_row("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL", [], |r| r.get::<_, i64>(0))
-            .map(|n| n as u64)
-            .map_err(self.sql())
-    }
-
-    /// The number of live raw captures: memories of type `event` filed in a session or
-    /// by a capture (`captured` in the metadata).
-    pub fn count_raw_captures(&self) -> Result<u64> {
-        self.conn
-            .query_row(
-                "SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL AND kind = 'event'
-                   AND (session_id IS NOT NULL OR json_extract(metadata, '$.captured') = 1)",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-            .map_err(self.sql())
-    }
-
-    /// The number of forgotten (not yet purged) memories.
-    pub fn count_forgotten(&self) -> Result<u64> {
-        self.conn
-            .query_row("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NOT NULL", [], |r| {
-                r.get::<_, i64>(0)
-            })
-            .map(|n| n as u64)
-            .map_err(self.sql())
-    }
-
-    /// The number of live memories with seq at or below `seq`: what an index that is
-    /// complete through `seq` holds.
-    pub fn count_through(&self, seq: u64) -> Result<u64> {
-        self.conn
-            .query_row(
-                "SELECT COUNT(*) FROM memories WHERE seq <= ?1 AND forgotten_at IS NULL",
-                [seq.min(i64::MAX as u64) as i64],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-            .map_err(self.sql())
-    }
-
-    /// The highest seq ever assigned (0 when none), counting forgotten and purged
-    /// memories: seqs are never reused, so this never goes down.
-    pub fn max_seq(&self) -> Result<u64> {
-        self.conn
-            .query_row(
-                "SELECT MAX(COALESCE((SELECT MAX(seq) FROM memories), 0),
-                            COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0))",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-            .map_err(self.sql())
-    }
-
-    /// The distinct scopes and how many live memories each holds.
-    pub fn scope_counts(&self) -> Result<Vec<(String, u64)>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT scope, COUNT(*) FROM memories WHERE forgotten_at IS NULL GROUP BY scope ORDER BY scope",
-            )
-            .map_err(self.sql())?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))).map_err(self.sql())?;
-        rows.collect::<std::result::Result<_, _>>().map_err(self.sql())
-    }
-
-    /// A metadata value.
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(self.sql())
-    }
-
-    /// Sets a metadata value.
-    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
-        self.conn
-            .execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                [key, value],
-            )
-            .map(|_| ())
-            .map_err(self.sql())
-    }
-
-    /// Runs SQLite's integrity check; true when it reports `ok`.
-    pub fn integrity_check(&self) -> Result<bool> {
-        let r: String =
-            self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(self.sql())?;
-        Ok(r == "ok")
     }
 }
 
@@ -569,6 +272,306 @@ pub(crate) fn decode(row: RawRow, path: &Path) -> Result<Memory> {
 /// (the daemon stamps `trust`; see `amber_core::origin`).
 pub(crate) fn promotes(m: &NewMemory) -> bool {
     amber_core::origin::trust_of(&m.metadata) == amber_core::origin::Trust::Person
+}
+
+impl Memories for Store {
+    /// Files many memories in one transaction (all or nothing). Duplicates inside the
+    /// batch collapse to the first. A person (metadata `trust: person`, which the daemon
+    /// stamps) filing the content of a live raw capture (type `event`) again with a
+    /// durable type promotes it: it takes that type and the person's trust (`created`
+    /// false).
+    ///
+    /// Content identical to a *forgotten* memory (same scope, same content, so the same
+    /// id) is filed anew: the forgotten row is replaced by this write, with a new `seq`
+    /// and `created_at` and this write's fields, and it counts as created. So remembering
+    /// something again after forgetting it is the same as remembering it after a purge.
+    ///
+    /// Each memory is validated ([`NewMemory::validate`]) before anything is written.
+    fn insert_batch(&mut self, memories: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>> {
+        for m in memories {
+            m.validate()?;
+        }
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        let mut out = Vec::with_capacity(memories.len());
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO memories (id, scope, content, kind, source, author, session_id, created_at, event_time, metadata, recipient, reply_to, supersedes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                     ON CONFLICT(id) DO NOTHING",
+                )
+                .map_err(sql)?;
+            let mut select = tx
+                .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"))
+                .map_err(sql)?;
+            let mut drop_forgotten = tx
+                .prepare_cached("DELETE FROM memories WHERE id = ?1 AND forgotten_at IS NOT NULL")
+                .map_err(sql)?;
+            // A raw capture a person files again with a durable type is promoted: it takes
+            // the type, and the person's trust.
+            let mut promote = tx
+                .prepare_cached(&format!(
+                    "UPDATE memories SET kind = ?2, metadata = json_set(metadata, '$.trust', 'person')
+                     WHERE id = ?1 AND kind = '{}' AND forgotten_at IS NULL",
+                    MemoryType::Event.as_str()
+                ))
+                .map_err(sql)?;
+            for m in memories {
+                let id = m.id();
+                drop_forgotten.execute([id.as_str()]).map_err(sql)?;
+                let changed = insert
+                    .execute(params![
+                        id.as_str(),
+                        m.scope.as_str(),
+                        m.content,
+                        m.kind.as_str(),
+                        m.source,
+                        m.author,
+                        m.session_id,
+                        now,
+                        m.event_time,
+                        m.metadata.to_string(),
+                        m.to,
+                        m.reply_to.as_ref().map(|r| r.as_str()),
+                        (!m.supersedes.is_empty()).then(|| serde_json::json!(m.supersedes).to_string()),
+                    ])
+                    .map_err(sql)?;
+                if changed == 0 && m.kind != MemoryType::Event && promotes(m) {
+                    promote.execute(params![id.as_str(), m.kind.as_str()]).map_err(sql)?;
+                }
+                let row = select.query_row([id.as_str()], raw_row).map_err(sql)?;
+                out.push((decode(row, &path)?, changed == 1));
+            }
+        }
+        tx.commit().map_err(sql)?;
+        Ok(out)
+    }
+
+    /// Marks the memory with this id forgotten at `now` (one transaction). Returns the
+    /// memory with `forgotten_at` set and whether this call forgot it (false when it was
+    /// already forgotten: its `forgotten_at` is kept). None when no memory has this id.
+    fn forget(&mut self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>> {
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        let changed = tx
+            .execute(
+                "UPDATE memories SET forgotten_at = ?2 WHERE id = ?1 AND forgotten_at IS NULL",
+                params![id.as_str(), now],
+            )
+            .map_err(sql)?;
+        let row = tx
+            .query_row(
+                &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"),
+                [id.as_str()],
+                raw_row,
+            )
+            .optional()
+            .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        row.map(|r| Ok((decode(r, &path)?, changed == 1))).transpose()
+    }
+
+    /// Deletes a forgotten memory's row for good; a memory that is not forgotten is left
+    /// alone. The embedding cache is kept (it holds vectors keyed by chunk hash, no text).
+    fn purge(&mut self, id: &MemoryId) -> Result<Purged> {
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        let deleted = tx
+            .execute("DELETE FROM memories WHERE id = ?1 AND forgotten_at IS NOT NULL", [id.as_str()])
+            .map_err(sql)?;
+        let out = if deleted == 1 {
+            tx.execute("DELETE FROM links WHERE from_id = ?1 OR to_id = ?1", [id.as_str()]).map_err(sql)?;
+            Purged::Deleted
+        } else {
+            let exists = tx
+                .query_row("SELECT 1 FROM memories WHERE id = ?1", [id.as_str()], |_| Ok(()))
+                .optional()
+                .map_err(sql)?
+                .is_some();
+            if exists { Purged::NotForgotten } else { Purged::NotFound }
+        };
+        tx.commit().map_err(sql)?;
+        Ok(out)
+    }
+
+    /// The seqs of the forgotten memories, ascending.
+    fn forgotten_seqs(&self) -> Result<Vec<u64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq FROM memories WHERE forgotten_at IS NOT NULL ORDER BY seq")
+            .map_err(self.sql())?;
+        let rows = stmt.query_map([], |r| r.get::<_, i64>(0)).map_err(self.sql())?;
+        rows.map(|r| r.map(|s| s as u64).map_err(self.sql())).collect()
+    }
+
+    /// The forgotten memories that were filed in a session, by seq.
+    fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
+        self.keys(
+            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
+             WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
+            [],
+        )
+    }
+
+    /// The memory with this id, forgotten or not.
+    fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
+        let row = self
+            .conn
+            .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"))
+            .and_then(|mut s| s.query_row([id.as_str()], raw_row).optional())
+            .map_err(self.sql())?;
+        row.map(|r| decode(r, &self.path)).transpose()
+    }
+
+    /// The live memories with these seqs, in the order asked; unknown and forgotten seqs
+    /// are skipped.
+    fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>> {
+        let mut found: HashMap<u64, Memory> = HashMap::with_capacity(seqs.len());
+        for batch in seqs.chunks(LOOKUP_BATCH) {
+            let marks = vec!["?"; batch.len()].join(",");
+            let mut stmt = self
+                .conn
+                .prepare(&format!(
+                    "SELECT {MEMORY_COLUMNS} FROM memories WHERE seq IN ({marks}) AND forgotten_at IS NULL"
+                ))
+                .map_err(self.sql())?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(batch.iter().map(|s| *s as i64)), raw_row)
+                .map_err(self.sql())?;
+            for row in rows {
+                let m = decode(row.map_err(self.sql())?, &self.path)?;
+                found.insert(m.seq, m);
+            }
+        }
+        Ok(seqs.iter().filter_map(|s| found.remove(s)).collect())
+    }
+
+    /// Up to `limit` live (not forgotten) memories with `after < seq <= through`, in seq
+    /// order.
+    fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories
+                 WHERE seq > ?1 AND seq <= ?2 AND forgotten_at IS NULL ORDER BY seq LIMIT ?3"
+            ))
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map(params![after as i64, through.min(i64::MAX as u64) as i64, limit as i64], raw_row)
+            .map_err(self.sql())?;
+        rows.map(|r| decode(r.map_err(self.sql())?, &self.path)).collect()
+    }
+
+    /// The [`Key`]s of up to `limit` live memories with seq greater than `after`, in seq
+    /// order. Cheaper than [`Store::scan`] when the content is not needed.
+    fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
+        self.keys(
+            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
+             WHERE seq > ?1 AND forgotten_at IS NULL ORDER BY seq LIMIT ?2",
+            params![after as i64, limit as i64],
+        )
+    }
+
+    /// The number of live (not forgotten) memories.
+    fn count(&self) -> Result<u64> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(self.sql())
+    }
+
+    /// The number of live raw captures: memories of type `event` filed in a session or
+    /// by a capture (`captured` in the metadata).
+    fn count_raw_captures(&self) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL AND kind = 'event'
+                   AND (session_id IS NOT NULL OR json_extract(metadata, '$.captured') = 1)",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(self.sql())
+    }
+
+    /// The number of forgotten (not yet purged) memories.
+    fn count_forgotten(&self) -> Result<u64> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NOT NULL", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+            .map_err(self.sql())
+    }
+
+    /// The number of live memories with seq at or below `seq`: what an index that is
+    /// complete through `seq` holds.
+    fn count_through(&self, seq: u64) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM memories WHERE seq <= ?1 AND forgotten_at IS NULL",
+                [seq.min(i64::MAX as u64) as i64],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(self.sql())
+    }
+
+    /// The highest seq ever assigned (0 when none), counting forgotten and purged
+    /// memories: seqs are never reused, so this never goes down.
+    fn max_seq(&self) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT MAX(COALESCE((SELECT MAX(seq) FROM memories), 0),
+                            COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0))",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(self.sql())
+    }
+
+    /// The distinct scopes and how many live memories each holds.
+    fn scope_counts(&self) -> Result<Vec<(String, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT scope, COUNT(*) FROM memories WHERE forgotten_at IS NULL GROUP BY scope ORDER BY scope",
+            )
+            .map_err(self.sql())?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))).map_err(self.sql())?;
+        rows.collect::<std::result::Result<_, _>>().map_err(self.sql())
+    }
+
+    /// A metadata value.
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(self.sql())
+    }
+
+    /// Sets a metadata value.
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [key, value],
+            )
+            .map(|_| ())
+            .map_err(self.sql())
+    }
+
+    /// Runs SQLite's integrity check; true when it reports `ok`.
+    fn integrity_check(&self) -> Result<bool> {
+        let r: String =
+            self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(self.sql())?;
+        Ok(r == "ok")
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use amber_core::{Memory, MemoryId, Millis, Scope};
 use rusqlite::{OptionalExtension, params};
 
 use crate::store::{MEMORY_COLUMNS, decode, raw_row};
+use crate::{Addressing, Memories};
 use crate::{Error, Result, Store};
 
 /// The longest thread followed (replies of replies).
@@ -65,11 +66,11 @@ pub(crate) fn within(scope: &Scope, scopes: &[Scope]) -> bool {
     scopes.is_empty() || scopes.iter().any(|s| scope.is_within(s))
 }
 
-impl Store {
+impl Addressing for Store {
     /// Live, unarchived memories addressed to `agent` (or to `all`, by someone else)
     /// within these scopes that its inbox has not served yet, oldest first, at most
     /// `limit`.
-    pub fn inbox(&self, agent: &str, scopes: &[Scope], limit: usize) -> Result<Vec<Memory>> {
+    fn inbox(&self, agent: &str, scopes: &[Scope], limit: usize) -> Result<Vec<Memory>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -95,7 +96,7 @@ impl Store {
     }
 
     /// Notes that `agent`'s inbox served these memories (one transaction).
-    pub fn mark_inbox_served(&mut self, agent: &str, seqs: &[u64], now: Millis) -> Result<()> {
+    fn mark_inbox_served(&mut self, agent: &str, seqs: &[u64], now: Millis) -> Result<()> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -113,7 +114,7 @@ impl Store {
     /// The thread a memory belongs to: its root (followed up `reply_to`) first, then
     /// every memory that answers it or an answer of it, in filing order. Forgotten
     /// memories are left out (their answers stay). Empty when no memory has this id.
-    pub fn thread(&self, id: &MemoryId) -> Result<Vec<Memory>> {
+    fn thread(&self, id: &MemoryId) -> Result<Vec<Memory>> {
         let Some(root) = thread_root(id, |i| self.get(i))? else { return Ok(Vec::new()) };
         let mut stmt = self
             .conn
@@ -132,7 +133,7 @@ impl Store {
     }
 
     /// The hold on a thread, if any.
-    pub fn hold_of(&self, thread: &MemoryId) -> Result<Option<Hold>> {
+    fn hold_of(&self, thread: &MemoryId) -> Result<Option<Hold>> {
         let row: Option<(String, i64)> = self
             .conn
             .query_row("SELECT reason, at FROM thread_holds WHERE thread = ?1", [thread.as_str()], |r| {
@@ -144,7 +145,7 @@ impl Store {
     }
 
     /// Holds a thread (a hold already there is kept).
-    pub fn hold(&mut self, thread: &MemoryId, reason: &str, now: Millis) -> Result<()> {
+    fn hold(&mut self, thread: &MemoryId, reason: &str, now: Millis) -> Result<()> {
         self.conn
             .execute(
                 "INSERT OR IGNORE INTO thread_holds (thread, reason, at) VALUES (?1, ?2, ?3)",
@@ -155,7 +156,7 @@ impl Store {
     }
 
     /// Lifts a thread's hold; true when there was one.
-    pub fn release(&mut self, thread: &MemoryId) -> Result<bool> {
+    fn release(&mut self, thread: &MemoryId) -> Result<bool> {
         let n = self
             .conn
             .execute("DELETE FROM thread_holds WHERE thread = ?1", [thread.as_str()])
@@ -164,7 +165,7 @@ impl Store {
     }
 
     /// Logs a guard decision.
-    pub fn log_guard(&mut self, e: &GuardEntry) -> Result<()> {
+    fn log_guard(&mut self, e: &GuardEntry) -> Result<()> {
         self.conn
             .execute(
                 "INSERT INTO guard_log (agent, trigger, decision, rule, at) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -175,7 +176,7 @@ impl Store {
     }
 
     /// True when the guard already allowed `agent` to answer `trigger`.
-    pub fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool> {
+    fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool> {
         Ok(self
             .conn
             .query_row(

@@ -6,12 +6,23 @@ use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::VectorCache;
 use crate::store::{Store, Vector};
 use crate::{Error, Result};
 
-impl Store {
+pub(crate) fn bytes_to_vector(blob: &[u8], path: &Path) -> Result<Vector> {
+    if !blob.len().is_multiple_of(4) {
+        return Err(Error::Corrupt {
+            path: path.into(),
+            detail: format!("vector blob of {} bytes", blob.len()),
+        });
+    }
+    Ok(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+}
+
+impl VectorCache for Store {
     /// Cached vectors for these chunk hashes under `model`; missing ones are absent.
-    pub fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>> {
+    fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>> {
         let mut out = HashMap::with_capacity(hashes.len());
         let mut stmt = self
             .conn
@@ -32,7 +43,7 @@ impl Store {
 
     /// Caches vectors for chunk hashes under `model` (one transaction); a hash already
     /// cached keeps its vector, as on the team store.
-    pub fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
+    fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -51,20 +62,10 @@ impl Store {
     }
 
     /// The number of cached vectors under `model`.
-    pub fn cached_vector_count(&self, model: &str) -> Result<u64> {
+    fn cached_vector_count(&self, model: &str) -> Result<u64> {
         self.conn
             .query_row("SELECT COUNT(*) FROM embeddings WHERE model = ?1", [model], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
             .map_err(self.sql())
     }
-}
-
-pub(crate) fn bytes_to_vector(blob: &[u8], path: &Path) -> Result<Vector> {
-    if !blob.len().is_multiple_of(4) {
-        return Err(Error::Corrupt {
-            path: path.into(),
-            detail: format!("vector blob of {} bytes", blob.len()),
-        });
-    }
-    Ok(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
 }

@@ -5,12 +5,13 @@ use amber_core::{Memory, MemoryId};
 use rusqlite::params;
 
 use super::sql_err;
+use crate::Mentions;
 use crate::store::{MEMORY_COLUMNS, decode, raw_row};
 use crate::{Result, Store};
 
-impl Store {
+impl Mentions for Store {
     /// Records that memories mention entities; returns how many links were new.
-    pub fn kg_add_mentions(&mut self, pairs: &[(i64, MemoryId)]) -> Result<usize> {
+    fn kg_add_mentions(&mut self, pairs: &[(i64, MemoryId)]) -> Result<usize> {
         if pairs.is_empty() {
             return Ok(0);
         }
@@ -31,7 +32,7 @@ impl Store {
     }
 
     /// The live memories that mention an entity, newest first, at most `limit`.
-    pub fn kg_mentions(&self, entity: i64, limit: usize) -> Result<Vec<Memory>> {
+    fn kg_mentions(&self, entity: i64, limit: usize) -> Result<Vec<Memory>> {
         let cols = MEMORY_COLUMNS.split(", ").map(|c| format!("m.{c}")).collect::<Vec<_>>().join(", ");
         // The limit is written into the SQL (one cached statement per value), so the plan
         // never depends on a bound value (see `Store::open_reader` for why that matters).
@@ -47,7 +48,7 @@ impl Store {
     }
 
     /// How many live memories mention each entity.
-    pub fn kg_mention_count(&self, entity: i64) -> Result<u64> {
+    fn kg_mention_count(&self, entity: i64) -> Result<u64> {
         self.conn
             .prepare_cached(
                 "SELECT count(*) FROM kg_mentions k JOIN memories m ON m.id = k.memory
@@ -61,7 +62,7 @@ impl Store {
 
     /// The seqs of live memories that mention any of these entities, newest first per
     /// entity, at most `per_entity` each: (entity, seq).
-    pub fn kg_mention_seqs(&self, entities: &[i64], per_entity: usize) -> Result<Vec<(i64, u64)>> {
+    fn kg_mention_seqs(&self, entities: &[i64], per_entity: usize) -> Result<Vec<(i64, u64)>> {
         let mut stmt = self
             .conn
             .prepare_cached(

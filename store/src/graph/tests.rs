@@ -1,4 +1,5 @@
 use super::*;
+use crate::prelude::*;
 
 fn fact(s: &str, p: &str, o: &str) -> NewFact {
     NewFact { subject: s.into(), predicate: p.into(), object: Some(o.into()), ..NewFact::default() }

@@ -5,6 +5,7 @@ use amber_core::advice::{Judgement, Note, Situation};
 use amber_core::{Millis, Scope};
 
 use super::{PgStore, Q};
+use crate::Advice;
 use crate::{Error, Result};
 
 const NOTE_COLUMNS: &str =
@@ -36,8 +37,8 @@ fn decode_note(r: &postgres::Row, path: &std::path::Path) -> Q<Note> {
     })
 }
 
-impl PgStore {
-    pub(crate) fn put_situations(&self, situations: &[Situation]) -> Result<()> {
+impl Advice for PgStore {
+    fn put_situations(&mut self, situations: &[Situation]) -> Result<()> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             for s in situations {
@@ -61,7 +62,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn situations(&self, scope: &Scope) -> Result<Vec<Situation>> {
+    fn situations(&self, scope: &Scope) -> Result<Vec<Situation>> {
         self.read(|c| {
             let rows = c.query(
                 "SELECT key, category, line, aliases, created_at FROM advice_situations
@@ -87,7 +88,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn merge_situation(&self, scope: &Scope, from: &str, into: &str) -> Result<()> {
+    fn merge_situation(&mut self, scope: &Scope, from: &str, into: &str) -> Result<()> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             let mut aliases = |key: &str| -> Q<Option<Vec<String>>> {
@@ -135,7 +136,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn sort_runs(&self, scope: &Scope, sorted: &[(String, String)]) -> Result<()> {
+    fn sort_runs(&mut self, scope: &Scope, sorted: &[(String, String)]) -> Result<()> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             for (run, situation) in sorted {
@@ -150,7 +151,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn sorted_runs(&self, scope: &Scope) -> Result<Vec<(String, String)>> {
+    fn sorted_runs(&self, scope: &Scope) -> Result<Vec<(String, String)>> {
         self.read(|c| {
             let rows = c.query(
                 "SELECT run_id, situation FROM advice_sorted WHERE scope = $1 ORDER BY run_id COLLATE \"C\"",
@@ -160,7 +161,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn put_note(&self, note: &Note) -> Result<u32> {
+    fn put_note(&mut self, note: &Note) -> Result<u32> {
         let agent = note.agent.as_deref().unwrap_or("");
         self.write(|c| {
             let mut tx = c.transaction()?;
@@ -198,7 +199,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn notes(&self, scope: &Scope, situation: Option<&str>, history: bool) -> Result<Vec<Note>> {
+    fn notes(&self, scope: &Scope, situation: Option<&str>, history: bool) -> Result<Vec<Note>> {
         self.read(|c| {
             let rows = c.query(
                 &format!(
@@ -214,7 +215,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn set_withheld(&self, note: &Note, withheld: Option<&str>) -> Result<()> {
+    fn set_withheld(&mut self, note: &Note, withheld: Option<&str>) -> Result<()> {
         self.write(|c| {
             c.execute(
                 "UPDATE advice_notes SET withheld = $5
@@ -231,12 +232,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn mark_served(
-        &self,
-        session_id: &str,
-        note: &Note,
-        at: Millis,
-    ) -> Result<Option<(u32, Millis)>> {
+    fn mark_served(&mut self, session_id: &str, note: &Note, at: Millis) -> Result<Option<(u32, Millis)>> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             let inserted = tx.execute(
@@ -265,7 +261,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn put_judgements(&self, judgements: &[Judgement]) -> Result<()> {
+    fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             for j in judgements {
@@ -281,7 +277,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
+    fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
         let below = scope.map(|s| format!("{}/", s.as_str()));
         self.read(|c| {
             let rows = c.query(

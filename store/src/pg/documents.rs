@@ -3,10 +3,11 @@
 use amber_core::{Memory, Scope};
 
 use super::{MEMORY_COLUMNS, PgStore};
+use crate::Documents;
 use crate::Result;
 
-impl PgStore {
-    pub(crate) fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>> {
+impl Documents for PgStore {
+    fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>> {
         self.query_memories(
             &format!(
                 "SELECT {MEMORY_COLUMNS} FROM memories
@@ -16,7 +17,7 @@ impl PgStore {
         )
     }
 
-    pub(crate) fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>> {
+    fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>> {
         self.read(|c| {
             let st = self.prepared(
                 c,

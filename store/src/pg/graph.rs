@@ -2,15 +2,16 @@
 //! invalidations and mentions (as `graph.rs` does on SQLite). Graph writes take one
 //! advisory lock, so two nodes naming the same new entity do not collide.
 
-use std::collections::HashSet;
-
 use amber_core::graph::{
-    Entity, EntityRef, Fact, FactObject, GraphStats, NewEntity, NewFact, normalize_name, normalize_predicate,
+    Entity, EntityRef, Fact, FactObject, GraphStats, NewEntity, NewFact, normalize_name,
 };
-use amber_core::{InvalidInput, Memory, MemoryId, Millis, Scope};
+use amber_core::{Memory, MemoryId, Millis, Scope};
 use postgres::GenericClient;
 
 use super::{MEMORY_COLUMNS, PgStore, Q, memories};
+use crate::Graph;
+use crate::Mentions;
+use crate::graph::add;
 use crate::{Error, FactPage, KgAdded, Result};
 
 /// The advisory lock graph writes take.
@@ -45,63 +46,116 @@ fn fact(r: &postgres::Row) -> Q<Fact> {
     })
 }
 
-fn lookup(c: &mut impl GenericClient, scope: &Scope, norm: &str) -> Q<Option<i64>> {
-    Ok(c.query_opt("SELECT entity FROM kg_names WHERE scope = $1 AND norm = $2", &[&scope.as_str(), &norm])?
-        .map(|r| r.get(0)))
+/// The PostgreSQL rows of the one graph-adding rule (`crate::graph::add`), inside one
+/// transaction.
+struct Rows<'a, C: GenericClient> {
+    c: &'a mut C,
+    path: &'a std::path::Path,
 }
 
-fn upsert_entity(
-    c: &mut impl GenericClient,
-    scope: &Scope,
-    e: &NewEntity,
-    now: Millis,
-    new_names: &mut Vec<(i64, Scope, String)>,
-) -> Q<i64> {
-    let norm = normalize_name(&e.name);
-    let id = match lookup(c, scope, &norm)? {
-        Some(id) => {
-            if let Some(kind) = &e.kind {
-                c.execute("UPDATE kg_entities SET kind = $2 WHERE id = $1 AND kind IS NULL", &[&id, kind])?;
-            }
-            id
-        }
-        None => {
-            let id: i64 = c
-                .query_one(
-                    "INSERT INTO kg_entities (scope, name, kind, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
-                    &[&scope.as_str(), &e.name.trim(), &e.kind, &now],
-                )?
-                .try_get(0)?;
-            c.execute(
-                "INSERT INTO kg_names (scope, norm, entity, name) VALUES ($1, $2, $3, $4)",
-                &[&scope.as_str(), &norm, &id, &e.name.trim()],
-            )?;
-            new_names.push((id, scope.clone(), norm));
-            id
-        }
-    };
-    for alias in &e.aliases {
-        let norm = normalize_name(alias);
-        match lookup(c, scope, &norm)? {
-            Some(other) if other == id => {}
-            Some(other) => {
-                return Err(Error::Invalid(InvalidInput::BadGraph {
-                    reason: format!(
-                        "alias {alias:?} already names another entity (id {other}) in this scope"
-                    ),
-                })
-                .into());
-            }
-            None => {
-                c.execute(
-                    "INSERT INTO kg_names (scope, norm, entity, name) VALUES ($1, $2, $3, $4)",
-                    &[&scope.as_str(), &norm, &id, &alias.trim()],
-                )?;
-                new_names.push((id, scope.clone(), norm));
-            }
-        }
+impl<C: GenericClient> add::GraphRows for Rows<'_, C> {
+    type Err = super::Fail;
+
+    fn entity_named(&mut self, scope: &Scope, norm: &str) -> Q<Option<i64>> {
+        Ok(self
+            .c
+            .query_opt(
+                "SELECT entity FROM kg_names WHERE scope = $1 AND norm = $2",
+                &[&scope.as_str(), &norm],
+            )?
+            .map(|r| r.get(0)))
     }
-    Ok(id)
+
+    fn give_kind(&mut self, entity: i64, kind: &str) -> Q<()> {
+        self.c
+            .execute("UPDATE kg_entities SET kind = $2 WHERE id = $1 AND kind IS NULL", &[&entity, &kind])?;
+        Ok(())
+    }
+
+    fn insert_entity(&mut self, scope: &Scope, name: &str, kind: Option<&str>, now: Millis) -> Q<i64> {
+        Ok(self
+            .c
+            .query_one(
+                "INSERT INTO kg_entities (scope, name, kind, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+                &[&scope.as_str(), &name, &kind, &now],
+            )?
+            .try_get(0)?)
+    }
+
+    fn insert_name(&mut self, scope: &Scope, norm: &str, entity: i64, name: &str) -> Q<()> {
+        self.c.execute(
+            "INSERT INTO kg_names (scope, norm, entity, name) VALUES ($1, $2, $3, $4)",
+            &[&scope.as_str(), &norm, &entity, &name],
+        )?;
+        Ok(())
+    }
+
+    fn open_facts(&mut self, subject: i64, predicate: &str, at: Millis) -> Q<Vec<i64>> {
+        Ok(self
+            .c
+            .query(
+                "SELECT id FROM kg_facts WHERE subject = $1 AND predicate = $2
+                 AND (valid_from IS NULL OR valid_from < $3) AND (valid_to IS NULL OR valid_to > $3)
+                 ORDER BY id",
+                &[&subject, &predicate, &at],
+            )?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()?)
+    }
+
+    fn invalidate(&mut self, fact: i64, at: Millis, reason: Option<&str>, now: Millis) -> Q<()> {
+        invalidate(self.c, fact, at, reason, now)
+    }
+
+    fn twin(&mut self, k: &add::FactKey<'_>) -> Q<Option<(i64, String)>> {
+        let row = self.c.query_opt(
+            "SELECT id, sources FROM kg_facts WHERE subject = $1 AND predicate = $2
+             AND object IS NOT DISTINCT FROM $3 AND literal IS NOT DISTINCT FROM $4
+             AND valid_from IS NOT DISTINCT FROM $5 AND valid_to IS NOT DISTINCT FROM $6
+             ORDER BY id LIMIT 1",
+            &[&k.subject, &k.predicate, &k.object, &k.literal, &k.valid_from, &k.valid_to],
+        )?;
+        Ok(match row {
+            Some(r) => Some((r.try_get(0)?, r.try_get(1)?)),
+            None => None,
+        })
+    }
+
+    fn set_sources(&mut self, fact: i64, sources: &str) -> Q<()> {
+        self.c.execute("UPDATE kg_facts SET sources = $2 WHERE id = $1", &[&fact, &sources])?;
+        Ok(())
+    }
+
+    fn insert_fact(&mut self, k: &add::FactKey<'_>, now: Millis, confidence: f64, sources: &str) -> Q<i64> {
+        Ok(self
+            .c
+            .query_one(
+                "INSERT INTO kg_facts (subject, predicate, object, literal, valid_from, valid_to,
+                 recorded_at, confidence, sources) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 RETURNING id",
+                &[
+                    &k.subject,
+                    &k.predicate,
+                    &k.object,
+                    &k.literal,
+                    &k.valid_from,
+                    &k.valid_to,
+                    &now,
+                    &confidence,
+                    &sources,
+                ],
+            )?
+            .try_get(0)?)
+    }
+
+    fn entity(&mut self, id: i64) -> Q<Option<Entity>> {
+        entity_by_id(self.c, id, self.path)
+    }
+
+    fn fact(&mut self, id: i64) -> Q<Option<Fact>> {
+        fact_by_id(self.c, id)
+    }
 }
 
 fn fact_by_id(c: &mut impl GenericClient, id: i64) -> Q<Option<Fact>> {
@@ -139,9 +193,9 @@ fn invalidate(c: &mut impl GenericClient, id: i64, at: Millis, reason: Option<&s
     Ok(())
 }
 
-impl PgStore {
-    pub(crate) fn kg_add(
-        &self,
+impl Graph for PgStore {
+    fn kg_add(
+        &mut self,
         scope: &Scope,
         entities: &[NewEntity],
         facts: &[NewFact],
@@ -156,117 +210,14 @@ impl PgStore {
         self.write(|c| {
             let mut tx = c.transaction()?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&KG_LOCK])?;
-            let mut out = KgAdded::default();
-            let mut touched = Vec::new();
-            for e in entities {
-                touched.push(upsert_entity(&mut tx, scope, e, now, &mut out.new_names)?);
-            }
-            let mut fact_ids = Vec::new();
-            for f in facts {
-                let named = |name: &str| NewEntity { name: name.into(), ..NewEntity::default() };
-                let subject = upsert_entity(&mut tx, scope, &named(&f.subject), now, &mut out.new_names)?;
-                touched.push(subject);
-                let object = match &f.object {
-                    Some(o) => {
-                        let id = upsert_entity(&mut tx, scope, &named(o), now, &mut out.new_names)?;
-                        touched.push(id);
-                        Some(id)
-                    }
-                    None => None,
-                };
-                let literal = f.literal.as_deref().map(str::trim);
-                let predicate = normalize_predicate(&f.predicate);
-                if f.supersede {
-                    let at = f.valid_from.unwrap_or(now);
-                    let ids: Vec<i64> = tx
-                        .query(
-                            "SELECT id FROM kg_facts WHERE subject = $1 AND predicate = $2
-                             AND (valid_from IS NULL OR valid_from < $3) AND (valid_to IS NULL OR valid_to > $3)
-                             ORDER BY id",
-                            &[&subject, &predicate, &at],
-                        )?
-                        .iter()
-                        .map(|r| r.try_get(0))
-                        .collect::<std::result::Result<_, _>>()?;
-                    for id in ids {
-                        invalidate(&mut tx, id, at, Some("superseded"), now)?;
-                        out.superseded.push(id);
-                    }
-                }
-                let existing = tx.query_opt(
-                    "SELECT id, sources FROM kg_facts WHERE subject = $1 AND predicate = $2
-                     AND object IS NOT DISTINCT FROM $3 AND literal IS NOT DISTINCT FROM $4
-                     AND valid_from IS NOT DISTINCT FROM $5 AND valid_to IS NOT DISTINCT FROM $6
-                     ORDER BY id LIMIT 1",
-                    &[&subject, &predicate, &object, &literal, &f.valid_from, &f.valid_to],
-                )?;
-                let id = match existing {
-                    Some(r) => {
-                        let id: i64 = r.try_get(0)?;
-                        let sources: String = r.try_get(1)?;
-                        let mut have: Vec<MemoryId> = serde_json::from_str(&sources).unwrap_or_default();
-                        let before = have.len();
-                        for s in &f.sources {
-                            if !have.contains(s) {
-                                have.push(s.clone());
-                            }
-                        }
-                        if have.len() != before {
-                            tx.execute(
-                                "UPDATE kg_facts SET sources = $2 WHERE id = $1",
-                                &[&id, &serde_json::to_string(&have).unwrap_or_else(|_| "[]".into())],
-                            )?;
-                        }
-                        id
-                    }
-                    None => {
-                        let mut sources: Vec<&MemoryId> = Vec::new();
-                        for s in &f.sources {
-                            if !sources.contains(&s) {
-                                sources.push(s);
-                            }
-                        }
-                        tx.query_one(
-                            "INSERT INTO kg_facts (subject, predicate, object, literal, valid_from, valid_to,
-                             recorded_at, confidence, sources) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-                             RETURNING id",
-                            &[
-                                &subject,
-                                &predicate,
-                                &object,
-                                &literal,
-                                &f.valid_from,
-                                &f.valid_to,
-                                &now,
-                                &f64::from(f.confidence.unwrap_or(1.0)),
-                                &serde_json::to_string(&sources).unwrap_or_else(|_| "[]".into()),
-                            ],
-                        )?
-                        .try_get(0)?
-                    }
-                };
-                fact_ids.push(id);
-            }
-            let mut seen = HashSet::new();
-            for id in touched {
-                if seen.insert(id)
-                    && let Some(e) = entity_by_id(&mut tx, id, self.path())?
-                {
-                    out.entities.push(e);
-                }
-            }
-            for id in fact_ids {
-                if let Some(f) = fact_by_id(&mut tx, id)? {
-                    out.facts.push(f);
-                }
-            }
+            let out = add::add(&mut Rows { c: &mut tx, path: self.path() }, scope, entities, facts, now)?;
             tx.commit()?;
             Ok(out)
         })
     }
 
-    pub(crate) fn kg_invalidate(
-        &self,
+    fn kg_invalidate(
+        &mut self,
         id: i64,
         at: Millis,
         reason: Option<&str>,
@@ -285,7 +236,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn kg_invalidations(&self, fact: i64) -> Result<Vec<(Millis, Option<String>)>> {
+    fn kg_invalidations(&self, fact: i64) -> Result<Vec<(Millis, Option<String>)>> {
         self.read(|c| {
             let rows = c.query(
                 "SELECT at, reason FROM kg_invalidations WHERE fact = $1 ORDER BY recorded_at, n",
@@ -295,7 +246,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn kg_facts_sourced_by(&self, memory: &MemoryId) -> Result<Vec<Fact>> {
+    fn kg_facts_sourced_by(&self, memory: &MemoryId) -> Result<Vec<Fact>> {
         self.read(|c| {
             let rows = c.query(
                 &format!(
@@ -315,23 +266,31 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn kg_fact(&self, id: i64) -> Result<Option<Fact>> {
+    fn kg_fact(&self, id: i64) -> Result<Option<Fact>> {
         self.read(|c| fact_by_id(c, id))
     }
 
-    pub(crate) fn kg_entity(&self, id: i64) -> Result<Option<Entity>> {
+    fn kg_entity(&self, id: i64) -> Result<Option<Entity>> {
         self.read(|c| entity_by_id(c, id, self.path()))
     }
 
-    pub(crate) fn kg_resolve(&self, scope: &Scope, name: &str) -> Result<Option<Entity>> {
+    fn kg_resolve(&self, scope: &Scope, name: &str) -> Result<Option<Entity>> {
         let norm = normalize_name(name);
-        self.read(|c| match lookup(c, scope, &norm)? {
-            Some(id) => entity_by_id(c, id, self.path()),
-            None => Ok(None),
+        self.read(|c| {
+            let id = c
+                .query_opt(
+                    "SELECT entity FROM kg_names WHERE scope = $1 AND norm = $2",
+                    &[&scope.as_str(), &norm],
+                )?
+                .map(|r| r.get::<_, i64>(0));
+            match id {
+                Some(id) => entity_by_id(c, id, self.path()),
+                None => Ok(None),
+            }
         })
     }
 
-    pub(crate) fn kg_facts_of(&self, entity: i64, as_of: Option<Millis>) -> Result<Vec<Fact>> {
+    fn kg_facts_of(&self, entity: i64, as_of: Option<Millis>) -> Result<Vec<Fact>> {
         let window = "($2::BIGINT IS NULL OR ((f.valid_from IS NULL OR f.valid_from <= $2) \
                       AND (f.valid_to IS NULL OR f.valid_to > $2)))";
         let mut out = self.read(|c| {
@@ -349,13 +308,7 @@ impl PgStore {
         Ok(out)
     }
 
-    pub(crate) fn kg_facts_page(
-        &self,
-        entity: i64,
-        as_of: Millis,
-        after: i64,
-        limit: usize,
-    ) -> Result<FactPage> {
+    fn kg_facts_page(&self, entity: i64, as_of: Millis, after: i64, limit: usize) -> Result<FactPage> {
         let window =
             "(f.valid_from IS NULL OR f.valid_from <= $2) AND (f.valid_to IS NULL OR f.valid_to > $2)";
         let side = |cond: &str| {
@@ -380,7 +333,7 @@ impl PgStore {
         Ok(FactPage { facts, more })
     }
 
-    pub(crate) fn kg_names(&self) -> Result<Vec<(i64, Scope, String)>> {
+    fn kg_names(&self) -> Result<Vec<(i64, Scope, String)>> {
         self.read(|c| {
             let rows =
                 c.query("SELECT entity, scope, norm FROM kg_names ORDER BY entity, scope COLLATE \"C\", norm COLLATE \"C\"", &[])?;
@@ -395,60 +348,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn kg_add_mentions(&self, pairs: &[(i64, MemoryId)]) -> Result<usize> {
-        if pairs.is_empty() {
-            return Ok(0);
-        }
-        let entities: Vec<i64> = pairs.iter().map(|(e, _)| *e).collect();
-        let memories: Vec<&str> = pairs.iter().map(|(_, m)| m.as_str()).collect();
-        self.write(|c| {
-            Ok(c.execute(
-                "INSERT INTO kg_mentions (entity, memory) SELECT * FROM unnest($1::BIGINT[], $2::TEXT[])
-                 ON CONFLICT DO NOTHING",
-                &[&entities, &memories],
-            )? as usize)
-        })
-    }
-
-    pub(crate) fn kg_mentions(&self, entity: i64, limit: usize) -> Result<Vec<Memory>> {
-        let cols = MEMORY_COLUMNS.split(", ").map(|c| format!("m.{c}")).collect::<Vec<_>>().join(", ");
-        self.read(|c| {
-            let rows = c.query(
-                &format!(
-                    "SELECT {cols} FROM kg_mentions k JOIN memories m ON m.id = k.memory
-                     WHERE k.entity = $1 AND m.forgotten_at IS NULL ORDER BY m.seq DESC LIMIT $2"
-                ),
-                &[&entity, &(limit as i64)],
-            )?;
-            memories(self.path(), &rows)
-        })
-    }
-
-    pub(crate) fn kg_mention_count(&self, entity: i64) -> Result<u64> {
-        self.number(
-            "SELECT count(*) FROM kg_mentions k JOIN memories m ON m.id = k.memory
-             WHERE k.entity = $1 AND m.forgotten_at IS NULL",
-            &[&entity],
-        )
-    }
-
-    pub(crate) fn kg_mention_seqs(&self, entities: &[i64], per_entity: usize) -> Result<Vec<(i64, u64)>> {
-        self.read(|c| {
-            let stmt = c.prepare(
-                "SELECT m.seq FROM kg_mentions k JOIN memories m ON m.id = k.memory
-                 WHERE k.entity = $1 AND m.forgotten_at IS NULL ORDER BY m.seq DESC LIMIT $2",
-            )?;
-            let mut out = Vec::new();
-            for &e in entities {
-                for r in c.query(&stmt, &[&e, &(per_entity as i64)])? {
-                    out.push((e, r.try_get::<_, i64>(0)? as u64));
-                }
-            }
-            Ok(out)
-        })
-    }
-
-    pub(crate) fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats> {
+    fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats> {
         let s = scope.map(Scope::as_str);
         let in_scope = "($1::TEXT IS NULL OR e.scope = $1) AND $2::BIGINT IS NOT NULL";
         let facts = format!("FROM kg_facts f JOIN kg_entities e ON e.id = f.subject WHERE {in_scope}");
@@ -467,6 +367,61 @@ impl PgStore {
                 "SELECT count(*) FROM kg_mentions k JOIN kg_entities e ON e.id = k.entity WHERE {in_scope}"
             ))?,
             predicates: one(format!("SELECT count(DISTINCT f.predicate) {facts}"))?,
+        })
+    }
+}
+
+impl Mentions for PgStore {
+    fn kg_add_mentions(&mut self, pairs: &[(i64, MemoryId)]) -> Result<usize> {
+        if pairs.is_empty() {
+            return Ok(0);
+        }
+        let entities: Vec<i64> = pairs.iter().map(|(e, _)| *e).collect();
+        let memories: Vec<&str> = pairs.iter().map(|(_, m)| m.as_str()).collect();
+        self.write(|c| {
+            Ok(c.execute(
+                "INSERT INTO kg_mentions (entity, memory) SELECT * FROM unnest($1::BIGINT[], $2::TEXT[])
+                 ON CONFLICT DO NOTHING",
+                &[&entities, &memories],
+            )? as usize)
+        })
+    }
+
+    fn kg_mentions(&self, entity: i64, limit: usize) -> Result<Vec<Memory>> {
+        let cols = MEMORY_COLUMNS.split(", ").map(|c| format!("m.{c}")).collect::<Vec<_>>().join(", ");
+        self.read(|c| {
+            let rows = c.query(
+                &format!(
+                    "SELECT {cols} FROM kg_mentions k JOIN memories m ON m.id = k.memory
+                     WHERE k.entity = $1 AND m.forgotten_at IS NULL ORDER BY m.seq DESC LIMIT $2"
+                ),
+                &[&entity, &(limit as i64)],
+            )?;
+            memories(self.path(), &rows)
+        })
+    }
+
+    fn kg_mention_count(&self, entity: i64) -> Result<u64> {
+        self.number(
+            "SELECT count(*) FROM kg_mentions k JOIN memories m ON m.id = k.memory
+             WHERE k.entity = $1 AND m.forgotten_at IS NULL",
+            &[&entity],
+        )
+    }
+
+    fn kg_mention_seqs(&self, entities: &[i64], per_entity: usize) -> Result<Vec<(i64, u64)>> {
+        self.read(|c| {
+            let stmt = c.prepare(
+                "SELECT m.seq FROM kg_mentions k JOIN memories m ON m.id = k.memory
+                 WHERE k.entity = $1 AND m.forgotten_at IS NULL ORDER BY m.seq DESC LIMIT $2",
+            )?;
+            let mut out = Vec::new();
+            for &e in entities {
+                for r in c.query(&stmt, &[&e, &(per_entity as i64)])? {
+                    out.push((e, r.try_get::<_, i64>(0)? as u64));
+                }
+            }
+            Ok(out)
         })
     }
 }

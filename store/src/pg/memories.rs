@@ -7,6 +7,8 @@ use amber_core::{Memory, MemoryId, MemoryType, Millis, NewMemory};
 use postgres::GenericClient;
 
 use super::{MEMORY_COLUMNS, PgStore, Q, memories, raw_row, raw_row_at, seq_lock};
+use crate::Memories;
+use crate::VectorCache;
 use crate::store::decode;
 use crate::vectors::bytes_to_vector;
 use crate::{Change, Error, Key, Purged, Result, Vector};
@@ -25,7 +27,66 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn insert_batch(&self, ms: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>> {
+    pub(crate) fn seqs(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<u64>> {
+        self.read(|c| {
+            let st = self.prepared(c, sql)?;
+            let rows = c.query(&st, args)?;
+            rows.iter().map(|r| Ok(r.try_get::<_, i64>(0)? as u64)).collect()
+        })
+    }
+
+    fn keys(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<Key>> {
+        self.read(|c| {
+            let st = self.prepared(c, sql)?;
+            let rows = c.query(&st, args)?;
+            rows.iter()
+                .map(|r| {
+                    let seq: i64 = r.try_get(0)?;
+                    let corrupt = |e: amber_core::InvalidInput| Error::Corrupt {
+                        path: self.path().to_path_buf(),
+                        detail: format!("seq {seq}: {e}"),
+                    };
+                    let scope = r.try_get::<_, String>(1)?.parse().map_err(corrupt)?;
+                    let kind = r.try_get::<_, String>(4)?.parse().map_err(corrupt)?;
+                    Ok(Key { seq: seq as u64, scope, time: r.try_get(2)?, session_id: r.try_get(3)?, kind })
+                })
+                .collect()
+        })
+    }
+
+    pub(crate) fn query_memories(
+        &self,
+        sql: &str,
+        args: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<Memory>> {
+        self.read(|c| {
+            let st = self.prepared(c, sql)?;
+            memories(self.path(), &c.query(&st, args)?)
+        })
+    }
+
+    pub(crate) fn number(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<u64> {
+        self.read(|c| {
+            let st = self.prepared(c, sql)?;
+            Ok(c.query_one(&st, args)?.try_get::<_, i64>(0)? as u64)
+        })
+    }
+}
+
+/// Notes in the change log that the memory `seq` (filed in `scope`) was forgotten or
+/// moved, or that its session context changed (the memory before it was purged); the
+/// caller's transaction holds the seq lock, so changes commit in order.
+pub(crate) fn log_change(tx: &mut postgres::Transaction<'_>, seq: u64, scope: &str) -> super::Q<()> {
+    tx.execute(
+        "WITH c AS (UPDATE amber_seq SET changes = changes + 1 RETURNING changes)
+         INSERT INTO amber_changes (change, seq, scope) SELECT c.changes, $1, $2 FROM c",
+        &[&big(seq), &scope],
+    )?;
+    super::listen::notify(tx)
+}
+
+impl Memories for PgStore {
+    fn insert_batch(&mut self, ms: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>> {
         for m in ms {
             m.validate()?;
         }
@@ -104,7 +165,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn forget(&self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>> {
+    fn forget(&mut self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             seq_lock(&mut tx)?;
@@ -121,7 +182,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn purge(&self, id: &MemoryId) -> Result<Purged> {
+    fn purge(&mut self, id: &MemoryId) -> Result<Purged> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             seq_lock(&mut tx)?;
@@ -164,7 +225,7 @@ impl PgStore {
     }
 
     /// The changes other nodes must follow, after change `after`, oldest first.
-    pub(crate) fn changes_after(&self, after: u64, limit: usize) -> Result<Vec<Change>> {
+    fn changes_after(&self, after: u64, limit: usize) -> Result<Vec<Change>> {
         let rows: Vec<(i64, i64, String)> = self.read(|c| {
             let st = self.prepared(
                 c,
@@ -188,42 +249,15 @@ impl PgStore {
     }
 
     /// The newest change number given.
-    pub(crate) fn max_change(&self) -> Result<u64> {
+    fn max_change(&self) -> Result<u64> {
         self.number("SELECT changes FROM amber_seq", &[])
     }
 
-    pub(crate) fn seqs(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<u64>> {
-        self.read(|c| {
-            let st = self.prepared(c, sql)?;
-            let rows = c.query(&st, args)?;
-            rows.iter().map(|r| Ok(r.try_get::<_, i64>(0)? as u64)).collect()
-        })
-    }
-
-    pub(crate) fn forgotten_seqs(&self) -> Result<Vec<u64>> {
+    fn forgotten_seqs(&self) -> Result<Vec<u64>> {
         self.seqs("SELECT seq FROM memories WHERE forgotten_at IS NOT NULL ORDER BY seq", &[])
     }
 
-    fn keys(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<Key>> {
-        self.read(|c| {
-            let st = self.prepared(c, sql)?;
-            let rows = c.query(&st, args)?;
-            rows.iter()
-                .map(|r| {
-                    let seq: i64 = r.try_get(0)?;
-                    let corrupt = |e: amber_core::InvalidInput| Error::Corrupt {
-                        path: self.path().to_path_buf(),
-                        detail: format!("seq {seq}: {e}"),
-                    };
-                    let scope = r.try_get::<_, String>(1)?.parse().map_err(corrupt)?;
-                    let kind = r.try_get::<_, String>(4)?.parse().map_err(corrupt)?;
-                    Ok(Key { seq: seq as u64, scope, time: r.try_get(2)?, session_id: r.try_get(3)?, kind })
-                })
-                .collect()
-        })
-    }
-
-    pub(crate) fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
+    fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
         self.keys(
             "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
              WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
@@ -231,7 +265,7 @@ impl PgStore {
         )
     }
 
-    pub(crate) fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
+    fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
         let sql = format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = $1");
         self.read(|c| {
             let st = self.prepared(c, &sql)?;
@@ -243,18 +277,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn query_memories(
-        &self,
-        sql: &str,
-        args: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<Memory>> {
-        self.read(|c| {
-            let st = self.prepared(c, sql)?;
-            memories(self.path(), &c.query(&st, args)?)
-        })
-    }
-
-    pub(crate) fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>> {
+    fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>> {
         let wanted: Vec<i64> = seqs.iter().map(|s| big(*s)).collect();
         let found = self.query_memories(
             &format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE seq = ANY($1) AND forgotten_at IS NULL"),
@@ -264,7 +287,7 @@ impl PgStore {
         Ok(seqs.iter().filter_map(|s| found.remove(s)).collect())
     }
 
-    pub(crate) fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>> {
+    fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>> {
         self.query_memories(
             &format!(
                 "SELECT {MEMORY_COLUMNS} FROM memories
@@ -274,7 +297,7 @@ impl PgStore {
         )
     }
 
-    pub(crate) fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
+    fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
         self.keys(
             "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
              WHERE seq > $1 AND forgotten_at IS NULL ORDER BY seq LIMIT $2",
@@ -282,18 +305,11 @@ impl PgStore {
         )
     }
 
-    pub(crate) fn number(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<u64> {
-        self.read(|c| {
-            let st = self.prepared(c, sql)?;
-            Ok(c.query_one(&st, args)?.try_get::<_, i64>(0)? as u64)
-        })
-    }
-
-    pub(crate) fn count(&self) -> Result<u64> {
+    fn count(&self) -> Result<u64> {
         self.number("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL", &[])
     }
 
-    pub(crate) fn count_raw_captures(&self) -> Result<u64> {
+    fn count_raw_captures(&self) -> Result<u64> {
         self.number(
             "SELECT COUNT(*) FROM memories WHERE forgotten_at IS NULL AND kind = 'event'
                AND (session_id IS NOT NULL OR (metadata::jsonb ->> 'captured') = 'true')",
@@ -301,19 +317,19 @@ impl PgStore {
         )
     }
 
-    pub(crate) fn count_forgotten(&self) -> Result<u64> {
+    fn count_forgotten(&self) -> Result<u64> {
         self.number("SELECT COUNT(*) FROM memories WHERE forgotten_at IS NOT NULL", &[])
     }
 
-    pub(crate) fn count_through(&self, seq: u64) -> Result<u64> {
+    fn count_through(&self, seq: u64) -> Result<u64> {
         self.number("SELECT COUNT(*) FROM memories WHERE seq <= $1 AND forgotten_at IS NULL", &[&big(seq)])
     }
 
-    pub(crate) fn max_seq(&self) -> Result<u64> {
+    fn max_seq(&self) -> Result<u64> {
         self.number("SELECT seq FROM amber_seq", &[])
     }
 
-    pub(crate) fn scope_counts(&self) -> Result<Vec<(String, u64)>> {
+    fn scope_counts(&self) -> Result<Vec<(String, u64)>> {
         self.read(|c| {
             let rows = c.query(
                 "SELECT scope, COUNT(*) FROM memories WHERE forgotten_at IS NULL GROUP BY scope ORDER BY scope COLLATE \"C\"",
@@ -323,11 +339,44 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn cached_vectors(
-        &self,
-        model: &str,
-        hashes: &[[u8; 32]],
-    ) -> Result<HashMap<[u8; 32], Vector>> {
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.read(|c| Ok(c.query_opt("SELECT value FROM meta WHERE key = $1", &[&key])?.map(|r| r.get(0))))
+    }
+
+    /// Sets a metadata value. Under row-level security (schema 6) a role adds a new key
+    /// but changes an existing one only as the owner: for another role the update
+    /// changes nothing (and is no error).
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        self.write(|c| {
+            let mut tx = c.transaction()?;
+            let added = tx.execute(
+                "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+                &[&key, &value],
+            )?;
+            if added == 0 {
+                tx.execute("UPDATE meta SET value = $2 WHERE key = $1", &[&key, &value])?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// PostgreSQL checks its own pages; this checks what Amber relies on: the schema
+    /// version, and that the seq counter is at or above every memory's seq.
+    fn integrity_check(&self) -> Result<bool> {
+        self.read(|c| {
+            let row = c.query_one(
+                "SELECT (SELECT version FROM amber_schema) = $1
+                    AND (SELECT seq FROM amber_seq) >= COALESCE((SELECT MAX(seq) FROM memories), 0)",
+                &[&super::schema::PG_SCHEMA_VERSION],
+            )?;
+            Ok(row.try_get::<_, Option<bool>>(0)?.unwrap_or(false))
+        })
+    }
+}
+
+impl VectorCache for PgStore {
+    fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>> {
         let keys: Vec<&[u8]> = hashes.iter().map(|h| &h[..]).collect();
         self.read(|c| {
             let rows = c.query(
@@ -345,7 +394,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn put_vectors(&self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
+    fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             let stmt = tx.prepare(
@@ -361,54 +410,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn cached_vector_count(&self, model: &str) -> Result<u64> {
+    fn cached_vector_count(&self, model: &str) -> Result<u64> {
         self.number("SELECT COUNT(*) FROM embeddings WHERE model = $1", &[&model])
     }
-
-    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
-        self.read(|c| Ok(c.query_opt("SELECT value FROM meta WHERE key = $1", &[&key])?.map(|r| r.get(0))))
-    }
-
-    /// Sets a metadata value. Under row-level security (schema 6) a role adds a new key
-    /// but changes an existing one only as the owner: for another role the update
-    /// changes nothing (and is no error).
-    pub(crate) fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.write(|c| {
-            let mut tx = c.transaction()?;
-            let added = tx.execute(
-                "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
-                &[&key, &value],
-            )?;
-            if added == 0 {
-                tx.execute("UPDATE meta SET value = $2 WHERE key = $1", &[&key, &value])?;
-            }
-            tx.commit()?;
-            Ok(())
-        })
-    }
-
-    /// PostgreSQL checks its own pages; this checks what Amber relies on: the schema
-    /// version, and that the seq counter is at or above every memory's seq.
-    pub(crate) fn integrity_check(&self) -> Result<bool> {
-        self.read(|c| {
-            let row = c.query_one(
-                "SELECT (SELECT version FROM amber_schema) = $1
-                    AND (SELECT seq FROM amber_seq) >= COALESCE((SELECT MAX(seq) FROM memories), 0)",
-                &[&super::schema::PG_SCHEMA_VERSION],
-            )?;
-            Ok(row.try_get::<_, Option<bool>>(0)?.unwrap_or(false))
-        })
-    }
-}
-
-/// Notes in the change log that the memory `seq` (filed in `scope`) was forgotten or
-/// moved, or that its session context changed (the memory before it was purged); the
-/// caller's transaction holds the seq lock, so changes commit in order.
-pub(crate) fn log_change(tx: &mut postgres::Transaction<'_>, seq: u64, scope: &str) -> super::Q<()> {
-    tx.execute(
-        "WITH c AS (UPDATE amber_seq SET changes = changes + 1 RETURNING changes)
-         INSERT INTO amber_changes (change, seq, scope) SELECT c.changes, $1, $2 FROM c",
-        &[&big(seq), &scope],
-    )?;
-    super::listen::notify(tx)
 }

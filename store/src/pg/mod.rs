@@ -68,7 +68,6 @@ mod schema;
 mod scopes;
 mod sessions;
 mod standing;
-mod store;
 mod threads;
 
 use std::cell::{Cell, RefCell};

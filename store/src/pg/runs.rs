@@ -3,6 +3,7 @@
 use amber_core::{Millis, NewRun, Run, RunReward, Scope};
 
 use super::{PgStore, Q};
+use crate::Runs;
 use crate::{Error, Result};
 
 const RUN_COLUMNS: &str =
@@ -30,9 +31,9 @@ fn decode_run(r: &postgres::Row, path: &std::path::Path) -> Q<Run> {
     })
 }
 
-impl PgStore {
-    pub(crate) fn insert_runs(
-        &self,
+impl Runs for PgStore {
+    fn insert_runs(
+        &mut self,
         scope: &Scope,
         agent: &str,
         runs: &[(String, NewRun)],
@@ -67,7 +68,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn run(&self, id: &str) -> Result<Option<Run>> {
+    fn run(&self, id: &str) -> Result<Option<Run>> {
         self.read(|c| {
             c.query_opt(&format!("SELECT {RUN_COLUMNS} FROM runs r WHERE r.id = $1"), &[&id])?
                 .map(|r| decode_run(&r, self.path()))
@@ -75,7 +76,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn runs(&self, scope: Option<&Scope>, agent: Option<&str>, limit: usize) -> Result<Vec<Run>> {
+    fn runs(&self, scope: Option<&Scope>, agent: Option<&str>, limit: usize) -> Result<Vec<Run>> {
         let scope = scope.map(|s| s.as_str());
         let below = scope.map(|s| format!("{s}/"));
         self.read(|c| {
@@ -92,7 +93,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn reward_runs(&self, rewards: &[(String, RunReward)]) -> Result<()> {
+    fn reward_runs(&mut self, rewards: &[(String, RunReward)]) -> Result<()> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             let stmt = tx.prepare(
@@ -106,7 +107,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn run_rewards(&self, id: &str) -> Result<Vec<RunReward>> {
+    fn run_rewards(&self, id: &str) -> Result<Vec<RunReward>> {
         self.read(|c| {
             let rows = c.query(
                 "SELECT reward, reason, agent, at FROM run_rewards WHERE run_id = $1 ORDER BY n",
@@ -125,7 +126,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)> {
+    fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)> {
         self.read(|c| {
             let r = c.query_one(
                 "SELECT (SELECT COUNT(*) FROM runs WHERE agent = $1 AND created_at >= $2),

@@ -5,10 +5,11 @@
 use amber_core::{MemoryId, Millis, Scope};
 
 use super::{MEMORY_COLUMNS, PgStore, memories, seq_lock};
+use crate::Scopes;
 use crate::{Moved, PrefixMatch, Result, moved_scope};
 
-impl PgStore {
-    pub(crate) fn note_scope_root(&self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
+impl Scopes for PgStore {
+    fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
         self.write(|c| {
             c.execute(
                 "INSERT INTO scope_roots AS s (scope, root, seen_at) VALUES ($1, $2, $3)
@@ -20,14 +21,14 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn scope_roots(&self) -> Result<Vec<(String, String)>> {
+    fn scope_roots(&self) -> Result<Vec<(String, String)>> {
         self.read(|c| {
             let rows = c.query("SELECT scope, root FROM scope_roots ORDER BY scope COLLATE \"C\"", &[])?;
             rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
         })
     }
 
-    pub(crate) fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64> {
+    fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64> {
         let mut n = 0;
         for scope in scopes {
             n += self.number(
@@ -39,7 +40,7 @@ impl PgStore {
         Ok(n)
     }
 
-    pub(crate) fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
+    fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
         self.read(|c| {
             let got: Option<String> =
                 c.query_opt("SELECT new_id FROM moved WHERE old_id = $1", &[&id.as_str()])?.map(|r| r.get(0));
@@ -47,7 +48,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch> {
+    fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch> {
         self.read(|c| {
             let rows = c.query(
                 "SELECT id FROM memories WHERE starts_with(id, $1) ORDER BY id COLLATE \"C\" LIMIT 6",
@@ -63,7 +64,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn move_scope(&self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
+    fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             seq_lock(&mut tx)?;

@@ -3,6 +3,7 @@
 use amber_core::{Link, LinkKind, Memory, MemoryId};
 
 use super::{MEMORY_COLUMNS, PgStore, Q};
+use crate::Sessions;
 use crate::{Result, SessionRow};
 
 fn session_row(r: &postgres::Row) -> Q<SessionRow> {
@@ -16,8 +17,8 @@ fn session_row(r: &postgres::Row) -> Q<SessionRow> {
     })
 }
 
-impl PgStore {
-    pub(crate) fn add_links(&self, links: &[Link]) -> Result<usize> {
+impl Sessions for PgStore {
+    fn add_links(&mut self, links: &[Link]) -> Result<usize> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             let stmt = tx.prepare(
@@ -42,7 +43,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn links_of(&self, id: &MemoryId) -> Result<Vec<Link>> {
+    fn links_of(&self, id: &MemoryId) -> Result<Vec<Link>> {
         self.read(|c| {
             let rows = c.query(
                 "SELECT from_id, to_id, kind, similarity, created_at FROM links
@@ -61,7 +62,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn duplicate_seqs(&self) -> Result<Vec<u64>> {
+    fn duplicate_seqs(&self) -> Result<Vec<u64>> {
         self.seqs(
             "SELECT DISTINCT m.seq FROM links l JOIN memories m ON m.id = l.from_id
              WHERE l.kind IN ('near_duplicate', 'exact_duplicate') AND m.forgotten_at IS NULL
@@ -70,7 +71,7 @@ impl PgStore {
         )
     }
 
-    pub(crate) fn session_memories(&self, session_id: &str) -> Result<Vec<Memory>> {
+    fn session_memories(&self, session_id: &str) -> Result<Vec<Memory>> {
         self.query_memories(
             &format!(
                 "SELECT {MEMORY_COLUMNS} FROM memories WHERE session_id = $1 AND forgotten_at IS NULL ORDER BY seq"
@@ -79,7 +80,7 @@ impl PgStore {
         )
     }
 
-    pub(crate) fn put_session(&self, s: &SessionRow) -> Result<()> {
+    fn put_session(&mut self, s: &SessionRow) -> Result<()> {
         self.write(|c| {
             c.execute(
                 "INSERT INTO sessions (id, agent, scope, started_at, ended_at, record)
@@ -92,7 +93,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
+    fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
         self.read(|c| {
             c.query_opt(
                 "SELECT id, agent, scope, started_at, ended_at, record FROM sessions WHERE id = $1",
@@ -103,7 +104,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionRow>> {
+    fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionRow>> {
         self.read(|c| {
             let rows = c.query(
                 "SELECT id, agent, scope, started_at, ended_at, record FROM sessions

@@ -11,6 +11,7 @@ use postgres::GenericClient;
 use super::{MEMORY_COLUMNS, PgStore, Q};
 use crate::standing::{report_of, restanding};
 use crate::{Error, Refusal, Result, StandingRow};
+use crate::{Scopes, Standing};
 
 /// Supersession chains are followed at most this deep (as on SQLite).
 const MAX_CHAIN: usize = 64;
@@ -130,13 +131,8 @@ fn refresh(
     Ok(())
 }
 
-impl PgStore {
-    pub(crate) fn report(
-        &self,
-        id: &MemoryId,
-        report: &Report,
-        now: Millis,
-    ) -> Result<Option<Vec<StandingRow>>> {
+impl Standing for PgStore {
+    fn report(&mut self, id: &MemoryId, report: &Report, now: Millis) -> Result<Option<Vec<StandingRow>>> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             let seq: Option<i64> = tx
@@ -163,7 +159,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn reports(&self, id: &MemoryId) -> Result<Vec<Report>> {
+    fn reports(&self, id: &MemoryId) -> Result<Vec<Report>> {
         self.read(|c| {
             let seq: Option<i64> =
                 c.query_opt("SELECT seq FROM memories WHERE id = $1", &[&id.as_str()])?.map(|r| r.get(0));
@@ -174,7 +170,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn session_reports(&self, session_id: &str) -> Result<Vec<(MemoryId, Report)>> {
+    fn session_reports(&self, session_id: &str) -> Result<Vec<(MemoryId, Report)>> {
         self.read(|c| {
             let seqs = c.query(
                 "SELECT DISTINCT m.id, o.seq FROM outcomes o JOIN memories m ON m.seq = o.seq WHERE o.session_id = $1",
@@ -197,7 +193,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn standings(&self) -> Result<Vec<StandingRow>> {
+    fn standings(&self) -> Result<Vec<StandingRow>> {
         self.read(|c| {
             let rows = c.query(
                 &format!(
@@ -211,10 +207,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn supersession_targets(
-        &self,
-        ids: &[MemoryId],
-    ) -> Result<std::result::Result<Vec<u64>, Refusal>> {
+    fn supersession_targets(&self, ids: &[MemoryId]) -> Result<std::result::Result<Vec<u64>, Refusal>> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             let id = match self.moved_to(id)? {
@@ -234,7 +227,7 @@ impl PgStore {
         Ok(Ok(out))
     }
 
-    pub(crate) fn apply_supersessions(&self, seqs: &[u64], now: Millis) -> Result<Vec<StandingRow>> {
+    fn apply_supersessions(&mut self, seqs: &[u64], now: Millis) -> Result<Vec<StandingRow>> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             let mut targets = Vec::new();
@@ -274,7 +267,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn unapplied_supersessions(&self) -> Result<Vec<u64>> {
+    fn unapplied_supersessions(&self) -> Result<Vec<u64>> {
         self.seqs(
             "SELECT seq FROM memories m WHERE supersedes IS NOT NULL AND forgotten_at IS NULL
              AND NOT EXISTS (SELECT 1 FROM supersessions s WHERE s.by_seq = m.seq) ORDER BY seq",
@@ -282,7 +275,7 @@ impl PgStore {
         )
     }
 
-    pub(crate) fn refresh_targets(&self, seq: u64, now: Millis) -> Result<Vec<StandingRow>> {
+    fn refresh_targets(&mut self, seq: u64, now: Millis) -> Result<Vec<StandingRow>> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             let mut out = Vec::new();
@@ -292,7 +285,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn archived(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Memory>> {
+    fn archived(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Memory>> {
         let below = scope.map(|s| format!("{}/", s.as_str()));
         self.query_memories(
             &format!(

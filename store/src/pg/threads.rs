@@ -5,10 +5,11 @@ use amber_core::{Memory, MemoryId, Millis, Scope};
 
 use super::{MEMORY_COLUMNS, PgStore, memories};
 use crate::threads::{MAX_THREAD, thread_root, within};
+use crate::{Addressing, Memories};
 use crate::{GuardEntry, Hold, Result};
 
-impl PgStore {
-    pub(crate) fn inbox(&self, agent: &str, scopes: &[Scope], limit: usize) -> Result<Vec<Memory>> {
+impl Addressing for PgStore {
+    fn inbox(&self, agent: &str, scopes: &[Scope], limit: usize) -> Result<Vec<Memory>> {
         let all = self.query_memories(
             &format!(
                 "SELECT {MEMORY_COLUMNS} FROM memories m
@@ -22,7 +23,7 @@ impl PgStore {
         Ok(all.into_iter().filter(|m| within(&m.scope, scopes)).take(limit).collect())
     }
 
-    pub(crate) fn mark_inbox_served(&self, agent: &str, seqs: &[u64], now: Millis) -> Result<()> {
+    fn mark_inbox_served(&mut self, agent: &str, seqs: &[u64], now: Millis) -> Result<()> {
         let seqs: Vec<i64> = seqs.iter().map(|s| super::memories::big(*s)).collect();
         self.write(|c| {
             c.execute(
@@ -34,7 +35,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn thread(&self, id: &MemoryId) -> Result<Vec<Memory>> {
+    fn thread(&self, id: &MemoryId) -> Result<Vec<Memory>> {
         let Some(root) = thread_root(id, |i| self.get(i))? else { return Ok(Vec::new()) };
         self.read(|c| {
             let rows = c.query(
@@ -53,7 +54,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn hold_of(&self, thread: &MemoryId) -> Result<Option<Hold>> {
+    fn hold_of(&self, thread: &MemoryId) -> Result<Option<Hold>> {
         self.read(|c| {
             let row =
                 c.query_opt("SELECT reason, at FROM thread_holds WHERE thread = $1", &[&thread.as_str()])?;
@@ -64,7 +65,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn hold(&self, thread: &MemoryId, reason: &str, now: Millis) -> Result<()> {
+    fn hold(&mut self, thread: &MemoryId, reason: &str, now: Millis) -> Result<()> {
         self.write(|c| {
             c.execute(
                 "INSERT INTO thread_holds (thread, reason, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
@@ -74,11 +75,11 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn release(&self, thread: &MemoryId) -> Result<bool> {
+    fn release(&mut self, thread: &MemoryId) -> Result<bool> {
         self.write(|c| Ok(c.execute("DELETE FROM thread_holds WHERE thread = $1", &[&thread.as_str()])? > 0))
     }
 
-    pub(crate) fn log_guard(&self, e: &GuardEntry) -> Result<()> {
+    fn log_guard(&mut self, e: &GuardEntry) -> Result<()> {
         self.write(|c| {
             c.execute(
                 "INSERT INTO guard_log (agent, trigger, decision, rule, at) VALUES ($1, $2, $3, $4, $5)",
@@ -88,7 +89,7 @@ impl PgStore {
         })
     }
 
-    pub(crate) fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool> {
+    fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool> {
         self.read(|c| {
             Ok(c.query_opt(
                 "SELECT 1 FROM guard_log WHERE agent = $1 AND trigger = $2 AND decision = 'allow' LIMIT 1",

@@ -1,4 +1,5 @@
 use super::*;
+use crate::prelude::*;
 use amber_core::MemoryType;
 
 #[test]

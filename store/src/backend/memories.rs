@@ -1,0 +1,93 @@
+//! Memories and what is kept beside them: the embedding cache, documents, scopes. Part of the storage boundary ([`crate::MemoryStore`]):
+//! each trait is implemented once per backend, in the file that owns its tables.
+
+use std::collections::HashMap;
+
+use amber_core::{Memory, MemoryId, Millis, NewMemory, Scope};
+
+use crate::{Key, Moved, PrefixMatch, Purged, Result, Vector};
+
+/// The memories themselves, verbatim (the source of truth): filing, forgetting, reading by id, seq and scan, counts, the change log, metadata.
+pub trait Memories {
+    /// Files memories in one transaction (see `Store::insert_batch`).
+    fn insert_batch(&mut self, memories: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>>;
+    /// Marks a memory forgotten (see `Store::forget`).
+    fn forget(&mut self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>>;
+    /// Deletes a forgotten memory for good.
+    fn purge(&mut self, id: &MemoryId) -> Result<Purged>;
+    /// The forgotten memories' seqs.
+    fn forgotten_seqs(&self) -> Result<Vec<u64>>;
+    /// The forgotten memories filed in a session.
+    fn forgotten_session_keys(&self) -> Result<Vec<Key>>;
+    /// A memory by id, forgotten or not.
+    fn get(&self, id: &MemoryId) -> Result<Option<Memory>>;
+    /// Live memories by seq, in the order asked.
+    fn get_by_seqs(&self, seqs: &[u64]) -> Result<Vec<Memory>>;
+    /// Live memories with `after < seq <= through`, in seq order, at most `limit`.
+    fn scan(&self, after: u64, through: u64, limit: usize) -> Result<Vec<Memory>>;
+    /// The filter keys of live memories after `after`, at most `limit`.
+    fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>>;
+    /// Forgets and moves other writers made, after change `after`, oldest first, at most
+    /// `limit`. A store no other node writes (the SQLite store) keeps no such log:
+    /// nothing.
+    fn changes_after(&self, _after: u64, _limit: usize) -> Result<Vec<crate::Change>> {
+        Ok(Vec::new())
+    }
+    /// The newest change number (0 for a store that keeps no change log).
+    fn max_change(&self) -> Result<u64> {
+        Ok(0)
+    }
+    /// Live memories.
+    fn count(&self) -> Result<u64>;
+    /// Forgotten memories.
+    fn count_forgotten(&self) -> Result<u64>;
+    /// Live raw captures (type `event`, filed in a session or by a capture).
+    fn count_raw_captures(&self) -> Result<u64>;
+    /// Live memories with `seq <= seq`.
+    fn count_through(&self, seq: u64) -> Result<u64>;
+    /// The highest seq ever given.
+    fn max_seq(&self) -> Result<u64>;
+    /// Live memories per scope.
+    fn scope_counts(&self) -> Result<Vec<(String, u64)>>;
+    /// A metadata value.
+    fn meta(&self, key: &str) -> Result<Option<String>>;
+    /// Sets a metadata value.
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()>;
+    /// True when the backend's own consistency check passes.
+    fn integrity_check(&self) -> Result<bool>;
+}
+
+/// The embedding cache: vectors by (model, chunk hash), so that rebuilding an index never re-embeds.
+pub trait VectorCache {
+    /// Cached vectors of these chunk hashes under a model.
+    fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>>;
+    /// Caches vectors under a model. A hash already cached keeps its vector (the team
+    /// store is insert-only for every role from schema 6; the local store does the same).
+    fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()>;
+    /// Vectors cached under a model.
+    fn cached_vector_count(&self, model: &str) -> Result<u64>;
+}
+
+/// Memories filed from documents, by their source file.
+pub trait Documents {
+    /// A scope's memories from one source, archived included (`Store::by_source`).
+    fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>>;
+    /// The document files a scope holds under a path prefix (`Store::document_sources`).
+    fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>>;
+}
+
+/// Scopes: project roots, moving a scope, id prefixes and moved ids.
+pub trait Scopes {
+    /// Notes the project root a scope stands for.
+    fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()>;
+    /// Every scope with a known root.
+    fn scope_roots(&self) -> Result<Vec<(String, String)>>;
+    /// Live durable memories filed since a time in these scopes.
+    fn durable_since(&self, scopes: &[Scope], since: Millis) -> Result<u64>;
+    /// Where a moved memory went.
+    fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>>;
+    /// The memory an id prefix names.
+    fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch>;
+    /// Re-files a scope's memories into another, in one transaction.
+    fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>>;
+}
