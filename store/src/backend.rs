@@ -15,38 +15,31 @@ pub use open::{Backend, SqliteBackend};
 pub use records::{Addressing, Sessions, Standing};
 pub use runs::{Advice, Runs};
 
-/// What the engine needs of a store: every concern's trait (`memories`, `graph`,
-/// `records`, `runs` here), each implemented once per backend in the file that owns its
-/// tables, so nothing is forwarded by hand. Methods that change something take `&mut self`
-/// and are atomic (one transaction each); the rest read a consistent snapshot.
-pub trait MemoryStore:
-    Memories
-    + VectorCache
-    + Documents
-    + Scopes
-    + Graph
-    + Mentions
-    + Sessions
-    + Standing
-    + Addressing
-    + Runs
-    + Advice
-    + Send
-{
+/// Declares [`MemoryStore`] as the sum of the concerns' traits and implements it for
+/// every type that has them all (the list written once).
+macro_rules! memory_store {
+    ($($concern:ident),+) => {
+        /// What the engine needs of a store: every concern's trait (`memories`, `graph`,
+        /// `records`, `runs` here), each implemented once per backend in the file that owns
+        /// its tables, so nothing is forwarded by hand. Methods that change something take
+        /// `&mut self` and are atomic (one transaction each); the rest read a consistent
+        /// snapshot.
+        pub trait MemoryStore: $($concern +)+ Send {}
+
+        impl<T: $($concern +)+ Send> MemoryStore for T {}
+    };
 }
 
-impl<T> MemoryStore for T where
-    T: Memories
-        + VectorCache
-        + Documents
-        + Scopes
-        + Graph
-        + Mentions
-        + Sessions
-        + Standing
-        + Addressing
-        + Runs
-        + Advice
-        + Send
-{
-}
+memory_store!(
+    Memories,
+    VectorCache,
+    Documents,
+    Scopes,
+    Graph,
+    Mentions,
+    Sessions,
+    Standing,
+    Addressing,
+    Runs,
+    Advice
+);
