@@ -7,6 +7,7 @@ pub(crate) mod bench;
 pub(crate) mod briefing;
 pub(crate) mod curate;
 pub(crate) mod fairness;
+pub(crate) mod font;
 pub(crate) mod ingest;
 pub(crate) mod interject;
 pub(crate) mod kg_bench;

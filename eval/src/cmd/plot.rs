@@ -27,6 +27,7 @@ pub(crate) struct PlotArgs {
 /// Runs `amber-eval plot`.
 pub(crate) fn run(a: PlotArgs) -> anyhow::Result<()> {
     use plotters::prelude::*;
+    crate::cmd::font::register()?;
     let mut series = Vec::new();
     for path in &a.reports {
         let r: Value = serde_json::from_slice(

@@ -22,6 +22,7 @@ pub(super) fn plot(
     out: &Path,
 ) -> anyhow::Result<()> {
     use plotters::prelude::*;
+    crate::cmd::font::register()?;
     let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("drawing {}: {e}", out.display());
     let root = BitMapBackend::new(out, (1400, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;

@@ -11,6 +11,7 @@ type Panel = (&'static str, fn(&Scores) -> f64);
 /// Draws the curves of every run; the headline strength's lines are thicker.
 pub(super) fn plot(runs: &[Run], headline: f32, negative: &str, out: &Path) -> anyhow::Result<()> {
     use plotters::prelude::*;
+    crate::cmd::font::register()?;
     let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("drawing {}: {e}", out.display());
     let root = BitMapBackend::new(out, (1400, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
