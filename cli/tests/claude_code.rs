@@ -216,13 +216,14 @@ fn install_merges_the_hooks_with_a_backup_and_uninstall_removes_exactly_them() {
 
     let o = env.amber_home(&["install", "claude-code"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("added 10 Amber entries"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("added 11 Amber entries"), "{}", text(&o.stdout));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(v["model"], "opus");
     // The agent-facing MCP tools are allowed (a -p run is otherwise denied them).
     let allow: Vec<&str> =
         v["permissions"]["allow"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    for tool in ["recall", "get", "remember", "outcome"] {
+    // The registry's agent set (`get_advice` too: offered when a model is configured).
+    for tool in ["recall", "get", "remember", "outcome", "get_advice"] {
         assert!(allow.contains(&format!("mcp__amber__{tool}").as_str()), "{allow:?}");
     }
     for event in
@@ -246,7 +247,7 @@ fn install_merges_the_hooks_with_a_backup_and_uninstall_removes_exactly_them() {
     assert!(text(&env.amber_home(&["install", "claude-code"]).stdout).contains("already"));
 
     let o = env.amber_home(&["uninstall", "claude-code"]);
-    assert!(text(&o.stdout).contains("removed 10 Amber entries"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("removed 11 Amber entries"), "{}", text(&o.stdout));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(v, mine, "uninstall leaves the user's settings as they were");
 
