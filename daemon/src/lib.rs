@@ -39,6 +39,8 @@ mod server;
 mod sources;
 mod state;
 mod team;
+#[cfg(feature = "team")]
+mod team_url;
 mod writer;
 
 use std::fs::File;
@@ -57,6 +59,8 @@ use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::server::{refuse, serve_connection};
 use crate::state::{Shared, shutdown_asked};
+
+pub use team::TeamFeatureMissing;
 
 /// The lock file's name in the data directory.
 pub const LOCK_FILE: &str = "amberd.lock";
@@ -125,6 +129,8 @@ fn own_uid() -> Option<u32> {
 /// connections, with its path.
 pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
     let started = Instant::now();
+    // `[team]` is refused before anything opens (a password in its URL, or no `team` feature).
+    crate::team::check(&config.team)?;
     let lock = DataDirLock::acquire(&config.data_dir)?;
     tracing::info!(data_dir = %config.data_dir.display(), pid = std::process::id(), "amberd starting");
 

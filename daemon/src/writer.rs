@@ -33,6 +33,7 @@ pub(crate) enum WriteOp {
         to: amber_core::Scope,
     },
     /// Follow what other writers committed to a shared store (the team database).
+    #[cfg(feature = "team")]
     Follow,
     /// Any other write to the store (an outcome, a run, a session record, links, ...),
     /// run here so that every write goes through the one writer (`rpc::write_with`).
@@ -64,6 +65,7 @@ pub(crate) enum WriteDone {
     KgAdded(Box<amber_store::KgAdded>),
     KgInvalidated(Option<Box<amber_core::graph::Fact>>),
     Moved(Vec<amber_engine::Moved>),
+    #[cfg(feature = "team")]
     Followed(usize),
     /// What a [`WriteOp::Run`] returned.
     Ran(Ran),
@@ -137,6 +139,7 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
                 .kg_invalidate(fact, at, reason.as_deref())
                 .map(|f| WriteDone::KgInvalidated(f.map(Box::new))),
             WriteOp::MoveScope { from, to } => engine.move_scope(&from, &to).map(WriteDone::Moved),
+            #[cfg(feature = "team")]
             WriteOp::Follow => engine.follow().map(WriteDone::Followed),
             WriteOp::Run(Work(f)) => f(&engine).map(WriteDone::Ran),
         };

@@ -2,6 +2,8 @@
 //! one database. The server comes from `scripts/pg.sh` (PostgreSQL 15 from the machine's
 //! packages); each test gets its own database. No mocks.
 
+#![cfg(feature = "team")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

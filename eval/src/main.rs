@@ -65,7 +65,9 @@ enum Command {
     /// of BM25 and hybrid recall on the raw text.
     Leads(cmd::leads::LeadsArgs),
     /// Team memory on PostgreSQL (issue 20): ingest and recall on a team scope against a
-    /// local one, propagation between two nodes, a node rebuilt from the database.
+    /// local one, propagation between two nodes, a node rebuilt from the database
+    /// (with the `team` feature, on by default).
+    #[cfg(feature = "team")]
     TeamBench(cmd::team_bench::TeamBenchArgs),
 }
 
@@ -90,6 +92,7 @@ fn main() -> ExitCode {
         Command::KgBench(a) => cmd::kg_bench::run(a),
         Command::Briefing(a) => cmd::briefing::run(a),
         Command::Standing(a) => cmd::standing::run(a),
+        #[cfg(feature = "team")]
         Command::TeamBench(a) => cmd::team_bench::run(a),
         Command::Leads(a) => cmd::leads::run(a),
     };

@@ -34,7 +34,8 @@ pub enum Error {
     /// Input that fails validation.
     #[error(transparent)]
     Invalid(#[from] amber_core::InvalidInput),
-    /// PostgreSQL refused or failed a statement (the team store).
+    /// PostgreSQL refused or failed a statement (the team store; `team` feature).
+    #[cfg(feature = "team")]
     #[error("postgres error on {location}: {}", pg_detail(source))]
     Postgres {
         /// The server and database (the URL without its password).
@@ -79,6 +80,7 @@ pub enum Error {
 }
 
 /// A PostgreSQL error with the server's message (its `Display` says only "db error").
+#[cfg(feature = "team")]
 fn pg_detail(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => {
@@ -96,17 +98,20 @@ impl Error {
     /// True when retrying the same call may succeed (the database was busy or locked;
     /// on PostgreSQL, a serialization failure, a deadlock, or a lock not available).
     pub fn is_retryable(&self) -> bool {
-        use postgres::error::SqlState;
         match self {
             Error::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. } => {
                 matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
             }
-            Error::Postgres { source, .. } => matches!(
-                source.code(),
-                Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE
-                    || *c == SqlState::T_R_DEADLOCK_DETECTED
-                    || *c == SqlState::LOCK_NOT_AVAILABLE
-            ),
+            #[cfg(feature = "team")]
+            Error::Postgres { source, .. } => {
+                use postgres::error::SqlState;
+                matches!(
+                    source.code(),
+                    Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                        || *c == SqlState::T_R_DEADLOCK_DETECTED
+                        || *c == SqlState::LOCK_NOT_AVAILABLE
+                )
+            }
             _ => false,
         }
     }

@@ -11,6 +11,8 @@
 //!   never re-embeds.
 //! - The schema is versioned (`PRAGMA user_version`) and migrated forward on open; a
 //!   database written by a newer Amber is refused, never rewritten.
+//! - The team store on PostgreSQL (`PgBackend`) is compiled only with the `team`
+//!   feature (on by default here; the binaries choose it: docs/PERFORMANCE.md).
 //!
 //! ```
 //! use amber_core::NewMemory;
@@ -27,6 +29,7 @@ mod backend;
 mod documents;
 mod error;
 mod graph;
+#[cfg(feature = "team")]
 mod pg;
 mod runs;
 mod schema;
@@ -43,7 +46,9 @@ pub use backend::{
 };
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
+#[cfg(feature = "team")]
 pub use pg::PgBackend;
+#[cfg(feature = "team")]
 pub use pg::listen::PgListener;
 pub use schema::SCHEMA_VERSION;
 pub use scopes::{Moved, PrefixMatch, moved_scope};

@@ -3,6 +3,8 @@
 //! plus what only a shared server has (concurrent writers, a tailer, reconnects, row-level
 //! security, schema versions). Each test gets a fresh database, so they run in parallel.
 
+#![cfg(feature = "team")]
+
 use std::fmt::Debug;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};

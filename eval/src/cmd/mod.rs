@@ -17,4 +17,5 @@ pub(crate) mod locomo;
 pub(crate) mod longmemeval;
 pub(crate) mod plot;
 pub(crate) mod standing;
+#[cfg(feature = "team")]
 pub(crate) mod team_bench;
