@@ -54,7 +54,7 @@ pub fn is_not_running(e: &anyhow::Error) -> bool {
 }
 
 /// `$AMBERD`, else `amberd` next to this executable, else on the PATH.
-fn amberd_path() -> PathBuf {
+pub(crate) fn amberd_path() -> PathBuf {
     if let Some(p) = std::env::var_os("AMBERD").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }

@@ -7,10 +7,9 @@
 //! watch the daemon's `[sources]` runs) and each changed file brought in step once quiet.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use amber_ipc::Client;
 use amber_ipc::protocol::{
@@ -112,7 +111,7 @@ pub(crate) fn run(
     let mut client = connect()?;
     let mut tally = Tally::default();
     let mut known: HashSet<PathBuf> = HashSet::new();
-    let progress = Progress::new(json);
+    let progress = crate::progress::Progress::new(json);
     let mut total = 0;
     let walked: Vec<Vec<PathBuf>> = roots.iter().map(walk).collect();
     total += walked.iter().map(Vec::len).sum::<usize>();
@@ -120,7 +119,12 @@ pub(crate) fn run(
         for batch in files.chunks(BATCH) {
             let p = IngestParams { files: batch.to_vec(), ..call_for(root, &scope, args.external) };
             tally.add(call(&mut client, &p)?);
-            progress.show(&tally, total);
+            progress.line(&format!(
+                "ingest: {}/{total} files, {} chunks filed, {} retired",
+                tally.done(),
+                tally.added,
+                tally.retired
+            ));
         }
         known.extend(files);
         if root.dir {
@@ -130,7 +134,7 @@ pub(crate) fn run(
     }
     progress.finish();
     if !args.no_wait {
-        wait_indexed(&mut client, &progress)?;
+        crate::progress::wait_indexed(&mut client, &progress)?;
     }
     report(&tally, json, args.watch)?;
     if args.watch {
@@ -151,26 +155,6 @@ fn call(client: &mut Client, p: &IngestParams) -> anyhow::Result<IngestResult> {
             }
             other => return Ok(other?),
         }
-    }
-}
-
-/// Waits until the daemon's indexes cover every write made so far, showing what is left.
-fn wait_indexed(client: &mut Client, progress: &Progress) -> anyhow::Result<()> {
-    let target = client.status()?.engine["committed_through"].as_u64().unwrap_or(0);
-    let start = Instant::now();
-    loop {
-        let st = client.status()?;
-        let indexed = st.engine["indexed_through"].as_u64().unwrap_or(0);
-        if indexed >= target {
-            progress.finish();
-            return Ok(());
-        }
-        progress.line(&format!(
-            "indexing: {} left ({:.0} s)",
-            target - indexed,
-            start.elapsed().as_secs_f64()
-        ));
-        std::thread::sleep(Duration::from_millis(250));
     }
 }
 
@@ -208,47 +192,6 @@ fn report(t: &Tally, json: bool, lines: bool) -> anyhow::Result<()> {
         println!("  … and {} more skipped (--json lists them)", t.skipped.len() - 10);
     }
     Ok(())
-}
-
-/// A one-line progress display on stderr: rewritten in place on a terminal, else a line
-/// every few seconds.
-struct Progress {
-    tty: bool,
-    quiet: bool,
-    last: std::cell::Cell<Option<Instant>>,
-}
-
-impl Progress {
-    fn new(json: bool) -> Progress {
-        Progress { tty: std::io::stderr().is_terminal(), quiet: json, last: Default::default() }
-    }
-
-    fn show(&self, t: &Tally, total: usize) {
-        self.line(&format!(
-            "ingest: {}/{total} files, {} chunks filed, {} retired",
-            t.done(),
-            t.added,
-            t.retired
-        ));
-    }
-
-    fn line(&self, text: &str) {
-        if self.quiet {
-            return;
-        }
-        if self.tty {
-            eprint!("\r\x1b[2K{text}");
-        } else if self.last.get().is_none_or(|l| l.elapsed() >= Duration::from_secs(5)) {
-            eprintln!("{text}");
-            self.last.set(Some(Instant::now()));
-        }
-    }
-
-    fn finish(&self) {
-        if self.tty && !self.quiet {
-            eprint!("\r\x1b[2K");
-        }
-    }
 }
 
 /// Watches the roots until interrupted, bringing each file in step once quiet

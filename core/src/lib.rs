@@ -28,6 +28,7 @@ mod link;
 mod memory;
 pub mod origin;
 pub mod paths;
+pub mod portable;
 mod query;
 mod run;
 mod scope;

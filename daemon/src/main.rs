@@ -48,6 +48,10 @@ struct Args {
     /// How much lower indexing's CPU priority is (a nice value added, 0 to 19; 0 off).
     #[arg(long, value_name = "N")]
     index_nice: Option<i32>,
+    /// Restore a backup (`amber backup`) into the data directory, which must hold no
+    /// store yet, and exit. The next start rebuilds the indexes from its embedding cache.
+    #[arg(long, value_name = "FILE")]
+    restore: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -59,6 +63,25 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(file) = &args.restore {
+        return match amber_engine::restore(&config.data_dir, file) {
+            Ok(s) => {
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "restored {} memories and {} cached vectors ({} bytes) into {}",
+                    s.memories,
+                    s.vectors,
+                    s.bytes,
+                    config.data_dir.display()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "amberd: restore: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let _guard = match init_logging(&config, args.foreground) {
         Ok(g) => g,
         Err(e) => {

@@ -80,6 +80,8 @@ pub(crate) fn engine_error(e: amber_engine::Error) -> ErrorObject {
             }
             ErrorObject::new(ErrorKind::StorageFull, "the disk is full: nothing was written")
         }
+        // What a store refuses to do, in its words (a backup over an existing file).
+        amber_engine::Error::Store(amber_store::Error::Unsupported(why)) => invalid(why),
         amber_engine::Error::Store(s) => {
             tracing::error!(cause = %s, "store error");
             ErrorObject::new(ErrorKind::StorageError, "the store failed (see the daemon log)")

@@ -42,6 +42,8 @@ mod health;
 mod indexer;
 mod models;
 mod open;
+mod portable;
+pub use portable::restore;
 mod recall;
 mod runs;
 mod scopes;

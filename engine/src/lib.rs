@@ -42,7 +42,7 @@ pub mod priority;
 pub use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
 pub use amber_store::{GuardEntry, Hold, Moved, PrefixMatch, SessionRow};
 pub use engine::{
-    Degraded, DegradedCause, Engine, EngineOptions, EngineStats, Remembered, ScopeInfo, Status,
+    Degraded, DegradedCause, Engine, EngineOptions, EngineStats, Remembered, ScopeInfo, Status, restore,
 };
 pub use error::{Error, Result};
 pub use layout::{default_amber_home, default_data_dir};

@@ -10,6 +10,7 @@ mod compile;
 mod graph;
 mod ingest;
 mod methods;
+mod portable;
 mod recall;
 mod remember;
 mod runs;
@@ -28,6 +29,10 @@ pub use graph::{
 };
 pub use ingest::{IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES, SourcesStatus};
 pub use methods::{Access, METHODS, McpSet, Method, MethodDoors, MethodSpec, NoParams, method};
+pub use portable::{
+    BackupParams, BackupStats, ExportPage, ExportParams, ImportParams, ImportTally, MAX_PORTABLE_RECORDS,
+    Skipped,
+};
 pub use recall::{DisputedHit, RecallParams, RecallResult};
 pub use remember::{RememberBatchParams, RememberBatchResult, RememberParams, RememberResult};
 pub use runs::{

@@ -7,11 +7,13 @@
 mod graph;
 mod memories;
 mod open;
+mod portable;
 mod records;
 mod runs;
 pub use graph::{Graph, Mentions};
 pub use memories::{Documents, Memories, Scopes, VectorCache};
 pub use open::{Backend, SqliteBackend};
+pub use portable::Portable;
 pub use records::{Addressing, Sessions, Standing};
 pub use runs::{Advice, Runs};
 
@@ -20,7 +22,7 @@ pub use runs::{Advice, Runs};
 macro_rules! memory_store {
     ($($concern:ident),+) => {
         /// What the engine needs of a store: every concern's trait (`memories`, `graph`,
-        /// `records`, `runs` here), each implemented once per backend in the file that owns
+        /// `records`, `runs`, `portable` here), each implemented once per backend in the file that owns
         /// its tables, so nothing is forwarded by hand. Methods that change something take
         /// `&mut self` and are atomic (one transaction each); the rest read a consistent
         /// snapshot.
@@ -41,5 +43,6 @@ memory_store!(
     Standing,
     Addressing,
     Runs,
-    Advice
+    Advice,
+    Portable
 );

@@ -31,6 +31,7 @@ mod error;
 mod graph;
 #[cfg(feature = "team")]
 mod pg;
+mod portable;
 mod runs;
 mod schema;
 mod scopes;
@@ -41,8 +42,8 @@ mod threads;
 mod vectors;
 
 pub use backend::{
-    Addressing, Advice, Backend, Documents, Graph, Memories, MemoryStore, Mentions, Runs, Scopes, Sessions,
-    SqliteBackend, Standing, VectorCache,
+    Addressing, Advice, Backend, Documents, Graph, Memories, MemoryStore, Mentions, Portable, Runs, Scopes,
+    Sessions, SqliteBackend, Standing, VectorCache,
 };
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
@@ -50,6 +51,7 @@ pub use graph::{FactPage, KgAdded};
 pub use pg::PgBackend;
 #[cfg(feature = "team")]
 pub use pg::listen::PgListener;
+pub use portable::restore;
 pub use schema::SCHEMA_VERSION;
 pub use scopes::{Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;
@@ -61,7 +63,7 @@ pub use threads::{GuardEntry, Hold};
 /// makes every store method callable on a [`Store`] or a `dyn` [`MemoryStore`].
 pub mod prelude {
     pub use crate::backend::{
-        Addressing as _, Advice as _, Documents as _, Graph as _, Memories as _, Mentions as _, Runs as _,
-        Scopes as _, Sessions as _, Standing as _, VectorCache as _,
+        Addressing as _, Advice as _, Documents as _, Graph as _, Memories as _, Mentions as _,
+        Portable as _, Runs as _, Scopes as _, Sessions as _, Standing as _, VectorCache as _,
     };
 }

@@ -194,7 +194,7 @@ fn superseder(tx: &rusqlite::Connection, seq: u64, depth: usize) -> rusqlite::Re
 /// Recomputes one memory's standing from its log and its supersessions, stores it, and
 /// returns it; then the same for what it supersedes, should it be an invalidation
 /// (whether it stands may have changed). `seen` stops a second visit.
-fn refresh(
+pub(crate) fn refresh(
     tx: &Transaction<'_>,
     seq: u64,
     now: Millis,

@@ -28,6 +28,7 @@ pub(crate) mod memory;
 pub(crate) mod origin;
 pub(crate) mod outcome;
 pub(crate) mod places;
+pub(crate) mod portable;
 pub(crate) mod reader;
 pub(crate) mod records;
 pub(crate) mod review;

@@ -288,6 +288,12 @@ registry! {
     Ingest "ingest" (IngestParams => IngestResult) Write, mcp None, cli Some("ingest"), python true;
     /// Compile documents into skills.
     Compile "compile" (CompileParams => CompileResult) Write, mcp None, cli Some("compile"), python true;
+    /// One page of the export (a person's).
+    Export "export" (ExportParams => ExportPage) Read, mcp None, cli Some("export"), python false;
+    /// Write export records (a person's).
+    Import "import" (ImportParams => ImportTally) Write, mcp None, cli Some("import"), python false;
+    /// A consistent copy of the store into a new file (a person's).
+    Backup "backup" (BackupParams => BackupStats) Read, mcp None, cli Some("backup"), python false;
 }
 
 impl Method {

@@ -63,6 +63,7 @@ mod documents;
 mod graph;
 pub(crate) mod listen;
 mod memories;
+mod portable;
 mod runs;
 mod schema;
 mod scopes;

@@ -1,0 +1,62 @@
+//! `export`, `import`, `backup`: a person's memory taken elsewhere (docs/EXPORT.md). Each
+//! is the person's alone (the `amber` command outside an agent's session): an export
+//! reads every scope, an import can file memories at the person's trust, a backup
+//! copies everything.
+
+use std::sync::Arc;
+
+use amber_core::portable::ExportFilter;
+use amber_ipc::protocol::{BackupParams, ErrorObject, ExportParams, ImportParams, MAX_PORTABLE_RECORDS};
+use serde_json::Value;
+
+use crate::peer::Peer;
+use crate::rpc::{invalid, read_on, to_value, write_with};
+use crate::state::Shared;
+
+/// Records per export page when the caller names no limit.
+const DEFAULT_PAGE: usize = 500;
+
+/// `export`: one page of records; `next` names the page after it.
+pub(crate) async fn export(shared: &Arc<Shared>, peer: Peer, p: ExportParams) -> Result<Value, ErrorObject> {
+    peer.person_only("export")?;
+    let limit = p.limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > MAX_PORTABLE_RECORDS {
+        return Err(invalid(format!("limit must be 1 to {MAX_PORTABLE_RECORDS}, got {limit}")));
+    }
+    if p.embeddings && p.scope.is_some() {
+        return Err(invalid(
+            "embeddings are exported with every scope only (the cache is not kept by scope)",
+        ));
+    }
+    let side = shared.side_of(p.scope.as_ref())?;
+    let filter = ExportFilter { scope: p.scope, since: p.since, embeddings: None };
+    let page =
+        read_on(shared, &side, move |e| e.export_page(&filter, p.embeddings, p.cursor.as_deref(), limit))
+            .await?;
+    to_value(&page)
+}
+
+/// `import`: records of an export into the local store, through the writer.
+pub(crate) async fn import(shared: &Arc<Shared>, peer: Peer, p: ImportParams) -> Result<Value, ErrorObject> {
+    peer.person_only("import")?;
+    if p.records.len() > MAX_PORTABLE_RECORDS {
+        return Err(invalid(format!(
+            "at most {MAX_PORTABLE_RECORDS} records a call, got {}",
+            p.records.len()
+        )));
+    }
+    let opts = p.options();
+    let tally = write_with(shared, move |e| e.import(&p.records, opts)).await?;
+    to_value(&tally)
+}
+
+/// `backup`: SQLite's online backup of the local store into a new file.
+pub(crate) async fn backup(shared: &Arc<Shared>, peer: Peer, p: BackupParams) -> Result<Value, ErrorObject> {
+    peer.person_only("backup")?;
+    if !p.path.is_absolute() {
+        return Err(invalid(format!("the backup's path must be absolute, got {}", p.path.display())));
+    }
+    let path = p.path;
+    let stats = read_on(shared, &shared.local(), move |e| e.backup(&path)).await?;
+    to_value(&stats)
+}
