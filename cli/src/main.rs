@@ -117,22 +117,8 @@ enum Command {
     /// Compile the project's chosen documents into skills with the `[learn]` model
     /// (served by get_advice; quality unmeasured here).
     Compile(compile::CompileArgs),
-    /// Write memories, their standing, the graph, runs and sessions as JSON Lines
-    /// (docs/EXPORT.md) to standard output or --out.
-    Export(portable::ExportArgs),
-    /// Bring an export in: same ids and standing; importing twice changes nothing.
-    Import(portable::ImportArgs),
-    /// A consistent copy of the whole store (SQLite's online backup, the embedding cache
-    /// with it) into a new file, while the daemon serves.
-    Backup {
-        /// The new file.
-        file: PathBuf,
-    },
-    /// Restore a backup into an empty data directory, then start the daemon on it.
-    Restore {
-        /// A file written by `amber backup`.
-        file: PathBuf,
-    },
+    #[command(flatten)]
+    Portable(portable::PortableCommand),
     #[command(flatten)]
     Outcomes(outcomes::OutcomeCommand),
     /// Print one memory by id.
@@ -485,10 +471,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recall(args) => recall::run(args, &mut connect(&cli, &cfg)?, cli.json)?,
         Command::Ingest(args) => return ingest::run(args, &|| connect(&cli, &cfg), cli.json),
         Command::Compile(args) => compile::run(args, &mut connect(&cli, &cfg)?, cli.json)?,
-        Command::Export(args) => return portable::export(args, &mut connect(&cli, &cfg)?, cli.json),
-        Command::Import(args) => return portable::import(args, &mut connect(&cli, &cfg)?, cli.json),
-        Command::Backup { file } => return portable::backup(file, &mut connect(&cli, &cfg)?, cli.json),
-        Command::Restore { file } => return portable::restore(file, &cfg, cli.config.as_deref(), cli.json),
+        Command::Portable(cmd) => {
+            return portable::run(cmd, &cfg, cli.config.as_deref(), &|| connect(&cli, &cfg), cli.json);
+        }
         Command::Get { id } => {
             check_id(id)?;
             // Run by Claude Code's Bash tool: read as its session (the hooks' and the MCP

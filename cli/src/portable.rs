@@ -17,7 +17,7 @@ use amber_core::portable::{EXPORT_VERSION, ImportTally};
 use amber_ipc::protocol::{BackupParams, ExportParams, ImportParams, method};
 use amber_ipc::{Client, Config};
 use anyhow::{Context, bail};
-use clap::Args;
+use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::progress::Progress;
@@ -27,6 +27,43 @@ const IMPORT_BATCH: usize = 500;
 
 /// How long a call of long work (a page of import, a backup) may take.
 const LONG_CALL: Duration = Duration::from_secs(30 * 60);
+
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum PortableCommand {
+    /// Write memories, their standing, the graph, runs and sessions as JSON Lines
+    /// (docs/EXPORT.md) to standard output or --out.
+    Export(ExportArgs),
+    /// Bring an export in: same ids and standing; importing twice changes nothing.
+    Import(ImportArgs),
+    /// A consistent copy of the whole store (SQLite's online backup, the embedding cache
+    /// with it) into a new file, while the daemon serves.
+    Backup {
+        /// The new file.
+        file: PathBuf,
+    },
+    /// Restore a backup into an empty data directory, then start the daemon on it.
+    Restore {
+        /// A file written by `amber backup`.
+        file: PathBuf,
+    },
+}
+
+/// Runs a command.
+pub(crate) fn run(
+    cmd: &PortableCommand,
+    cfg: &Config,
+    config_file: Option<&Path>,
+    connect: &dyn Fn() -> anyhow::Result<Client>,
+    json_mode: bool,
+) -> anyhow::Result<ExitCode> {
+    match cmd {
+        PortableCommand::Export(args) => export(args, &mut connect()?, json_mode),
+        PortableCommand::Import(args) => import(args, &mut connect()?, json_mode),
+        PortableCommand::Backup { file } => backup(file, &mut connect()?, json_mode),
+        PortableCommand::Restore { file } => restore(file, cfg, config_file, json_mode),
+    }
+}
 
 /// `amber export`.
 #[derive(Args, Debug)]
@@ -88,7 +125,7 @@ fn new_private_file(path: &Path) -> anyhow::Result<std::fs::File> {
 }
 
 /// `amber export`: the header, then every page.
-pub(crate) fn export(args: &ExportArgs, client: &mut Client, json_mode: bool) -> anyhow::Result<ExitCode> {
+fn export(args: &ExportArgs, client: &mut Client, json_mode: bool) -> anyhow::Result<ExitCode> {
     let scope =
         args.scope.as_deref().map(str::parse).transpose().map_err(|e| anyhow::anyhow!("--scope: {e}"))?;
     let since = args.since.as_deref().map(parse_since).transpose()?;
@@ -142,7 +179,7 @@ pub(crate) fn export(args: &ExportArgs, client: &mut Client, json_mode: bool) ->
 }
 
 /// `amber import`: the header checked, then the records in batches, in the file's order.
-pub(crate) fn import(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyhow::Result<ExitCode> {
+fn import(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyhow::Result<ExitCode> {
     let (reader, size): (Box<dyn BufRead>, u64) = if args.file.as_os_str() == "-" {
         (Box::new(BufReader::new(std::io::stdin().lock())), 0)
     } else {
@@ -251,7 +288,7 @@ fn report(t: &ImportTally, json_mode: bool) -> anyhow::Result<()> {
 }
 
 /// `amber backup FILE`.
-pub(crate) fn backup(file: &Path, client: &mut Client, json_mode: bool) -> anyhow::Result<ExitCode> {
+fn backup(file: &Path, client: &mut Client, json_mode: bool) -> anyhow::Result<ExitCode> {
     let path = absolute(file)?;
     client.set_timeout(Some(LONG_CALL));
     let t0 = std::time::Instant::now();
@@ -279,7 +316,7 @@ fn absolute(file: &Path) -> anyhow::Result<PathBuf> {
 
 /// `amber restore FILE`: refused while a daemon serves this data directory; the copy by
 /// `amberd --restore`; then the daemon started and its indexes awaited.
-pub(crate) fn restore(
+fn restore(
     file: &Path,
     cfg: &Config,
     config_file: Option<&Path>,
