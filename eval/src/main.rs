@@ -64,6 +64,10 @@ enum Command {
     /// Node, Java) against their originals: precision@1 and recall@3 of the leads, and
     /// of BM25 and hybrid recall on the raw text.
     Leads(cmd::leads::LeadsArgs),
+    /// Backup and restore at scale (issue 33): `amber backup` while a client writes (its
+    /// time, write latency against idle), and `amber restore` to a serving daemon (its
+    /// time, what it embedded).
+    BackupBench(cmd::backup_bench::BackupBenchArgs),
     /// Team memory on PostgreSQL (issue 20): ingest and recall on a team scope against a
     /// local one, propagation between two nodes, a node rebuilt from the database
     /// (with the `team` feature, on by default).
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Standing(a) => cmd::standing::run(a),
         #[cfg(feature = "team")]
         Command::TeamBench(a) => cmd::team_bench::run(a),
+        Command::BackupBench(a) => cmd::backup_bench::run(a),
         Command::Leads(a) => cmd::leads::run(a),
     };
     match r {

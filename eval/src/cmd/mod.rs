@@ -3,6 +3,7 @@
 //! (`amber_tiers`), or the daemon over its socket (`amber_ipc::Client`); what is its own
 //! is data loading, simulation and reporting. Shared helpers are in [`crate::common`].
 
+pub(crate) mod backup_bench;
 pub(crate) mod bench;
 pub(crate) mod briefing;
 pub(crate) mod curate;
@@ -15,6 +16,7 @@ pub(crate) mod leads;
 pub(crate) mod load;
 pub(crate) mod locomo;
 pub(crate) mod longmemeval;
+pub(crate) mod node;
 pub(crate) mod plot;
 pub(crate) mod standing;
 #[cfg(feature = "team")]

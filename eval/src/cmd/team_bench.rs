@@ -31,10 +31,9 @@ use serde_json::{Value, json};
 
 use super::bench::bench_corpus;
 
-mod node;
 use super::kg_bench::retry_busy;
+use crate::cmd::node::{Node, TEAM_SCOPE, dir_bytes, mib, rss_of};
 use crate::common::{percentile, write_report};
-use node::{Node, TEAM_SCOPE, dir_bytes, mib, rss_of};
 
 /// Arguments of `amber-eval team-bench`.
 #[derive(Args, Debug)]

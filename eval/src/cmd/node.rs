@@ -1,4 +1,4 @@
-//! One private amberd of the team benchmark: its config, process, socket and data, shut
+//! One private amberd of a benchmark (team-bench, backup-bench): its config, process, socket and data, shut
 //! down (then killed if need be) when dropped; and what is measured of it (resident
 //! memory, bytes on disk).
 
@@ -11,10 +11,10 @@ use amber_ipc::Client;
 use anyhow::{Context, bail};
 
 /// The team scope prefix the team nodes keep in PostgreSQL.
-pub(super) const TEAM_SCOPE: &str = "team/acme";
+pub(crate) const TEAM_SCOPE: &str = "team/acme";
 
 /// Resident memory of a process, in MiB (Linux).
-pub(super) fn rss_of(pid: u32) -> Option<f64> {
+pub(crate) fn rss_of(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb: f64 =
         status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
@@ -22,7 +22,7 @@ pub(super) fn rss_of(pid: u32) -> Option<f64> {
 }
 
 /// Bytes under a directory (0 when it does not exist).
-pub(super) fn dir_bytes(p: &Path) -> u64 {
+pub(crate) fn dir_bytes(p: &Path) -> u64 {
     let Ok(rd) = std::fs::read_dir(p) else { return 0 };
     rd.flatten()
         .map(|e| match e.file_type() {
@@ -33,24 +33,24 @@ pub(super) fn dir_bytes(p: &Path) -> u64 {
         .sum()
 }
 
-pub(super) fn mib(bytes: u64) -> f64 {
+pub(crate) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
 /// One private amberd: shut down (then killed if need be) when dropped.
-pub(super) struct Node {
-    pub(super) name: &'static str,
-    pub(super) amberd: PathBuf,
-    pub(super) root: PathBuf,
-    pub(super) child: Option<Child>,
-    pub(super) socket: PathBuf,
-    pub(super) data: PathBuf,
-    pub(super) log: PathBuf,
+pub(crate) struct Node {
+    pub(crate) name: &'static str,
+    pub(crate) amberd: PathBuf,
+    pub(crate) root: PathBuf,
+    pub(crate) child: Option<Child>,
+    pub(crate) socket: PathBuf,
+    pub(crate) data: PathBuf,
+    pub(crate) log: PathBuf,
 }
 
 impl Node {
     /// Writes the node's config (with `[team]` when a URL is given) and starts it.
-    pub(super) fn new(
+    pub(crate) fn new(
         name: &'static str,
         amberd: &Path,
         root: &Path,
@@ -77,7 +77,7 @@ impl Node {
     }
 
     /// Starts amberd and waits for its "ready" line; answers the seconds that took.
-    pub(super) fn start(&mut self) -> anyhow::Result<f64> {
+    pub(crate) fn start(&mut self) -> anyhow::Result<f64> {
         let t = Instant::now();
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log)?;
         let mut child = Command::new(&self.amberd)
@@ -107,12 +107,12 @@ impl Node {
         Ok(t.elapsed().as_secs_f64())
     }
 
-    pub(super) fn client(&self) -> anyhow::Result<Client> {
+    pub(crate) fn client(&self) -> anyhow::Result<Client> {
         Client::connect(&self.socket).with_context(|| format!("connecting to node {}", self.name))
     }
 
     /// Asks for a shutdown and waits for the process to exit (killed after 60 s).
-    pub(super) fn stop(&mut self) -> anyhow::Result<()> {
+    pub(crate) fn stop(&mut self) -> anyhow::Result<()> {
         let Some(mut child) = self.child.take() else { return Ok(()) };
         if let Ok(mut c) = Client::connect(&self.socket) {
             let _ = c.shutdown();
@@ -129,7 +129,7 @@ impl Node {
         bail!("node {} did not stop within 60 s after `shutdown`; killed", self.name)
     }
 
-    pub(super) fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())
     }
 }

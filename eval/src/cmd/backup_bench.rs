@@ -1,0 +1,254 @@
+//! `amber-eval backup-bench`: backup and restore at scale (docs/EXPORT.md), over the
+//! product's own binaries. One private amberd files `--memories` paragraphs of a
+//! LongMemEval file and indexes them; then, in order:
+//! 1. write latency idle: one client files a memory at a time for `--seconds`;
+//! 2. `amber backup` (the person's command) while the same client keeps writing: the
+//!    backup's wall time and the write latencies during it, against idle;
+//! 3. once indexing has caught up, a second backup of the quiet store;
+//! 4. `amber restore` of that backup into an empty data directory: the wall time until a
+//!    daemon serves it with its indexes rebuilt, and what it embedded (0 is the claim).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use amber_core::{NewMemory, Scope};
+use amber_ipc::Client;
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::{Value, json};
+
+use crate::cmd::kg_bench::retry_busy;
+use crate::cmd::node::{Node, dir_bytes, mib, rss_of};
+use crate::common::{percentile, write_report};
+use amber_eval::longmemeval;
+
+/// Arguments of `amber-eval backup-bench`.
+#[derive(Args, Debug)]
+pub(crate) struct BackupBenchArgs {
+    /// A LongMemEval file: its turns' paragraphs become the memories.
+    #[arg(long)]
+    data: PathBuf,
+    /// Memories in the store backed up.
+    #[arg(long, default_value_t = 100_000)]
+    memories: usize,
+    /// Seconds of idle writes timed before the backup.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// The amberd binary [default: the amberd next to this program].
+    #[arg(long, value_name = "PATH")]
+    amberd: Option<PathBuf>,
+    /// The amber binary [default: the amber next to this program].
+    #[arg(long, value_name = "PATH")]
+    amber: Option<PathBuf>,
+    /// Write the results (JSON) here; they are also printed.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+/// Memories per `remember_batch` while filling the store.
+const BATCH: usize = 100;
+
+pub(crate) fn run(a: BackupBenchArgs) -> anyhow::Result<()> {
+    let report = bench(&a)?;
+    write_report(&report, a.out.as_deref())
+}
+
+fn sibling(given: &Option<PathBuf>, name: &str) -> anyhow::Result<PathBuf> {
+    Ok(match given {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()?.with_file_name(name),
+    })
+}
+
+/// The `amber` command against a node, as a person runs it.
+fn amber(exe: &Path, node_root: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new(exe)
+        .arg("--data-dir")
+        .arg(node_root.join("data"))
+        .arg("--socket")
+        .arg(node_root.join("run").join("amber.sock"))
+        .args(args)
+        .env("AMBER_STATE_DIR", node_root.join("state"))
+        .env("AMBER_CONFIG", node_root.join("config.toml"))
+        .env("AMBERD", exe.with_file_name("amberd"))
+        .env_remove("AMBER_NO_START")
+        .output()
+        .with_context(|| format!("running {}", exe.display()))?;
+    if !out.status.success() {
+        bail!("amber {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn engine(c: &mut Client) -> anyhow::Result<Value> {
+    Ok(c.status()?.engine)
+}
+
+/// Waits until every committed memory is indexed; answers the engine status then.
+fn wait_indexed(c: &mut Client) -> anyhow::Result<Value> {
+    let t = Instant::now();
+    loop {
+        let e = engine(c)?;
+        if e["indexed_through"] == e["committed_through"] {
+            return Ok(e);
+        }
+        if t.elapsed() > Duration::from_secs(3 * 3600) {
+            bail!("indexing did not catch up in 3 h: {e}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Latencies (ms) of single remembers until `stop`, from a client of its own.
+fn writer(
+    socket: PathBuf,
+    stop: Arc<AtomicBool>,
+    tag: &'static str,
+) -> std::thread::JoinHandle<anyhow::Result<Vec<f64>>> {
+    std::thread::spawn(move || {
+        let mut c = Client::connect(&socket)?;
+        let mut out = Vec::new();
+        let scope: Scope = "bench".parse()?;
+        while !stop.load(Ordering::Relaxed) {
+            let m = NewMemory::new(format!(
+                "backup-bench {tag} write {} at {}",
+                out.len(),
+                amber_core::now_millis()
+            ))
+            .in_scope(scope.clone());
+            let t = Instant::now();
+            retry_busy(|| c.remember(&m))?;
+            out.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        Ok(out)
+    })
+}
+
+fn latencies(mut ms: Vec<f64>) -> Value {
+    ms.sort_by(f64::total_cmp);
+    json!({
+        "writes": ms.len(),
+        "p50_ms": percentile(&ms, 0.50),
+        "p95_ms": percentile(&ms, 0.95),
+        "p99_ms": percentile(&ms, 0.99),
+        "max_ms": ms.last(),
+    })
+}
+
+fn bench(a: &BackupBenchArgs) -> anyhow::Result<Value> {
+    let started_at = chrono::Utc::now().to_rfc3339();
+    let amberd = sibling(&a.amberd, "amberd")?;
+    let amber_exe = sibling(&a.amber, "amber")?;
+    let questions = longmemeval::load(&a.data)?;
+    let corpus = crate::cmd::bench::bench_corpus(&questions, a.memories);
+    drop(questions);
+    if corpus.len() < a.memories {
+        bail!(
+            "{} holds only {} usable paragraphs, fewer than {}",
+            a.data.display(),
+            corpus.len(),
+            a.memories
+        );
+    }
+    let tmp = tempfile::tempdir()?;
+    eprintln!("backup-bench: {} memories under {}", a.memories, tmp.path().display());
+
+    // The store: filled and indexed.
+    let mut node = Node::new("S", &amberd, &tmp.path().join("s"), None)?;
+    let mut c = node.client()?;
+    let scope: Scope = "bench".parse()?;
+    let t = Instant::now();
+    for (i, chunk) in corpus.chunks(BATCH).enumerate() {
+        let batch: Vec<NewMemory> =
+            chunk.iter().map(|p| NewMemory::new(p.clone()).in_scope(scope.clone())).collect();
+        retry_busy(|| c.remember_batch(batch.clone()))?;
+        if i % 100 == 0 {
+            eprintln!("backup-bench: filed {} of {}", i * BATCH, a.memories);
+        }
+    }
+    let filled = wait_indexed(&mut c)?;
+    let fill_seconds = t.elapsed().as_secs_f64();
+
+    // Idle writes, then writes during a backup.
+    let stop = Arc::new(AtomicBool::new(false));
+    let w = writer(node.socket.clone(), stop.clone(), "idle");
+    std::thread::sleep(Duration::from_secs_f64(a.seconds));
+    stop.store(true, Ordering::Relaxed);
+    let idle = w.join().map_err(|_| anyhow::anyhow!("the idle writer panicked"))??;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let w = writer(node.socket.clone(), stop.clone(), "during");
+    std::thread::sleep(Duration::from_millis(500));
+    let busy_file = tmp.path().join("busy.backup");
+    let t = Instant::now();
+    let said = amber(&amber_exe, &node.root, &["--json", "backup", busy_file.to_str().context("path")?])?;
+    let busy_seconds = t.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    let during = w.join().map_err(|_| anyhow::anyhow!("the writer panicked"))??;
+    let busy_stats: Value = serde_json::from_str(&said)?;
+
+    // A backup of the quiet, indexed store.
+    let quiet = wait_indexed(&mut c)?;
+    let quiet_file = tmp.path().join("quiet.backup");
+    let t = Instant::now();
+    let said = amber(&amber_exe, &node.root, &["--json", "backup", quiet_file.to_str().context("path")?])?;
+    let quiet_seconds = t.elapsed().as_secs_f64();
+    let quiet_stats: Value = serde_json::from_str(&said)?;
+    let source_rss = node.pid().and_then(rss_of);
+    let source_data_mib = mib(dir_bytes(&node.data));
+    drop(c);
+    node.stop()?;
+
+    // Restored into an empty data directory, until it serves with its indexes rebuilt.
+    let r_root = tmp.path().join("r");
+    std::fs::create_dir_all(&r_root)?;
+    let t = Instant::now();
+    amber(&amber_exe, &r_root, &["restore", quiet_file.to_str().context("path")?])?;
+    let restore_seconds = t.elapsed().as_secs_f64();
+    let mut rc = Client::connect(&r_root.join("run").join("amber.sock"))?;
+    let restored = engine(&mut rc)?;
+    let _ = rc.shutdown();
+
+    let idle_l = latencies(idle);
+    let during_l = latencies(during);
+    let ratio = |k: &str| match (during_l[k].as_f64(), idle_l[k].as_f64()) {
+        (Some(d), Some(i)) if i > 0.0 => json!(d / i),
+        _ => Value::Null,
+    };
+    let report = json!({
+        "benchmark": "backup and restore: SQLite's online backup while a client writes, and a restore to a serving daemon",
+        "started_at": started_at,
+        "finished_at": chrono::Utc::now().to_rfc3339(),
+        "data_file": a.data,
+        "memories": a.memories,
+        "threads": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "fill": { "seconds": fill_seconds, "memories": filled["memories"], "vectors": filled["vectors"],
+                  "chunks_embedded": filled["stats"]["chunks_embedded"] },
+        "source": { "data_mib": source_data_mib, "rss_mib": source_rss, "memories_at_quiet_backup": quiet["memories"] },
+        "writes_idle": idle_l,
+        "writes_during_backup": during_l,
+        "during_over_idle": { "p50": ratio("p50_ms"), "p99": ratio("p99_ms") },
+        "backup_during_writes": { "seconds": busy_seconds, "stats": busy_stats },
+        "backup_quiet": { "seconds": quiet_seconds, "stats": quiet_stats,
+                          "mib": quiet_stats["bytes"].as_f64().map(|b| b / 1048576.0) },
+        "restore": {
+            "seconds_to_serving_indexed": restore_seconds,
+            "memories": restored["memories"],
+            "vectors": restored["vectors"],
+            "chunks_embedded": restored["stats"]["chunks_embedded"],
+            "chunks_from_cache": restored["stats"]["chunks_from_cache"],
+        },
+    });
+    eprintln!(
+        "backup-bench: backup {busy_seconds:.1} s under writes, {quiet_seconds:.1} s quiet; write p50 {} -> {} ms, p99 {} -> {} ms; restore {restore_seconds:.1} s, {} chunks embedded",
+        idle_l["p50_ms"],
+        during_l["p50_ms"],
+        idle_l["p99_ms"],
+        during_l["p99_ms"],
+        restored["stats"]["chunks_embedded"]
+    );
+    Ok(report)
+}
