@@ -46,7 +46,19 @@ pub(crate) async fn import(shared: &Arc<Shared>, peer: Peer, p: ImportParams) ->
         )));
     }
     let opts = p.options();
-    let tally = write_with(shared, move |e| e.import(&p.records, opts)).await?;
+    // Team scopes live in the team's database, never in the local store.
+    let (records, team): (Vec<Value>, Vec<Value>) = p.records.into_iter().partition(|r| {
+        !r.get("scope")
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok())
+            .is_some_and(|s| shared.is_team(&s))
+    });
+    let mut tally = write_with(shared, move |e| e.import(&records, opts)).await?;
+    for r in team {
+        let kind = r.get("record").and_then(Value::as_str).unwrap_or("?");
+        let scope = r.get("scope").and_then(Value::as_str).unwrap_or("?");
+        tally.skip(kind, scope, "a team scope: it is kept in the team's database (docs/TEAM.md)");
+    }
     to_value(&tally)
 }
 
