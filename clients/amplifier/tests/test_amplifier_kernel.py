@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from amplifier_core import AmplifierSession, ToolResult
-from conftest import amber_cli
+from amber_daemon import amber_cli, amberd, daemon  # noqa: F401  (fixtures)
 
 FACT = "Releasing the shop to staging needs AWS_PROFILE=staging exported before make release."
 PREFERENCE = "I prefer small commits with messages in the imperative mood."
@@ -212,3 +212,18 @@ def report(sessions: list[dict[str, Any]]) -> None:
         ms.sort()
         p90 = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
         print(f"{e}: n={len(ms)} median {statistics.median(ms):.1f} ms, p90 {p90:.1f} ms, max {ms[-1]:.1f} ms")
+
+
+def test_with_no_daemon_the_session_runs_as_if_amber_were_not_there(tmp_path):
+    nowhere = str(tmp_path / "nobody.sock")
+    t0 = time.monotonic()
+    s = asyncio.run(run_session(nowhere, str(tmp_path), [("Release the shop, please.", [
+        ("tool", "bash", {"command": "make release"}),
+        ("tool", "memory", {"operation": "recall", "query": "release"}),
+        ("say", "Done."),
+    ])]))
+    assert s["injected"] == [] and s["amber"] is None
+    tool = next(m for m in s["messages"] if m.get("role") == "tool" and "unreachable" in m["content"])
+    assert tool, "the memory tool says why it has nothing"
+    assert s["messages"][-1] == {"role": "assistant", "content": "Done."}
+    assert time.monotonic() - t0 < 5, "a daemon that is away costs next to nothing"

@@ -1,4 +1,5 @@
-"""amberd for the Amplifier tests: the Python client's test daemon (a private data
+"""amberd for the Amplifier tests (a helper module, not a conftest.py: clients/python/tests has one
+its test modules import by name): the Python client's test daemon (a private data
 directory and socket, no config file), and the kernel test modules on sys.path."""
 
 from __future__ import annotations
