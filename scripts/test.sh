@@ -21,13 +21,15 @@ echo "== cargo test" >&2
 # skipping when they cannot (daemon/tests/common: skipped).
 if [ "$(id -u)" = 0 ]; then export AMBER_TESTS_STRICT=1; fi
 cargo test --release --workspace --locked
-echo "== python: the socket client, the Amplifier hook example and MCP, against the release binaries" >&2
-# A private virtualenv under target/ (pytest, and the official MCP SDK as the MCP client nobody here wrote).
+echo "== python: the socket client, the Amplifier modules and MCP, against the release binaries" >&2
+# A private virtualenv under target/ (pytest, and the official MCP SDK as the MCP client nobody here wrote;
+# amplifier-core, Amplifier's kernel, for the Amplifier modules, installed from the clone as a user would).
 PY=target/py/bin/python
 if [ ! -x "$PY" ]; then
   python3 -m venv target/py
 fi
-"$PY" -m pip install --quiet --disable-pip-version-check pytest==9.2.0 mcp==2.3.0
+"$PY" -m pip install --quiet --disable-pip-version-check pytest==9.2.0 mcp==2.3.0 amplifier-core==2.0.2 \
+  ./clients/python ./clients/amplifier
 # The official MCP TypeScript SDK (npm, pinned by tests/mcp/ts/package-lock.json) as a
 # second MCP client nobody here wrote.
 echo "== node: the MCP TypeScript SDK" >&2
@@ -36,7 +38,7 @@ npm ci --prefix tests/mcp/ts --no-audit --no-fund --loglevel=error
 # simulated week against a fake Anthropic API on 127.0.0.1 (tests/claude_code/test_week.py).
 echo "== node: Claude Code for the week-long acceptance test" >&2
 npm ci --prefix tests/claude_code --no-audit --no-fund --loglevel=error
-tests=(clients/python)
+tests=(clients/python clients/amplifier)
 [ -d tests/mcp ] && tests+=(tests/mcp)
 tests+=(tests/claude_code)
-AMBERD="$PWD/target/release/amberd" AMBER_BIN="$PWD/target/release/amber" "$PY" -m pytest -q "${tests[@]}"
+AMBERD="$PWD/target/release/amberd" AMBER_BIN="$PWD/target/release/amber" "$PY" -m pytest -q -p no:amplifier_module "${tests[@]}"

@@ -17,7 +17,6 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # amber_client
-sys.path.insert(0, str(HERE.parent / "examples"))  # amplifier_hook
 
 READY_TIMEOUT = 120.0
 
