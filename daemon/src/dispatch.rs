@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::methods::{
     admin, advice, agents, capture, checkpoint, compile, get_advice, graph, ingest, judge, learn, memory,
-    outcome, review, runs, scope, session, threads,
+    outcome, review, runs, scope, session, sessions, threads,
 };
 use crate::peer::Peer;
 use crate::state::Shared;
@@ -89,6 +89,8 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::Compile => compile::method(shared, peer, params::<m::Compile>(p)?).await,
         Method::JudgeRuns => judge::judge(shared, params::<m::JudgeRuns>(p)?).await,
         Method::Judgements => judge::judgements(shared, params::<m::Judgements>(p)?).await,
+        Method::Sessions => sessions::list(shared, params::<m::Sessions>(p)?).await,
+        Method::UiStart => admin::ui_start(shared, peer, params::<m::UiStart>(p)?).await,
     }?;
     checked(method, v)
 }

@@ -16,6 +16,7 @@ mod runs;
 mod session;
 mod standing;
 mod threads;
+mod ui;
 pub use advice::{
     AdviceLearnParams, AdviceLearnResult, AdviceListParams, AdviceListResult, AdviceShowParams,
     AdviceShowResult, GetAdviceParams, GetAdviceResult, JudgeRunsParams, JudgeRunsResult, JudgementShown,
@@ -44,6 +45,7 @@ pub use standing::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
     OutcomesParams, OutcomesResult, StandingResult, UnbackedClaim, Unreported,
 };
+pub use ui::{SessionSummary, SessionsParams, SessionsResult, UiStartResult};
 pub use threads::{
     GuardParams, GuardResult, Inbox, InboxItem, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult,
 };

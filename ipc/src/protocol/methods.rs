@@ -288,6 +288,10 @@ registry! {
     Ingest "ingest" (IngestParams => IngestResult) Write, mcp None, cli Some("ingest"), python true;
     /// Compile documents into skills.
     Compile "compile" (CompileParams => CompileResult) Write, mcp None, cli Some("compile"), python true;
+    /// The stored session records, newest first (or those served a memory).
+    Sessions "sessions" (SessionsParams => SessionsResult) Read, mcp None, cli None, python true;
+    /// Start the person's local web view (or give the running one's URL).
+    UiStart "ui_start" (NoParams => UiStartResult) Write, mcp None, cli Some("ui"), python false;
 }
 
 impl Method {
