@@ -48,7 +48,11 @@ pub(crate) struct Shared {
 pub(crate) type UiStarter = fn(
     Arc<Shared>,
 ) -> std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<amber_ipc::protocol::UiStartResult, amber_ipc::protocol::ErrorObject>> + Send>,
+    Box<
+        dyn std::future::Future<
+                Output = Result<amber_ipc::protocol::UiStartResult, amber_ipc::protocol::ErrorObject>,
+            > + Send,
+    >,
 >;
 
 /// The running web view.

@@ -99,7 +99,16 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     assert_eq!(get("/", &[("Host", format!("localhost:{port}"))]).0, 200);
 
     // Every page loads; the headers hold on each.
-    for path in ["/", "/sessions", "/archive", "/health", "/runs", "/graph", "/graph?entity=nobody", "/search?q=build"] {
+    for path in [
+        "/",
+        "/sessions",
+        "/archive",
+        "/health",
+        "/runs",
+        "/graph",
+        "/graph?entity=nobody",
+        "/search?q=build",
+    ] {
         let (st, head, body) = get(path, &[]);
         assert_eq!(st, 200, "{path}: {body}");
         let csp = header(&head, "content-security-policy").unwrap();
@@ -132,12 +141,25 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     // Cross-site (a foreign Origin, or a browser saying so), no form token, no cookie: 403/401.
     assert_eq!(post(&forget, &[("Origin", "http://evil.example".into())], &format!("form={form}")).0, 403);
     assert_eq!(post(&forget, &[("Sec-Fetch-Site", "cross-site".into())], &format!("form={form}")).0, 403);
+    assert_eq!(post(&forget, &[("Origin", "null".into())], &format!("form={form}")).0, 403);
+    assert_eq!(
+        post(
+            &forget,
+            &[("Origin", "null".into()), ("Sec-Fetch-Site", "same-site".into())],
+            &format!("form={form}")
+        )
+        .0,
+        403
+    );
     assert_eq!(post(&forget, &[own.clone()], "").0, 403);
     assert_eq!(post(&forget, &[own.clone()], &format!("form={token}")).0, 403);
     let h = [("Origin", own.1.as_str())];
     assert_eq!(http(port, "POST", &forget, &h, &format!("form={form}")).0, 401);
     let live = c.call_value("get", json!({ "id": id })).unwrap();
-    assert!(live["memory"].get("forgotten_at").is_none_or(Value::is_null), "a refused POST changed it: {live}");
+    assert!(
+        live["memory"].get("forgotten_at").is_none_or(Value::is_null),
+        "a refused POST changed it: {live}"
+    );
 
     // The view's own form: forgotten, then back.
     let (st, head, _) = post(&forget, &[own.clone()], &format!("form={form}"));
@@ -151,7 +173,8 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     let back = c.call_value("get", json!({ "id": id })).unwrap();
     assert!(back["memory"].get("forgotten_at").is_none_or(Value::is_null), "{back}");
     // An outcome from the page lands in the memory's log, as the person's word.
-    let (st, _, _) = post(&format!("/memory/{id}/outcome"), &[own], &format!("form={form}&result=failure&note=wrong"));
+    let (st, _, _) =
+        post(&format!("/memory/{id}/outcome"), &[own], &format!("form={form}&result=failure&note=wrong"));
     assert_eq!(st, 303);
     let log = c.call_value("outcomes", json!({ "memory_id": id })).unwrap();
     assert_eq!(log["reports"].as_array().map(Vec::len), Some(1), "{log}");

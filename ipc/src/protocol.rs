@@ -45,10 +45,10 @@ pub use standing::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
     OutcomesParams, OutcomesResult, StandingResult, UnbackedClaim, Unreported,
 };
-pub use ui::{SessionSummary, SessionsParams, SessionsResult, UiStartResult};
 pub use threads::{
     GuardParams, GuardResult, Inbox, InboxItem, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult,
 };
+pub use ui::{SessionSummary, SessionsParams, SessionsResult, UiStartResult};
 
 /// The protocol version. A client that says another major version in `hello` is refused
 /// with [`ErrorKind::UnsupportedProtocol`]. Bumped when a method changes incompatibly;

@@ -93,7 +93,7 @@ def seeded(env):
         {"subject": "checkout service", "predicate": "owned by", "object": "team shop"},
     ])
     run = c.run_record("claude-code", "ship the checkout fix", scope=SCOPE, used=[deploy], outcome="shipped")
-    rid = run["runs"][0]["id"] if "runs" in run else run["id"]
+    rid = run["results"][0]["id"]
     c.run_reward("claude-code", rid, 0.9)
     c.close()
     return {"deploy": deploy, "hostile": hostile, "session": sid}
@@ -186,11 +186,11 @@ def test_pages_search_memory_session_and_forget_unforget(browser, ui, seeded):
     page.fill("header input[name=q]", "blue-green switch deploys")
     page.click("header button[type=submit]")
     assert page.url.startswith(origin + "/search?")
-    first = page.locator("#hits li.hit").first
-    assert seeded["deploy"][:12] in first.inner_text()
-    assert "fused" in first.locator(".evidence").inner_text()
+    hit = page.locator("#hits li.hit", has_text=seeded["deploy"][:12])
+    assert hit.count() == 1, page.locator("#hits").inner_text()
+    assert "fused" in hit.locator(".evidence").inner_text()
     shot(page, "search")
-    first.locator("a.id").click()
+    hit.locator("a.id").click()
     assert page.url == origin + f"/memory/{seeded['deploy']}"
     assert "blue-green switch" in page.locator("#content").inner_text()
     assert page.locator("#weight svg").is_visible()

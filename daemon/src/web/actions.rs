@@ -36,9 +36,8 @@ pub(crate) async fn act(
     Form(f): Form<ActionForm>,
 ) -> Response {
     match run(&web, &id, &action, f).await {
-        Ok(id) => {
-            (StatusCode::SEE_OTHER, [(header::LOCATION, format!("/memory/{}", url(id.as_str())))]).into_response()
-        }
+        Ok(id) => (StatusCode::SEE_OTHER, [(header::LOCATION, format!("/memory/{}", url(id.as_str())))])
+            .into_response(),
         Err(e) => error(&e),
     }
 }
@@ -48,13 +47,17 @@ async fn run(web: &Web, id: &str, action: &str, f: ActionForm) -> Result<MemoryI
     let memory = match action {
         "forget" => web.call::<m::Forget>(IdParams { id: whole()? }).await?.memory,
         "unforget" => web.call::<m::Unforget>(IdParams { id: whole()? }).await?.memory,
-        "unarchive" => web.call::<m::Unarchive>(GetParams { id: id.to_string(), session_id: None }).await?.memory,
+        "unarchive" => {
+            web.call::<m::Unarchive>(GetParams { id: id.to_string(), session_id: None }).await?.memory
+        }
         "outcome" => {
             let result = match f.result.as_deref() {
                 Some("success") => Outcome::Success,
                 Some("failure") => Outcome::Failure,
                 Some("neutral") => Outcome::Neutral,
-                other => return Err(invalid(format!("result must be success, failure or neutral, got {other:?}"))),
+                other => {
+                    return Err(invalid(format!("result must be success, failure or neutral, got {other:?}")));
+                }
             };
             let note = f.note.filter(|n| !n.trim().is_empty());
             let p = OutcomeParams { memory_id: id.to_string(), result, session_id: None, agent: None, note };

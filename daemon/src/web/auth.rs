@@ -8,9 +8,10 @@
 //!    leaves the address bar and history; every other request carries the cookie. No
 //!    token, or a wrong one: 401.
 //! 3. A POST (every change) comes from the view's own pages: `Sec-Fetch-Site`, when the
-//!    browser sends it, is `same-origin`; `Origin`, when sent, is the server's own; and
-//!    the form carries the form token (`form`), which only the view's pages hold. Else
-//!    403.
+//!    browser sends it, is `same-origin`; `Origin`, when sent, is the server's own (or
+//!    `null`, which browsers send for their own forms under `no-referrer`, with
+//!    `Sec-Fetch-Site: same-origin`); and the form carries the form token (`form`),
+//!    which only the view's pages hold. Else 403.
 //!
 //! No CORS header is ever sent, so no other origin may read an answer.
 
@@ -113,7 +114,8 @@ async fn check(web: &Web, req: Request, next: Next) -> Response {
             to = format!("{to}?{}", rest.join("&"));
         }
         let cookie = format!("{}={}; HttpOnly; SameSite=Strict; Path=/", cookie_name(web), web.token);
-        return (StatusCode::SEE_OTHER, [(header::LOCATION, to), (header::SET_COOKIE, cookie)]).into_response();
+        return (StatusCode::SEE_OTHER, [(header::LOCATION, to), (header::SET_COOKIE, cookie)])
+            .into_response();
     }
     if !cookie(req.headers(), &cookie_name(web)).is_some_and(|c| same(c.as_bytes(), web.token.as_bytes())) {
         return refuse(StatusCode::UNAUTHORIZED, "this page needs the token: run `amber ui` to open it");
@@ -136,10 +138,14 @@ async fn posted(web: &Web, host: &str, req: Request) -> Result<Request, Response
     {
         return Err(refuse(StatusCode::FORBIDDEN, "a change must come from this view's own pages"));
     }
-    if let Some(origin) = h.get(header::ORIGIN)
-        && origin.as_bytes() != format!("http://{host}").as_bytes()
-    {
-        return Err(refuse(StatusCode::FORBIDDEN, "a change must come from this view's own origin"));
+    let same_origin = h.get("sec-fetch-site").is_some_and(|v| v.as_bytes() == b"same-origin");
+    if let Some(origin) = h.get(header::ORIGIN) {
+        // Under `Referrer-Policy: no-referrer` a browser sends `Origin: null` even for its
+        // own form: then only its word that the request is same-origin lets it by.
+        let own = origin.as_bytes() == format!("http://{host}").as_bytes();
+        if !own && !(origin.as_bytes() == b"null" && same_origin) {
+            return Err(refuse(StatusCode::FORBIDDEN, "a change must come from this view's own origin"));
+        }
     }
     let (parts, body) = req.into_parts();
     let bytes: Bytes = axum::body::to_bytes(body, MAX_FORM_BYTES)

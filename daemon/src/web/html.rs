@@ -127,14 +127,17 @@ pub(crate) fn page(title: &str, active: &str, body: &str) -> Response {
 /// A method's error as a page, with the status it maps to.
 pub(crate) fn error(e: &ErrorObject) -> Response {
     let status = match e.kind() {
-        Some(ErrorKind::NotFound | ErrorKind::SessionNotFound | ErrorKind::FactNotFound) => StatusCode::NOT_FOUND,
+        Some(ErrorKind::NotFound | ErrorKind::SessionNotFound | ErrorKind::FactNotFound) => {
+            StatusCode::NOT_FOUND
+        }
         Some(ErrorKind::InvalidParams) => StatusCode::BAD_REQUEST,
         Some(ErrorKind::NotPermitted) => StatusCode::FORBIDDEN,
         Some(ErrorKind::ShuttingDown) => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     let kind = e.kind().map_or("error", |k| k.as_str());
-    let body = format!("<h1>{}</h1><p class=err><b>{}</b>: {}</p>", status.as_u16(), esc(kind), esc(&e.message));
+    let body =
+        format!("<h1>{}</h1><p class=err><b>{}</b>: {}</p>", status.as_u16(), esc(kind), esc(&e.message));
     (status, page("Error", "", &body)).into_response()
 }
 
@@ -144,7 +147,10 @@ mod tests {
 
     #[test]
     fn markup_in_text_is_escaped_and_times_read_as_utc() {
-        assert_eq!(esc("<script>alert('x')</script>&\""), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;");
+        assert_eq!(
+            esc("<script>alert('x')</script>&\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"
+        );
         assert_eq!(url("a b/é"), "a%20b%2F%C3%A9");
         assert_eq!(time(0), "1970-01-01 00:00");
         assert_eq!(time(1_709_251_200_000), "2024-03-01 00:00");

@@ -30,7 +30,10 @@ fn scope(s: &str) -> Result<Option<Scope>, Response> {
         return Ok(None);
     }
     s.parse::<Scope>().map(Some).map_err(|e| {
-        error(&amber_ipc::protocol::ErrorObject::new(amber_ipc::protocol::ErrorKind::InvalidParams, e.to_string()))
+        error(&amber_ipc::protocol::ErrorObject::new(
+            amber_ipc::protocol::ErrorKind::InvalidParams,
+            e.to_string(),
+        ))
     })
 }
 
@@ -47,7 +50,11 @@ pub(crate) async fn graph(State(web): State<Arc<Web>>, Query(q): Query<GraphQuer
         esc(&q.scope)
     );
     if q.entity.trim().is_empty() {
-        return page("Graph", "/graph", &format!("<h1>Knowledge graph</h1>{form}<p>Name an entity to draw what is around it.</p>"));
+        return page(
+            "Graph",
+            "/graph",
+            &format!("<h1>Knowledge graph</h1>{form}<p>Name an entity to draw what is around it.</p>"),
+        );
     }
     let p = KgTraverseParams {
         scope: sc,
@@ -70,7 +77,9 @@ pub(crate) async fn graph(State(web): State<Arc<Web>>, Query(q): Query<GraphQuer
     let nodes: Vec<Node> =
         r.nodes.iter().map(|n| Node { id: n.entity.id, name: n.entity.name.clone(), hops: n.hops }).collect();
     let mut edges = Vec::new();
-    let mut facts = String::from("<table id=facts><tr><th>subject</th><th>predicate</th><th>object</th><th>valid</th><th>sources</th></tr>");
+    let mut facts = String::from(
+        "<table id=facts><tr><th>subject</th><th>predicate</th><th>object</th><th>valid</th><th>sources</th></tr>",
+    );
     let mut seen = std::collections::HashSet::new();
     for step in r.paths.iter().flat_map(|p| &p.steps) {
         let f = &step.fact;
@@ -106,7 +115,8 @@ pub(crate) async fn graph(State(web): State<Arc<Web>>, Query(q): Query<GraphQuer
     if !r.memories.is_empty() {
         body.push_str("<h2>Memories that mention them</h2><ul>");
         for mm in &r.memories {
-            let _ = write!(body, "<li>{} {}</li>", memory_link(mm.id.as_str()), esc(&opening(&mm.content, 160)));
+            let _ =
+                write!(body, "<li>{} {}</li>", memory_link(mm.id.as_str()), esc(&opening(&mm.content, 160)));
         }
         body.push_str("</ul>");
     }
@@ -135,7 +145,8 @@ pub(crate) async fn runs(State(web): State<Arc<Web>>, Query(q): Query<RunsQuery>
         Err(e) => return error(&e),
     };
     let l = &lift.lift;
-    let verdict = serde_json::to_value(l.verdict).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let verdict =
+        serde_json::to_value(l.verdict).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
     let mut body = format!(
         "<h1>Runs, rewards and lift</h1><h2>Lift</h2><p id=lift>{} sessions read, {} rewarded ({} by a run's reward, {} by the judge only). \
 Verdict: <b>{}</b>{}{}.</p><div id=liftchart>{}</div>",

@@ -135,7 +135,8 @@ async fn standing(web: &Web, mem: &Memory) -> String {
         let w = amber_core::standing::fold(mem.kind, &reports[..=i]).weight;
         points.push((reports[i].at, w, reports[i].result.map_or("neutral", |o| o.as_str())));
     }
-    let mut s = format!("<h2>Weight and outcomes</h2><div id=weight>{}</div>", super::svg::weight_chart(&points));
+    let mut s =
+        format!("<h2>Weight and outcomes</h2><div id=weight>{}</div>", super::svg::weight_chart(&points));
     if !reports.is_empty() {
         s.push_str("<table id=reports><tr><th>when</th><th>word</th><th>result</th><th>session</th><th>agent</th><th>note</th></tr>");
         for x in &reports {
@@ -145,7 +146,12 @@ async fn standing(web: &Web, mem: &Memory) -> String {
                 time(x.at),
                 esc(x.kind.as_str()),
                 esc(x.result.map_or("", |o| o.as_str())),
-                x.session_id.as_deref().map(session_link).unwrap_or_default(),
+                match x.session_id.as_deref() {
+                    // A run's reward names its run, not a session.
+                    Some(r) if r.starts_with("run:") => format!("<a href=/runs>{}</a>", esc(&opening(r, 24))),
+                    Some(sid) => session_link(sid),
+                    None => String::new(),
+                },
                 esc(x.agent.as_deref().unwrap_or("")),
                 esc(x.note.as_deref().unwrap_or("")),
             );
@@ -193,8 +199,17 @@ async fn related(web: &Web, id: &MemoryId) -> String {
         s.push_str("<h2>Links</h2><ul id=links>");
         for l in &r.links {
             let other = if &l.from == id { &l.to } else { &l.from };
-            let kind = serde_json::to_value(l.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-            let _ = write!(s, "<li>{} {} (similarity {:.2})</li>", esc(&kind), memory_link(other.as_str()), l.similarity);
+            let kind = serde_json::to_value(l.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            let _ = write!(
+                s,
+                "<li>{} {} (similarity {:.2})</li>",
+                esc(&kind),
+                memory_link(other.as_str()),
+                l.similarity
+            );
         }
         s.push_str("</ul>");
     }
@@ -221,7 +236,8 @@ async fn related(web: &Web, id: &MemoryId) -> String {
 
 /// The sessions it was served in: each serving's tier, score and why.
 async fn served(web: &Web, id: &MemoryId) -> String {
-    let Ok(r) = web.call::<m::Sessions>(SessionsParams { limit: Some(50), served: Some(id.clone()) }).await else {
+    let Ok(r) = web.call::<m::Sessions>(SessionsParams { limit: Some(50), served: Some(id.clone()) }).await
+    else {
         return String::new();
     };
     let mut s = String::from("<h2>Where it was served</h2>");
@@ -232,7 +248,10 @@ async fn served(web: &Web, id: &MemoryId) -> String {
     s.push_str("<table id=served><tr><th>session</th><th>agent</th><th>when</th><th>tier</th><th>score</th><th>why</th></tr>");
     for sess in &r.sessions {
         for x in &sess.servings {
-            let tier = serde_json::to_value(x.tier).ok().map(|v| v.as_str().unwrap_or("").to_string()).unwrap_or_default();
+            let tier = serde_json::to_value(x.tier)
+                .ok()
+                .map(|v| v.as_str().unwrap_or("").to_string())
+                .unwrap_or_default();
             let _ = write!(
                 s,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td></tr>",

@@ -29,12 +29,12 @@ use std::net::Ipv4Addr;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use crate::peer::Peer;
+use crate::state::{Shared, WebView, shutdown_asked};
 use amber_core::origin::Door;
 use amber_ipc::protocol::{ErrorKind, ErrorObject, MethodSpec, Request, UiStartResult};
 use axum::Router;
 use axum::routing::{get, post};
-use crate::peer::Peer;
-use crate::state::{Shared, WebView, shutdown_asked};
 
 /// The peer every page and form is dispatched as: the person, through the web door.
 const PEER: Peer = Peer { door: Door::Web, under_agent: false };
@@ -103,7 +103,8 @@ pub(crate) async fn start(shared: &Arc<Shared>) -> Result<UiStartResult, ErrorOb
     let mut stop = shared.shutdown.subscribe();
     let app = router(web);
     let task = tokio::spawn(async move {
-        let served = axum::serve(listener, app).with_graceful_shutdown(async move { shutdown_asked(&mut stop).await });
+        let served =
+            axum::serve(listener, app).with_graceful_shutdown(async move { shutdown_asked(&mut stop).await });
         if let Err(e) = served.await {
             tracing::warn!(cause = %e, "the web view stopped");
         }

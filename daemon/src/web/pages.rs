@@ -22,7 +22,10 @@ fn scope_of(s: Option<&str>) -> Result<Option<Scope>, Response> {
     match s.map(str::trim).filter(|s| !s.is_empty()) {
         None => Ok(None),
         Some(s) => s.parse::<Scope>().map(Some).map_err(|e| {
-            error(&amber_ipc::protocol::ErrorObject::new(amber_ipc::protocol::ErrorKind::InvalidParams, e.to_string()))
+            error(&amber_ipc::protocol::ErrorObject::new(
+                amber_ipc::protocol::ErrorKind::InvalidParams,
+                e.to_string(),
+            ))
         }),
     }
 }
@@ -140,7 +143,9 @@ pub(crate) async fn search(State(web): State<Arc<Web>>, Query(q): Query<SearchQu
         body.push_str(&format!("<p class=note>The team scopes were not searched: {}</p>", esc(why)));
     }
     if !r.fresh {
-        body.push_str("<p class=note>The indexes are still catching up: the newest memories may be missing.</p>");
+        body.push_str(
+            "<p class=note>The indexes are still catching up: the newest memories may be missing.</p>",
+        );
     }
     if r.hits.is_empty() {
         body.push_str("<p id=nohits>No memories match.</p>");
@@ -149,7 +154,8 @@ pub(crate) async fn search(State(web): State<Arc<Web>>, Query(q): Query<SearchQu
     for h in &r.hits {
         let disputed = r.disputed.iter().find(|d| d.id == h.memory.id).map(|d| d.by.as_slice());
         let from = amber_core::origin::label(&h.memory.metadata, h.memory.author.as_deref());
-        let place = h.place.as_ref().map(|p| format!("<br><span class=muted>at {}</span>", esc(&p.describe())));
+        let place =
+            h.place.as_ref().map(|p| format!("<br><span class=muted>at {}</span>", esc(&p.describe())));
         body.push_str(&format!(
             "<li class=hit>{} <span class=muted>[{}] {} · {} · from {}</span><br><span class=evidence>{}</span>{}<br>{}</li>",
             memory_link(h.memory.id.as_str()),
@@ -203,7 +209,12 @@ pub(crate) async fn archive(State(web): State<Arc<Web>>, Query(q): Query<Archive
             mem.archived_at.map(time).unwrap_or_default(),
             mem.weight,
             esc(&opening(&mem.content, 160)),
-            super::html::button(&web.form, &format!("/memory/{}/unarchive", url(mem.id.as_str())), "unarchive", &[]),
+            super::html::button(
+                &web.form,
+                &format!("/memory/{}/unarchive", url(mem.id.as_str())),
+                "unarchive",
+                &[]
+            ),
         ));
     }
     body.push_str("</table>");
@@ -224,7 +235,8 @@ pub(crate) fn value_html(v: &Value, depth: usize) -> String {
             if a.is_empty() {
                 return "<span class=muted>none</span>".into();
             }
-            let items: String = a.iter().take(50).map(|v| format!("<li>{}</li>", value_html(v, depth + 1))).collect();
+            let items: String =
+                a.iter().take(50).map(|v| format!("<li>{}</li>", value_html(v, depth + 1))).collect();
             format!("<ul>{items}</ul>")
         }
         Value::String(s) => esc(s),
@@ -258,7 +270,10 @@ pub(crate) async fn health(State(web): State<Arc<Web>>) -> Response {
         if behind == 0 && complete {
             "fresh: every committed memory is indexed".to_string()
         } else {
-            format!("{behind} memories wait to be indexed{}", if complete { "" } else { "; indexes incomplete" })
+            format!(
+                "{behind} memories wait to be indexed{}",
+                if complete { "" } else { "; indexes incomplete" }
+            )
         },
         if degraded == 0 { "nothing".to_string() } else { format!("{degraded} (below)") },
         match &s.team {

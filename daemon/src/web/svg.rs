@@ -112,11 +112,21 @@ pub(crate) fn lift_chart(bars: &[Bar<'_>]) -> String {
                 (bottom - top).max(1.0)
             );
             if let Some(sd) = b.sd {
-                let _ = write!(s, "<line x1={cx:.1} x2={cx:.1} y1={:.1} y2={:.1} stroke=#222 />", y(m + sd), y(m - sd));
+                let _ = write!(
+                    s,
+                    "<line x1={cx:.1} x2={cx:.1} y1={:.1} y2={:.1} stroke=#222 />",
+                    y(m + sd),
+                    y(m - sd)
+                );
             }
-            let _ = write!(s, "<text x={cx:.1} y={:.1} font-size=12 text-anchor=middle>{m:.2}</text>", top - 6.0);
+            let _ =
+                write!(s, "<text x={cx:.1} y={:.1} font-size=12 text-anchor=middle>{m:.2}</text>", top - 6.0);
         } else {
-            let _ = write!(s, "<text x={cx:.1} y={:.1} font-size=12 text-anchor=middle>no rewards</text>", y(0.0) - 6.0);
+            let _ = write!(
+                s,
+                "<text x={cx:.1} y={:.1} font-size=12 text-anchor=middle>no rewards</text>",
+                y(0.0) - 6.0
+            );
         }
         let _ = write!(
             s,
@@ -201,7 +211,10 @@ mod tests {
     #[test]
     fn labels_in_charts_are_escaped() {
         let g = graph(
-            &[Node { id: 1, name: "<script>x</script>".into(), hops: 0 }, Node { id: 2, name: "b".into(), hops: 1 }],
+            &[
+                Node { id: 1, name: "<script>x</script>".into(), hops: 0 },
+                Node { id: 2, name: "b".into(), hops: 1 },
+            ],
             &[Edge { from: 1, to: 2, label: "<b>".into() }],
         );
         assert!(!g.contains("<script>") && g.contains("&lt;script&gt;") && g.contains("&lt;b&gt;"));
