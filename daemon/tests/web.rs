@@ -151,8 +151,8 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
         .0,
         403
     );
-    assert_eq!(post(&forget, &[own.clone()], "").0, 403);
-    assert_eq!(post(&forget, &[own.clone()], &format!("form={token}")).0, 403);
+    assert_eq!(post(&forget, std::slice::from_ref(&own), "").0, 403);
+    assert_eq!(post(&forget, std::slice::from_ref(&own), &format!("form={token}")).0, 403);
     let h = [("Origin", own.1.as_str())];
     assert_eq!(http(port, "POST", &forget, &h, &format!("form={form}")).0, 401);
     let live = c.call_value("get", json!({ "id": id })).unwrap();
@@ -162,14 +162,17 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     );
 
     // The view's own form: forgotten, then back.
-    let (st, head, _) = post(&forget, &[own.clone()], &format!("form={form}"));
+    let (st, head, _) = post(&forget, std::slice::from_ref(&own), &format!("form={form}"));
     assert_eq!(st, 303, "{head}");
     assert_eq!(header(&head, "location"), Some(format!("/memory/{id}").as_str()));
     let gone = c.call_value("get", json!({ "id": id })).unwrap();
     assert!(gone["memory"]["forgotten_at"].is_i64(), "{gone}");
     let (_, _, page) = get(&format!("/memory/{id}"), &[]);
     assert!(page.contains("<span id=state>forgotten"), "{page}");
-    assert_eq!(post(&format!("/memory/{id}/unforget"), &[own.clone()], &format!("form={form}")).0, 303);
+    assert_eq!(
+        post(&format!("/memory/{id}/unforget"), std::slice::from_ref(&own), &format!("form={form}")).0,
+        303
+    );
     let back = c.call_value("get", json!({ "id": id })).unwrap();
     assert!(back["memory"].get("forgotten_at").is_none_or(Value::is_null), "{back}");
     // An outcome from the page lands in the memory's log, as the person's word.

@@ -56,7 +56,9 @@ async fn run(web: &Web, id: &str, action: &str, f: ActionForm) -> Result<MemoryI
                 Some("failure") => Outcome::Failure,
                 Some("neutral") => Outcome::Neutral,
                 other => {
-                    return Err(invalid(format!("result must be success, failure or neutral, got {other:?}")));
+                    return Err(invalid(format!(
+                        "result must be success, failure or neutral, got {other:?}"
+                    )));
                 }
             };
             let note = f.note.filter(|n| !n.trim().is_empty());

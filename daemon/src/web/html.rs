@@ -36,6 +36,17 @@ pub(crate) fn url(s: &str) -> String {
     out
 }
 
+/// A scope from a query string: empty means none.
+pub(crate) fn scope_param(s: Option<&str>) -> Result<Option<amber_core::Scope>, ErrorObject> {
+    match s.map(str::trim).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => s
+            .parse()
+            .map(Some)
+            .map_err(|e: amber_core::InvalidInput| ErrorObject::new(ErrorKind::InvalidParams, e.to_string())),
+    }
+}
+
 /// A time in UTC, to the minute (`2026-12-05 15:55`).
 pub(crate) fn time(ms: Millis) -> String {
     let secs = ms.div_euclid(1000);

@@ -4,7 +4,6 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use amber_core::Scope;
 use amber_core::graph::FactObject;
 use amber_ipc::protocol::{KgTraverseParams, LiftParams, RunsParams, method as m};
 use axum::extract::{Query, State};
@@ -12,7 +11,7 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use super::Web;
-use super::html::{error, esc, memory_link, opening, page, time};
+use super::html::{error, esc, memory_link, opening, page, scope_param, time};
 use super::svg::{Bar, Edge, Node, graph as draw, lift_chart};
 
 /// The graph page's query string.
@@ -24,24 +23,11 @@ pub(crate) struct GraphQuery {
     scope: String,
 }
 
-fn scope(s: &str) -> Result<Option<Scope>, Response> {
-    let s = s.trim();
-    if s.is_empty() {
-        return Ok(None);
-    }
-    s.parse::<Scope>().map(Some).map_err(|e| {
-        error(&amber_ipc::protocol::ErrorObject::new(
-            amber_ipc::protocol::ErrorKind::InvalidParams,
-            e.to_string(),
-        ))
-    })
-}
-
 /// `/graph?entity=…&scope=…`: two hops around an entity.
 pub(crate) async fn graph(State(web): State<Arc<Web>>, Query(q): Query<GraphQuery>) -> Response {
-    let sc = match scope(&q.scope) {
+    let sc = match scope_param(Some(&q.scope)) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(e) => return error(&e),
     };
     let form = format!(
         "<form action=/graph method=get id=graphform><input name=entity value=\"{}\" placeholder=entity aria-label=entity> \
@@ -132,9 +118,9 @@ pub(crate) struct RunsQuery {
 
 /// `/runs?scope=…`: the lift (served against held-out sessions) and the newest runs.
 pub(crate) async fn runs(State(web): State<Arc<Web>>, Query(q): Query<RunsQuery>) -> Response {
-    let sc = match scope(&q.scope) {
+    let sc = match scope_param(Some(&q.scope)) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(e) => return error(&e),
     };
     let lift = match web.call::<m::Lift>(LiftParams { scope: sc.clone(), ..LiftParams::default() }).await {
         Ok(r) => r,

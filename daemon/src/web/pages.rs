@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use amber_core::{Hit, Memory, Scope};
+use amber_core::{Hit, Memory};
 use amber_ipc::protocol::{ArchivedParams, NoParams, RecallParams, method as m};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -12,23 +12,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::Web;
-use super::html::{error, esc, memory_link, opening, page, time, url};
+use super::html::{error, esc, memory_link, opening, page, scope_param, time, url};
 
 /// Hits a search page shows.
 const SEARCH_HITS: usize = 20;
-
-/// A scope from a query string: empty means none.
-fn scope_of(s: Option<&str>) -> Result<Option<Scope>, Response> {
-    match s.map(str::trim).filter(|s| !s.is_empty()) {
-        None => Ok(None),
-        Some(s) => s.parse::<Scope>().map(Some).map_err(|e| {
-            error(&amber_ipc::protocol::ErrorObject::new(
-                amber_ipc::protocol::ErrorKind::InvalidParams,
-                e.to_string(),
-            ))
-        }),
-    }
-}
 
 /// The trust a memory's metadata records, as a styled word.
 pub(crate) fn trust(m: &Memory) -> String {
@@ -114,9 +101,9 @@ fn evidence(h: &Hit, disputed: Option<&[amber_core::MemoryId]>) -> String {
 
 /// `/search?q=…&scope=…`: `recall` over every scope (or one), best first.
 pub(crate) async fn search(State(web): State<Arc<Web>>, Query(q): Query<SearchQuery>) -> Response {
-    let scope = match scope_of(q.scope.as_deref()) {
+    let scope = match scope_param(q.scope.as_deref()) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(e) => return error(&e),
     };
     let archived = q.archived.is_some();
     let form = format!(
@@ -181,9 +168,9 @@ pub(crate) struct ArchiveQuery {
 
 /// `/archive`: archived memories, newest archived first, each with its way back.
 pub(crate) async fn archive(State(web): State<Arc<Web>>, Query(q): Query<ArchiveQuery>) -> Response {
-    let scope = match scope_of(q.scope.as_deref()) {
+    let scope = match scope_param(q.scope.as_deref()) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(e) => return error(&e),
     };
     let r = match web.call::<m::Archived>(ArchivedParams { scope: scope.clone(), limit: Some(200) }).await {
         Ok(r) => r,
