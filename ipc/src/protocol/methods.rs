@@ -291,7 +291,7 @@ registry! {
     /// The stored session records, newest first (or those served a memory).
     Sessions "sessions" (SessionsParams => SessionsResult) Read, mcp None, cli None, python true;
     /// Start the person's local web view (or give the running one's URL).
-    UiStart "ui_start" (NoParams => UiStartResult) Write, mcp None, cli Some("ui"), python false;
+    UiStart "ui_start" (NoParams => UiStartResult) Write, mcp None, cli Some("ui"), python true;
 }
 
 impl Method {
