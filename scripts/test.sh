@@ -29,7 +29,15 @@ if [ ! -x "$PY" ]; then
   python3 -m venv target/py
 fi
 "$PY" -m pip install --quiet --disable-pip-version-check pytest==9.2.0 mcp==2.3.0 amplifier-core==2.0.2 \
-  ./clients/python ./clients/amplifier
+  playwright==1.65.3 ./clients/python ./clients/amplifier
+# The web view's browser test (tests/web) drives Debian's Chromium through Playwright's
+# Python package pointed at the system binary: no browser is downloaded. As root (CI) it
+# is installed when missing; otherwise a missing one skips the test, and fails it under
+# AMBER_TESTS_STRICT=1.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  echo "== apt: chromium for the web view's browser test" >&2
+  apt-get update && apt-get install -y chromium
+fi
 # The official MCP TypeScript SDK (npm, pinned by tests/mcp/ts/package-lock.json) as a
 # second MCP client nobody here wrote.
 echo "== node: the MCP TypeScript SDK" >&2
@@ -41,4 +49,6 @@ npm ci --prefix tests/claude_code --no-audit --no-fund --loglevel=error
 tests=(clients/python clients/amplifier)
 [ -d tests/mcp ] && tests+=(tests/mcp)
 tests+=(tests/claude_code)
+# Screenshots of the web view land in target/artifacts/web/*.png (keep them as CI artifacts).
+tests+=(tests/web)
 AMBERD="$PWD/target/release/amberd" AMBER_BIN="$PWD/target/release/amber" "$PY" -m pytest -q -p no:amplifier_module "${tests[@]}"

@@ -21,6 +21,7 @@ mod runs;
 mod scope;
 mod session;
 mod status;
+mod ui;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -152,6 +153,14 @@ enum Command {
     Reindex,
     /// Counts, model and index health.
     Status,
+    /// Open your memory in the browser: the daemon serves a local web view on 127.0.0.1
+    /// (a random port and a per-start token; off until started, it stops with the daemon)
+    /// and this prints its URL and opens it.
+    Ui {
+        /// Print the URL without opening a browser.
+        #[arg(long)]
+        no_open: bool,
+    },
     /// Serve Amber's tools to an MCP client on stdin/stdout (the daemon is started on demand).
     Mcp {
         /// Which tools: `agent` (recall, get, remember, outcome; get_advice with a model),
@@ -554,6 +563,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 status::print(&st);
             }
         }
+        Command::Ui { no_open } => ui::run(&mut connect(&cli, &cfg)?, cli.json, *no_open)?,
         Command::Scopes => scope::list(&mut connect(&cli, &cfg)?, cli.json)?,
         Command::Scope { action } => scope::run(action, &mut connect(&cli, &cfg)?, cli.json)?,
         Command::Mcp { tools } => mcp::run(cfg.clone(), cli.config.clone(), !cli.no_start, *tools)?,

@@ -56,6 +56,10 @@ pub enum Door {
     Socket,
     /// The daemon itself (curation, extraction, a session's end).
     Daemon,
+    /// The person's local web view (`amber ui`): pages and forms served by the daemon on
+    /// 127.0.0.1 to the holder of the per-start token, which only the person's own
+    /// `amber ui` is given.
+    Web,
 }
 
 impl Door {
@@ -68,14 +72,15 @@ impl Door {
             Door::Python => "python",
             Door::Socket => "socket",
             Door::Daemon => "daemon",
+            Door::Web => "web",
         }
     }
 
     /// The trust of what is written on purpose through this door (`remember`): a
-    /// person's at the command line, an agent's anywhere else.
+    /// person's at the command line and in the web view, an agent's anywhere else.
     pub fn writer_trust(self) -> Trust {
         match self {
-            Door::Cli => Trust::Person,
+            Door::Cli | Door::Web => Trust::Person,
             _ => Trust::Agent,
         }
     }
@@ -84,7 +89,7 @@ impl Door {
 /// A memory's origin.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Origin {
-    /// The door (`cli`, `mcp`, `hook`, `python`, `socket`, `daemon`).
+    /// The door (`cli`, `mcp`, `hook`, `python`, `socket`, `daemon`, `web`).
     pub door: Option<String>,
     /// The agent that wrote or captured it, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]

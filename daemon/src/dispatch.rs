@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::methods::{
     admin, advice, agents, capture, checkpoint, compile, get_advice, graph, ingest, judge, learn, memory,
-    outcome, portable, review, runs, scope, session, threads,
+    outcome, portable, review, runs, scope, session, sessions, threads,
 };
 use crate::peer::Peer;
 use crate::state::Shared;
@@ -92,6 +92,8 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::Export => portable::export(shared, peer, params::<m::Export>(p)?).await,
         Method::Import => portable::import(shared, peer, params::<m::Import>(p)?).await,
         Method::Backup => portable::backup(shared, peer, params::<m::Backup>(p)?).await,
+        Method::Sessions => sessions::list(shared, params::<m::Sessions>(p)?).await,
+        Method::UiStart => admin::ui_start(shared, peer, params::<m::UiStart>(p)?).await,
     }?;
     checked(method, v)
 }

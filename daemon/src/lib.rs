@@ -41,6 +41,7 @@ mod state;
 mod team;
 #[cfg(feature = "team")]
 mod team_url;
+mod web;
 mod writer;
 
 use std::fs::File;
@@ -218,6 +219,8 @@ async fn serve(
         team,
         compiling: tokio::sync::Mutex::new(()),
         sources: std::sync::Mutex::new(None),
+        ui_start: |s| Box::pin(async move { crate::web::start(&s).await }),
+        web: tokio::sync::Mutex::new(None),
     });
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));
@@ -268,6 +271,7 @@ async fn serve(
         tracing::warn!("some requests did not finish within {DRAIN_TIMEOUT:?}; closing them");
         tasks.abort_all();
     }
+    crate::web::stop(&shared).await;
     let _ = idle.await;
     // A timer pass may be waiting on the model: it is not waited for (its writes are
     // transactions; what it did not store is done at the next pass).

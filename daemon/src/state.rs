@@ -36,6 +36,33 @@ pub(crate) struct Shared {
     pub compiling: tokio::sync::Mutex<()>,
     /// The `[sources]` watch, as `status` shows it (None: none configured).
     pub sources: std::sync::Mutex<Option<amber_ipc::protocol::SourcesStatus>>,
+    /// Starts the person's web view (`amber ui`): `web::start`, set at start. A function
+    /// here so that the methods reach the view without importing it (the view calls the
+    /// dispatch).
+    pub ui_start: UiStarter,
+    /// The web view, once started; stopped with the daemon.
+    pub web: tokio::sync::Mutex<Option<WebView>>,
+}
+
+/// What starts the web view (or finds it running): [`Shared::ui_start`].
+pub(crate) type UiStarter = fn(
+    Arc<Shared>,
+) -> std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<amber_ipc::protocol::UiStartResult, amber_ipc::protocol::ErrorObject>,
+            > + Send,
+    >,
+>;
+
+/// The running web view.
+pub(crate) struct WebView {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// Its URL, with the token.
+    pub url: String,
+    /// The server's task: it ends at shutdown.
+    pub task: tokio::task::JoinHandle<()>,
 }
 
 impl Shared {

@@ -17,6 +17,7 @@ mod runs;
 mod session;
 mod standing;
 mod threads;
+mod ui;
 pub use advice::{
     AdviceLearnParams, AdviceLearnResult, AdviceListParams, AdviceListResult, AdviceShowParams,
     AdviceShowResult, GetAdviceParams, GetAdviceResult, JudgeRunsParams, JudgeRunsResult, JudgementShown,
@@ -52,6 +53,7 @@ pub use standing::{
 pub use threads::{
     GuardParams, GuardResult, Inbox, InboxItem, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult,
 };
+pub use ui::{SessionSummary, SessionsParams, SessionsResult, UiStartResult};
 
 /// The protocol version. A client that says another major version in `hello` is refused
 /// with [`ErrorKind::UnsupportedProtocol`]. Bumped when a method changes incompatibly;

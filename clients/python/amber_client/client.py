@@ -917,6 +917,16 @@ class Client:
         """A session's record, live or ended: ``{session, live}``."""
         return self.call("session_show", {"session_id": session_id})
 
+    def ui_start(self) -> dict[str, Any]:
+        """The person's web view (``{url, port, started}``). A person's method: from the
+        Python client it raises :class:`NotPermitted` (run ``amber ui`` yourself)."""
+        return self.call("ui_start", {})
+
+    def sessions(self, limit: int | None = None, *, served: str | None = None) -> dict[str, Any]:
+        """Sessions, live first then stored, newest first: ``{sessions}``; with ``served``
+        (a whole memory id) only those that were served it, each with its ``servings``."""
+        return self.call("sessions", _drop_none({"limit": limit, "served": served}))
+
     # -- scopes ---------------------------------------------------------------------
 
     def resolve_scope(self, cwd: str | os.PathLike[str]) -> dict[str, Any]:

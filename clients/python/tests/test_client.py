@@ -64,6 +64,22 @@ def test_the_clients_methods_are_the_registrys_python_door(daemon):
     assert doors["runs"]["cli"] == "runs list"
 
 
+def test_the_web_view_is_the_persons_and_sessions_are_listed(daemon):
+    """`ui_start` is refused to a client library (`amber ui` is the person's); `sessions`
+    lists what `session_start` opened, and with `served` where a memory was served."""
+    with daemon.client() as c:
+        with pytest.raises(amber_client.NotPermitted):
+            c.ui_start()
+        m = c.remember("The release train leaves on Thursdays at noon", scope="pytest/sessions")
+        s = c.session_start("pytest", scope="pytest/sessions", prompt="when does the release train leave?")
+        listed = c.sessions(limit=10)["sessions"]
+        assert s["session_id"] in [x["id"] for x in listed]
+        served = c.sessions(served=m["id"])["sessions"]
+        if served:
+            assert served[0]["servings"][0]["id"] == m["id"]
+        c.session_end(s["session_id"])
+
+
 def test_remember_then_recall_finds_it(daemon):
     with daemon.client() as c:
         text = "The CI cache lives in target/, keep it between runs"

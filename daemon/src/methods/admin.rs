@@ -83,6 +83,16 @@ pub(crate) async fn reindex(shared: &Arc<Shared>, _: NoParams) -> Result<Value, 
 }
 
 /// Answers; the connection loop stops the daemon once the answer is sent.
+/// `ui_start`: the person's web view (a person's call), started once and then found.
+pub(crate) async fn ui_start(
+    shared: &Arc<Shared>,
+    peer: crate::peer::Peer,
+    _: NoParams,
+) -> Result<Value, ErrorObject> {
+    peer.person_only("ui_start (`amber ui`)")?;
+    to_value(&(shared.ui_start)(shared.clone()).await?)
+}
+
 pub(crate) async fn shutdown(_: NoParams) -> Result<Value, ErrorObject> {
     tracing::info!("shutdown asked by a client");
     to_value(&OkResult { ok: true })

@@ -37,5 +37,6 @@ pub(crate) mod scope;
 pub(crate) mod serve;
 pub(crate) mod session;
 pub(crate) mod session_run;
+pub(crate) mod sessions;
 pub(crate) mod threads;
 pub(crate) mod transcript;

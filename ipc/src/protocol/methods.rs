@@ -294,6 +294,10 @@ registry! {
     Import "import" (ImportParams => ImportTally) Write, mcp None, cli Some("import"), python false;
     /// A consistent copy of the store into a new file (a person's).
     Backup "backup" (BackupParams => BackupStats) Read, mcp None, cli Some("backup"), python false;
+    /// The stored session records, newest first (or those served a memory).
+    Sessions "sessions" (SessionsParams => SessionsResult) Read, mcp None, cli None, python true;
+    /// Start the person's local web view (or give the running one's URL).
+    UiStart "ui_start" (NoParams => UiStartResult) Write, mcp None, cli Some("ui"), python true;
 }
 
 impl Method {

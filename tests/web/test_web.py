@@ -1,0 +1,267 @@
+"""The person's web view (`amber ui`) in a real browser: Debian's Chromium, headless,
+driven by Playwright (its Python package; no browser download: the system binary).
+
+Against a store seeded through the real doors (the `amber` command as the person, the
+Python client as an agent: memories, a hostile one, a session that was served, graph
+facts, a rewarded run), it loads every page, clicks search -> memory -> session, forgets
+and unforgets a memory asserting on the page, and checks from the browser that no token,
+a foreign Host and a cross-site POST are refused. Screenshots go to
+target/artifacts/web/*.png (CI keeps them)."""
+
+import contextlib
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+AMBER = os.environ.get("AMBER_BIN") or str(ROOT / "target" / "release" / "amber")
+CHROMIUM = os.environ.get("AMBER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = ROOT / "target" / "artifacts" / "web"
+STRICT = os.environ.get("AMBER_TESTS_STRICT") == "1"
+SCOPE = "proj/shop"
+HOSTILE = "The checkout page logs <script>window.PWNED=1</script> when the cart is empty"
+
+sys.path.insert(0, str(ROOT / "clients" / "python"))
+from amber_client import Client  # noqa: E402
+
+if STRICT:
+    import playwright.sync_api as playwright_api
+else:
+    playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+def _need_chromium():
+    if os.path.exists(CHROMIUM):
+        return
+    msg = f"Chromium is not installed ({CHROMIUM}): apt-get install -y chromium"
+    if STRICT:
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="module")
+def env():
+    if not os.path.exists(AMBER):
+        pytest.fail(f"amber binary not found at {AMBER} (set AMBER_BIN)")
+    tmp = tempfile.mkdtemp(prefix="amber-web-")
+    e = {
+        "AMBER_DATA_DIR": os.path.join(tmp, "data"),
+        "AMBER_SOCKET": os.path.join(tmp, "amber.sock"),
+        "AMBER_STATE_DIR": os.path.join(tmp, "state"),
+        "AMBER_CONFIG": os.path.join(tmp, "config.toml"),  # absent: defaults
+        "AMBER_LOG": "warn",
+    }
+    for key in ("AMBERD", "AMBER_HOME", "HOME", "PATH"):
+        if os.environ.get(key):
+            e[key] = os.environ[key]
+    yield e
+    subprocess.run([AMBER, "daemon", "stop"], env=e, timeout=90, check=False, capture_output=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def amber(env, *args):
+    out = subprocess.run([AMBER, "--json", *args], env=env, timeout=120, capture_output=True, text=True)
+    assert out.returncode == 0, f"amber {args}: {out.stderr}"
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def seeded(env):
+    """The store the pages show, and the ids the test follows."""
+    deploy = amber(env, "remember", "Deploys go through the blue-green switch in ops/switch.sh; "
+                   "run it with the VPN on", "--scope", SCOPE)["id"]
+    hostile = amber(env, "remember", HOSTILE, "--scope", SCOPE, "--type", "discovery")["id"]
+    amber(env, "remember", "The staging database is shop_stage on db2; never point tests at prod",
+          "--scope", SCOPE)
+    amber(env, "remember", "Prefer short answers with the command first", "--scope", "user", "--type", "intent")
+    c = Client(env["AMBER_SOCKET"], start=False)
+    s = c.session_start("claude-code", scope=SCOPE, prompt="how do deploys work here, the blue-green switch?")
+    sid = s["session_id"]
+    c.remember("The switch script needs ops/keys.env present", scope=SCOPE, session_id=sid, author="claude-code")
+    c.session_end(sid, manifest=[{"memory_id": deploy, "used": True, "result": "success"}], outcome=0.8)
+    c.kg_add(scope=SCOPE, facts=[
+        {"subject": "checkout service", "predicate": "depends on", "object": "payments api", "sources": [deploy]},
+        {"subject": "payments api", "predicate": "runs on", "object": "db2"},
+        {"subject": "checkout service", "predicate": "owned by", "object": "team shop"},
+    ])
+    run = c.run_record("claude-code", "ship the checkout fix", scope=SCOPE, used=[deploy], outcome="shipped")
+    rid = run["results"][0]["id"]
+    c.run_reward("claude-code", rid, 0.9)
+    c.close()
+    return {"deploy": deploy, "hostile": hostile, "session": sid}
+
+
+@pytest.fixture(scope="module")
+def ui(env, seeded):
+    r = amber(env, "ui", "--no-open")
+    assert r["url"].startswith(f"http://127.0.0.1:{r['port']}/?token=")
+    return r
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need_chromium()
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+@contextlib.contextmanager
+def evil_server(target):
+    """Another site's page on 127.0.0.1 (another port) that posts a form to `target`."""
+    body = (
+        "<!doctype html><form id=f method=post action='%s'><input name=form value=guessed></form>"
+        "<script>document.getElementById('f').submit()</script>" % target
+    ).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_port}/"
+    finally:
+        srv.shutdown()
+
+
+def shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_pages_search_memory_session_and_forget_unforget(browser, ui, seeded):
+    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = ctx.new_page()
+    scripts_ran = []
+    page.on("console", lambda m: scripts_ran.append(m.text))
+    origin = f"http://127.0.0.1:{ui['port']}"
+
+    # The URL amber ui printed: the token becomes a cookie and leaves the address bar.
+    page.goto(ui["url"])
+    assert page.url == origin + "/", page.url
+    assert page.locator("#scopes").is_visible()
+    assert page.locator("td.scope", has_text=SCOPE).count() == 1
+    cookie = [c for c in ctx.cookies() if c["name"] == f"amber_ui_{ui['port']}"][0]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    shot(page, "scopes")
+
+    # Every page of the navigation loads.
+    for label, path, marker in [("Sessions", "/sessions", "#sessions"), ("Archive", "/archive", "h1"),
+                                ("Runs", "/runs", "#liftchart svg"), ("Health", "/health", "#freshness")]:
+        page.click(f"header a:text-is('{label}')")
+        assert page.url == origin + path
+        assert page.locator(marker).first.is_visible(), label
+    page.goto(origin + "/runs")
+    assert page.locator("#runs td", has_text="ship the checkout fix").count() == 1
+    shot(page, "runs")
+    page.goto(origin + "/health")
+    assert "fresh" in page.locator("#freshness").inner_text()
+    shot(page, "health")
+    page.goto(origin + "/graph?entity=checkout+service&scope=" + SCOPE)
+    assert page.locator("#graph svg circle").count() >= 3
+    assert page.locator("#graph svg text", has_text="payments api").count() == 1
+    shot(page, "graph")
+
+    # Search -> memory -> session, by clicking.
+    page.goto(origin + "/")
+    page.fill("header input[name=q]", "blue-green switch deploys")
+    page.click("header button[type=submit]")
+    assert page.url.startswith(origin + "/search?")
+    hit = page.locator("#hits li.hit", has_text=seeded["deploy"][:12])
+    assert hit.count() == 1, page.locator("#hits").inner_text()
+    assert "fused" in hit.locator(".evidence").inner_text()
+    shot(page, "search")
+    hit.locator("a.id").click()
+    assert page.url == origin + f"/memory/{seeded['deploy']}"
+    assert "blue-green switch" in page.locator("#content").inner_text()
+    assert page.locator("#weight svg").is_visible()
+    assert page.locator("#reports td", has_text="success").count() >= 1
+    assert page.locator("#state").inner_text() == "live"
+    shot(page, "memory")
+    page.locator("table#served a", has_text=seeded["session"][:12]).first.click()
+    assert page.url == origin + f"/session/{seeded['session']}"
+    assert page.locator("table#served a.id", has_text=seeded["deploy"][:12]).count() >= 1
+    assert page.locator("#filed").is_visible()
+    shot(page, "session")
+
+    # Forget, then unforget, through the page's own forms.
+    page.goto(origin + f"/memory/{seeded['deploy']}")
+    page.click("#actions button:text-is('forget')")
+    assert page.url == origin + f"/memory/{seeded['deploy']}"
+    assert page.locator("#state").inner_text().startswith("forgotten")
+    assert page.locator("#actions button:text-is('unforget')").is_visible()
+    page.goto(origin + "/search?q=blue-green+switch+deploys")
+    assert seeded["deploy"][:12] not in page.locator("main").inner_text()
+    page.goto(origin + f"/memory/{seeded['deploy']}")
+    page.click("#actions button:text-is('unforget')")
+    assert page.locator("#state").inner_text() == "live"
+    page.goto(origin + "/search?q=blue-green+switch+deploys")
+    assert seeded["deploy"][:12] in page.locator("#hits").inner_text()
+
+    # A hostile memory is text on its page: no script ran, the tag is shown.
+    page.goto(origin + f"/memory/{seeded['hostile']}")
+    assert "<script>window.PWNED=1</script>" in page.locator("#content").inner_text()
+    assert page.evaluate("() => window.PWNED") is None
+    assert page.locator("main script").count() == 0
+    ctx.close()
+
+
+def test_the_browser_is_refused_without_the_token_from_another_host_and_cross_site(browser, ui, seeded):
+    origin = f"http://127.0.0.1:{ui['port']}"
+    # No token: refused.
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    r = page.goto(origin + "/")
+    assert r.status == 401
+    assert page.locator("#scopes").count() == 0
+    r = page.goto(origin + f"/memory/{seeded['deploy']}")
+    assert r.status == 401
+    shot(page, "refused")
+    ctx.close()
+
+    # With the token, a foreign Host (what a DNS-rebound page would send) is refused.
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(ui["url"])
+    assert page.locator("#scopes").is_visible()
+    r = ctx.request.get(origin + "/", headers={"Host": f"rebound.example:{ui['port']}"})
+    assert r.status == 421
+    # A POST from another origin: a page served by another server on this machine (so
+    # the browser sends the cookie: same site, other origin) submits the forget form
+    # with a guessed form token.
+    target = f"{origin}/memory/{seeded['deploy']}/forget"
+    with evil_server(target) as evil_url:
+        evil = ctx.new_page()
+        with evil.expect_response(target) as resp:
+            evil.goto(evil_url)
+        assert resp.value.status == 403, resp.value.status
+        shot(evil, "cross-site-refused")
+    # Still live.
+    page.goto(origin + f"/memory/{seeded['deploy']}")
+    assert page.locator("#state").inner_text() == "live"
+    # The view's own form without its token: refused.
+    r = ctx.request.post(origin + f"/memory/{seeded['deploy']}/forget",
+                         headers={"Origin": origin}, form={"form": "nope"})
+    assert r.status == 403
+    page.goto(origin + f"/memory/{seeded['deploy']}")
+    assert page.locator("#state").inner_text() == "live"
+    ctx.close()
