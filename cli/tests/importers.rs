@@ -21,24 +21,29 @@ fn ok(out: std::process::Output) -> String {
     text(&out.stdout)
 }
 
+/// `amber ARGS` with HOME at `home` (the model and runtime still found where they are).
+fn cmd(env: &Env, home: &Path, args: &[&str]) -> std::process::Command {
+    let mut c = env.cmd(args);
+    c.env("HOME", home)
+        .env("AMBER_HOME", amber_core::paths::default_amber_home())
+        .env_remove("CLAUDE_CONFIG_DIR");
+    c
+}
+
 /// `amber --json import …` with HOME at `home`; its report.
 fn import(env: &Env, home: &Path, args: &[&str]) -> Value {
     let mut a = vec!["--json", "import"];
     a.extend_from_slice(args);
-    let out = env.cmd(&a).env("HOME", home).env_remove("CLAUDE_CONFIG_DIR").output().unwrap();
-    serde_json::from_str(&ok(out)).unwrap()
+    serde_json::from_str(&ok(cmd(env, home, &a).output().unwrap())).unwrap()
 }
 
-/// Every live memory of a scope, as `export` writes it.
+/// Every live memory of a scope, as `amber export` writes it.
 fn memories(env: &Env, scope: &str) -> Vec<Value> {
-    let mut c = Client::connect(&env.socket).unwrap();
-    let page = c.call_value("export", json!({ "scope": scope, "limit": 2000 })).unwrap();
-    page["records"]
-        .as_array()
-        .unwrap()
-        .iter()
+    ok(env.amber(&["export", "--scope", scope]))
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|r| r["record"] == "memory" && r["forgotten_at"].is_null())
-        .cloned()
         .collect()
 }
 
@@ -135,9 +140,7 @@ fn a_mem0_export_files_each_memory_external_with_its_ids_and_twice_files_nothing
 
     // A malformed file is a clear error, and files nothing.
     let broken = fixtures().join("mem0/broken.json");
-    let out = env
-        .cmd(&["import", "--from", "mem0", "--scope", scope, broken.to_str().unwrap()])
-        .env("HOME", &home)
+    let out = cmd(&env, &home, &["import", "--from", "mem0", "--scope", scope, broken.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -161,7 +164,7 @@ fn trust_person_files_the_persons_word() {
     assert_eq!(ms[0]["metadata"]["trust"], "person");
     assert_eq!(ms[0]["metadata"]["origin"]["tool"], "import:mem0");
     // --trust and --scope are for other tools' formats only.
-    let out = env.cmd(&["import", "--trust", "person", file.to_str().unwrap()]).output().unwrap();
+    let out = cmd(&env, &home, &["import", "--trust", "person", file.to_str().unwrap()]).output().unwrap();
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("--from"), "{}", text(&out.stderr));
 }
@@ -336,10 +339,7 @@ fn claude_code_memory_goes_to_the_project_and_the_users_to_user() {
     std::fs::create_dir_all(&empty).unwrap();
     let bare_home = tmp.join("bare-home");
     std::fs::create_dir_all(&bare_home).unwrap();
-    let out = env
-        .cmd(&["import", "--from", "claude-code", empty.to_str().unwrap()])
-        .env("HOME", &bare_home)
-        .env_remove("CLAUDE_CONFIG_DIR")
+    let out = cmd(&env, &bare_home, &["import", "--from", "claude-code", empty.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(!out.status.success());
