@@ -192,11 +192,11 @@ impl<'a> Filer<'a> {
         let got: RememberBatchResult = retry_busy(|| client.remember_batch_with(&p))?;
         for r in got.results {
             if r.created {
-                report.tally.add("memories")
+                report.tally.add("memories");
+                report.redacted += r.redacted as u64;
             } else {
-                report.tally.had("memories")
+                report.tally.had("memories");
             }
-            report.redacted += r.redacted as u64;
         }
         let done = report.tally.added_total() + report.tally.present.values().sum::<u64>();
         self.progress.line(&format!(
@@ -208,10 +208,12 @@ impl<'a> Filer<'a> {
         Ok(())
     }
 
-    /// True when the memory's id names a forgotten memory (the id before redaction: a
-    /// memory with a secret in it is looked up by its redacted text only when filed).
+    /// True when the memory's id names a forgotten memory: the id of its text as the
+    /// daemon will store it, secrets redacted by the same rules.
     fn forgotten(&mut self, m: &NewMemory) -> anyhow::Result<bool> {
-        match self.client.get(&m.id()) {
+        let mut stored = m.clone();
+        amber_tiers::redact::redact_memory(&mut stored);
+        match self.client.get(&stored.id()) {
             Ok(r) => Ok(r.memory.forgotten_at.is_some()),
             Err(e) if e.kind() == Some(ErrorKind::NotFound) => Ok(false),
             Err(e) => Err(e.into()),
