@@ -11,6 +11,7 @@ mod compile;
 mod daemon;
 #[cfg(test)]
 mod doors;
+mod import;
 mod ingest;
 mod mcp;
 mod outcomes;

@@ -88,13 +88,34 @@ pub(crate) struct ExportArgs {
 /// `amber import`.
 #[derive(Args, Debug)]
 pub(crate) struct ImportArgs {
-    /// An export (`amber export`), JSON Lines; `-` reads standard input.
-    #[arg(value_name = "FILE")]
+    /// An export (`amber export`), JSON Lines; `-` reads standard input. With --from,
+    /// the other tool's file or folder (docs/IMPORT.md).
+    #[arg(value_name = "PATH")]
     file: PathBuf,
+    /// What PATH is: Amber's export, a Markdown folder, a Claude Code project (its
+    /// CLAUDE.md files and auto memory; ~/.claude/CLAUDE.md goes to `user`), Mem0's
+    /// get_all JSON, or a basic-memory project folder.
+    #[arg(long, value_enum, default_value = "amber", value_name = "FORMAT")]
+    from: crate::import::Format,
     /// Keep the trust each memory had where it was exported (your own export). Without
     /// it, imported memories are `external`: found by recall, never served unasked.
     #[arg(long)]
     keep_trust: bool,
+    /// With --from: the scope to file into [default: the current directory's project;
+    /// for claude-code, the project named].
+    #[arg(long)]
+    scope: Option<String>,
+    /// With --from: `external` (the default: found by recall, never served unasked) or
+    /// `person` (you vouch for it, as if you had typed it).
+    #[arg(long, value_enum, default_value = "external")]
+    trust: ImportTrust,
+}
+
+/// `--trust`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum ImportTrust {
+    External,
+    Person,
 }
 
 /// Parses `--since`.
@@ -179,7 +200,16 @@ fn export(args: &ExportArgs, client: &mut Client, json_mode: bool) -> anyhow::Re
 }
 
 /// `amber import`: the header checked, then the records in batches, in the file's order.
+/// With `--from`, another tool's memory (`crate::import`).
 fn import(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyhow::Result<ExitCode> {
+    if args.from != crate::import::Format::Amber {
+        return import_from(args, client, json_mode);
+    }
+    if args.scope.is_some() || args.trust != ImportTrust::External {
+        bail!(
+            "--scope and --trust go with --from: an Amber export keeps its scopes (--keep-trust its trust)"
+        );
+    }
     let (reader, size): (Box<dyn BufRead>, u64) = if args.file.as_os_str() == "-" {
         (Box::new(BufReader::new(std::io::stdin().lock())), 0)
     } else {
@@ -246,6 +276,44 @@ fn import(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyhow::Re
     send(&mut batch, &mut tally, read_bytes)?;
     progress.finish();
     report(&tally, json_mode)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `amber import --from FORMAT PATH`: what the source held, what was filed, what was
+/// already there and what was skipped, and why.
+fn import_from(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyhow::Result<ExitCode> {
+    if args.keep_trust {
+        bail!("--keep-trust is for an Amber export; another tool's memory is external unless --trust person");
+    }
+    let opts = crate::import::Options {
+        scope: args
+            .scope
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--scope: {e}"))?,
+        person: args.trust == ImportTrust::Person,
+        json: json_mode,
+    };
+    client.set_timeout(Some(LONG_CALL));
+    let r = crate::import::run(args.from, &args.file, &opts, client)?;
+    if json_mode {
+        crate::print_json(&r)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let found: Vec<String> = r.found.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    println!(
+        "found {} in {} ({}); filed into {} as {}",
+        if found.is_empty() { "nothing".to_string() } else { found.join(", ") },
+        args.file.display(),
+        r.from,
+        if r.scopes.is_empty() { "no scope".to_string() } else { r.scopes.join(", ") },
+        r.trust
+    );
+    report(&r.tally, false)?;
+    if r.redacted > 0 {
+        println!("{} secrets redacted before storing", r.redacted);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

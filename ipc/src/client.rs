@@ -314,7 +314,20 @@ impl Client {
 
     /// `remember_batch`: files many memories in one transaction (secrets redacted).
     pub fn remember_batch(&mut self, memories: Vec<NewMemory>) -> Result<RememberBatchResult, ClientError> {
-        self.send::<method::RememberBatch>(&RememberBatchParams { memories, allow_secrets: false })
+        self.send::<method::RememberBatch>(&RememberBatchParams {
+            memories,
+            allow_secrets: false,
+            external: false,
+            tool: None,
+        })
+    }
+
+    /// `remember_batch` with its params in full (`external` and `tool` for an importer).
+    pub fn remember_batch_with(
+        &mut self,
+        p: &RememberBatchParams,
+    ) -> Result<RememberBatchResult, ClientError> {
+        self.send::<method::RememberBatch>(p)
     }
 
     /// `recall`: hybrid search.

@@ -12,7 +12,7 @@ use amber_ipc::protocol::{
 };
 use serde_json::{Value, json};
 
-use amber_core::origin::Origin;
+use amber_core::origin::{Origin, Trust};
 
 use crate::live::not_found;
 use crate::methods::reader::Reader;
@@ -58,6 +58,34 @@ fn person_only_kinds(peer: Peer, memories: &[NewMemory]) -> Result<(), ErrorObje
             ),
         )),
         None => Ok(()),
+    }
+}
+
+/// What an `external` batch may not hold: an invalidation that supersedes (outside
+/// content never retires anything) or a lifefact (a person's word).
+fn external_kinds(memories: &[NewMemory]) -> Result<(), ErrorObject> {
+    for (i, m) in memories.iter().enumerate() {
+        if !m.supersedes.is_empty() {
+            return Err(invalid(format!("memories[{i}]: an external memory supersedes nothing")));
+        }
+        if m.kind == amber_core::MemoryType::Lifefact {
+            return Err(invalid(format!("memories[{i}]: a lifefact is a person's word, never external")));
+        }
+    }
+    Ok(())
+}
+
+/// An `external` batch's trust, and the tool it names, over the door's stamp: the origin
+/// keeps the door, agent and machine the daemon found; only the trust goes down and the
+/// tool is named. Never up: `external` is the lowest trust.
+fn restamp(memories: &mut [NewMemory], external: bool, tool: Option<&str>) {
+    for m in memories {
+        let mut origin = amber_core::origin::origin_of(&m.metadata);
+        if let Some(t) = tool {
+            origin.tool = Some(t.to_string());
+        }
+        let trust = if external { Trust::External } else { amber_core::origin::trust_of(&m.metadata) };
+        amber_core::origin::stamp(&mut m.metadata, &origin, trust);
     }
 }
 
@@ -166,10 +194,19 @@ pub(crate) async fn remember_batch(
     if p.allow_secrets {
         peer.person_only("allow_secrets")?;
     }
+    if let Some(tool) = &p.tool {
+        amber_core::check_label("tool", tool, 128).map_err(|e| invalid(e.to_string()))?;
+    }
     let (mut memories, counts) = redacted(p.memories, p.allow_secrets).await?;
     validate_all(&memories)?;
     person_only_kinds(peer, &memories)?;
+    if p.external {
+        external_kinds(&memories)?;
+    }
     stamp_writes(shared, peer, &mut memories);
+    if p.external || p.tool.is_some() {
+        restamp(&mut memories, p.external, p.tool.as_deref());
+    }
     let held = super::dispute::hold_back(shared, peer, &mut memories).await?;
     let mut results = remember_routed(shared, memories).await?;
     super::dispute::link(shared, &mut results, held).await;

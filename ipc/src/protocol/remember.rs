@@ -82,6 +82,15 @@ pub struct RememberBatchParams {
     /// File the batch's secrets as given (see [`RememberParams::allow_secrets`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_secrets: bool,
+    /// File the batch as `external` (content from another tool, `amber import --from`)
+    /// whatever door it comes through: found by recall, never served unasked. Such a
+    /// batch may not supersede nor hold a lifefact.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
+    /// The tool or source the batch came from, stamped into each memory's
+    /// `metadata.origin.tool` (`import:mem0`); one line, at most 128 bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 /// `remember_batch` result.
