@@ -15,6 +15,7 @@ mod import;
 mod ingest;
 mod mcp;
 mod outcomes;
+mod output;
 mod portable;
 mod progress;
 mod recall;
@@ -24,6 +25,8 @@ mod session;
 mod status;
 mod ui;
 
+use output::quiet_on_closed_pipe;
+pub(crate) use output::{one_line, print_json};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -270,25 +273,6 @@ enum ConfigAction {
     Show,
 }
 
-/// `amber … | head`: when the reader closes the pipe, printing fails with a broken pipe
-/// and `println!` panics. The output is no longer wanted, so that panic ends the program
-/// quietly (exit 0, as ripgrep does); any other panic is reported as before.
-fn quiet_on_closed_pipe() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
-            std::process::exit(0);
-        }
-        default(info);
-    }));
-}
-
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
     tracing_subscriber::fmt()
@@ -311,22 +295,6 @@ fn main() -> ExitCode {
 /// The config with flags applied.
 fn config(cli: &Cli) -> anyhow::Result<Config> {
     Ok(Config::resolve(cli.config.as_deref(), cli.data_dir.as_deref(), cli.socket.as_deref())?)
-}
-
-fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(v)?);
-    Ok(())
-}
-
-/// One line of a memory's text for the terminal: control characters (ESC sequences,
-/// bidirectional overrides) shown as `�`, whitespace runs as one space, cut at `max`.
-fn one_line(s: &str, max: usize) -> String {
-    let flat = amber_tiers::fence::one_line(s);
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        format!("{}…", flat.chars().take(max).collect::<String>())
-    }
 }
 
 /// Refuses what cannot be an id or a prefix of one before asking the daemon.
