@@ -53,6 +53,14 @@ pub(crate) enum OutcomeCommand {
         /// The memory id or a prefix of it.
         id: String,
     },
+    /// Promote or demote a memory: `person` serves it as your own word (a capture you
+    /// have read and vouch for), `agent` as an agent's, `external` only to recall.
+    Trust {
+        /// The memory id or a prefix of it.
+        id: String,
+        /// person, agent or external.
+        level: String,
+    },
     /// Successes claimed with no served record behind them, and memories served in a
     /// session that never reported on them.
     Audit {
@@ -198,6 +206,23 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 return Ok(true);
             }
             println!("{} restored: weight {:.2}", r.memory.id, r.memory.weight);
+        }
+        OutcomeCommand::Trust { id, level } => {
+            check_id(id)?;
+            let trust: amber_core::origin::Trust = serde_json::from_value(json!(level))
+                .map_err(|_| anyhow::anyhow!("trust must be person, agent or external, got {level:?}"))?;
+            let r = client.send::<amber_ipc::protocol::method::SetTrust>(
+                &amber_ipc::protocol::SetTrustParams { id: id.clone(), trust },
+            )?;
+            if as_json {
+                print_json(&r.memory)?;
+                return Ok(true);
+            }
+            println!(
+                "{} is now trusted as {}",
+                r.memory.id,
+                amber_core::origin::trust_of(&r.memory.metadata).as_str()
+            );
         }
         OutcomeCommand::Audit { sessions } => {
             let r: AuditResult = client.call("audit", &json!({ "sessions": sessions }))?;

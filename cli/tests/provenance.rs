@@ -280,3 +280,49 @@ fn a_registered_agent_name_needs_its_token() {
     assert!(env.amber(&["agent", "register", "agent-a"]).status.success());
     assert!(start(&mut c, Some(&token)).is_err(), "the old token no longer works");
 }
+
+#[test]
+fn a_person_promotes_or_demotes_a_memory_and_no_agent_can() {
+    let env = Env::new();
+    let mut c = amber_ipc::Client::connect(&env.socket).unwrap_or_else(|_| {
+        // The first `amber` command starts the daemon.
+        assert!(env.amber(&["status"]).status.success());
+        amber_ipc::Client::connect(&env.socket).unwrap()
+    });
+    // An agent's memory, promoted by the person to their own word.
+    let filed: Value = c
+        .call(
+            "remember",
+            &json!({ "content": "The release train leaves every second Tuesday.", "scope": "rel" }),
+        )
+        .unwrap();
+    let id = filed["id"].as_str().unwrap().to_string();
+    assert_eq!(get(&env, &id)["metadata"]["trust"], "agent");
+    // No agent may raise (or lower) it: not through the socket, not as `amber` in its session.
+    let refused = c.call_value("set_trust", json!({ "id": id, "trust": "person" })).unwrap_err();
+    assert_eq!(refused.kind(), Some(amber_ipc::protocol::ErrorKind::NotPermitted), "{refused}");
+    let o = env.cmd(&["trust", &id, "person"]).env("CLAUDECODE", "1").output().unwrap();
+    assert!(!o.status.success(), "an agent's `amber trust` is refused: {}", text(&o.stdout));
+    assert_eq!(get(&env, &id)["metadata"]["trust"], "agent");
+
+    let o = env.amber(&["trust", &id[..8], "person"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("now trusted as person"), "{}", text(&o.stdout));
+    let m = get(&env, &id);
+    assert_eq!(m["metadata"]["trust"], "person", "{m}");
+    assert_eq!(m["metadata"]["trust_set"]["was"], "agent", "{m}");
+    assert_eq!(m["metadata"]["origin"]["door"], "socket", "the origin stays what it was: {m}");
+    // Demoted to external: recall still finds it, labelled so.
+    assert!(env.amber(&["trust", &id, "external"]).status.success());
+    let hits: Value =
+        serde_json::from_slice(&env.amber(&["--json", "recall", "--scope", "rel", "release train"]).stdout)
+            .unwrap();
+    let hit = hits.as_array().unwrap().iter().find(|h| h["memory"]["id"] == id.as_str()).expect("found");
+    assert_eq!(hit["memory"]["metadata"]["trust"], "external", "{hit}");
+    let o = env.amber(&["trust", &id, "boss"]);
+    assert!(
+        !o.status.success() && text(&o.stderr).contains("person, agent or external"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -136,6 +136,24 @@ pub fn stamp(metadata: &mut Value, origin: &Origin, trust: Trust) {
     }
 }
 
+/// Sets a memory's trust by a person's word (`amber trust`, the web view): the new level
+/// in `trust`, and what it was and when in `trust_set`. The origin is kept as it was.
+/// False when the trust was already this.
+pub fn set_trust(metadata: &mut Value, trust: Trust, now: crate::Millis) -> bool {
+    let was = trust_of(metadata);
+    if was == trust && metadata.get(TRUST_KEY).is_some() {
+        return false;
+    }
+    if !metadata.is_object() {
+        *metadata = json!({});
+    }
+    if let Some(o) = metadata.as_object_mut() {
+        o.insert(TRUST_KEY.into(), Value::from(trust.as_str()));
+        o.insert("trust_set".into(), json!({ "at": now, "was": was.as_str(), "by": "person" }));
+    }
+    true
+}
+
 /// The trust a memory's metadata records. Memories filed before origins were stamped
 /// have none: a capture (`captured: true`) is `external`, anything else `agent`.
 pub fn trust_of(metadata: &Value) -> Trust {

@@ -70,6 +70,7 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::Outcome => outcome::outcome(shared, peer, params::<m::Outcome>(p)?).await,
         Method::Outcomes => outcome::outcomes(shared, params::<m::Outcomes>(p)?).await,
         Method::Unarchive => outcome::unarchive(shared, params::<m::Unarchive>(p)?).await,
+        Method::SetTrust => outcome::set_trust(shared, peer, params::<m::SetTrust>(p)?).await,
         Method::Archived => outcome::archived(shared, params::<m::Archived>(p)?).await,
         Method::Audit => outcome::audit(shared, params::<m::Audit>(p)?).await,
         Method::Thread => threads::thread(shared, params::<m::Thread>(p)?).await,

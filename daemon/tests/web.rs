@@ -176,9 +176,24 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     let back = c.call_value("get", json!({ "id": id })).unwrap();
     assert!(back["memory"].get("forgotten_at").is_none_or(Value::is_null), "{back}");
     // An outcome from the page lands in the memory's log, as the person's word.
-    let (st, _, _) =
-        post(&format!("/memory/{id}/outcome"), &[own], &format!("form={form}&result=failure&note=wrong"));
+    let (st, _, _) = post(
+        &format!("/memory/{id}/outcome"),
+        std::slice::from_ref(&own),
+        &format!("form={form}&result=failure&note=wrong"),
+    );
     assert_eq!(st, 303);
     let log = c.call_value("outcomes", json!({ "memory_id": id })).unwrap();
     assert_eq!(log["reports"].as_array().map(Vec::len), Some(1), "{log}");
+    // The page demotes it to external: the person's word, through `set_trust`.
+    let (st, _, _) = post(
+        &format!("/memory/{id}/trust"),
+        std::slice::from_ref(&own),
+        &format!("form={form}&trust=external"),
+    );
+    assert_eq!(st, 303);
+    let m = c.call_value("get", json!({ "id": id })).unwrap();
+    assert_eq!(m["memory"]["metadata"]["trust"], "external", "{m}");
+    assert_eq!(m["memory"]["metadata"]["trust_set"]["by"], "person", "{m}");
+    let (st, _, _) = post(&format!("/memory/{id}/trust"), &[own], &format!("form={form}&trust=boss"));
+    assert_eq!(st, 400, "a trust that is no level is refused");
 }

@@ -48,7 +48,7 @@ pub use session::{
 };
 pub use standing::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
-    OutcomesParams, OutcomesResult, StandingResult, UnbackedClaim, Unreported,
+    OutcomesParams, OutcomesResult, SetTrustParams, StandingResult, UnbackedClaim, Unreported,
 };
 pub use threads::{
     GuardParams, GuardResult, Inbox, InboxItem, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult,

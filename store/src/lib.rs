@@ -39,6 +39,7 @@ mod sessions;
 mod standing;
 mod store;
 mod threads;
+mod trust;
 mod vectors;
 
 pub use backend::{

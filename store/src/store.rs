@@ -374,6 +374,15 @@ impl Memories for Store {
         row.map(|r| Ok((decode(r, &path)?, changed == 1))).transpose()
     }
 
+    fn set_trust(
+        &mut self,
+        id: &MemoryId,
+        trust: amber_core::origin::Trust,
+        now: Millis,
+    ) -> Result<Option<(Memory, bool)>> {
+        crate::trust::set_trust(self, id, trust, now)
+    }
+
     /// Deletes a forgotten memory's row for good; a memory that is not forgotten is left
     /// alone. The embedding cache is kept (it holds vectors keyed by chunk hash, no text).
     fn purge(&mut self, id: &MemoryId) -> Result<Purged> {

@@ -151,6 +151,23 @@ pub(crate) async fn unarchive(shared: &Arc<Shared>, p: GetParams) -> Result<Valu
     to_value(&MemoryResult { memory: memory.ok_or_else(|| not_a_memory(&id))? })
 }
 
+/// `set_trust`: a person promotes a memory (a capture they have read) or demotes one.
+pub(crate) async fn set_trust(
+    shared: &Arc<Shared>,
+    peer: crate::peer::Peer,
+    p: amber_ipc::protocol::SetTrustParams,
+) -> Result<Value, ErrorObject> {
+    peer.person_only("setting a memory's trust")?;
+    let (side, id) = resolve_id(shared, &p.id).await?;
+    let (key, trust) = (id.clone(), p.trust);
+    let got = crate::rpc::write_with_on(shared, &side, move |e| e.set_trust(&key, trust)).await?;
+    let (memory, changed) = got.ok_or_else(|| not_a_memory(&id))?;
+    if changed {
+        tracing::info!(memory = %memory.id, trust = trust.as_str(), door = peer.door.as_str(), "trust set by a person");
+    }
+    to_value(&MemoryResult { memory })
+}
+
 pub(crate) async fn archived(shared: &Arc<Shared>, p: ArchivedParams) -> Result<Value, ErrorObject> {
     let limit = p.limit.unwrap_or(50);
     if limit == 0 || limit > 1000 {

@@ -1,12 +1,15 @@
 //! The forms' POSTs, each one method of the registry called as the person (the web door),
 //! so the same rules and logs apply as at the command line: forget, unforget (a
-//! person's), unarchive, and an outcome. The auth layer has already checked the form
+//! person's), unarchive, an outcome, and a memory's trust (promote or demote). The auth layer has already checked the form
 //! token and the origin. A change answers 303 to the memory's page.
 
 use std::sync::Arc;
 
+use amber_core::origin::Trust;
 use amber_core::{MemoryId, Outcome};
-use amber_ipc::protocol::{ErrorKind, ErrorObject, GetParams, IdParams, OutcomeParams, method as m};
+use amber_ipc::protocol::{
+    ErrorKind, ErrorObject, GetParams, IdParams, OutcomeParams, SetTrustParams, method as m,
+};
 use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
@@ -23,13 +26,15 @@ pub(crate) struct ActionForm {
     result: Option<String>,
     #[serde(default)]
     note: Option<String>,
+    #[serde(default)]
+    trust: Option<String>,
 }
 
 fn invalid(msg: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorKind::InvalidParams, msg)
 }
 
-/// `POST /memory/{id}/{forget|unforget|unarchive|outcome}`.
+/// `POST /memory/{id}/{forget|unforget|unarchive|outcome|trust}`.
 pub(crate) async fn act(
     State(web): State<Arc<Web>>,
     Path((id, action)): Path<(String, String)>,
@@ -64,6 +69,17 @@ async fn run(web: &Web, id: &str, action: &str, f: ActionForm) -> Result<MemoryI
             let note = f.note.filter(|n| !n.trim().is_empty());
             let p = OutcomeParams { memory_id: id.to_string(), result, session_id: None, agent: None, note };
             web.call::<m::Outcome>(p).await?.memory
+        }
+        "trust" => {
+            let trust = match f.trust.as_deref() {
+                Some("person") => Trust::Person,
+                Some("agent") => Trust::Agent,
+                Some("external") => Trust::External,
+                other => {
+                    return Err(invalid(format!("trust must be person, agent or external, got {other:?}")));
+                }
+            };
+            web.call::<m::SetTrust>(SetTrustParams { id: id.to_string(), trust }).await?.memory
         }
         other => return Err(ErrorObject::new(ErrorKind::NotFound, format!("no such change: {other:?}"))),
     };

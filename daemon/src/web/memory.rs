@@ -98,6 +98,17 @@ fn actions(web: &Web, mem: &Memory) -> String {
             esc(&web.form)
         );
     }
+    let now = amber_core::origin::trust_of(&mem.metadata);
+    let options: String = ["person", "agent", "external"]
+        .iter()
+        .map(|t| format!("<option{}>{t}</option>", if *t == now.as_str() { " selected" } else { "" }))
+        .collect();
+    let _ = write!(
+        s,
+        "<form method=post action=\"{base}/trust\" class=inline id=trust><input type=hidden name=form value=\"{}\">\
+<select name=trust aria-label=trust>{options}</select> <button type=submit>set trust</button></form>",
+        esc(&web.form)
+    );
     s.push_str("</div>");
     s
 }

@@ -56,6 +56,16 @@ impl Engine {
         }
     }
 
+    /// Sets a memory's trust by a person's word (`amber trust`, the web view): the memory,
+    /// and whether it changed; None when no memory has this id.
+    pub fn set_trust(
+        &self,
+        id: &MemoryId,
+        trust: amber_core::origin::Trust,
+    ) -> Result<Option<(Memory, bool)>> {
+        Ok(lock(&self.writer).set_trust(id, trust, now_millis())?)
+    }
+
     /// Logs a word on a memory (an outcome, a manifest line, a run's reward, an
     /// unarchive) and recomputes its standing. Returns the memory as it stands now, or
     /// None when no live memory has this id.

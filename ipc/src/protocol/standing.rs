@@ -155,3 +155,14 @@ pub struct AuditResult {
     /// Memories served in an ended session that never reported on them.
     pub unreported: Vec<Unreported>,
 }
+
+/// `set_trust` params: a person's word on how far a memory is trusted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetTrustParams {
+    /// The memory's id or a prefix of it.
+    pub id: String,
+    /// `person` (promote: served like the person's own word), `agent` or `external`
+    /// (demote: found by recall, never served unasked).
+    pub trust: amber_core::origin::Trust,
+}

@@ -13,6 +13,14 @@ pub trait Memories {
     fn insert_batch(&mut self, memories: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>>;
     /// Marks a memory forgotten (see `Store::forget`).
     fn forget(&mut self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>>;
+    /// Sets a memory's trust (a person's word, `amber_core::origin::set_trust`); the
+    /// memory, and whether it changed. None when no memory has this id.
+    fn set_trust(
+        &mut self,
+        id: &MemoryId,
+        trust: amber_core::origin::Trust,
+        now: Millis,
+    ) -> Result<Option<(Memory, bool)>>;
     /// Deletes a forgotten memory for good.
     fn purge(&mut self, id: &MemoryId) -> Result<Purged>;
     /// The forgotten memories' seqs.

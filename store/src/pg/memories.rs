@@ -182,6 +182,27 @@ impl Memories for PgStore {
         })
     }
 
+    fn set_trust(
+        &mut self,
+        id: &MemoryId,
+        trust: amber_core::origin::Trust,
+        now: Millis,
+    ) -> Result<Option<(Memory, bool)>> {
+        self.write(|c| {
+            let mut tx = c.transaction()?;
+            let Some(mut m) = self.get_in(&mut tx, id.as_str())? else { return Ok(None) };
+            let changed = amber_core::origin::set_trust(&mut m.metadata, trust, now);
+            if changed {
+                tx.execute(
+                    "UPDATE memories SET metadata = $2 WHERE id = $1",
+                    &[&id.as_str(), &m.metadata.to_string()],
+                )?;
+            }
+            tx.commit()?;
+            Ok(Some((m, changed)))
+        })
+    }
+
     fn purge(&mut self, id: &MemoryId) -> Result<Purged> {
         self.write(|c| {
             let mut tx = c.transaction()?;
