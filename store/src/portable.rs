@@ -28,28 +28,13 @@ impl Portable for Store {
     /// transaction, and writers go on meanwhile (WAL). The file must not exist; it is
     /// written beside its final name and renamed when complete, 0600.
     fn backup(&self, to: &Path) -> Result<BackupStats> {
-        let sql = |source| Error::Sqlite { path: to.into(), source };
         if to.exists() {
             return Err(Error::Unsupported(format!(
                 "{} exists: a backup never overwrites a file",
                 to.display()
             )));
         }
-        let partial = to.with_extension("partial");
-        let _ = std::fs::remove_file(&partial);
-        let result = (|| {
-            let mut dst = private_db(&partial)?;
-            let pages = {
-                let b = rusqlite::backup::Backup::new(&self.conn, &mut dst).map_err(sql)?;
-                b.step(-1).map_err(sql)?;
-                b.progress().pagecount as u64
-            };
-            finish(dst, &partial, to, pages)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&partial);
-        }
-        result
+        copy_db(&self.conn, to, to)
     }
 }
 
@@ -111,12 +96,20 @@ pub fn restore(from: &Path, to: &Path) -> Result<BackupStats> {
     if version > crate::SCHEMA_VERSION {
         return Err(Error::SchemaTooNew { path: from.into(), found: version, known: crate::SCHEMA_VERSION });
     }
+    copy_db(&src, from, to)
+}
+
+/// SQLite's online backup of `src` in one step (the database as of one read transaction)
+/// into a new file at `to`, written 0600 beside its name and renamed when complete; the
+/// partial file is removed on failure. `err_path` names the file in a SQLite error.
+fn copy_db(src: &Connection, err_path: &Path, to: &Path) -> Result<BackupStats> {
+    let sql = |source| Error::Sqlite { path: err_path.into(), source };
     let partial = to.with_extension("partial");
     let _ = std::fs::remove_file(&partial);
     let result = (|| {
         let mut dst = private_db(&partial)?;
         let pages = {
-            let b = rusqlite::backup::Backup::new(&src, &mut dst).map_err(sql)?;
+            let b = rusqlite::backup::Backup::new(src, &mut dst).map_err(sql)?;
             b.step(-1).map_err(sql)?;
             b.progress().pagecount as u64
         };
