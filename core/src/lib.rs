@@ -26,6 +26,7 @@ mod error;
 pub mod graph;
 mod link;
 mod memory;
+pub mod model;
 pub mod origin;
 pub mod paths;
 pub mod portable;

@@ -138,6 +138,7 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
     let mut opts = EngineOptions::new(&config.data_dir);
     opts.amber_home = config.amber_home.clone();
     opts.query_model = config.query_model;
+    opts.model = config.model.clone();
     opts.background_nice = config.index_nice;
     opts.session_context = config.session_context;
     opts.standing_strength = config.standing.strength;

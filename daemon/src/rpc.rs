@@ -51,6 +51,11 @@ static DISK_FULL_LOGGED: AtomicI64 = AtomicI64::new(0);
 
 /// Maps an engine error to the wire. Internal details go to the log, not the client.
 pub(crate) fn engine_error(e: amber_engine::Error) -> ErrorObject {
+    if e.is_model_away() || (e.is_model_unavailable() && e.to_string().contains("embeddings endpoint")) {
+        // The person's embeddings server (away, or refusing): its own words, not setup.
+        tracing::warn!(cause = %e, "embeddings endpoint");
+        return ErrorObject::new(ErrorKind::ModelUnavailable, e.to_string());
+    }
     if e.is_model_unavailable() {
         tracing::error!(cause = %e, "embedding model unavailable");
         return ErrorObject::new(
@@ -142,7 +147,12 @@ pub(crate) async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone
 /// when space returns) or answered `storage_full`.
 pub(crate) fn within_backlog(shared: &Shared, side: &Side) -> Result<(), ErrorObject> {
     let engine = &side.engine;
-    if engine.indexing_stalled() == Some(amber_engine::DegradedCause::DiskFull) {
+    // A full disk: tried and stored or refused; the model away: stored, indexed when
+    // it answers (writes are acknowledged either way, not answered `busy`).
+    if matches!(
+        engine.indexing_stalled(),
+        Some(amber_engine::DegradedCause::DiskFull | amber_engine::DegradedCause::ModelAway)
+    ) {
         return Ok(());
     }
     let behind = engine.committed_through().saturating_sub(engine.indexed_through());

@@ -101,6 +101,9 @@ pub struct EngineOptions {
     /// docs/PERFORMANCE.md); recalls then take turns with indexing and with each other
     /// on one model.
     pub query_model: bool,
+    /// Which embedding model (`[model]`: the local MiniLM by default, or an
+    /// OpenAI-compatible endpoint).
+    pub model: amber_core::model::ModelConfig,
     /// Weight of the graph ranking in fusion (default 0.5, measured on LoCoMo: see
     /// docs/EVAL.md), for queries with `expand: graph`.
     pub graph_weight: f32,
@@ -163,6 +166,7 @@ impl EngineOptions {
             threads: None,
             embedding_cache: None,
             query_model: true,
+            model: amber_core::model::ModelConfig::default(),
             graph_weight: 0.5,
             neighbour_weight: 0.5,
             session_weight: 0.3,

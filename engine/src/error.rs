@@ -76,6 +76,12 @@ impl Error {
         )
     }
 
+    /// True when the embedding model is away (an endpoint that does not answer), not
+    /// broken: worth waiting for.
+    pub fn is_model_away(&self) -> bool {
+        matches!(self, Error::Retrieval(amber_retrieval::Error::EndpointUnavailable { .. }))
+    }
+
     /// True when the error says the disk is full: SQLite's `SQLITE_FULL`, or an I/O error
     /// `ENOSPC` or `EDQUOT` anywhere in its chain (tantivy passes some on as text only).
     pub fn is_disk_full(&self) -> bool {

@@ -103,6 +103,12 @@ pub struct Config {
     /// Document folders the daemon keeps in step with their files while it runs
     /// (`[sources]` table: `watch`, `debounce_ms`). None by default.
     pub sources: crate::sources::SourcesConfig,
+    /// The embedding model (`[model]` table: `kind = "local"` (default, the packaged
+    /// all-MiniLM-L6-v2) or `"openai"` with `url`, `model`, `api_key_env`,
+    /// `dimensions`, `family`, `query_prefix`, `passage_prefix`, `batch`,
+    /// `max_tokens`, `timeout_ms`, `retries`; docs/PROTOCOL.md "The embedding model").
+    /// Kind `openai` sends every stored text and query to that URL.
+    pub model: amber_core::model::ModelConfig,
 }
 
 /// The `[team]` table (docs/TEAM.md).
@@ -237,6 +243,7 @@ impl Default for Config {
             learn: Default::default(),
             team: Default::default(),
             sources: Default::default(),
+            model: Default::default(),
         }
     }
 }
@@ -377,6 +384,7 @@ impl Config {
         }
         self.extract.check().map_err(ConfigError::Invalid)?;
         self.learn.check().map_err(ConfigError::Invalid)?;
+        self.model.check().map_err(ConfigError::Invalid)?;
         self.team.check().map_err(ConfigError::Invalid)?;
         if self.session.idle_timeout_s == 0 {
             return Err(ConfigError::Invalid("session.idle_timeout_s must be at least 1".into()));

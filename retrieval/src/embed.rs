@@ -43,8 +43,18 @@ pub trait Embedder: Send {
     fn chunk_config(&self) -> ChunkConfig;
     /// The byte spans of `text` to embed separately.
     fn chunk(&self, text: &str) -> Vec<Range<usize>>;
-    /// One L2-normalised vector per text, in order.
+    /// One L2-normalised vector per stored text (a passage), in order.
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// One L2-normalised vector per query text, in order: for models that embed
+    /// queries and passages differently (e5's prefixes); by default as [`Embedder::embed`].
+    fn embed_queries(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed(texts)
+    }
+    /// Whether the model lives elsewhere and may be away for a while (an endpoint): its
+    /// [`Error::EndpointUnavailable`] is waited out, not taken as a broken model.
+    fn may_be_away(&self) -> bool {
+        false
+    }
 }
 
 /// Where the model files and ONNX Runtime live.

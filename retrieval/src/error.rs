@@ -22,6 +22,15 @@ pub enum Error {
     /// The model files are there but did not load or run.
     #[error("embedding model failed: {0}")]
     Model(String),
+    /// The embeddings endpoint did not answer (refused, timed out, 429 or 5xx after the
+    /// retries): the model is away, not broken.
+    #[error("the embeddings endpoint {endpoint} is unavailable: {reason}")]
+    EndpointUnavailable {
+        /// The URL posted to.
+        endpoint: String,
+        /// Why, from the last attempt.
+        reason: String,
+    },
     /// tantivy failed.
     #[error("bm25 index error at {path}: {source}")]
     Bm25 {

@@ -5,7 +5,8 @@
 //!   code identifiers, paths and error codes whole (`snake_case_name`, `src/main.rs`, `E0502`).
 //! - [`Embedder`]: turns text into unit vectors and says how to cut a long text into
 //!   chunks that fit the model's window. [`FastEmbedder`] runs all-MiniLM-L6-v2 through
-//!   ONNX Runtime, locally.
+//!   ONNX Runtime, locally; [`EndpointEmbedder`] asks an OpenAI-compatible
+//!   `/v1/embeddings` endpoint the person configured.
 //! - [`VectorIndex`]: a usearch HNSW index (cosine) of chunk vectors, keyed by
 //!   [`chunk_key`]`(seq, chunk)`.
 //! - [`fusion::reciprocal_rank_fusion`]: merges ranked lists.
@@ -27,6 +28,7 @@ mod analysis;
 mod bm25;
 mod chunk;
 mod embed;
+mod endpoint;
 mod error;
 pub mod fusion;
 mod names;
@@ -36,6 +38,7 @@ mod when;
 pub use bm25::{Bm25Doc, Bm25Filter, Bm25Index};
 pub use chunk::{ChunkConfig, chunk_spans};
 pub use embed::{DEFAULT_MODEL_ID, Embedder, FastEmbedder, ModelPaths, SETUP_HINT, VECTOR_ID};
+pub use endpoint::{EndpointEmbedder, MAX_REQUEST_BYTES, estimate_token_spans};
 pub use error::{Error, Result};
 pub use names::NameMatcher;
 pub use vector::{CONTEXT_CHUNK, MAX_CHUNKS_PER_MEMORY, VectorIndex, chunk_key, split_key};

@@ -231,7 +231,8 @@ pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) ->
     if !matches!(reader, Reader::Person) {
         q.k = k.saturating_add(k / 2 + 5);
     }
-    let Routed { mut hits, fresh, team_unavailable } = recall_routed(shared, q, wait, false).await?;
+    let Routed { mut hits, fresh, team_unavailable, degraded } =
+        recall_routed(shared, q, wait, false).await?;
     hits.retain(|h| reader.may_read(&h.memory));
     hits.truncate(k);
     if hits.iter().any(|h| amber_core::document::is_chunk(&h.memory.metadata)) {
@@ -248,7 +249,7 @@ pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) ->
         None => Vec::new(),
     };
     let disputed = super::dispute::disputed(shared, hits.iter().map(|h| h.memory.id.clone()).collect()).await;
-    to_value(&RecallResult { hits, fresh, given_earlier, leads, team_unavailable, disputed })
+    to_value(&RecallResult { hits, fresh, given_earlier, leads, team_unavailable, degraded, disputed })
 }
 
 /// What a recall over both sides found.
@@ -260,6 +261,8 @@ pub(crate) struct Routed {
     /// Why the team scopes were not searched, when the team database was away and the
     /// local part answered alone.
     pub team_unavailable: Option<String>,
+    /// Why the hits were ranked without vectors (the embedding model is away), if so.
+    pub degraded: Option<String>,
 }
 
 /// A recall over the local store and, for team scopes, the team database, merged into
@@ -285,6 +288,7 @@ pub(crate) async fn recall_routed(
         fresh &= crate::rpc::wait_fresh_on(shared, &shared.local(), wait).await;
         local_hits = read(shared, move |e| e.recall(&lq)).await?;
     }
+    let mut degraded = shared.local().engine.vectors_away();
     let mut team_hits = Vec::new();
     if let (Some(tq), Some(team)) = (team_q, &shared.team) {
         let side = match team.side() {
@@ -297,8 +301,12 @@ pub(crate) async fn recall_routed(
         };
         if let Some(side) = side {
             fresh &= crate::rpc::wait_fresh_on(shared, &side, wait).await;
+            let engine = side.engine.clone();
             match read_on(shared, &side, move |e| e.recall(&tq)).await {
-                Ok(hits) => team_hits = hits,
+                Ok(hits) => {
+                    team_hits = hits;
+                    degraded = degraded.or_else(|| engine.vectors_away());
+                }
                 Err(e) if e.kind() == Some(ErrorKind::TeamUnavailable) && (lenient || !only_team) => {
                     team_unavailable = Some(e.message);
                 }
@@ -306,7 +314,8 @@ pub(crate) async fn recall_routed(
             }
         }
     }
-    Ok(Routed { hits: crate::route::merge_hits(local_hits, team_hits, k), fresh, team_unavailable })
+    fresh &= degraded.is_none();
+    Ok(Routed { hits: crate::route::merge_hits(local_hits, team_hits, k), fresh, team_unavailable, degraded })
 }
 
 pub(crate) async fn forget(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {

@@ -3,7 +3,9 @@
 //! logged once when it starts and once when it ends, and a failure is put down to a full
 //! disk when its error or the free space says so.
 
-use super::health::{BM25_ON_DISK, DegradedCause, INDEXING, LOW_SPACE_BYTES, VECTOR_FILE, free_bytes};
+use super::health::{
+    BM25_ON_DISK, DegradedCause, INDEXING, LOW_SPACE_BYTES, QUERY_MODEL, VECTOR_FILE, free_bytes,
+};
 use super::{Degraded, Engine};
 use crate::{Error, Result};
 
@@ -11,6 +13,9 @@ impl Engine {
     /// Why `e` happened, as far as the engine can tell: a full disk when the error says
     /// so or when the data directory's filesystem has under 16 MiB free.
     pub(super) fn cause_of(&self, e: &Error) -> DegradedCause {
+        if e.is_model_away() {
+            return DegradedCause::ModelAway;
+        }
         let low = self.free_bytes().is_some_and(|free| free < LOW_SPACE_BYTES);
         if e.is_disk_full() || low { DegradedCause::DiskFull } else { DegradedCause::Error }
     }
@@ -37,7 +42,7 @@ impl Engine {
     /// Notes a failure of `part`; the first of a streak (or a change of cause) is logged.
     pub(super) fn note_failure(&self, part: &'static str, e: &Error) {
         let cause = self.cause_of(e);
-        let message = self.degraded_message(part, cause);
+        let message = self.degraded_message(part, cause, e);
         if self.health.fail(part, cause, message.clone()) {
             tracing::error!(
                 part,
@@ -50,12 +55,23 @@ impl Engine {
         }
     }
 
-    fn degraded_message(&self, part: &'static str, cause: DegradedCause) -> String {
+    fn degraded_message(&self, part: &'static str, cause: DegradedCause, e: &Error) -> String {
         let why = match cause {
             DegradedCause::DiskFull => "the disk is full",
+            DegradedCause::ModelAway => "",
             DegradedCause::Error => "it failed (see the daemon's log)",
         };
         match part {
+            // The BM25 index is filled before vectors are made: only the vectors wait.
+            INDEXING if cause == DegradedCause::ModelAway => format!(
+                "vectors wait for the embedding model ({e}): memories committed after seq {} \
+                 are stored and found by BM25, not yet by meaning; indexing resumes when it answers",
+                self.indexed_through()
+            ),
+            QUERY_MODEL => format!(
+                "queries are ranked without vectors (BM25, identifiers, graph and time alone) until \
+                 the embedding model answers again: {e}"
+            ),
             INDEXING => format!(
                 "indexing is stopped ({why}): memories committed after seq {} are stored and \
                  `get` finds them, but recall does not yet",
@@ -71,6 +87,11 @@ impl Engine {
             ),
             other => format!("{other} is degraded ({why})"),
         }
+    }
+
+    /// Why recall ranks without vectors now (the embeddings endpoint is away), if it does.
+    pub fn vectors_away(&self) -> Option<String> {
+        self.health.get(QUERY_MODEL).map(|d| d.message)
     }
 
     /// The cause when indexing is failing now (see [`Engine::index_pending`]).
@@ -93,6 +114,7 @@ fn recovered(part: &str) -> &'static str {
     match part {
         INDEXING => "indexing caught up",
         VECTOR_FILE => "the vector index is saved",
+        QUERY_MODEL => "the embedding model answers queries again",
         _ => "working again",
     }
 }

@@ -22,6 +22,9 @@ pub(crate) const VECTOR_FILE: &str = "vector_file";
 /// The BM25 index on disk could neither be opened nor rebuilt: it is kept in memory
 /// (filled from the store) until the next start.
 pub(crate) const BM25_ON_DISK: &str = "bm25_on_disk";
+/// The embedding model is away (an endpoint that does not answer): queries are ranked
+/// without vectors (BM25, identifiers, graph, time) until it answers again.
+pub(crate) const QUERY_MODEL: &str = "query_model";
 
 /// Why a part is degraded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -30,6 +33,8 @@ pub enum DegradedCause {
     /// No space left on the data directory's filesystem (or under 16 MiB when the error
     /// does not say): retried as space returns.
     DiskFull,
+    /// The embeddings endpoint does not answer: waited for, retried.
+    ModelAway,
     /// Another failure; the daemon's log has it.
     Error,
 }
@@ -38,7 +43,8 @@ pub enum DegradedCause {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Degraded {
     /// What: `indexing` (committed memories not yet recallable), `vector_file` (the
-    /// vector index not saved) or `bm25_on_disk` (the BM25 index held in memory).
+    /// vector index not saved), `bm25_on_disk` (the BM25 index held in memory) or
+    /// `query_model` (queries ranked without vectors: the embeddings endpoint is away).
     pub part: &'static str,
     /// Why.
     pub cause: DegradedCause,

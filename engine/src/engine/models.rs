@@ -42,6 +42,10 @@ impl Engine {
     /// for short texts (one model run of a short text barely uses a second thread).
     pub(super) fn embed_texts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let models = &self.query_embedders;
+        if lock(&self.index_embedder).may_be_away() {
+            // An endpoint: one call, which batches its requests (the server runs them).
+            return Ok(lock(&self.index_embedder).embed(texts)?);
+        }
         if models.len() < 2 || texts.len() < 2 {
             let mut out = Vec::with_capacity(texts.len());
             for text in texts {
@@ -98,8 +102,16 @@ impl Engine {
             }
         };
         let t0 = Instant::now();
-        let v = embedder.embed(&[text])?.remove(0);
+        let v = embedder.embed_queries(&[text]);
         drop(embedder);
+        let v: Result<Vec<Vec<f32>>> = v.map_err(crate::Error::from);
+        // Only an endpoint that is away (or answers again) changes the engine's health.
+        let v = if v.as_ref().is_err_and(|e| !e.is_model_away()) {
+            v
+        } else {
+            self.noted(super::health::QUERY_MODEL, v)
+        };
+        let v = v?.remove(0);
         let mut stats = lock(&self.stats);
         stats.embed_seconds += t0.elapsed().as_secs_f64();
         stats.queries_embedded += 1;

@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, FastEmbedder, ModelPaths, VectorIndex};
+use amber_core::model::ModelKind;
+use amber_retrieval::{
+    Bm25Index, ChunkConfig, Embedder, EndpointEmbedder, FastEmbedder, ModelPaths, VectorIndex,
+};
 use amber_store::{Backend, SqliteBackend};
 
 use super::health::{BM25_ON_DISK, INDEXING, LOW_SPACE_BYTES, VECTOR_FILE, free_bytes};
@@ -19,6 +22,41 @@ use super::{
 };
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
 use crate::{Error, Result};
+
+/// The endpoint `opts.model` names, its dimension learnt from one request, or when it
+/// is away, from `model.dimensions` or the store's record of the same model.
+fn connect_endpoint(opts: &EngineOptions) -> Result<EndpointEmbedder> {
+    let mut e = EndpointEmbedder::configured(&opts.model)?;
+    match e.probe() {
+        Ok(()) => Ok(e),
+        Err(err @ amber_retrieval::Error::EndpointUnavailable { .. }) => {
+            let recorded = || -> Option<usize> {
+                let db = db_path(&opts.data_dir);
+                if !db.is_file() {
+                    return None;
+                }
+                let line = SqliteBackend::new(db).open_writer().ok()?.meta("embedding_model").ok()??;
+                let (id, dim) = line.rsplit_once(':')?;
+                (id == e.model_id()).then(|| dim.parse().ok()).flatten()
+            };
+            match opts.model.dimensions.or_else(recorded) {
+                Some(dim) => {
+                    tracing::warn!(
+                        "{err}: starting anyway with {dim} dimensions; indexing waits for it and \
+                         queries are ranked without vectors until it answers"
+                    );
+                    e.assume_dim(dim);
+                    Ok(e)
+                }
+                None => Err(crate::Error::Retrieval(amber_retrieval::Error::Model(format!(
+                    "{err}; it must answer once (or model.dimensions be set) before a first start, \
+                     so that Amber knows the vectors' dimension"
+                )))),
+            }
+        }
+        Err(other) => Err(other.into()),
+    }
+}
 
 /// Bumped when the vector index layout changes.
 const VECTOR_FORMAT: u32 = 1;
@@ -44,7 +82,21 @@ impl Engine {
     /// `scripts/setup.sh` under `opts.amber_home`: one instance for indexing
     /// (`opts.threads`), one single-threaded for queries (unless `opts.query_model` is
     /// false), which also use the indexing instance when it is idle.
+    ///
+    /// With `opts.model` of kind `openai`, two clients of that endpoint instead (one
+    /// for indexing, one for queries). An endpoint that is away at start is waited for
+    /// (indexing waits, queries rank without vectors) when the dimension is known from
+    /// `model.dimensions` or from this store's record of the same model; otherwise the
+    /// start fails, saying so.
     pub fn open(opts: EngineOptions) -> Result<Engine> {
+        if opts.model.kind == ModelKind::Openai {
+            let indexer = connect_endpoint(&opts)?;
+            let mut querier = EndpointEmbedder::configured(&opts.model)?;
+            querier.assume_dim(indexer.dim());
+            let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
+            let query: Vec<SharedEmbedder> = vec![Arc::new(Mutex::new(Box::new(querier))), indexer.clone()];
+            return Self::start(opts, None, (indexer, query, Arc::default()));
+        }
         let paths = ModelPaths::under(&opts.amber_home);
         if !opts.query_model {
             let only = FastEmbedder::load(&paths, opts.chunking, opts.threads)?;

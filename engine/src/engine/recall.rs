@@ -38,7 +38,16 @@ impl Engine {
         } else {
             (Vec::new(), Vec::new())
         };
-        let qv = if q.mode != SearchMode::Bm25 { Some(self.embed_query(&q.text)?) } else { None };
+        // The embeddings endpoint away: the other rankings answer alone (`vectors_away`
+        // says so), unless vectors alone were asked for.
+        let qv = match q.mode {
+            SearchMode::Bm25 => None,
+            mode => match self.embed_query(&q.text) {
+                Ok(v) => Some(v),
+                Err(e) if e.is_model_away() && mode != SearchMode::Vector => None,
+                Err(e) => return Err(e),
+            },
+        };
         let vector: Vec<(u64, f32, usize)> = match &qv {
             Some(qv) => self.vector_ranking(qv, allowed.as_deref(), want)?,
             None => Vec::new(),

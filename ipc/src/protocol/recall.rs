@@ -108,6 +108,10 @@ pub struct RecallResult {
     /// `team_unavailable` error instead).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team_unavailable: Option<String>,
+    /// Set when the hits were ranked without vectors because the embedding model is
+    /// away (an endpoint that does not answer): why. `fresh` is then false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<String>,
     /// Hits an invalidation disputes (it named them but could not retire them): the hit's
     /// id and the invalidations' ids.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

