@@ -14,6 +14,7 @@ mod doors;
 mod import;
 mod ingest;
 mod mcp;
+mod model;
 mod outcomes;
 mod output;
 mod portable;
@@ -152,6 +153,11 @@ enum Command {
     Scope {
         #[command(subcommand)]
         action: scope::ScopeAction,
+    },
+    /// The embedding model: change it without downtime (`model use NAME`), or show it.
+    Model {
+        #[command(subcommand)]
+        action: model::ModelAction,
     },
     /// Rebuild the search indexes from the store (vectors come from the cache).
     Reindex,
@@ -535,6 +541,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ui { no_open } => ui::run(&mut connect(&cli, &cfg)?, cli.json, *no_open)?,
         Command::Scopes => scope::list(&mut connect(&cli, &cfg)?, cli.json)?,
         Command::Scope { action } => scope::run(action, &mut connect(&cli, &cfg)?, cli.json)?,
+        Command::Model { action } => model::run(action, &mut connect(&cli, &cfg)?, cli.json)?,
         Command::Mcp { tools } => mcp::run(cfg.clone(), cli.config.clone(), !cli.no_start, *tools)?,
         Command::Daemon { action } => return daemon::command(cli.json, cli.config.as_deref(), &cfg, action),
         Command::Runs { action } => {

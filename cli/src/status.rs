@@ -25,6 +25,9 @@ pub(crate) fn print(st: &amber_ipc::protocol::StatusResult) {
         );
     }
     println!("model        {} ({} dimensions, chunks {})", s("model"), s("dim"), s("chunking"));
+    if let Some(m) = &st.model_migration {
+        println!("migration    {}", crate::model::line(m));
+    }
     println!("bm25 index   {} documents", s("bm25_docs"));
     println!("vector index {} vectors ({} cached)", s("vectors"), s("cached_vectors"));
     let complete = e["indexes_complete"].as_bool().unwrap_or(false);

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::methods::{
     admin, advice, agents, capture, checkpoint, compile, get_advice, graph, ingest, judge, learn, memory,
-    outcome, portable, review, runs, scope, session, sessions, threads,
+    model, outcome, portable, review, runs, scope, session, sessions, threads,
 };
 use crate::peer::Peer;
 use crate::state::Shared;
@@ -70,6 +70,7 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::Outcome => outcome::outcome(shared, peer, params::<m::Outcome>(p)?).await,
         Method::Outcomes => outcome::outcomes(shared, params::<m::Outcomes>(p)?).await,
         Method::Unarchive => outcome::unarchive(shared, params::<m::Unarchive>(p)?).await,
+        Method::ModelUse => model::model_use(shared, peer, params::<m::ModelUse>(p)?).await,
         Method::SetTrust => outcome::set_trust(shared, peer, params::<m::SetTrust>(p)?).await,
         Method::Archived => outcome::archived(shared, params::<m::Archived>(p)?).await,
         Method::Audit => outcome::audit(shared, params::<m::Audit>(p)?).await,

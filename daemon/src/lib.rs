@@ -31,6 +31,7 @@ mod dispatch;
 mod extract;
 mod live;
 mod methods;
+mod model;
 mod paths;
 mod peer;
 mod route;
@@ -138,7 +139,8 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
     let mut opts = EngineOptions::new(&config.data_dir);
     opts.amber_home = config.amber_home.clone();
     opts.query_model = config.query_model;
-    opts.model = config.model.clone();
+    let (open_with, migrate_to) = crate::model::choose(&config);
+    opts.model = open_with;
     opts.background_nice = config.index_nice;
     opts.session_context = config.session_context;
     opts.standing_strength = config.standing.strength;
@@ -149,6 +151,12 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
     let engine = Engine::open(opts.clone())
         .with_context(|| format!("cannot open the store in {}", config.data_dir.display()))?;
     let engine = Arc::new(engine);
+    let migrations = crate::model::Migrations::default();
+    if let Some((name, model)) = migrate_to {
+        let mut next = opts.clone();
+        next.model = model.clone();
+        migrations.start(engine.clone(), next, name, model);
+    }
     let team = crate::team::Team::start(&config.team, &config.data_dir, &engine, opts, config.write_queue)?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -156,7 +164,7 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
         .thread_name("amberd")
         .build()
         .context("cannot start the async runtime")?;
-    let result = rt.block_on(serve(config, engine, team, socket.clone(), started, ready));
+    let result = rt.block_on(serve(config, engine, team, migrations, socket.clone(), started, ready));
     // Anything still running on the blocking pool (a long recall) gets a moment to end.
     rt.shutdown_timeout(Duration::from_secs(5));
     drop(lock);
@@ -168,6 +176,7 @@ async fn serve(
     config: Config,
     engine: Arc<Engine>,
     team: Option<Arc<crate::team::Team>>,
+    migrations: crate::model::Migrations,
     socket: PathBuf,
     started: Instant,
     ready: impl FnOnce(&Path),
@@ -222,6 +231,7 @@ async fn serve(
         sources: std::sync::Mutex::new(None),
         ui_start: |s| Box::pin(async move { crate::web::start(&s).await }),
         web: tokio::sync::Mutex::new(None),
+        migrations,
     });
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));
@@ -263,6 +273,8 @@ async fn serve(
         while tasks.try_join_next().is_some() {}
     }
     tracing::info!("shutting down: no new connections; finishing open requests");
+    // A migration stops at its next batch; the next start resumes it from the cache.
+    shared.migrations.stop();
     drop(listener);
     let _ = std::fs::remove_file(&socket);
     if tokio::time::timeout(DRAIN_TIMEOUT, async { while tasks.join_next().await.is_some() {} })

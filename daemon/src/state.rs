@@ -42,6 +42,8 @@ pub(crate) struct Shared {
     pub ui_start: UiStarter,
     /// The web view, once started; stopped with the daemon.
     pub web: tokio::sync::Mutex<Option<WebView>>,
+    /// A migration to another embedding model (`model_use`), running or last run.
+    pub migrations: crate::model::Migrations,
 }
 
 /// What starts the web view (or finds it running): [`Shared::ui_start`].

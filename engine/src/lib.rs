@@ -42,7 +42,8 @@ pub mod priority;
 pub use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
 pub use amber_store::{GuardEntry, Hold, Moved, PrefixMatch, SessionRow};
 pub use engine::{
-    Degraded, DegradedCause, Engine, EngineOptions, EngineStats, Remembered, ScopeInfo, Status, restore,
+    Degraded, DegradedCause, Engine, EngineOptions, EngineStats, MODEL_CONFIG_META, Migration, NextModel,
+    Remembered, ScopeInfo, Status, migration_snapshot, restore,
 };
 pub use error::{Error, Result};
 pub use layout::{default_amber_home, default_data_dir};

@@ -109,6 +109,9 @@ pub struct Config {
     /// `max_tokens`, `timeout_ms`, `retries`; docs/PROTOCOL.md "The embedding model").
     /// Kind `openai` sends every stored text and query to that URL.
     pub model: amber_core::model::ModelConfig,
+    /// Other models to change to with `amber model use NAME` (`[models.NAME]` tables,
+    /// each like `[model]`). `minilm` and `config` are taken.
+    pub models: std::collections::BTreeMap<String, amber_core::model::ModelConfig>,
 }
 
 /// The `[team]` table (docs/TEAM.md).
@@ -244,6 +247,7 @@ impl Default for Config {
             team: Default::default(),
             sources: Default::default(),
             model: Default::default(),
+            models: Default::default(),
         }
     }
 }
@@ -385,6 +389,12 @@ impl Config {
         self.extract.check().map_err(ConfigError::Invalid)?;
         self.learn.check().map_err(ConfigError::Invalid)?;
         self.model.check().map_err(ConfigError::Invalid)?;
+        for (name, m) in &self.models {
+            if name == "minilm" || name == "config" {
+                return Err(ConfigError::Invalid(format!("[models.{name}]: `{name}` is a built-in name")));
+            }
+            m.check().map_err(|e| ConfigError::Invalid(format!("[models.{name}]: {e}")))?;
+        }
         self.team.check().map_err(ConfigError::Invalid)?;
         if self.session.idle_timeout_s == 0 {
             return Err(ConfigError::Invalid("session.idle_timeout_s must be at least 1".into()));
@@ -448,6 +458,7 @@ mod tests {
         assert_eq!((&c.interject, &c.judge, &c.curation), (&d.interject, &d.judge, &d.curation));
         assert_eq!((&c.extract, &c.learn), (&d.extract, &d.learn));
         assert_eq!((&c.standing, &c.holdout, &c.runs), (&d.standing, &d.holdout, &d.runs));
+        assert_eq!((&c.model, &c.models), (&d.model, &d.models));
         assert_eq!(
             (c.frame_timeout_ms, c.idle_connection_timeout_s, c.reply_timeout_ms),
             (d.frame_timeout_ms, d.idle_connection_timeout_s, d.reply_timeout_ms)

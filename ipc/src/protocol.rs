@@ -10,6 +10,7 @@ mod compile;
 mod graph;
 mod ingest;
 mod methods;
+mod model;
 mod portable;
 mod recall;
 mod remember;
@@ -30,6 +31,7 @@ pub use graph::{
 };
 pub use ingest::{IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES, SourcesStatus};
 pub use methods::{Access, METHODS, McpSet, Method, MethodDoors, MethodSpec, NoParams, method};
+pub use model::{ModelMigration, ModelUseParams, ModelUseResult};
 pub use portable::{
     BackupParams, BackupStats, ExportPage, ExportParams, ImportParams, ImportTally, MAX_PORTABLE_RECORDS,
     Skipped,
@@ -418,6 +420,9 @@ pub struct StatusResult {
     /// The `[sources]` folders kept in step; absent when none is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sources: Option<SourcesStatus>,
+    /// A migration to another embedding model (`model_use`), running or last run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_migration: Option<ModelMigration>,
 }
 
 /// The team database as a node sees it.

@@ -53,6 +53,7 @@ pub(crate) async fn status(shared: &Arc<Shared>, _: NoParams) -> Result<Value, E
         learn: shared.learner.as_ref().map(|l| l.name()),
         team: team_status(shared).await?,
         sources: shared.sources.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        model_migration: shared.migrations.status(),
     })
 }
 

@@ -25,6 +25,7 @@ pub(crate) mod judge;
 pub(crate) mod leads;
 pub(crate) mod learn;
 pub(crate) mod memory;
+pub(crate) mod model;
 pub(crate) mod origin;
 pub(crate) mod outcome;
 pub(crate) mod places;

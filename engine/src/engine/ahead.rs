@@ -26,8 +26,9 @@ impl Engine {
                 context: contexts.get(&i).map(String::as_str),
             })
             .collect();
-        let chunks = self.chunks_of(&texts);
-        self.vectors_of(&chunks)?;
+        let m = self.models();
+        let chunks = self.chunks_of(&m, &texts);
+        self.vectors_of(&m, &chunks)?;
         Ok(())
     }
 
@@ -74,7 +75,7 @@ impl Engine {
                 Before::Stored(seq) => fetched.get(&seq).map(String::as_str),
             };
             if let Some(text) = text {
-                out.insert(i, self.context_from(text));
+                out.insert(i, self.context_from(&self.models(), text));
             }
         }
         Ok(out)

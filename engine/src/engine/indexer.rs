@@ -12,6 +12,7 @@ use amber_retrieval::{Bm25Doc, CONTEXT_CHUNK, chunk_key};
 use sha2::{Digest, Sha256};
 
 use super::health::INDEXING;
+use super::models::Models;
 use super::{Engine, SCAN_BATCH, lock, read, write};
 use crate::Result;
 
@@ -169,7 +170,7 @@ impl Engine {
     /// The session context of each of `memories` that has one: the end of the live
     /// memory filed just before it in its session (its last chunk, at most one model
     /// window). Empty when session context is off.
-    fn contexts(&self, memories: &[Memory]) -> Result<HashMap<u64, String>> {
+    fn contexts(&self, m: &Models, memories: &[Memory]) -> Result<HashMap<u64, String>> {
         if !self.opts.session_context {
             return Ok(HashMap::new());
         }
@@ -190,15 +191,15 @@ impl Engine {
         let mut out = HashMap::with_capacity(before.len());
         for (seq, p) in before {
             let Some(prev) = batch.get(&p).copied().or_else(|| fetched.get(&p)) else { continue };
-            out.insert(seq, self.context_from(&prev.content));
+            out.insert(seq, self.context_from(m, &prev.content));
         }
         Ok(out)
     }
 
     /// The session context a memory filed after `previous` gets: the end of `previous`
     /// (its last chunk).
-    pub(super) fn context_from(&self, previous: &str) -> String {
-        let tail = lock(&self.index_embedder).chunk(previous).last().map_or(0, |span| span.start);
+    pub(super) fn context_from(&self, m: &Models, previous: &str) -> String {
+        let tail = lock(&m.index).chunk(previous).last().map_or(0, |span| span.start);
         previous[tail..].to_string()
     }
 
@@ -206,7 +207,16 @@ impl Engine {
     /// (misses only, cached afterwards), with the session context vector of those that
     /// have one: (vector-index key, vector).
     pub(super) fn embed_memories(&self, memories: &[Memory]) -> Result<Vec<(u64, Vec<f32>)>> {
-        let contexts = self.contexts(memories)?;
+        self.embed_memories_with(&self.models(), memories)
+    }
+
+    /// [`Engine::embed_memories`] with the given model (a migration's new one).
+    pub(super) fn embed_memories_with(
+        &self,
+        m: &Models,
+        memories: &[Memory],
+    ) -> Result<Vec<(u64, Vec<f32>)>> {
+        let contexts = self.contexts(m, memories)?;
         let texts: Vec<Text<'_>> = memories
             .iter()
             .map(|m| Text {
@@ -215,8 +225,8 @@ impl Engine {
                 context: contexts.get(&m.seq).map(String::as_str),
             })
             .collect();
-        let chunks = self.chunks_of(&texts);
-        let vectors = self.vectors_of(&chunks)?;
+        let chunks = self.chunks_of(m, &texts);
+        let vectors = self.vectors_of(m, &chunks)?;
         Ok(chunks
             .iter()
             .filter_map(|c| vectors.get(&c.hash).map(|v| (chunk_key(c.seq, c.index), v.clone())))
@@ -227,9 +237,9 @@ impl Engine {
     /// first [`EMBEDDED_CHUNKS_PER_MEMORY`] of a longer one, and for a content of one chunk with a session
     /// context a second text, the content followed by the context (the model truncates
     /// the context, never the memory).
-    pub(super) fn chunks_of<'a>(&self, texts: &[Text<'a>]) -> Vec<Chunk<'a>> {
+    pub(super) fn chunks_of<'a>(&self, m: &Models, texts: &[Text<'a>]) -> Vec<Chunk<'a>> {
         let spans: Vec<Vec<std::ops::Range<usize>>> = {
-            let embedder = lock(&self.index_embedder);
+            let embedder = lock(&m.index);
             texts.iter().map(|t| embedder.chunk(t.content)).collect()
         };
         let mut chunks = Vec::new();
@@ -259,9 +269,9 @@ impl Engine {
 
     /// The vector of each chunk (by hash), from the cache or the model: misses are
     /// embedded and cached.
-    pub(super) fn vectors_of(&self, chunks: &[Chunk<'_>]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
+    pub(super) fn vectors_of(&self, m: &Models, chunks: &[Chunk<'_>]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
         let hashes: Vec<[u8; 32]> = chunks.iter().map(|c| c.hash).collect();
-        let mut cached = self.cache_read(|s| s.cached_vectors(&self.model_id, &hashes))?;
+        let mut cached = self.cache_read(|s| s.cached_vectors(&m.id, &hashes))?;
         let mut missing: Vec<(&str, [u8; 32])> = Vec::new();
         let mut seen = HashSet::new();
         for c in chunks {
@@ -273,7 +283,7 @@ impl Engine {
         for group in missing.chunks(EMBED_BATCH) {
             let t0 = Instant::now();
             let texts: Vec<&str> = group.iter().map(|(t, _)| *t).collect();
-            let vecs = self.embed_texts(&texts)?;
+            let vecs = self.embed_texts(m, &texts)?;
             if vecs.len() != group.len() {
                 return Err(amber_retrieval::Error::Model(format!(
                     "the model returned {} vectors for {} texts",
@@ -289,7 +299,7 @@ impl Engine {
             }
             let rows: Vec<([u8; 32], &[f32])> =
                 group.iter().zip(&vecs).map(|((_, h), v)| (*h, v.as_slice())).collect();
-            self.cache_write(|s| s.put_vectors(&self.model_id, &rows))?;
+            self.cache_write(|s| s.put_vectors(&m.id, &rows))?;
             for ((_, h), v) in group.iter().zip(vecs) {
                 cached.insert(*h, v);
             }

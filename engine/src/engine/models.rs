@@ -4,11 +4,37 @@
 //! never waits for another client's indexing to finish a text.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{OnceLock, TryLockError};
+use std::sync::{Arc, OnceLock, TryLockError};
+
+use amber_retrieval::ChunkConfig;
 use std::time::{Duration, Instant};
 
-use super::{Engine, SharedEmbedder, lock};
+use super::{Engine, SharedEmbedder, lock, read};
 use crate::Result;
+
+/// An embedding model in use: its id, dimension and chunking, and its instances.
+pub(crate) struct Models {
+    /// The id recorded with every vector ([`amber_retrieval::Embedder::model_id`]).
+    pub(crate) id: String,
+    pub(crate) dim: usize,
+    pub(crate) chunking: ChunkConfig,
+    /// The instance that indexes.
+    pub(crate) index: SharedEmbedder,
+    /// The instances a query may use, in order of preference: the query model (if
+    /// loaded), then the indexing model. A query takes the first one free.
+    pub(crate) query: Vec<SharedEmbedder>,
+}
+
+impl Models {
+    /// The set of these instances, its id, dimension and chunking read from `index`.
+    pub(crate) fn new(index: SharedEmbedder, query: Vec<SharedEmbedder>) -> Arc<Models> {
+        let (id, dim, chunking) = {
+            let e = lock(&index);
+            (e.model_id().to_string(), e.dim(), e.chunk_config())
+        };
+        Arc::new(Models { id, dim, chunking, index, query })
+    }
+}
 
 /// Vectors of some of a list of texts, each with the text's index in the list.
 type Embedded = Vec<(usize, Vec<f32>)>;
@@ -25,6 +51,11 @@ pub(crate) fn clock() -> u64 {
 }
 
 impl Engine {
+    /// The embedding model in force.
+    pub(crate) fn models(&self) -> Arc<Models> {
+        read(&self.models).clone()
+    }
+
     /// Notes that a recall is under way (indexing leaves the query instance alone).
     pub(super) fn note_read(&self) {
         self.last_read.store(clock().max(1), Ordering::Relaxed);
@@ -40,16 +71,16 @@ impl Engine {
     /// (a query waits at most for one text). With a query model loaded, both instances
     /// work through the texts at once, one thread each, so indexing uses both cores even
     /// for short texts (one model run of a short text barely uses a second thread).
-    pub(super) fn embed_texts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let models = &self.query_embedders;
-        if lock(&self.index_embedder).may_be_away() {
+    pub(super) fn embed_texts(&self, m: &Models, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let models = &m.query;
+        if lock(&m.index).may_be_away() {
             // An endpoint: one call, which batches its requests (the server runs them).
-            return Ok(lock(&self.index_embedder).embed(texts)?);
+            return Ok(lock(&m.index).embed(texts)?);
         }
         if models.len() < 2 || texts.len() < 2 {
             let mut out = Vec::with_capacity(texts.len());
             for text in texts {
-                out.extend(lock(&self.index_embedder).embed(&[*text])?);
+                out.extend(lock(&m.index).embed(&[*text])?);
             }
             return Ok(out);
         }
@@ -88,8 +119,13 @@ impl Engine {
     /// Embeds a query text (one model call, on the first free query instance; when all
     /// are busy, it waits for one in turn).
     pub(super) fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        self.embed_query_with(&self.models(), text)
+    }
+
+    /// [`Engine::embed_query`] with the given model set (a recall keeps the one it began with).
+    pub(super) fn embed_query_with(&self, m: &Models, text: &str) -> Result<Vec<f32>> {
         self.note_read();
-        let free = self.query_embedders.iter().find_map(|m| match m.try_lock() {
+        let free = m.query.iter().find_map(|m| match m.try_lock() {
             Ok(g) => Some(g),
             Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
             Err(TryLockError::WouldBlock) => None,
@@ -98,7 +134,7 @@ impl Engine {
             Some(g) => g,
             None => {
                 let turn = self.query_turn.fetch_add(1, Ordering::Relaxed);
-                lock(&self.query_embedders[turn % self.query_embedders.len()])
+                lock(&m.query[turn % m.query.len()])
             }
         };
         let t0 = Instant::now();

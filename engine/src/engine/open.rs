@@ -16,6 +16,7 @@ use amber_retrieval::{
 use amber_store::{Backend, SqliteBackend};
 
 use super::health::{BM25_ON_DISK, INDEXING, LOW_SPACE_BYTES, VECTOR_FILE, free_bytes};
+use super::models::Models;
 use super::{
     Docs, Engine, EngineOptions, EngineStats, SCAN_BATCH, SharedEmbedder, Status, graph, lock, read,
     standing, write,
@@ -58,6 +59,59 @@ fn connect_endpoint(opts: &EngineOptions) -> Result<EndpointEmbedder> {
     }
 }
 
+/// The instances of the model `model` names: for the local MiniLM, one for indexing
+/// (`opts.threads`, loaded on a thread of low priority) and, unless `opts.query_model` is
+/// false, one single-threaded for queries; for an endpoint, two clients of it. Returns
+/// (indexing instance, query instances in order of preference).
+pub(crate) fn load_models(
+    opts: &EngineOptions,
+    model: &amber_core::model::ModelConfig,
+) -> Result<(SharedEmbedder, Vec<SharedEmbedder>)> {
+    if model.kind == ModelKind::Openai {
+        let opts = EngineOptions { model: model.clone(), ..opts.clone() };
+        let indexer = connect_endpoint(&opts)?;
+        let mut querier = EndpointEmbedder::configured(model)?;
+        querier.assume_dim(indexer.dim());
+        let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
+        let query: Vec<SharedEmbedder> = vec![Arc::new(Mutex::new(Box::new(querier))), indexer.clone()];
+        return Ok((indexer, query));
+    }
+    let paths = ModelPaths::under(&opts.amber_home);
+    if !opts.query_model {
+        let only: SharedEmbedder =
+            Arc::new(Mutex::new(Box::new(FastEmbedder::load(&paths, opts.chunking, opts.threads)?)));
+        return Ok((only.clone(), vec![only]));
+    }
+    // Two instances may run at once: neither spins while idle. The indexing instance
+    // is loaded on a thread of low priority, so its intra-op threads (started now,
+    // inheriting it) yield the CPU to queries (crate::priority).
+    let indexer = std::thread::scope(|s| {
+        s.spawn(|| {
+            crate::priority::lower_this_thread(opts.background_nice);
+            FastEmbedder::load_tuned(&paths, opts.chunking, opts.threads, false)
+        })
+        .join()
+    })
+    .map_err(|_| {
+        crate::Error::Retrieval(amber_retrieval::Error::Model("loading the model panicked".into()))
+    })??;
+    let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false)?;
+    let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
+    // A query runs on the query model, or on the indexing model when that one is
+    // idle: two queries at once use both cores.
+    let query: Vec<SharedEmbedder> = vec![Arc::new(Mutex::new(Box::new(querier))), indexer.clone()];
+    Ok((indexer, query))
+}
+
+/// Whether vectors of `id` come from the model `config` names (an engine opened with a
+/// given embedder, in tests and evals, may use another).
+fn model_line_is_ours(id: &str, config: &amber_core::model::ModelConfig) -> bool {
+    match config.kind {
+        ModelKind::Local => id == amber_retrieval::VECTOR_ID,
+        ModelKind::Openai => id.starts_with("openai:"),
+    }
+}
+
 /// Bumped when the vector index layout changes.
 const VECTOR_FORMAT: u32 = 1;
 /// ONNX Runtime threads of the query embedder: a query is one short text.
@@ -89,37 +143,7 @@ impl Engine {
     /// `model.dimensions` or from this store's record of the same model; otherwise the
     /// start fails, saying so.
     pub fn open(opts: EngineOptions) -> Result<Engine> {
-        if opts.model.kind == ModelKind::Openai {
-            let indexer = connect_endpoint(&opts)?;
-            let mut querier = EndpointEmbedder::configured(&opts.model)?;
-            querier.assume_dim(indexer.dim());
-            let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
-            let query: Vec<SharedEmbedder> = vec![Arc::new(Mutex::new(Box::new(querier))), indexer.clone()];
-            return Self::start(opts, None, (indexer, query, Arc::default()));
-        }
-        let paths = ModelPaths::under(&opts.amber_home);
-        if !opts.query_model {
-            let only = FastEmbedder::load(&paths, opts.chunking, opts.threads)?;
-            return Self::open_with(opts, Box::new(only));
-        }
-        // Two instances may run at once: neither spins while idle. The indexing instance
-        // is loaded on a thread of low priority, so its intra-op threads (started now,
-        // inheriting it) yield the CPU to queries (crate::priority).
-        let indexer = std::thread::scope(|s| {
-            s.spawn(|| {
-                crate::priority::lower_this_thread(opts.background_nice);
-                FastEmbedder::load_tuned(&paths, opts.chunking, opts.threads, false)
-            })
-            .join()
-        })
-        .map_err(|_| {
-            crate::Error::Retrieval(amber_retrieval::Error::Model("loading the model panicked".into()))
-        })??;
-        let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false)?;
-        let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
-        // A query runs on the query model, or on the indexing model when that one is
-        // idle: two queries at once use both cores.
-        let query: Vec<SharedEmbedder> = vec![Arc::new(Mutex::new(Box::new(querier))), indexer.clone()];
+        let (indexer, query) = load_models(&opts, &opts.model)?;
         Self::start(opts, None, (indexer, query, Arc::default()))
     }
 
@@ -133,7 +157,8 @@ impl Engine {
     /// derived indexes in `opts.data_dir`, sharing this engine's model instances: no
     /// second copy of the model is loaded.
     pub fn open_sharing(&self, opts: EngineOptions, backend: Arc<dyn Backend>) -> Result<Engine> {
-        let models = (self.index_embedder.clone(), self.query_embedders.clone(), self.last_read.clone());
+        let m = self.models();
+        let models = (m.index.clone(), m.query.clone(), self.last_read.clone());
         Self::start(opts, Some(backend), models)
     }
 
@@ -147,6 +172,7 @@ impl Engine {
         let io = |source| crate::Error::DataDir { path: dir.clone(), source };
         create_private_dir(&dir).map_err(io)?;
         create_private_dir(&index_dir(&dir)).map_err(io)?;
+        let shared = backend.is_some();
         let backend: Arc<dyn Backend> = match backend {
             Some(b) => b,
             None => Arc::new(SqliteBackend::new(db_path(&dir))),
@@ -161,15 +187,17 @@ impl Engine {
             }
             None => None,
         };
-        let (model_id, dim, chunking) = {
-            let e = lock(&index_embedder);
-            (e.model_id().to_string(), e.dim(), e.chunk_config())
-        };
+        let models = Models::new(index_embedder, query_embedders);
+        let (model_id, dim, chunking) = (models.id.clone(), models.dim, models.chunking);
 
         let mut events = Vec::new();
         let recorded = store.meta("embedding_model")?;
         let model_line = format!("{model_id}:{dim}");
         if recorded.as_deref() != Some(model_line.as_str()) {
+            // A store other nodes share keeps the model it has: its vectors are theirs too.
+            if let (true, Some(store)) = (shared, &recorded) {
+                return Err(crate::Error::ModelMismatch { store: store.clone(), ours: model_line });
+            }
             if let Some(old) = recorded {
                 let e =
                     format!("embedding model changed from {old} to {model_line}: vectors will be recomputed");
@@ -177,6 +205,13 @@ impl Engine {
                 events.push(e);
             }
             store.set_meta("embedding_model", &model_line)?;
+        }
+        // What the vectors are of, to be loaded again (a migration's starting point).
+        if model_line_is_ours(&model_id, &opts.model) {
+            let config = serde_json::to_string(&opts.model).unwrap_or_default();
+            if store.meta(super::migrate::MODEL_CONFIG_META)?.as_deref() != Some(config.as_str()) {
+                store.set_meta(super::migrate::MODEL_CONFIG_META, &config)?;
+            }
         }
 
         let (bm25, bm25_fresh, bm25_in_ram) = open_bm25(&dir, &mut events)?;
@@ -197,17 +232,13 @@ impl Engine {
         let names = graph::load_names(store.as_ref())?;
         let mut engine = Engine {
             opts,
-            model_id,
-            dim,
-            chunking,
+            models: RwLock::new(models),
             backend,
             writer: Mutex::new(store),
             readers: Mutex::new(Vec::new()),
             cache,
             bm25,
             vectors: RwLock::new(vectors),
-            index_embedder,
-            query_embedders,
             query_turn: AtomicUsize::new(0),
             last_read,
             docs: RwLock::new(docs),
@@ -370,7 +401,7 @@ impl Engine {
         }
         let through = self.committed_through();
         self.rebuild_bm25(through)?;
-        let mut fresh = VectorIndex::new(self.dim)?;
+        let mut fresh = VectorIndex::new(self.models().dim)?;
         let mut cursor = 0;
         loop {
             let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
@@ -387,7 +418,7 @@ impl Engine {
 
     /// Writes the vector index and its state file (a failure is noted as degraded). The
     /// caller holds the indexing lock (or is opening).
-    fn save_vectors(&self) -> Result<()> {
+    pub(super) fn save_vectors(&self) -> Result<()> {
         let out = self.write_vectors();
         self.noted(VECTOR_FILE, out)
     }
@@ -399,11 +430,12 @@ impl Engine {
             vectors.save(&vectors_path(dir))?;
             vectors.len()
         };
+        let m = self.models();
         let state = VectorState {
             format: VECTOR_FORMAT,
-            model: self.model_id.clone(),
-            dim: self.dim,
-            chunking: vector_layout(&self.chunking, self.opts.session_context),
+            model: m.id.clone(),
+            dim: m.dim,
+            chunking: vector_layout(&m.chunking, self.opts.session_context),
             watermark: self.vector_mark.load(SeqCst),
             count,
             changes: self.changes_followed.load(SeqCst),
@@ -435,8 +467,8 @@ impl Engine {
     }
 
     /// The embedding model id.
-    pub fn model_id(&self) -> &str {
-        &self.model_id
+    pub fn model_id(&self) -> String {
+        self.models().id.clone()
     }
 
     /// A snapshot of the engine's state (its parts are read one after another, so a
@@ -449,16 +481,17 @@ impl Engine {
         let bm25_docs = self.bm25.num_docs();
         let vectors = read(&self.vectors).len();
         let scopes = read(&self.docs).scopes.len();
-        let cached_vectors = self.cache_read(|s| s.cached_vector_count(&self.model_id))?;
+        let m = self.models();
+        let cached_vectors = self.cache_read(|s| s.cached_vector_count(&m.id))?;
         Ok(Status {
             data_dir: self.opts.data_dir.clone(),
             memories,
             forgotten,
             raw_captures,
             scopes,
-            model: self.model_id.clone(),
-            dim: self.dim,
-            chunking: vector_layout(&self.chunking, self.opts.session_context),
+            model: m.id.clone(),
+            dim: m.dim,
+            chunking: vector_layout(&m.chunking, self.opts.session_context),
             bm25_docs,
             vectors,
             cached_vectors,

@@ -23,7 +23,7 @@ impl Engine {
         limit: usize,
     ) -> Result<ExportPage> {
         let mut filter = filter.clone();
-        filter.embeddings = embeddings.then(|| self.model_id().to_string());
+        filter.embeddings = embeddings.then(|| self.model_id());
         self.read(|s| s.export_page(&filter, cursor, limit))
     }
 

@@ -40,18 +40,25 @@ impl Engine {
         };
         // The embeddings endpoint away: the other rankings answer alone (`vectors_away`
         // says so), unless vectors alone were asked for.
+        let models = self.models();
         let qv = match q.mode {
             SearchMode::Bm25 => None,
-            mode => match self.embed_query(&q.text) {
+            mode => match self.embed_query_with(&models, &q.text) {
                 Ok(v) => Some(v),
                 Err(e) if e.is_model_away() && mode != SearchMode::Vector => None,
                 Err(e) => return Err(e),
             },
         };
-        let vector: Vec<(u64, f32, usize)> = match &qv {
+        let mut vector: Vec<(u64, f32, usize)> = match &qv {
             Some(qv) => self.vector_ranking(qv, allowed.as_deref(), want)?,
             None => Vec::new(),
         };
+        // A migration switched the model while this query was embedded: its vector is
+        // of the other model, so its ranking is dropped (the switch swaps model and
+        // index under the index's lock, so a ranking after this check is consistent).
+        if !std::sync::Arc::ptr_eq(&models, &self.models()) {
+            vector.clear();
+        }
         let graph_candidates: Vec<u64> = if q.expand == Expand::Graph {
             self.graph_ranking(q, qv.as_deref(), allowed.as_deref())?
         } else {
@@ -232,6 +239,10 @@ impl Engine {
         want: usize,
     ) -> Result<Vec<(u64, f32, usize)>> {
         let vectors = read(&self.vectors);
+        if vectors.dim() != qv.len() {
+            // A query embedded by the model a migration just replaced.
+            return Ok(Vec::new());
+        }
         let mut best: HashMap<u64, (f32, usize)> = HashMap::new();
         let mut note = |seq: u64, chunk: usize, cos: f32| {
             let e = best.entry(seq).or_insert((f32::MIN, 0));

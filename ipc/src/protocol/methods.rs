@@ -248,6 +248,8 @@ registry! {
     Outcome "outcome" (OutcomeParams => MemoryResult) Write, mcp Agent, cli Some("outcome"), python true;
     /// A memory's standing and outcome log.
     Outcomes "outcomes" (OutcomesParams => OutcomesResult) Read, mcp None, cli Some("outcomes"), python true;
+    /// Change the embedding model: re-embed in the background, switch when complete.
+    ModelUse "model_use" (ModelUseParams => ModelUseResult) Write, mcp None, cli Some("model use"), python false;
     /// Set a memory's trust: promote or demote it (a person's).
     SetTrust "set_trust" (SetTrustParams => MemoryResult) Write, mcp None, cli Some("trust"), python false;
     /// Restore an archived memory.

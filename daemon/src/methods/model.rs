@@ -1,0 +1,47 @@
+//! `model_use`: a person changes the embedding model (`amber model use NAME`); the
+//! migration itself runs in the background (crate::model).
+
+use std::sync::Arc;
+
+use amber_ipc::protocol::{ErrorObject, ModelUseParams, ModelUseResult};
+use serde_json::Value;
+
+use crate::model::{WANTED_META, named};
+use crate::rpc::{invalid, to_value};
+use crate::state::Shared;
+
+/// `model_use` (a person's): records the choice and migrates to it in the background.
+pub(crate) async fn model_use(
+    shared: &Arc<Shared>,
+    peer: crate::peer::Peer,
+    p: ModelUseParams,
+) -> Result<Value, ErrorObject> {
+    peer.person_only("model_use (`amber model use`)")?;
+    let name = p.name.trim().to_string();
+    let Some(model) = named(&shared.config, &name) else {
+        let mut names: Vec<&str> = vec!["config", "minilm"];
+        names.extend(shared.config.models.keys().map(String::as_str));
+        return Err(invalid(format!("no model named {name:?}: the config names {}", names.join(", "))));
+    };
+    let engine = shared.engine.clone();
+    let record = serde_json::to_string(&(&name, &model)).unwrap_or_default();
+    let active = crate::rpc::read(shared, move |e| {
+        e.set_meta(WANTED_META, &record)?;
+        e.recorded_model()
+    })
+    .await?;
+    if active.as_ref() == Some(&model) {
+        shared.migrations.stop();
+        return to_value(&ModelUseResult { name, state: "in_force".into() });
+    }
+    let mut opts = engine.options().clone();
+    opts.model = model.clone();
+    shared.migrations.start(engine, opts, name.clone(), model);
+    if shared.team.is_some() {
+        tracing::warn!(
+            "the team database's vectors stay of the model they are of: a node whose model differs \
+             does not serve team scopes (docs/TEAM.md)"
+        );
+    }
+    to_value(&ModelUseResult { name, state: "started".into() })
+}

@@ -1,0 +1,137 @@
+//! The embedding model: which one the daemon opens, and changing it without downtime
+//! (`model_use`, `amber model use NAME`). The wanted model is the config's `[model]`,
+//! unless `model_use` chose another (recorded in the store, so a restart keeps it; `amber
+//! model use config` goes back to the config's). When the store's vectors are of another
+//! model, the daemon opens with that one and migrates in the background
+//! (`amber_engine::Engine::migrate`): recall serves from the old index until the new one
+//! is complete. An interrupted migration starts again at the next start and skips what
+//! the embedding cache already holds.
+
+use std::path::Path;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use amber_core::model::ModelConfig;
+use amber_engine::{Engine, EngineOptions, MODEL_CONFIG_META, Migration, NextModel};
+use amber_ipc::Config;
+use amber_ipc::protocol::ModelMigration;
+
+/// The store's record of the model `model_use` chose: `{name, config}`.
+pub(crate) const WANTED_META: &str = "model_wanted";
+
+/// A model by name: `config` (the `[model]` table), `minilm`, or `[models.NAME]`.
+pub(crate) fn named(config: &Config, name: &str) -> Option<ModelConfig> {
+    match name {
+        "config" => Some(config.model.clone()),
+        "minilm" => Some(ModelConfig::default()),
+        other => config.models.get(other).cloned(),
+    }
+}
+
+/// Which model to open with, and which to migrate to afterwards (name and table).
+pub(crate) fn choose(config: &Config) -> (ModelConfig, Option<(String, ModelConfig)>) {
+    let stored = |key: &str| stored_meta(&config.data_dir, key);
+    let wanted: (String, ModelConfig) = stored(WANTED_META)
+        .and_then(|v| serde_json::from_str::<(String, ModelConfig)>(&v).ok())
+        .map(|(name, m)| (name.clone(), named(config, &name).unwrap_or(m)))
+        .unwrap_or_else(|| ("config".into(), config.model.clone()));
+    let active: Option<ModelConfig> = stored(MODEL_CONFIG_META).and_then(|v| serde_json::from_str(&v).ok());
+    match active {
+        Some(a) if a != wanted.1 => {
+            tracing::info!(
+                to = %wanted.0,
+                "the store's vectors are of another model: serving with it while re-embedding in the background"
+            );
+            (a, Some(wanted))
+        }
+        _ => (wanted.1, None),
+    }
+}
+
+/// A value of the store's metadata before the engine opens (None when there is no store).
+fn stored_meta(data_dir: &Path, key: &str) -> Option<String> {
+    Engine::stored_meta(data_dir, key).unwrap_or_else(|e| {
+        tracing::warn!(cause = %e, key, "could not read the store's model record");
+        None
+    })
+}
+
+/// The running (or last) migration.
+#[derive(Default)]
+pub(crate) struct Migrations {
+    current: Mutex<Option<Running>>,
+}
+
+struct Running {
+    name: String,
+    progress: Arc<Migration>,
+    started: Instant,
+    /// None while running; then how it ended.
+    ended: Arc<Mutex<Option<Result<bool, String>>>>,
+}
+
+impl Migrations {
+    /// Starts migrating `engine` to `model` on a thread of its own (stopping one that runs).
+    pub(crate) fn start(&self, engine: Arc<Engine>, opts: EngineOptions, name: String, model: ModelConfig) {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = current.as_ref() {
+            r.progress.stop.store(true, SeqCst);
+        }
+        let progress = Arc::new(Migration::default());
+        let ended = Arc::new(Mutex::new(None));
+        let (p, e, n) = (progress.clone(), ended.clone(), name.clone());
+        let spawned = std::thread::Builder::new().name("amberd-migrate".into()).spawn(move || {
+            amber_engine::priority::lower_this_thread(opts.background_nice);
+            let out = NextModel::load(&opts, &model).and_then(|next| {
+                tracing::info!(name = %n, to = %next.id(), "re-embedding every memory with another model");
+                engine.migrate(next, &p)
+            });
+            if let Err(err) = &out {
+                tracing::error!(name = %n, cause = %err, "the model migration failed; the current model stays");
+            }
+            *e.lock().unwrap_or_else(|x| x.into_inner()) = Some(out.map_err(|x| x.to_string()));
+        });
+        if let Err(err) = spawned {
+            *ended.lock().unwrap_or_else(|x| x.into_inner()) = Some(Err(err.to_string()));
+        }
+        *current = Some(Running { name, progress, started: Instant::now(), ended });
+    }
+
+    /// Stops a running migration (at shutdown; resumed at the next start).
+    pub(crate) fn stop(&self) {
+        if let Some(r) = self.current.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            r.progress.stop.store(true, SeqCst);
+        }
+    }
+
+    /// For `status`.
+    pub(crate) fn status(&self) -> Option<ModelMigration> {
+        let current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        let r = current.as_ref()?;
+        let (phase, done, total) = amber_engine::migration_snapshot(&r.progress);
+        let ended = r.ended.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let (phase, error) = match ended {
+            Some(Ok(true)) => ("done", None),
+            Some(Ok(false)) => ("stopped", None),
+            Some(Err(e)) => ("failed", Some(e)),
+            None => (
+                match phase {
+                    0 => "loading",
+                    1 => "embedding",
+                    2 => "switching",
+                    _ => "done",
+                },
+                None,
+            ),
+        };
+        Some(ModelMigration {
+            name: r.name.clone(),
+            phase: phase.into(),
+            done,
+            total,
+            seconds: r.started.elapsed().as_secs_f64(),
+            error,
+        })
+    }
+}
