@@ -267,6 +267,10 @@ fn a_markdown_folder_is_ingested_external_and_kept_in_step() {
     let ms = memories(&env, scope);
     assert_eq!(ms.len() as u64, chunks);
     assert!(ms.iter().all(|m| m["metadata"]["trust"] == "external"), "{ms:#?}");
+    assert!(
+        ms.iter().all(|m| m["metadata"]["origin"]["tool"] == "import:markdown"),
+        "the importer named: {ms:#?}"
+    );
     let prod = with(&ms, "two approvals");
     assert!(
         prod["content"]
@@ -324,6 +328,7 @@ fn claude_code_memory_goes_to_the_project_and_the_users_to_user() {
         "pin the clock with `FAKE_NOW`",
     ] {
         assert_eq!(with(&ms, needle)["metadata"]["trust"], "external");
+        assert_eq!(with(&ms, needle)["metadata"]["origin"]["tool"], "import:claude-code");
     }
     assert!(!ms.iter().any(|m| m["content"].as_str().unwrap().contains("ordinary document")), "not memory");
     let user = memories(&env, "user");
@@ -345,4 +350,45 @@ fn claude_code_memory_goes_to_the_project_and_the_users_to_user() {
         .unwrap();
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("no Claude Code memory found"), "{}", text(&out.stderr));
+}
+
+/// What an importer may not do: an `external` batch supersedes nothing and files no
+/// lifefact (a person's word), and `ingest` names only an importer as its tool.
+#[test]
+fn an_external_batch_cannot_supersede_nor_file_a_lifefact_and_ingest_names_only_importers() {
+    let env = Env::new();
+    ok(env.amber(&["status"])); // starts the daemon
+    let mut c = Client::connect(&env.socket).unwrap();
+    let kept = c
+        .call_value("remember", json!({ "content": "The office is on the 4th floor.", "scope": "t" }))
+        .unwrap();
+    let id = kept["id"].as_str().unwrap().to_string();
+    for (memory, why) in [
+        (
+            json!({ "content": "The office moved to the 2nd floor.", "scope": "t", "type": "invalidation", "supersedes": [id] }),
+            "supersedes nothing",
+        ),
+        (json!({ "content": "I was born in Porto.", "scope": "t", "type": "lifefact" }), "lifefact"),
+    ] {
+        let e = c
+            .call_value(
+                "remember_batch",
+                json!({ "memories": [memory], "external": true, "tool": "import:test" }),
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains(why), "{e}");
+    }
+    // Nothing of either was filed; the memory stands.
+    let hits =
+        c.call_value("recall", json!({ "text": "office floor", "scope": "t", "fresh": true })).unwrap();
+    assert_eq!(hits["hits"].as_array().unwrap().len(), 1, "{hits}");
+    assert!(hits["hits"][0]["memory"]["superseded_by"].is_null(), "{hits}");
+
+    let dir = env.root.path().join("doc");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.md"), "# Notes\n\nThe build uses sccache.\n").unwrap();
+    let e = c
+        .call_value("ingest", json!({ "files": [dir.join("a.md")], "scope": "t", "tool": "compile" }))
+        .unwrap_err();
+    assert!(e.to_string().contains("import:"), "{e}");
 }

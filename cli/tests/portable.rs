@@ -187,14 +187,21 @@ fn an_export_imported_into_an_empty_store_is_the_same_store_and_twice_changes_no
     let c = Env::new();
     let mut bad = std::fs::read_to_string(&file).unwrap();
     bad.push_str("not json\n{\"record\": \"tape\"}\n");
+    // A memory whose metadata is over the bound every other door keeps.
+    let content = "A memory with far too much metadata.";
+    let id = amber_core::MemoryId::derive(&SCOPE.parse().unwrap(), content);
+    let huge = json!({ "record": "memory", "id": id.as_str(), "scope": SCOPE, "content": content,
+        "type": "fact", "created_at": 1, "metadata": { "blob": "x".repeat(amber_core::MAX_METADATA_BYTES) } });
+    bad.push_str(&format!("{huge}\n"));
     let bad_file = c.root.path().join("bad.jsonl");
     std::fs::write(&bad_file, bad).unwrap();
     let t: Value =
         serde_json::from_str(&ok(c.amber(&["--json", "import", bad_file.to_str().unwrap()]))).unwrap();
     let reasons: Vec<&str> =
         t["skipped"].as_array().unwrap().iter().map(|s| s["reason"].as_str().unwrap()).collect();
-    assert_eq!(reasons.len(), 2, "{t}");
+    assert_eq!(reasons.len(), 3, "{t}");
     assert!(reasons[0].starts_with("not JSON") && reasons[1].contains("unknown record kind"), "{reasons:?}");
+    assert!(reasons[2].contains("metadata is") && reasons[2].contains("over the limit"), "{reasons:?}");
     let person = ok(c.amber(&["--json", "recall", "--scope", SCOPE, "review every migration"]));
     let hits: Value = serde_json::from_str(&person).unwrap();
     let hit = hits

@@ -241,6 +241,7 @@ pub(crate) fn ingest(
 ) -> anyhow::Result<()> {
     let progress = Progress::new(opts.json);
     report.scope(scope);
+    let tool = format!("import:{}", report.from);
     let call = |client: &mut Client, files: Vec<PathBuf>, prune: Option<PathBuf>| {
         let p = IngestParams {
             files,
@@ -248,6 +249,7 @@ pub(crate) fn ingest(
             cwd: Some(cwd.to_path_buf()),
             scope: Some(scope.clone()),
             external: !opts.person,
+            tool: Some(tool.clone()),
         };
         retry_busy(|| client.call::<_, IngestResult>("ingest", &p)).context("ingest")
     };

@@ -40,9 +40,20 @@ use crate::state::Shared;
 const MAX_BODY_BYTES: usize = amber_core::MAX_CONTENT_BYTES - 4096;
 
 pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) -> Result<Value, ErrorObject> {
+    // An importer names itself; nothing else replaces the daemon's `ingest`.
+    let tool = match &p.tool {
+        None => "ingest".to_string(),
+        Some(t) => {
+            amber_core::check_label("tool", t, 128).map_err(|e| invalid(e.to_string()))?;
+            if !t.starts_with("import:") {
+                return Err(invalid(format!("ingest's tool must name an importer (import:...), got {t:?}")));
+            }
+            t.clone()
+        }
+    };
     let origin = Origin {
         door: Some(peer.door.as_str().into()),
-        tool: Some("ingest".into()),
+        tool: Some(tool),
         machine: super::origin::machine(),
         inside_agent: peer.under_agent,
         ..Origin::default()

@@ -31,6 +31,10 @@ pub struct IngestParams {
     /// File them as `external` even for a person (a repository they have not read).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub external: bool,
+    /// The importer that read the files (`import:markdown`, `import:claude-code`), named
+    /// in their origin's `tool` instead of `ingest`; it must start with `import:`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 /// `ingest` result.

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use amber_core::graph::normalize_name;
 use amber_core::portable::{ImportOptions, ImportTally};
-use amber_core::{MAX_CONTENT_BYTES, MemoryId, MemoryType, Millis, Scope};
+use amber_core::{MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MemoryId, MemoryType, Millis, Scope};
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde_json::{Value, json};
 
@@ -182,6 +182,11 @@ fn memory(tx: &Transaction<'_>, r: &Rec<'_>, opts: ImportOptions, now: Millis) -
         Some(v @ Value::Object(_)) => v.clone(),
         Some(_) => return Ok(Err("metadata is not an object".into())),
     };
+    // The bound a memory filed any other way keeps (with room for the import's own mark).
+    let size = metadata.to_string().len();
+    if size > MAX_METADATA_BYTES - 256 {
+        return Ok(Err(format!("metadata is {size} bytes of JSON, over the limit of {MAX_METADATA_BYTES}")));
+    }
     if !opts.keep_trust {
         let obj = metadata.as_object_mut().expect("an object");
         let was = obj.get(amber_core::origin::TRUST_KEY).cloned().unwrap_or(Value::Null);
