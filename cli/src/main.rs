@@ -6,6 +6,7 @@
 
 mod advice;
 mod agents;
+mod browse;
 mod claude_code;
 mod compile;
 mod daemon;
@@ -127,6 +128,8 @@ enum Command {
     Portable(portable::PortableCommand),
     #[command(flatten)]
     Outcomes(outcomes::OutcomeCommand),
+    #[command(flatten)]
+    Browse(browse::BrowseCommand),
     /// Print one memory by id.
     Get {
         /// The memory id (32 hex digits) or a prefix of it (at least 4, as a briefing shows).
@@ -452,6 +455,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(2));
             }
         }
+        Command::Browse(cmd) => browse::run(cmd, &mut connect(&cli, &cfg)?, cli.json)?,
         Command::Recall(args) => recall::run(args, &mut connect(&cli, &cfg)?, cli.json)?,
         Command::Ingest(args) => return ingest::run(args, &|| connect(&cli, &cfg), cli.json),
         Command::Compile(args) => compile::run(args, &mut connect(&cli, &cfg)?, cli.json)?,

@@ -54,6 +54,8 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::ResolveScope => scope::resolve_method(shared, params::<m::ResolveScope>(p)?).await,
         Method::Scopes => scope::list(shared, params::<m::Scopes>(p)?).await,
         Method::ScopeMove => scope::move_method(shared, peer, params::<m::ScopeMove>(p)?).await,
+        Method::MemoryMove => scope::move_memory(shared, peer, params::<m::MemoryMove>(p)?).await,
+        Method::Memories => scope::memories(shared, peer, params::<m::Memories>(p)?).await,
         Method::SessionStart => session::start(shared, params::<m::SessionStart>(p)?).await,
         Method::SessionEvent => session::event(shared, peer, params::<m::SessionEvent>(p)?).await,
         Method::SessionCheckpoint => {

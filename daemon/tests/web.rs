@@ -1,8 +1,9 @@
 //! The person's web view (`amber ui`, `ui_start`) over raw HTTP: who may start it, the
 //! refusals (no token, a wrong token, a foreign `Host`, a cross-site POST, a POST without
-//! the form token), the headers, hostile memory text rendered as text, and a forget and
-//! an unforget through the forms. Against the real daemon and model. The same view in a
-//! real browser: tests/web/test_web.py.
+//! the form token), the headers, hostile memory text rendered as text, a forget and an
+//! unforget, an outcome, a trust and a move through the forms, and a scope's page.
+//! Against the real daemon and model. The same view in a real browser:
+//! tests/web/test_web.py.
 
 mod common;
 
@@ -194,6 +195,40 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     let m = c.call_value("get", json!({ "id": id })).unwrap();
     assert_eq!(m["memory"]["metadata"]["trust"], "external", "{m}");
     assert_eq!(m["memory"]["metadata"]["trust_set"]["by"], "person", "{m}");
-    let (st, _, _) = post(&format!("/memory/{id}/trust"), &[own], &format!("form={form}&trust=boss"));
+    let (st, _, _) =
+        post(&format!("/memory/{id}/trust"), std::slice::from_ref(&own), &format!("form={form}&trust=boss"));
     assert_eq!(st, 400, "a trust that is no level is refused");
+
+    // The scope's own page lists it, as text; the scopes page links there.
+    let (_, _, scopes) = get("/", &[]);
+    assert!(scopes.contains("href=\"/scope?name=proj%2Fweb\""), "{scopes}");
+    let (st, _, listed) = get("/scope?name=proj%2Fweb", &[]);
+    assert_eq!(st, 200, "{listed}");
+    assert!(
+        listed.contains(&format!("href=\"/memory/{id}\"")) && listed.contains("&lt;script&gt;"),
+        "{listed}"
+    );
+    assert!(!listed.contains("<script") && !listed.contains("id=older"), "one page: {listed}");
+    assert_eq!(get("/scope", &[]).0, 400, "a scope page names its scope");
+
+    // Moved from its page (the form's token and origin checked as for any change): the
+    // answer is its page under its new id, and the old id's page says where it went.
+    let moving = format!("/memory/{id}/move");
+    assert_eq!(post(&moving, std::slice::from_ref(&own), "to=proj%2Fmoved").0, 403, "no form token");
+    assert_eq!(post(&moving, std::slice::from_ref(&own), &format!("form={form}&to=")).0, 400, "no scope");
+    let (st, head, _) = post(&moving, std::slice::from_ref(&own), &format!("form={form}&to=proj%2Fmoved"));
+    assert_eq!(st, 303, "{head}");
+    let to = header(&head, "location").unwrap().strip_prefix("/memory/").unwrap().to_string();
+    assert!(to.len() == 32 && to != id, "{head}");
+    let (st, _, page) = get(&format!("/memory/{to}"), &[]);
+    assert_eq!(st, 200);
+    assert!(page.contains("<tr><th>scope</th><td>proj/moved</td></tr>"), "{page}");
+    let (st, _, old) = get(&format!("/memory/{id}"), &[]);
+    assert_eq!(st, 404);
+    assert!(
+        old.contains("moved to another scope") && old.contains(&format!("href=\"/memory/{to}\"")),
+        "{old}"
+    );
+    let (st, _, _) = post(&format!("/memory/{to}/move"), &[own], &format!("form={form}&to=proj%2Fmoved"));
+    assert_eq!(st, 400, "into the scope it is in: refused");
 }

@@ -40,7 +40,7 @@ mod layout;
 pub mod priority;
 
 pub use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
-pub use amber_store::{GuardEntry, Hold, Moved, PrefixMatch, SessionRow};
+pub use amber_store::{GuardEntry, Hold, MoveOne, Moved, PrefixMatch, SessionRow};
 pub use engine::{
     Degraded, DegradedCause, Engine, EngineOptions, EngineStats, MODEL_CONFIG_META, Migration, NextModel,
     Remembered, ScopeInfo, Status, migration_snapshot, restore,

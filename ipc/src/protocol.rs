@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod advice;
+mod browse;
 mod compile;
 mod graph;
 mod ingest;
@@ -23,6 +24,9 @@ pub use advice::{
     AdviceLearnParams, AdviceLearnResult, AdviceListParams, AdviceListResult, AdviceShowParams,
     AdviceShowResult, GetAdviceParams, GetAdviceResult, JudgeRunsParams, JudgeRunsResult, JudgementShown,
     JudgementsParams, JudgementsResult, NoteWritten, SituationListed,
+};
+pub use browse::{
+    DEFAULT_PAGE, FIRST_LINE_CHARS, MAX_PAGE, MemoriesParams, MemoriesResult, MemoryMoveParams, MemorySummary,
 };
 pub use compile::{CompileParams, CompileResult, SkillWritten};
 pub use graph::{
@@ -501,7 +505,7 @@ pub struct ScopeMoveParams {
     pub to: Scope,
 }
 
-/// One memory a `scope_move` re-filed.
+/// One memory a `scope_move` re-filed (and `memory_move`'s result).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MovedEntry {
     /// Its id before.

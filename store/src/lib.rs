@@ -54,7 +54,7 @@ pub use pg::PgBackend;
 pub use pg::listen::PgListener;
 pub use portable::restore;
 pub use schema::SCHEMA_VERSION;
-pub use scopes::{Moved, PrefixMatch, moved_scope};
+pub use scopes::{MoveOne, Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;
 pub use standing::{Refusal, StandingRow};
 pub use store::{Change, Key, Purged, Store, Vector};

@@ -8,7 +8,7 @@ use crate::Scopes;
 use crate::store::{MEMORY_COLUMNS, decode, raw_row};
 use crate::{Error, Result, Store};
 
-/// One memory a [`Store::move_scope`] re-filed.
+/// One memory a [`Store::move_scope`] or [`Store::move_memory`] re-filed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Moved {
     /// Its id before the move.
@@ -24,6 +24,19 @@ pub struct Moved {
     pub merged: bool,
     /// The seq of the row that was moved (differs from `memory.seq` when merged).
     pub seq: u64,
+}
+
+/// What [`crate::Scopes::move_memory`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MoveOne {
+    /// It was re-filed (or merged into the same content already there).
+    Moved(Box<Moved>),
+    /// No memory has this id.
+    NotFound,
+    /// The memory is forgotten: it stays where it was.
+    Forgotten,
+    /// The memory is already in that scope.
+    AlreadyThere,
 }
 
 /// What [`Store::lookup_prefix`] found.
@@ -124,17 +137,7 @@ impl Scopes for Store {
     }
 
     /// Re-files every live memory in `from` and the scopes below it into `to` (keeping
-    /// the part below `from`), in one transaction. Content, type, source, author,
-    /// session, times and metadata stay as they were, and so does the `seq` (so the
-    /// embeddings need no work); the id is derived anew from the new scope. Links,
-    /// knowledge-graph mentions and fact sources are re-pointed to the new ids, and the
-    /// old id is recorded in `moved` (so `get` of it can say where it went). Session
-    /// records are history: they keep the ids they were served under. Answers
-    /// (`reply_to`), supersessions, holds and the guard's log follow the new ids; the
-    /// outcome log and supersession edges are keyed by `seq`, which does not change (a
-    /// merged copy keeps its own log). When the same
-    /// content is already live in the target scope, the moved row is forgotten and
-    /// everything pointing at it points at the memory already there.
+    /// the part below `from`), in one transaction, each by [`move_row`].
     fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
@@ -155,81 +158,142 @@ impl Scopes for Store {
                     rows.push(decode(r.map_err(sql)?, &path)?);
                 }
             }
-            let mut existing = tx
-                .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"))
-                .map_err(sql)?;
             for m in rows {
                 let Some(scope) = moved_scope(&m.scope, from, to) else { continue };
-                let new_id = MemoryId::derive(&scope, &m.content);
-                let there = existing.query_row([new_id.as_str()], raw_row).optional().map_err(sql)?;
-                let there = there.map(|r| decode(r, &path)).transpose()?;
-                let (memory, merged) = match there {
-                    Some(t) if t.forgotten_at.is_none() => {
-                        tx.execute(
-                            "UPDATE memories SET forgotten_at = ?2 WHERE seq = ?1",
-                            params![m.seq as i64, now],
-                        )
-                        .map_err(sql)?;
-                        (t, true)
-                    }
-                    forgotten => {
-                        if forgotten.is_some() {
-                            tx.execute("DELETE FROM memories WHERE id = ?1", [new_id.as_str()])
-                                .map_err(sql)?;
-                        }
-                        tx.execute(
-                            "UPDATE memories SET scope = ?2, id = ?3 WHERE seq = ?1",
-                            params![m.seq as i64, scope.as_str(), new_id.as_str()],
-                        )
-                        .map_err(sql)?;
-                        let mut moved = m.clone();
-                        moved.scope = scope;
-                        moved.id = new_id.clone();
-                        (moved, false)
-                    }
-                };
-                let (old, new) = (m.id.as_str(), memory.id.as_str());
-                for stmt in [
-                    "UPDATE OR IGNORE links SET from_id = ?2 WHERE from_id = ?1",
-                    "UPDATE OR IGNORE links SET to_id = ?2 WHERE to_id = ?1",
-                    "DELETE FROM links WHERE from_id = ?1 OR to_id = ?1 OR from_id = to_id",
-                    "UPDATE OR IGNORE kg_mentions SET memory = ?2 WHERE memory = ?1",
-                    "DELETE FROM kg_mentions WHERE memory = ?1",
-                    "UPDATE kg_facts SET sources = replace(sources, '\"' || ?1 || '\"', '\"' || ?2 || '\"')
-                     WHERE instr(sources, ?1) > 0",
-                    "UPDATE moved SET new_id = ?2 WHERE new_id = ?1",
-                    // Addressing and standing name memories by id too.
-                    "UPDATE memories SET reply_to = ?2 WHERE reply_to = ?1",
-                    "UPDATE memories SET superseded_by = ?2 WHERE superseded_by = ?1",
-                    "UPDATE memories SET supersedes = replace(supersedes, '\"' || ?1 || '\"', '\"' || ?2 || '\"')
-                     WHERE instr(supersedes, ?1) > 0",
-                    "UPDATE OR IGNORE thread_holds SET thread = ?2 WHERE thread = ?1",
-                    "UPDATE guard_log SET trigger = ?2 WHERE trigger = ?1",
-                ] {
-                    if stmt.contains("?2") {
-                        tx.execute(stmt, params![old, new]).map_err(sql)?;
-                    } else {
-                        tx.execute(stmt, params![old]).map_err(sql)?;
-                    }
-                }
-                tx.execute(
-                    "INSERT INTO moved (old_id, new_id, moved_at) VALUES (?1, ?2, ?3)
-                     ON CONFLICT(old_id) DO UPDATE SET new_id = excluded.new_id, moved_at = excluded.moved_at",
-                    params![old, new, now],
-                )
-                .map_err(sql)?;
-                out.push(Moved {
-                    old_id: m.id.clone(),
-                    old_scope: m.scope.clone(),
-                    seq: m.seq,
-                    memory,
-                    merged,
-                });
+                out.push(move_row(&tx, &m, scope, now, &path)?);
             }
         }
         tx.commit().map_err(sql)?;
         Ok(out)
     }
+
+    /// Re-files one memory into `to`, in one transaction, by [`move_row`] (what a scope
+    /// move does to each of its memories).
+    fn move_memory(&mut self, id: &MemoryId, to: &Scope, now: Millis) -> Result<MoveOne> {
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        let found = tx
+            .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"))
+            .and_then(|mut s| s.query_row([id.as_str()], raw_row).optional())
+            .map_err(sql)?;
+        let out = match found.map(|r| decode(r, &path)).transpose()? {
+            None => MoveOne::NotFound,
+            Some(m) if m.forgotten_at.is_some() => MoveOne::Forgotten,
+            Some(m) if &m.scope == to => MoveOne::AlreadyThere,
+            Some(m) => MoveOne::Moved(Box::new(move_row(&tx, &m, to.clone(), now, &path)?)),
+        };
+        tx.commit().map_err(sql)?;
+        Ok(out)
+    }
+
+    /// A page of one scope's memories (not those below it), newest filed first: those
+    /// with a seq below `before`, at most `limit`; live and not archived unless
+    /// `include_forgotten`.
+    fn scope_page(
+        &self,
+        scope: &Scope,
+        before: Option<u64>,
+        limit: usize,
+        include_forgotten: bool,
+    ) -> Result<Vec<Memory>> {
+        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ?1 AND seq < ?2
+                 AND (?3 OR (forgotten_at IS NULL AND archived_at IS NULL)) ORDER BY seq DESC LIMIT ?4"
+            ))
+            .map_err(self.sql())?;
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let rows = stmt
+            .query_map(params![scope.as_str(), before, include_forgotten, limit], raw_row)
+            .map_err(self.sql())?;
+        let mut out = Vec::new();
+        for r in rows {
+            out.push(decode(r.map_err(self.sql())?, &self.path)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Re-files the live memory `m` into `scope`, in the caller's transaction: the one step
+/// both moves take per memory. Content, type, source, author, session, times and
+/// metadata stay as they were, and so does the `seq` (so the embeddings need no work);
+/// the id is derived anew from the new scope. Links, knowledge-graph mentions and fact
+/// sources are re-pointed to the new id, and the old id is recorded in `moved` (so `get`
+/// of it can say where it went). Session records are history: they keep the ids they
+/// were served under. Answers (`reply_to`), supersessions, holds and the guard's log
+/// follow the new id; the outcome log and supersession edges are keyed by `seq`, which
+/// does not change (a merged copy keeps its own log). When the same content is already
+/// live in `scope`, the moved row is forgotten and everything pointing at it points at
+/// the memory already there.
+fn move_row(
+    tx: &rusqlite::Transaction<'_>,
+    m: &Memory,
+    scope: Scope,
+    now: Millis,
+    path: &std::path::Path,
+) -> Result<Moved> {
+    let sql = |source| Error::Sqlite { path: path.to_path_buf(), source };
+    let new_id = MemoryId::derive(&scope, &m.content);
+    let there = tx
+        .prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"))
+        .and_then(|mut s| s.query_row([new_id.as_str()], raw_row).optional())
+        .map_err(sql)?;
+    let there = there.map(|r| decode(r, path)).transpose()?;
+    let (memory, merged) = match there {
+        Some(t) if t.forgotten_at.is_none() => {
+            tx.execute("UPDATE memories SET forgotten_at = ?2 WHERE seq = ?1", params![m.seq as i64, now])
+                .map_err(sql)?;
+            (t, true)
+        }
+        forgotten => {
+            if forgotten.is_some() {
+                tx.execute("DELETE FROM memories WHERE id = ?1", [new_id.as_str()]).map_err(sql)?;
+            }
+            tx.execute(
+                "UPDATE memories SET scope = ?2, id = ?3 WHERE seq = ?1",
+                params![m.seq as i64, scope.as_str(), new_id.as_str()],
+            )
+            .map_err(sql)?;
+            let mut moved = m.clone();
+            moved.scope = scope;
+            moved.id = new_id.clone();
+            (moved, false)
+        }
+    };
+    let (old, new) = (m.id.as_str(), memory.id.as_str());
+    for stmt in [
+        "UPDATE OR IGNORE links SET from_id = ?2 WHERE from_id = ?1",
+        "UPDATE OR IGNORE links SET to_id = ?2 WHERE to_id = ?1",
+        "DELETE FROM links WHERE from_id = ?1 OR to_id = ?1 OR from_id = to_id",
+        "UPDATE OR IGNORE kg_mentions SET memory = ?2 WHERE memory = ?1",
+        "DELETE FROM kg_mentions WHERE memory = ?1",
+        "UPDATE kg_facts SET sources = replace(sources, '\"' || ?1 || '\"', '\"' || ?2 || '\"')
+         WHERE instr(sources, ?1) > 0",
+        "UPDATE moved SET new_id = ?2 WHERE new_id = ?1",
+        // Addressing and standing name memories by id too.
+        "UPDATE memories SET reply_to = ?2 WHERE reply_to = ?1",
+        "UPDATE memories SET superseded_by = ?2 WHERE superseded_by = ?1",
+        "UPDATE memories SET supersedes = replace(supersedes, '\"' || ?1 || '\"', '\"' || ?2 || '\"')
+         WHERE instr(supersedes, ?1) > 0",
+        "UPDATE OR IGNORE thread_holds SET thread = ?2 WHERE thread = ?1",
+        "UPDATE guard_log SET trigger = ?2 WHERE trigger = ?1",
+    ] {
+        if stmt.contains("?2") {
+            tx.execute(stmt, params![old, new]).map_err(sql)?;
+        } else {
+            tx.execute(stmt, params![old]).map_err(sql)?;
+        }
+    }
+    tx.execute(
+        "INSERT INTO moved (old_id, new_id, moved_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT(old_id) DO UPDATE SET new_id = excluded.new_id, moved_at = excluded.moved_at",
+        params![old, new, now],
+    )
+    .map_err(sql)?;
+    Ok(Moved { old_id: m.id.clone(), old_scope: m.scope.clone(), seq: m.seq, memory, merged })
 }
 
 #[cfg(test)]
@@ -339,6 +403,59 @@ mod tests {
         let r = s.insert(&retract, 11).unwrap().0;
         s.apply_supersessions(&[r.seq], 12).unwrap();
         assert!(s.get(&new(&a)).unwrap().unwrap().superseded_by.is_none());
+    }
+
+    #[test]
+    fn one_memory_moves_as_a_scope_move_moves_each() {
+        let mut s = Store::open_in_memory().unwrap();
+        let (from, to) = (scope("default"), scope("project/app-12345678"));
+        let a = s.insert(&NewMemory::new("alpha fact").in_scope(from.clone()), 1).unwrap().0;
+        let b = s.insert(&NewMemory::new("beta fact").in_scope(from.clone()), 2).unwrap().0;
+        let link = amber_core::Link {
+            from: a.id.clone(),
+            to: b.id.clone(),
+            kind: amber_core::LinkKind::Related,
+            similarity: 0.5,
+            created_at: 3,
+        };
+        s.add_links(&[link]).unwrap();
+        let MoveOne::Moved(m) = s.move_memory(&a.id, &to, 10).unwrap() else { panic!("not moved") };
+        assert_eq!(
+            (m.memory.seq, m.memory.id.clone(), m.merged),
+            (a.seq, MemoryId::derive(&to, "alpha fact"), false)
+        );
+        assert_eq!(s.moved_to(&a.id).unwrap(), Some(m.memory.id.clone()));
+        assert_eq!(s.get(&b.id).unwrap().unwrap().scope, from, "only the one memory moves");
+        assert_eq!(s.links_of(&b.id).unwrap()[0].from, m.memory.id, "its links follow");
+        assert_eq!(s.move_memory(&m.memory.id, &to, 11).unwrap(), MoveOne::AlreadyThere);
+        assert_eq!(s.move_memory(&a.id, &to, 11).unwrap(), MoveOne::NotFound);
+        s.forget(&b.id, 12).unwrap();
+        assert_eq!(s.move_memory(&b.id, &to, 13).unwrap(), MoveOne::Forgotten);
+        // The same content already in the target: merged, the moved row forgotten.
+        let c = s.insert(&NewMemory::new("alpha fact").in_scope(from.clone()), 14).unwrap().0;
+        let MoveOne::Moved(mc) = s.move_memory(&c.id, &to, 15).unwrap() else { panic!("not moved") };
+        assert!(mc.merged && mc.memory.id == m.memory.id);
+        assert!(s.get(&c.id).unwrap().unwrap().forgotten_at.is_some());
+    }
+
+    #[test]
+    fn a_scope_is_paged_newest_first_live_unless_asked() {
+        let mut s = Store::open_in_memory().unwrap();
+        let sc = scope("a/b");
+        let mut seqs = Vec::new();
+        for i in 0..7 {
+            seqs.push(s.insert(&NewMemory::new(format!("m{i}")).in_scope(sc.clone()), i).unwrap().0.seq);
+        }
+        s.insert(&NewMemory::new("below").in_scope(scope("a/b/c")), 8).unwrap();
+        let gone = s.insert(&NewMemory::new("gone").in_scope(sc.clone()), 9).unwrap().0;
+        s.forget(&gone.id, 10).unwrap();
+        let page = |before, n, all| -> Vec<u64> {
+            s.scope_page(&sc, before, n, all).unwrap().iter().map(|m| m.seq).collect()
+        };
+        seqs.reverse();
+        assert_eq!(page(None, 4, false), seqs[..4]);
+        assert_eq!(page(Some(seqs[3]), 4, false), seqs[4..]);
+        assert_eq!(page(None, 1, true), vec![gone.seq], "forgotten only when asked");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::sync::{Arc, Barrier, OnceLock};
 use amber_core::advice::{Judgement, Note, Situation};
 use amber_core::graph::{NewEntity, NewFact};
 use amber_core::{
-    Link, LinkKind, MemoryType, NewMemory, NewRun, Outcome, Report, ReportKind, RunReward, Scope,
+    Link, LinkKind, MemoryId, MemoryType, NewMemory, NewRun, Outcome, Report, ReportKind, RunReward, Scope,
 };
 use amber_store::{Backend, Error, GuardEntry, MemoryStore, PgBackend, Purged, SessionRow, Store};
 
@@ -437,11 +437,17 @@ fn the_change_log_numbers_forgets_and_moves_in_order() {
     s.forget(&a.id, 2).unwrap();
     s.forget(&a.id, 3).unwrap();
     s.move_scope(&scope("team/x"), &scope("team/y"), 4).unwrap();
+    let moved = s.move_memory(&MemoryId::derive(&scope("team/y"), "b"), &scope("team/z"), 5).unwrap();
+    assert!(matches!(moved, amber_store::MoveOne::Moved(_)), "{moved:?}");
     let log: Vec<(u64, u64, String)> =
         s.changes_after(0, 10).unwrap().into_iter().map(|c| (c.change, c.seq, c.scope.to_string())).collect();
-    assert_eq!(log, vec![(1, a.seq, "team/x".into()), (2, b.seq, "team/x".into())]);
-    assert_eq!(s.max_change().unwrap(), 2);
-    assert_eq!(s.changes_after(1, 10).unwrap().len(), 1);
+    assert_eq!(
+        log,
+        vec![(1, a.seq, "team/x".into()), (2, b.seq, "team/x".into()), (3, b.seq, "team/y".into())],
+        "one memory's move is logged as a scope move's"
+    );
+    assert_eq!(s.max_change().unwrap(), 3);
+    assert_eq!(s.changes_after(1, 10).unwrap().len(), 2);
     let dir = tempfile::tempdir().unwrap();
     let mut local = amber_store::SqliteBackend::new(dir.path().join("m.db")).open_writer().unwrap();
     let (m, _) = insert(local.as_mut(), &NewMemory::new("a"), 1);
@@ -676,6 +682,96 @@ fn move_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
 #[test]
 fn scope_moves_match_the_local_store() {
     conformance(move_scenario);
+}
+
+fn move_one_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
+    let (a, _) = insert(s, &NewMemory::new("alpha").in_scope(scope("team/old")), 1);
+    let (b, _) = insert(s, &NewMemory::new("beta").in_scope(scope("team/old")), 2);
+    let (dup, _) = insert(s, &NewMemory::new("gamma").in_scope(scope("team/old")), 3);
+    let (there, _) = insert(s, &NewMemory::new("gamma").in_scope(scope("team/new")), 4);
+    let mut reply = NewMemory::new("re alpha").in_scope(scope("team/other"));
+    reply.reply_to = Some(a.id.clone());
+    let (reply, _) = insert(s, &reply, 5);
+    s.add_links(&[Link {
+        from: b.id.clone(),
+        to: a.id.clone(),
+        kind: LinkKind::Related,
+        similarity: 0.5,
+        created_at: 6,
+    }])
+    .unwrap();
+    s.report(&a.id, &report(ReportKind::Outcome, Some(Outcome::Failure), Some("s1"), 7), 7).unwrap();
+    s.hold(&a.id, "held", 8).unwrap();
+    let moved = s.move_memory(&a.id, &scope("team/new"), 10).unwrap();
+    t.note("moved", &moved);
+    let amber_store::MoveOne::Moved(m) = moved else { panic!("not moved: {moved:?}") };
+    let new = m.memory.id.clone();
+    assert_eq!((m.seq, m.merged), (a.seq, false));
+    t.note("moved_to", s.moved_to(&a.id).unwrap());
+    t.note("old id gone", s.get(&a.id).unwrap());
+    t.note("links follow", s.links_of(&new).unwrap());
+    t.note("reply follows", s.get(&reply.id).unwrap().unwrap().reply_to);
+    t.note("hold follows", s.hold_of(&new).unwrap());
+    let log = s.reports(&new).unwrap();
+    assert_eq!(log.len(), 1, "the outcome log follows");
+    t.note("log follows", log);
+    t.note("the rest stays", s.get(&b.id).unwrap().unwrap().scope);
+    let merged = s.move_memory(&dup.id, &scope("team/new"), 11).unwrap();
+    assert!(matches!(&merged, amber_store::MoveOne::Moved(m) if m.merged && m.memory.id == there.id));
+    t.note("merged", merged);
+    t.note("already there", s.move_memory(&new, &scope("team/new"), 12).unwrap());
+    t.note("old id", s.move_memory(&a.id, &scope("team/x"), 12).unwrap());
+    s.forget(&b.id, 13).unwrap();
+    t.note("forgotten", s.move_memory(&b.id, &scope("team/new"), 14).unwrap());
+    t.note("scope_counts", s.scope_counts().unwrap());
+    t.note("scan", s.scan(0, u64::MAX, 100).unwrap());
+}
+
+#[test]
+fn one_memory_moves_as_on_the_local_store() {
+    conformance(move_one_scenario);
+}
+
+fn scope_page_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
+    let sc = scope("team/l");
+    let mut ids = Vec::new();
+    for i in 0..9 {
+        ids.push(insert(s, &NewMemory::new(format!("m{i}")).in_scope(sc.clone()), i).0);
+    }
+    insert(s, &NewMemory::new("below").in_scope(scope("team/l/sub")), 20);
+    insert(s, &NewMemory::new("beside").in_scope(scope("team/lx")), 21);
+    s.forget(&ids[8].id, 22).unwrap();
+    let mut inv = NewMemory::new("m3 is wrong").in_scope(sc.clone()).of_type(MemoryType::Invalidation);
+    inv.supersedes = vec![ids[3].id.clone()];
+    let (inv, _) = insert(s, &inv, 23);
+    s.apply_supersessions(&[inv.seq], 24).unwrap();
+    let seqs = |page: Vec<amber_core::Memory>| page.iter().map(|m| m.seq).collect::<Vec<_>>();
+    let mut before = None;
+    let mut all = Vec::new();
+    loop {
+        let page = s.scope_page(&sc, before, 3, false).unwrap();
+        t.note("page", &page);
+        let got = seqs(page);
+        all.extend(got.clone());
+        if got.len() < 3 {
+            break;
+        }
+        before = got.last().copied();
+    }
+    let mut want: Vec<u64> =
+        ids.iter().map(|m| m.seq).filter(|&q| q != ids[8].seq && q != ids[3].seq).collect();
+    want.insert(0, inv.seq);
+    want[1..].reverse();
+    assert_eq!(all, want, "newest first, live and not archived, this scope alone");
+    let everything = seqs(s.scope_page(&sc, None, 100, true).unwrap());
+    assert_eq!(everything.len(), 10, "forgotten and archived when asked: {everything:?}");
+    t.note("everything", everything);
+    t.note("empty", s.scope_page(&scope("team/none"), None, 10, true).unwrap());
+}
+
+#[test]
+fn a_scope_pages_as_on_the_local_store() {
+    conformance(scope_page_scenario);
 }
 
 fn advice_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {

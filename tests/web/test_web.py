@@ -4,8 +4,9 @@ driven by Playwright (its Python package; no browser download: the system binary
 Against a store seeded through the real doors (the `amber` command as the person, the
 Python client as an agent: memories, a hostile one, a session that was served, graph
 facts, a rewarded run), it loads every page, clicks search -> memory -> session, forgets
-and unforgets a memory asserting on the page, and checks from the browser that no token,
-a foreign Host and a cross-site POST are refused. Screenshots go to
+and unforgets a memory asserting on the page, pages through a scope and moves a memory
+to another scope with its form, and checks from the browser that no token, a foreign
+Host and a cross-site POST are refused. Screenshots go to
 target/artifacts/web/*.png (CI keeps them)."""
 
 import contextlib
@@ -27,6 +28,7 @@ CHROMIUM = os.environ.get("AMBER_CHROMIUM") or shutil.which("chromium") or "/usr
 SHOTS = ROOT / "target" / "artifacts" / "web"
 STRICT = os.environ.get("AMBER_TESTS_STRICT") == "1"
 SCOPE = "proj/shop"
+MANY = "proj/runbook"  # more memories than a scope page holds (50)
 HOSTILE = "The checkout page logs <script>window.PWNED=1</script> when the cart is empty"
 
 sys.path.insert(0, str(ROOT / "clients" / "python"))
@@ -264,4 +266,47 @@ def test_the_browser_is_refused_without_the_token_from_another_host_and_cross_si
     assert r.status == 403
     page.goto(origin + f"/memory/{seeded['deploy']}")
     assert page.locator("#state").inner_text() == "live"
+    ctx.close()
+
+
+def test_a_scope_paged_and_a_memory_moved_from_its_page(browser, ui, env):
+    c = Client(env["AMBER_SOCKET"], start=False)
+    filed = c.remember_batch([{"content": f"Runbook step {i}: check the queue depth on worker {i}", "scope": MANY}
+                              for i in range(55)])
+    c.close()
+    ids = [r["id"] for r in filed["results"]]
+    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = ctx.new_page()
+    origin = f"http://127.0.0.1:{ui['port']}"
+    page.goto(ui["url"])
+
+    # From the scopes page to the scope's own: newest first, 50 a page, then the older 5.
+    page.click(f"#scopes td.scope a:text-is('{MANY}')")
+    assert page.url.startswith(origin + "/scope?name="), page.url
+    listed = page.locator("#memories a.id")
+    assert listed.count() == 50
+    assert listed.first.inner_text() == ids[-1][:12]
+    shot(page, "scope")
+    page.click("#older")
+    assert "before=" in page.url
+    assert [listed.nth(i).inner_text() for i in range(listed.count())] == [i[:12] for i in reversed(ids[:5])]
+    assert page.locator("#older").count() == 0, "the last page has no older one"
+
+    # Open the oldest and move it with its form: its page under its new id, in the new scope.
+    page.click(f"#memories a.id:text-is('{ids[0][:12]}')")
+    assert page.url == origin + f"/memory/{ids[0]}"
+    page.fill("#move input[name=to]", "proj/moved")
+    page.click("#move button[type=submit]")
+    new = page.url.rsplit("/", 1)[-1]
+    assert page.url == origin + f"/memory/{new}" and new != ids[0], page.url
+    assert page.locator("#facts tr", has_text="scope").first.inner_text().endswith("proj/moved")
+    assert "Runbook step 0:" in page.locator("#content").inner_text()
+    shot(page, "moved")
+
+    # The old id's page says it moved and leads to the new one.
+    r = page.goto(origin + f"/memory/{ids[0]}")
+    assert r.status == 404
+    assert "moved to another scope" in page.locator("#moved").inner_text()
+    page.click("#moved-to")
+    assert page.url == origin + f"/memory/{new}"
     ctx.close()

@@ -1,12 +1,14 @@
 //! The scope methods: `resolve_scope` (the one resolver every client asks), `scopes`,
-//! `scope_move`, and `get` by an id or a prefix of one.
+//! `scope_move`, `memory_move` (one memory), `memories` (a scope page by page), and `get`
+//! by an id or a prefix of one.
 
 use std::sync::Arc;
 
-use amber_engine::PrefixMatch;
+use amber_engine::{MoveOne, PrefixMatch};
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, GetParams, MIN_ID_PREFIX, MemoryResult, MovedEntry, ResolveScopeParams,
-    ScopeEntry, ScopeMoveParams, ScopeMoveResult, ScopesResult,
+    DEFAULT_PAGE, ErrorKind, ErrorObject, GetParams, MAX_PAGE, MIN_ID_PREFIX, MemoriesParams, MemoriesResult,
+    MemoryMoveParams, MemoryResult, MemorySummary, MovedEntry, ResolveScopeParams, ScopeEntry,
+    ScopeMoveParams, ScopeMoveResult, ScopesResult,
 };
 use amber_tiers::scope::Resolved;
 use serde_json::Value;
@@ -67,13 +69,7 @@ pub(crate) async fn move_method(
     p: ScopeMoveParams,
 ) -> Result<Value, ErrorObject> {
     peer.person_only("scope_move")?;
-    if shared.is_team(&p.from) != shared.is_team(&p.to) {
-        return Err(invalid(format!(
-            "cannot move {} to {}: a move stays on one side (both local, or both team scopes); \
-             moving memories into or out of the team database is not supported",
-            p.from, p.to
-        )));
-    }
+    one_side(shared, &p.from, &p.to)?;
     if p.from == p.to || p.to.is_within(&p.from) || p.from.is_within(&p.to) {
         return Err(invalid(format!("cannot move {} into {}: one lies within the other", p.from, p.to)));
     }
@@ -94,6 +90,83 @@ pub(crate) async fn move_method(
         .collect();
     let merged = memories.iter().filter(|m| m.merged).count();
     to_value(&ScopeMoveResult { moved: memories.len(), merged, memories })
+}
+
+/// Refuses a move between the local store and the team database.
+fn one_side(shared: &Shared, from: &amber_core::Scope, to: &amber_core::Scope) -> Result<(), ErrorObject> {
+    if shared.is_team(from) != shared.is_team(to) {
+        return Err(invalid(format!(
+            "cannot move {from} to {to}: a move stays on one side (both local, or both team scopes); \
+             moving memories into or out of the team database is not supported"
+        )));
+    }
+    Ok(())
+}
+
+/// `memory_move`: one memory re-filed into another scope, as `scope_move` re-files each
+/// of a scope's (the store's one step for both). A person's.
+pub(crate) async fn move_memory(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: MemoryMoveParams,
+) -> Result<Value, ErrorObject> {
+    peer.person_only("moving a memory to another scope")?;
+    let (side, id) = resolve_id(shared, &p.id).await?;
+    let key = id.clone();
+    let Some(m) = read_on(shared, &side, move |e| e.get(&key)).await? else {
+        return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {id}")));
+    };
+    one_side(shared, &m.scope, &p.to)?;
+    let forgotten = || invalid(format!("memory {id} is forgotten: unforget it before moving it"));
+    let already = || invalid(format!("memory {id} is already in {}: nothing to move", p.to));
+    if m.forgotten_at.is_some() {
+        return Err(forgotten());
+    }
+    if m.scope == p.to {
+        return Err(already());
+    }
+    let (key, to) = (id.clone(), p.to.clone());
+    let moved = match crate::rpc::write_with_on(shared, &side, move |e| e.move_memory(&key, &to)).await? {
+        MoveOne::Moved(moved) => *moved,
+        // Changed between the read and the write.
+        MoveOne::NotFound => {
+            return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {id}")));
+        }
+        MoveOne::Forgotten => return Err(forgotten()),
+        MoveOne::AlreadyThere => return Err(already()),
+    };
+    tracing::info!(memory = %moved.old_id, to = %moved.memory.id, door = peer.door.as_str(), "memory moved by a person");
+    to_value(&MovedEntry {
+        old_id: moved.old_id,
+        new_id: moved.memory.id,
+        scope: moved.memory.scope,
+        merged: moved.merged,
+    })
+}
+
+/// `memories`: one scope's memories, newest filed first, a page at a time (the cursor
+/// is the last seq of the page). A person's: it reads every memory of the scope, mail and
+/// diaries included.
+pub(crate) async fn memories(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: MemoriesParams,
+) -> Result<Value, ErrorObject> {
+    peer.person_only("listing a scope's memories")?;
+    let limit = p.limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(invalid(format!("limit must be 1 to {MAX_PAGE}, got {limit}")));
+    }
+    let side = shared.side_for(&p.scope)?;
+    let (scope, before, all) = (p.scope, p.before, p.include_forgotten);
+    // One more than the page tells whether an older page follows.
+    let mut page = read_on(shared, &side, move |e| e.scope_page(&scope, before, limit + 1, all)).await?;
+    let next = (page.len() > limit).then(|| {
+        page.truncate(limit);
+        page.last().map(|m| m.seq)
+    });
+    let memories = page.iter().map(MemorySummary::of).collect();
+    to_value(&MemoriesResult { memories, next: next.flatten() })
 }
 
 /// `get`: a whole id (a moved one says where it went), or a prefix naming one memory.

@@ -1,14 +1,15 @@
 //! The forms' POSTs, each one method of the registry called as the person (the web door),
 //! so the same rules and logs apply as at the command line: forget, unforget (a
-//! person's), unarchive, an outcome, and a memory's trust (promote or demote). The auth layer has already checked the form
-//! token and the origin. A change answers 303 to the memory's page.
+//! person's), unarchive, an outcome, a memory's trust (promote or demote), and a move to
+//! another scope. The auth layer has already checked the form token and the origin. A
+//! change answers 303 to the memory's page (after a move, its page under its new id).
 
 use std::sync::Arc;
 
 use amber_core::origin::Trust;
 use amber_core::{MemoryId, Outcome};
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, GetParams, IdParams, OutcomeParams, SetTrustParams, method as m,
+    ErrorKind, ErrorObject, GetParams, IdParams, MemoryMoveParams, OutcomeParams, SetTrustParams, method as m,
 };
 use axum::Form;
 use axum::extract::{Path, State};
@@ -28,13 +29,15 @@ pub(crate) struct ActionForm {
     note: Option<String>,
     #[serde(default)]
     trust: Option<String>,
+    #[serde(default)]
+    to: Option<String>,
 }
 
 fn invalid(msg: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorKind::InvalidParams, msg)
 }
 
-/// `POST /memory/{id}/{forget|unforget|unarchive|outcome|trust}`.
+/// `POST /memory/{id}/{forget|unforget|unarchive|outcome|trust|move}`.
 pub(crate) async fn act(
     State(web): State<Arc<Web>>,
     Path((id, action)): Path<(String, String)>,
@@ -80,6 +83,13 @@ async fn run(web: &Web, id: &str, action: &str, f: ActionForm) -> Result<MemoryI
                 }
             };
             web.call::<m::SetTrust>(SetTrustParams { id: id.to_string(), trust }).await?.memory
+        }
+        "move" => {
+            let to = super::html::scope_param(f.to.as_deref())?
+                .ok_or_else(|| invalid("name the scope to move it to"))?;
+            let r = web.call::<m::MemoryMove>(MemoryMoveParams { id: id.to_string(), to }).await?;
+            tracing::info!(door = "web", action, memory = %r.new_id, "changed from the web view");
+            return Ok(r.new_id);
         }
         other => return Err(ErrorObject::new(ErrorKind::NotFound, format!("no such change: {other:?}"))),
     };

@@ -1,14 +1,18 @@
 //! A memory's page: its full text, origin and trust, type, weight and the outcome log as
 //! a chart over time, its supersession chain, links, thread, the sessions it was served
-//! in and why, and the forms that change it (forget or unforget, unarchive, an outcome).
+//! in and why, and the forms that change it (forget or unforget, unarchive, an outcome,
+//! its trust, a move to another scope).
 
 use std::fmt::Write;
 use std::sync::Arc;
 
 use amber_core::{Memory, MemoryId};
-use amber_ipc::protocol::{GetParams, IdParams, OutcomesParams, SessionsParams, ThreadParams, method as m};
+use amber_ipc::protocol::{
+    ErrorKind, ErrorObject, GetParams, IdParams, OutcomesParams, SessionsParams, ThreadParams, method as m,
+};
 use axum::extract::{Path, State};
-use axum::response::Response;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 
 use super::Web;
 use super::html::{button, error, esc, memory_link, opening, page, session_link, time, url};
@@ -109,6 +113,14 @@ fn actions(web: &Web, mem: &Memory) -> String {
 <select name=trust aria-label=trust>{options}</select> <button type=submit>set trust</button></form>",
         esc(&web.form)
     );
+    if mem.forgotten_at.is_none() {
+        let _ = write!(
+            s,
+            "<form method=post action=\"{base}/move\" class=inline id=move><input type=hidden name=form value=\"{}\">\
+<input name=to placeholder=\"scope\" aria-label=\"move to scope\" required> <button type=submit>move to scope</button></form>",
+            esc(&web.form)
+        );
+    }
     s.push_str("</div>");
     s
 }
@@ -117,7 +129,7 @@ fn actions(web: &Web, mem: &Memory) -> String {
 pub(crate) async fn memory(State(web): State<Arc<Web>>, Path(id): Path<String>) -> Response {
     let mem = match web.call::<m::Get>(GetParams { id, session_id: None }).await {
         Ok(r) => r.memory,
-        Err(e) => return error(&e),
+        Err(e) => return moved(&e).unwrap_or_else(|| error(&e)),
     };
     let id = mem.id.clone();
     let mut body = format!(
@@ -132,6 +144,22 @@ pub(crate) async fn memory(State(web): State<Arc<Web>>, Path(id): Path<String>) 
     body.push_str(&related(&web, &id).await);
     body.push_str(&served(&web, &id).await);
     page(&format!("Memory {}", opening(id.as_str(), 12)), "", &body)
+}
+
+/// An old id's page after a move: the error, and a link to the memory where it went
+/// (`get` answers a moved id `not_found`, its message ending with the new id).
+fn moved(e: &ErrorObject) -> Option<Response> {
+    if e.kind() != Some(ErrorKind::NotFound) {
+        return None;
+    }
+    let (_, new) = e.message.rsplit_once("its id is now ")?;
+    let new: MemoryId = new.trim().parse().ok()?;
+    let body = format!(
+        "<h1>Moved</h1><p class=note id=moved>{} <a href=\"/memory/{}\" id=moved-to>open it</a></p>",
+        esc(&e.message),
+        url(new.as_str())
+    );
+    Some((StatusCode::NOT_FOUND, page("Moved", "", &body)).into_response())
 }
 
 /// The weight after each word on it, as a chart, and the log as a table.

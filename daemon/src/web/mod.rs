@@ -125,6 +125,7 @@ pub(crate) async fn stop(shared: &Shared) {
 fn router(web: Arc<Web>) -> Router {
     Router::new()
         .route("/", get(pages::scopes))
+        .route("/scope", get(pages::scope))
         .route("/search", get(pages::search))
         .route("/memory/{id}", get(memory::memory))
         .route("/memory/{id}/{action}", post(actions::act))

@@ -1,10 +1,11 @@
-//! The pages that list: the scopes with their counts, a search (the same `recall`, with
-//! the same evidence the command line prints), the archive, and the daemon's health.
+//! The pages that list: the scopes with their counts, one scope's memories page by page
+//! (`memories`), a search (the same `recall`, with the same evidence the command line
+//! prints), the archive, and the daemon's health.
 
 use std::sync::Arc;
 
 use amber_core::{Hit, Memory};
-use amber_ipc::protocol::{ArchivedParams, NoParams, RecallParams, method as m};
+use amber_ipc::protocol::{ArchivedParams, MemoriesParams, NoParams, RecallParams, method as m};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -34,9 +35,10 @@ pub(crate) async fn scopes(State(web): State<Arc<Web>>) -> Response {
     body.push_str("<table id=scopes><tr><th>scope</th><th>memories</th><th>project root</th><th></th></tr>");
     for s in &r.scopes {
         body.push_str(&format!(
-            "<tr><td class=scope>{}</td><td class=count>{}</td><td class=muted>{}</td><td>\
+            "<tr><td class=scope><a href=\"/scope?name={}\">{}</a></td><td class=count>{}</td><td class=muted>{}</td><td>\
 <form action=/search method=get class=inline><input type=hidden name=scope value=\"{}\"><input name=q placeholder=\"search this scope\" aria-label=\"search {}\"> <button type=submit>Search</button></form>\
 <a href=\"/archive?scope={}\">archive</a> · <a href=\"/runs?scope={}\">runs</a></td></tr>",
+            url(&s.scope),
             esc(&s.scope),
             s.memories,
             esc(s.root.as_deref().unwrap_or("")),
@@ -48,6 +50,75 @@ pub(crate) async fn scopes(State(web): State<Arc<Web>>) -> Response {
     }
     body.push_str("</table>");
     page("Scopes", "/", &body)
+}
+
+/// A scope page's query string.
+#[derive(Deserialize)]
+pub(crate) struct ScopeQuery {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    before: Option<u64>,
+    #[serde(default)]
+    all: Option<String>,
+}
+
+/// `/scope?name=…&before=…`: one scope's memories, newest filed first, a page at a time
+/// (`memories`), with a link to the older page; `all=1` shows forgotten and archived ones.
+pub(crate) async fn scope(State(web): State<Arc<Web>>, Query(q): Query<ScopeQuery>) -> Response {
+    let scope = match scope_param(Some(&q.name)) {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            return error(&amber_ipc::protocol::ErrorObject::new(
+                amber_ipc::protocol::ErrorKind::InvalidParams,
+                "name the scope: /scope?name=…",
+            ));
+        }
+        Err(e) => return error(&e),
+    };
+    let all = q.all.is_some();
+    let p = MemoriesParams { scope: scope.clone(), limit: None, before: q.before, include_forgotten: all };
+    let r = match web.call::<m::Memories>(p).await {
+        Ok(r) => r,
+        Err(e) => return error(&e),
+    };
+    let here = format!("/scope?name={}{}", url(scope.as_str()), if all { "&amp;all=1" } else { "" });
+    let mut body = format!(
+        "<h1>Scope {}</h1><p>Its memories, newest filed first{}. <a href=\"{}\">{}</a></p>",
+        esc(scope.as_str()),
+        if all { ", forgotten and archived ones too" } else { "" },
+        if all { format!("/scope?name={}", url(scope.as_str())) } else { format!("{here}&amp;all=1") },
+        if all { "live only" } else { "show forgotten and archived too" },
+    );
+    if r.memories.is_empty() {
+        body.push_str("<p id=empty>No memories here.</p>");
+    }
+    body.push_str("<table id=memories><tr><th>memory</th><th>filed</th><th>type</th><th>trust</th><th>weight</th><th>state</th><th>first line</th></tr>");
+    for mem in &r.memories {
+        let t = mem.trust.as_str();
+        let state = match (mem.forgotten, mem.archived) {
+            (true, _) => "forgotten",
+            (false, true) => "archived",
+            (false, false) => "live",
+        };
+        body.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><span class=trust-{t}>{t}</span></td><td>{:.2}</td><td>{state}</td><td>{}</td></tr>",
+            memory_link(mem.id.as_str()),
+            time(mem.created),
+            esc(mem.kind.as_str()),
+            mem.weight,
+            esc(&mem.first_line),
+        ));
+    }
+    body.push_str("</table><p id=paging>");
+    if q.before.is_some() {
+        body.push_str(&format!("<a href=\"{here}\" id=newest>newest</a> "));
+    }
+    if let Some(next) = r.next {
+        body.push_str(&format!("<a href=\"{here}&amp;before={next}\" id=older>older</a>"));
+    }
+    body.push_str("</p>");
+    page(&format!("Scope {scope}"), "", &body)
 }
 
 /// A search's query string.

@@ -1,9 +1,9 @@
 //! Scopes: counts, the project roots they stand for, moving memories between scopes,
 //! and ids named by a prefix.
 
-use amber_core::{MemoryId, Scope, now_millis};
+use amber_core::{Memory, MemoryId, Scope, now_millis};
 use amber_retrieval::Bm25Doc;
-use amber_store::{Moved, PrefixMatch};
+use amber_store::{MoveOne, Moved, PrefixMatch};
 use std::sync::atomic::Ordering::SeqCst;
 
 use super::{Engine, lock, write};
@@ -52,26 +52,58 @@ impl Engine {
         self.read(|s| s.durable_since(scopes, since))
     }
 
-    /// Where a memory moved by [`Engine::move_scope`] went.
+    /// Where a memory moved by [`Engine::move_scope`] or [`Engine::move_memory`] went.
     pub fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
         self.read(|s| s.moved_to(id))
     }
 
     /// Re-files every live memory of `from` (and the scopes below it) into `to`,
     /// verbatim: see [`amber_store::Store::move_scope`] for what happens to ids, links,
-    /// mentions and sessions. The indexes follow in the same call: a moved memory keeps
-    /// its seq and vectors, BM25 learns its new scope; one merged into a copy already in
-    /// `to` leaves the indexes like a forgotten one.
+    /// mentions and sessions. The indexes follow in the same call ([`Engine::follow_moves`]).
     pub fn move_scope(&self, from: &Scope, to: &Scope) -> Result<Vec<Moved>> {
         let _indexing = lock(&self.indexing);
         let moved = lock(&self.writer).move_scope(from, to, now_millis())?;
+        self.follow_moves(&moved)?;
+        tracing::info!(from = %from, to = %to, moved = moved.len(), "scope moved");
+        Ok(moved)
+    }
+
+    /// Re-files one live memory into `to`, as a scope move re-files each of its memories
+    /// (a new id, the old one forwarded, what names it re-pointed, merged into the same
+    /// content already there); the indexes follow in the same call.
+    pub fn move_memory(&self, id: &MemoryId, to: &Scope) -> Result<MoveOne> {
+        let _indexing = lock(&self.indexing);
+        let out = lock(&self.writer).move_memory(id, to, now_millis())?;
+        if let MoveOne::Moved(m) = &out {
+            self.follow_moves(std::slice::from_ref(&**m))?;
+            tracing::info!(from = %m.old_scope, to = %to, merged = m.merged, "memory moved");
+        }
+        Ok(out)
+    }
+
+    /// A page of one scope's memories, newest filed first (see
+    /// [`amber_store::Scopes::scope_page`]).
+    pub fn scope_page(
+        &self,
+        scope: &Scope,
+        before: Option<u64>,
+        limit: usize,
+        include_forgotten: bool,
+    ) -> Result<Vec<Memory>> {
+        self.read(|s| s.scope_page(scope, before, limit, include_forgotten))
+    }
+
+    /// The indexes after a move (the caller holds the indexing lock): a moved memory
+    /// keeps its seq and vectors, BM25 and the filter maps learn its new scope; one
+    /// merged into a copy already in the target leaves the indexes like a forgotten one.
+    fn follow_moves(&self, moved: &[Moved]) -> Result<()> {
         if moved.is_empty() {
-            return Ok(moved);
+            return Ok(());
         }
         let mark = self.bm25_mark.load(SeqCst);
         {
             let mut docs = write(&self.docs);
-            for m in &moved {
+            for m in moved {
                 docs.remove(m.seq, &m.old_scope);
                 if !m.merged {
                     docs.add(
@@ -84,7 +116,7 @@ impl Engine {
                 }
             }
         }
-        for m in &moved {
+        for m in moved {
             if m.merged {
                 self.bm25.delete(m.seq)?;
                 if write(&self.vectors).remove_memory(m.seq)? > 0 {
@@ -101,7 +133,6 @@ impl Engine {
             }
         }
         self.bm25.commit(mark)?;
-        tracing::info!(from = %from, to = %to, moved = moved.len(), "scope moved");
-        Ok(moved)
+        Ok(())
     }
 }

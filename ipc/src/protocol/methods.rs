@@ -242,6 +242,10 @@ registry! {
     Scopes "scopes" (NoParams => ScopesResult) Read, mcp None, cli Some("scopes"), python true;
     /// Re-file a scope's memories into another.
     ScopeMove "scope_move" (ScopeMoveParams => ScopeMoveResult) Write, mcp None, cli Some("scope move"), python true;
+    /// Re-file one memory into another scope (a person's).
+    MemoryMove "memory_move" (MemoryMoveParams => MovedEntry) Write, mcp None, cli Some("move"), python false;
+    /// A scope's memories, newest first, a page at a time (a person's).
+    Memories "memories" (MemoriesParams => MemoriesResult) Read, mcp None, cli Some("list"), python false;
     /// A session's checkpoint: the outcome reminder.
     SessionCheckpoint "session_checkpoint" (SessionCheckpointParams => SessionCheckpointResult) Write, mcp None, cli Some("hook"), python true;
     /// Report what came of relying on a memory.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use amber_core::{Memory, MemoryId, Millis, NewMemory, Scope};
 
-use crate::{Key, Moved, PrefixMatch, Purged, Result, Vector};
+use crate::{Key, MoveOne, Moved, PrefixMatch, Purged, Result, Vector};
 
 /// The memories themselves, verbatim (the source of truth): filing, forgetting, reading by id, seq and scan, counts, the change log, metadata.
 pub trait Memories {
@@ -84,7 +84,8 @@ pub trait Documents {
     fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>>;
 }
 
-/// Scopes: project roots, moving a scope, id prefixes and moved ids.
+/// Scopes: project roots, moving a scope or one memory, a scope's memories page by page,
+/// id prefixes and moved ids.
 pub trait Scopes {
     /// Notes the project root a scope stands for.
     fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()>;
@@ -98,4 +99,18 @@ pub trait Scopes {
     fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch>;
     /// Re-files a scope's memories into another, in one transaction.
     fn move_scope(&mut self, from: &Scope, to: &Scope, now: Millis) -> Result<Vec<Moved>>;
+    /// Re-files one live memory into a scope, in one transaction, as a scope move does
+    /// each of its memories (new id, the old one forwarded, everything that names it
+    /// re-pointed, merged into the same content already there).
+    fn move_memory(&mut self, id: &MemoryId, to: &Scope, now: Millis) -> Result<MoveOne>;
+    /// A page of one scope's memories (not those below it), newest filed first: seqs
+    /// below `before`, at most `limit`; forgotten and archived ones only when
+    /// `include_forgotten`.
+    fn scope_page(
+        &self,
+        scope: &Scope,
+        before: Option<u64>,
+        limit: usize,
+        include_forgotten: bool,
+    ) -> Result<Vec<Memory>>;
 }

@@ -1,12 +1,12 @@
-//! Scope roots, scope moves and id prefixes on PostgreSQL (as `scopes.rs` does on
+//! Scope roots, scope and memory moves, a scope's pages and id prefixes on PostgreSQL (as `scopes.rs` does on
 //! SQLite). "Below a scope" is `starts_with(scope, 'a/b/')`, which does not depend on
 //! the database's collation.
 
-use amber_core::{MemoryId, Millis, Scope};
+use amber_core::{Memory, MemoryId, Millis, Scope};
 
-use super::{MEMORY_COLUMNS, PgStore, memories, seq_lock};
+use super::{MEMORY_COLUMNS, PgStore, Q, memories, seq_lock};
 use crate::Scopes;
-use crate::{Moved, PrefixMatch, Result, moved_scope};
+use crate::{MoveOne, Moved, PrefixMatch, Result, moved_scope};
 
 impl Scopes for PgStore {
     fn note_scope_root(&mut self, scope: &Scope, root: &str, now: Millis) -> Result<()> {
@@ -79,75 +79,122 @@ impl Scopes for PgStore {
             let mut out = Vec::new();
             for m in rows {
                 let Some(scope) = moved_scope(&m.scope, from, to) else { continue };
-                let new_id = MemoryId::derive(&scope, &m.content);
-                let there = self.get_in(&mut tx, new_id.as_str())?;
-                let merged = there.as_ref().is_some_and(|t| t.forgotten_at.is_none());
-                let memory = match there.clone() {
-                    Some(t) if merged => t,
-                    _ => {
-                        let mut moved = m.clone();
-                        moved.scope = scope.clone();
-                        moved.id = new_id.clone();
-                        moved
-                    }
-                };
-                if merged {
-                    tx.execute("UPDATE memories SET forgotten_at = $2 WHERE seq = $1", &[&(m.seq as i64), &now])?;
-                } else {
-                    if there.is_some() {
-                        tx.execute("DELETE FROM memories WHERE id = $1", &[&new_id.as_str()])?;
-                    }
-                    tx.execute(
-                        "UPDATE memories SET scope = $2, id = $3 WHERE seq = $1",
-                        &[&(m.seq as i64), &scope.as_str(), &new_id.as_str()],
-                    )?;
-                }
-                // Where it went, before the references follow: under row-level security
-                // a role sees a reference to the old id through this row (its scope is
-                // where the memory went).
-                tx.execute(
-                    "INSERT INTO moved (old_id, new_id, moved_at, scope) VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (old_id) DO UPDATE
-                     SET new_id = excluded.new_id, moved_at = excluded.moved_at, scope = excluded.scope",
-                    &[&m.id.as_str(), &memory.id.as_str(), &now, &memory.scope.as_str()],
-                )?;
-                tx.execute(
-                    "UPDATE moved SET new_id = $2, scope = $3 WHERE new_id = $1",
-                    &[&m.id.as_str(), &memory.id.as_str(), &memory.scope.as_str()],
-                )?;
-                let (old, new) = (m.id.as_str(), memory.id.as_str());
-                // SQLite's `UPDATE OR IGNORE` (a row that would collide keeps its old
-                // value) is a `NOT EXISTS` here.
-                for stmt in [
-                    "UPDATE links a SET from_id = $2 WHERE from_id = $1 AND NOT EXISTS
-                       (SELECT 1 FROM links b WHERE b.from_id = $2 AND b.to_id = a.to_id AND b.kind = a.kind)",
-                    "UPDATE links a SET to_id = $2 WHERE to_id = $1 AND NOT EXISTS
-                       (SELECT 1 FROM links b WHERE b.to_id = $2 AND b.from_id = a.from_id AND b.kind = a.kind)",
-                    "DELETE FROM links WHERE from_id = $1 OR to_id = $1 OR from_id = to_id",
-                    "UPDATE kg_mentions a SET memory = $2 WHERE memory = $1 AND NOT EXISTS
-                       (SELECT 1 FROM kg_mentions b WHERE b.memory = $2 AND b.entity = a.entity)",
-                    "DELETE FROM kg_mentions WHERE memory = $1",
-                    "UPDATE kg_facts SET sources = replace(sources, '\"' || $1::TEXT || '\"', '\"' || $2::TEXT || '\"')
-                     WHERE strpos(sources, $1) > 0",
-                    "UPDATE memories SET reply_to = $2 WHERE reply_to = $1",
-                    "UPDATE memories SET superseded_by = $2 WHERE superseded_by = $1",
-                    "UPDATE memories SET supersedes = replace(supersedes, '\"' || $1::TEXT || '\"', '\"' || $2::TEXT || '\"')
-                     WHERE strpos(supersedes, $1) > 0",
-                    "UPDATE thread_holds SET thread = $2 WHERE thread = $1
-                       AND NOT EXISTS (SELECT 1 FROM thread_holds WHERE thread = $2)",
-                    "UPDATE guard_log SET trigger = $2 WHERE trigger = $1",
-                ] {
-                    if stmt.contains("$2") {
-                        tx.execute(stmt, &[&old, &new])?;
-                    } else {
-                        tx.execute(stmt, &[&old])?;
-                    }
-                }
-                super::memories::log_change(&mut tx, m.seq, m.scope.as_str())?;
-                out.push(Moved { old_id: m.id.clone(), old_scope: m.scope.clone(), seq: m.seq, memory, merged });
+                out.push(self.move_row(&mut tx, &m, scope, now)?);
             }
             tx.commit()?;
             Ok(out)
         })
+    }
+
+    fn move_memory(&mut self, id: &MemoryId, to: &Scope, now: Millis) -> Result<MoveOne> {
+        self.write(|c| {
+            let mut tx = c.transaction()?;
+            seq_lock(&mut tx)?;
+            let out = match self.get_in(&mut tx, id.as_str())? {
+                None => MoveOne::NotFound,
+                Some(m) if m.forgotten_at.is_some() => MoveOne::Forgotten,
+                Some(m) if &m.scope == to => MoveOne::AlreadyThere,
+                Some(m) => MoveOne::Moved(Box::new(self.move_row(&mut tx, &m, to.clone(), now)?)),
+            };
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+
+    fn scope_page(
+        &self,
+        scope: &Scope,
+        before: Option<u64>,
+        limit: usize,
+        include_forgotten: bool,
+    ) -> Result<Vec<Memory>> {
+        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
+        self.query_memories(
+            &format!(
+                "SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1 AND seq < $2
+                 AND ($3 OR (forgotten_at IS NULL AND archived_at IS NULL)) ORDER BY seq DESC LIMIT $4"
+            ),
+            &[&scope.as_str(), &before, &include_forgotten, &(limit.min(i64::MAX as usize) as i64)],
+        )
+    }
+}
+
+impl PgStore {
+    /// Re-files the live memory `m` into `scope` in the caller's transaction (which holds
+    /// the seq lock): the one step both moves take per memory, as on SQLite
+    /// (`scopes.rs`, `move_row`), and the change logged for the other nodes.
+    fn move_row(
+        &self,
+        tx: &mut postgres::Transaction<'_>,
+        m: &Memory,
+        scope: Scope,
+        now: Millis,
+    ) -> Q<Moved> {
+        let new_id = MemoryId::derive(&scope, &m.content);
+        let there = self.get_in(tx, new_id.as_str())?;
+        let merged = there.as_ref().is_some_and(|t| t.forgotten_at.is_none());
+        let memory = match there.clone() {
+            Some(t) if merged => t,
+            _ => {
+                let mut moved = m.clone();
+                moved.scope = scope.clone();
+                moved.id = new_id.clone();
+                moved
+            }
+        };
+        if merged {
+            tx.execute("UPDATE memories SET forgotten_at = $2 WHERE seq = $1", &[&(m.seq as i64), &now])?;
+        } else {
+            if there.is_some() {
+                tx.execute("DELETE FROM memories WHERE id = $1", &[&new_id.as_str()])?;
+            }
+            tx.execute(
+                "UPDATE memories SET scope = $2, id = $3 WHERE seq = $1",
+                &[&(m.seq as i64), &scope.as_str(), &new_id.as_str()],
+            )?;
+        }
+        // Where it went, before the references follow: under row-level security
+        // a role sees a reference to the old id through this row (its scope is
+        // where the memory went).
+        tx.execute(
+            "INSERT INTO moved (old_id, new_id, moved_at, scope) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (old_id) DO UPDATE
+             SET new_id = excluded.new_id, moved_at = excluded.moved_at, scope = excluded.scope",
+            &[&m.id.as_str(), &memory.id.as_str(), &now, &memory.scope.as_str()],
+        )?;
+        tx.execute(
+            "UPDATE moved SET new_id = $2, scope = $3 WHERE new_id = $1",
+            &[&m.id.as_str(), &memory.id.as_str(), &memory.scope.as_str()],
+        )?;
+        let (old, new) = (m.id.as_str(), memory.id.as_str());
+        // SQLite's `UPDATE OR IGNORE` (a row that would collide keeps its old
+        // value) is a `NOT EXISTS` here.
+        for stmt in [
+            "UPDATE links a SET from_id = $2 WHERE from_id = $1 AND NOT EXISTS
+               (SELECT 1 FROM links b WHERE b.from_id = $2 AND b.to_id = a.to_id AND b.kind = a.kind)",
+            "UPDATE links a SET to_id = $2 WHERE to_id = $1 AND NOT EXISTS
+               (SELECT 1 FROM links b WHERE b.to_id = $2 AND b.from_id = a.from_id AND b.kind = a.kind)",
+            "DELETE FROM links WHERE from_id = $1 OR to_id = $1 OR from_id = to_id",
+            "UPDATE kg_mentions a SET memory = $2 WHERE memory = $1 AND NOT EXISTS
+               (SELECT 1 FROM kg_mentions b WHERE b.memory = $2 AND b.entity = a.entity)",
+            "DELETE FROM kg_mentions WHERE memory = $1",
+            "UPDATE kg_facts SET sources = replace(sources, '\"' || $1::TEXT || '\"', '\"' || $2::TEXT || '\"')
+             WHERE strpos(sources, $1) > 0",
+            "UPDATE memories SET reply_to = $2 WHERE reply_to = $1",
+            "UPDATE memories SET superseded_by = $2 WHERE superseded_by = $1",
+            "UPDATE memories SET supersedes = replace(supersedes, '\"' || $1::TEXT || '\"', '\"' || $2::TEXT || '\"')
+             WHERE strpos(supersedes, $1) > 0",
+            "UPDATE thread_holds SET thread = $2 WHERE thread = $1
+               AND NOT EXISTS (SELECT 1 FROM thread_holds WHERE thread = $2)",
+            "UPDATE guard_log SET trigger = $2 WHERE trigger = $1",
+        ] {
+            if stmt.contains("$2") {
+                tx.execute(stmt, &[&old, &new])?;
+            } else {
+                tx.execute(stmt, &[&old])?;
+            }
+        }
+        super::memories::log_change(tx, m.seq, m.scope.as_str())?;
+        Ok(Moved { old_id: m.id.clone(), old_scope: m.scope.clone(), seq: m.seq, memory, merged })
     }
 }

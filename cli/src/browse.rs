@@ -1,0 +1,98 @@
+//! `amber move` and `amber list`: one memory re-filed into another scope, and a scope's
+//! memories a page at a time (the person's; the web view offers the same).
+
+use amber_ipc::Client;
+use amber_ipc::protocol::{MAX_PAGE, MemoriesParams, MemoryMoveParams, method};
+use anyhow::Context;
+use clap::Subcommand;
+
+use crate::{check_id, print_json};
+
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum BrowseCommand {
+    /// Re-file one memory into another scope, verbatim. Its id changes (an id derives
+    /// from scope and content); `get` of the old id says the new one. Its outcome log,
+    /// links, graph mentions and thread follow; the same text already there is merged.
+    Move {
+        /// The memory id or a prefix of it.
+        id: String,
+        /// The scope to file it into (as `amber scopes` shows them).
+        scope: String,
+    },
+    /// A scope's memories, newest filed first, a page at a time (its own, not those of
+    /// the scopes below it).
+    List {
+        /// The scope.
+        scope: String,
+        /// At most this many (1 to 200).
+        #[arg(long, default_value_t = amber_ipc::protocol::DEFAULT_PAGE)]
+        limit: usize,
+        /// Start after this cursor (the `next` an earlier page printed).
+        #[arg(long, value_name = "CURSOR")]
+        before: Option<u64>,
+        /// Forgotten and archived memories too.
+        #[arg(long)]
+        include_forgotten: bool,
+    },
+}
+
+/// Runs a command.
+pub(crate) fn run(cmd: &BrowseCommand, client: &mut Client, json: bool) -> anyhow::Result<()> {
+    match cmd {
+        BrowseCommand::Move { id, scope } => {
+            check_id(id)?;
+            let to = scope.parse().context("SCOPE")?;
+            let r = client.send::<method::MemoryMove>(&MemoryMoveParams { id: id.clone(), to })?;
+            if json {
+                print_json(&r)?;
+            } else if r.merged {
+                println!(
+                    "{} → {} in {} (the same text was already there: merged)",
+                    r.old_id, r.new_id, r.scope
+                );
+            } else {
+                println!("{} → {} in {}", r.old_id, r.new_id, r.scope);
+            }
+        }
+        BrowseCommand::List { scope, limit, before, include_forgotten } => {
+            if *limit == 0 || *limit > MAX_PAGE {
+                anyhow::bail!("--limit must be 1 to {MAX_PAGE}, got {limit}");
+            }
+            let p = MemoriesParams {
+                scope: scope.parse().context("SCOPE")?,
+                limit: Some(*limit),
+                before: *before,
+                include_forgotten: *include_forgotten,
+            };
+            let r = client.send::<method::Memories>(&p)?;
+            if json {
+                print_json(&r)?;
+                return Ok(());
+            }
+            for m in &r.memories {
+                let mut state = String::new();
+                if m.forgotten {
+                    state.push_str(" (forgotten)");
+                } else if m.archived {
+                    state.push_str(" (archived)");
+                }
+                println!(
+                    "{} {} {} {} {:.2}{state}  {}",
+                    m.id,
+                    m.created,
+                    m.kind,
+                    m.trust.as_str(),
+                    m.weight,
+                    m.first_line
+                );
+            }
+            match r.next {
+                Some(next) => println!("older: amber list {scope} --before {next}"),
+                None if r.memories.is_empty() => println!("no memories in {scope}"),
+                None => {}
+            }
+        }
+    }
+    Ok(())
+}
