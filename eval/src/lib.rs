@@ -1,6 +1,7 @@
 //! Amber's eval harness: LongMemEval and LoCoMo retrieval with the official metrics.
 #![forbid(unsafe_code)]
 pub mod comention;
+pub mod crosslingual;
 pub mod interject;
 pub mod locomo;
 pub mod longmemeval;

@@ -31,6 +31,9 @@ enum Command {
     /// Performance: ingest throughput with embedding, recall latency at growing sizes,
     /// index rebuild time and resident memory, on memories made from real text.
     Bench(cmd::bench::BenchArgs),
+    /// Cross-lingual retrieval (issue 34): English facts found by questions in Spanish,
+    /// German, Russian and Japanese; R@1 and R@5 per language, hybrid, vector and BM25.
+    Crosslingual(cmd::crosslingual::CrosslingualArgs),
     /// Draws recall@k curves (PNG) from LongMemEval reports.
     Plot(cmd::plot::PlotArgs),
     /// Interjection gate calibration: each LongMemEval question as a mid-session event
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Longmemeval(a) => cmd::longmemeval::run(a),
         Command::Locomo(a) => cmd::locomo::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Crosslingual(a) => cmd::crosslingual::run(a),
         Command::Plot(a) => cmd::plot::run(a),
         Command::Interject(a) => cmd::interject::run(a),
         Command::Load(a) => cmd::load::run(a),

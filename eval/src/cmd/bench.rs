@@ -12,7 +12,7 @@ use anyhow::bail;
 use clap::Args;
 use serde_json::json;
 
-use crate::common::{percentile, progress, write_report};
+use crate::common::{ModelArgs, model_report, percentile, progress, write_report};
 
 /// Arguments of `amber-eval bench`.
 #[derive(Args, Debug)]
@@ -32,11 +32,23 @@ pub(crate) struct BenchArgs {
     /// Write the results (JSON) here; they are also printed.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// The process serving the embedding endpoint (with --model-url), when it runs on
+    /// this machine: its resident memory is reported beside the engine's, and added to
+    /// it in `total_rss_mib`.
+    #[arg(long, value_name = "PID")]
+    model_server_pid: Option<u32>,
+    #[command(flatten)]
+    model: ModelArgs,
 }
 
 /// Resident memory now and at peak, in MiB, from /proc (Linux).
 fn rss_mib() -> (Option<f64>, Option<f64>) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    proc_rss_mib("self")
+}
+
+/// A process's resident memory now and at peak, in MiB, from /proc/<pid>/status.
+fn proc_rss_mib(pid: &str) -> (Option<f64>, Option<f64>) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status
             .lines()
@@ -84,7 +96,11 @@ pub(crate) fn run(a: BenchArgs) -> anyhow::Result<()> {
     // The parsed data file is large; what the engine holds is what is measured.
     drop(questions);
     let dir = a.store.clone().unwrap_or_else(|| default_amber_home().join("bench-store"));
-    let engine = Engine::open(EngineOptions::new(&dir))?;
+    let mut opts = EngineOptions::new(&dir);
+    opts.model = a.model.config()?;
+    let engine = Engine::open(opts)?;
+    let server = a.model_server_pid.map(|p| p.to_string());
+    let server_rss = || server.as_deref().map(proc_rss_mib).unwrap_or_default();
     let scope: Scope = "bench".parse()?;
     let mut results = Vec::new();
     let mut ingested = engine.status()?.memories as usize;
@@ -119,6 +135,7 @@ pub(crate) fn run(a: BenchArgs) -> anyhow::Result<()> {
         }
         lat.sort_by(f64::total_cmp);
         let (rss, peak) = rss_mib();
+        let (srss, speak) = server_rss();
         results.push(json!({
             "memories": size,
             "vectors": engine.status()?.vectors,
@@ -133,6 +150,9 @@ pub(crate) fn run(a: BenchArgs) -> anyhow::Result<()> {
             "recall_ms_p99": percentile(&lat, 0.99),
             "rss_mib": rss,
             "peak_rss_mib": peak,
+            "model_server_rss_mib": srss,
+            "model_server_peak_rss_mib": speak,
+            "total_rss_mib": rss.map(|r| r + srss.unwrap_or(0.0)),
         }));
     }
     pb.finish_and_clear();
@@ -145,10 +165,13 @@ pub(crate) fn run(a: BenchArgs) -> anyhow::Result<()> {
         "chunks_embedded": engine.stats().chunks_embedded - before.chunks_embedded,
     });
     let (rss, peak) = rss_mib();
+    let (srss, speak) = server_rss();
     let report = json!({
         "benchmark": "amber engine, in process",
         "data_file": a.data,
         "model": engine.model_id(),
+        "model_detail": model_report(&engine),
+        "model_server_pid": a.model_server_pid,
         "threads": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "corpus": "LongMemEval turn paragraphs of 40-600 characters, deduplicated",
         "queries": "LongMemEval questions, top 10, hybrid, no filter",
@@ -156,6 +179,9 @@ pub(crate) fn run(a: BenchArgs) -> anyhow::Result<()> {
         "rebuild_from_cache": rebuild,
         "final_rss_mib": rss,
         "peak_rss_mib": peak,
+        "model_server_final_rss_mib": srss,
+        "model_server_peak_rss_mib": speak,
+        "total_final_rss_mib": rss.map(|r| r + srss.unwrap_or(0.0)),
     });
     write_report(&report, a.out.as_deref())
 }

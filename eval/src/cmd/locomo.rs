@@ -134,6 +134,7 @@ pub(crate) fn run(a: LocomoArgs) -> anyhow::Result<()> {
     config["conversations_run"] = json!(convs.len());
     let report = json!({
         "dataset": "locomo",
+        "model": engine.model_id(),
         "data_file": a.data,
         "data_sha256": sha,
         "n_questions": n_questions,

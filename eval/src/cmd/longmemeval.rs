@@ -105,6 +105,7 @@ pub(crate) fn run(a: LmeArgs) -> anyhow::Result<()> {
     config["questions_run"] = json!(questions.len());
     let report = json!({
         "dataset": "longmemeval",
+        "model": engine.model_id(),
         "data_file": a.data,
         "data_sha256": sha,
         "n_questions": n_questions,
