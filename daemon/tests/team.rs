@@ -371,6 +371,21 @@ fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
     assert!(recall_ids(&mut cb, "payments runbook refunds", Some("team/acme/x")).is_empty());
     assert_ne!(mover, new_id);
 
+    // One memory moved on A (`amber move`): logged as a scope move's, so B follows it too,
+    // and both say where the old id went (the team database remembers it).
+    let one = as_person(&a, &["move", &keep, "team/acme/z"]);
+    let keep_now = one["new_id"].as_str().unwrap().to_string();
+    let until = Instant::now() + Duration::from_secs(30);
+    while !recall_ids(&mut cb, "staging admin console vpn", Some("team/acme/z")).contains(&keep_now) {
+        assert!(Instant::now() < until, "B never found the moved memory under its new scope");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!recall_ids(&mut cb, "staging admin console vpn", Some("team/acme")).contains(&keep));
+    for c in [&mut ca, &mut cb] {
+        let e = c.call_value("get", json!({ "id": keep })).unwrap_err();
+        assert!(e.to_string().contains(&keep_now), "the old id names the new: {e}");
+    }
+
     // A session on A: its second memory's vector carries the end of the first (its
     // session context).
     let in_session = |c: &mut Client, text: &str| {
@@ -399,14 +414,14 @@ fn forgets_purges_and_moves_on_one_node_reach_the_other_nodes_indexes() {
     assert!(Command::new("kill").arg("-TERM").arg(b.child.id().to_string()).status().unwrap().success());
     assert!(b.child.wait().unwrap().success());
     drop(b);
-    for id in [&keep, &vault] {
+    for id in [&keep_now, &vault] {
         ca.call_value("forget", json!({ "id": id })).unwrap();
         as_person(&a, &["purge", id]);
     }
     let b = node(&dir.path().join("b"), &url);
     let mut cb = b.client();
     settled(&mut cb, 2);
-    assert!(!recall_ids(&mut cb, "staging admin console vpn", Some("team/acme")).contains(&keep));
+    assert!(!recall_ids(&mut cb, "staging admin console vpn", Some("team/acme")).contains(&keep_now));
     assert!(recall_ids(&mut cb, "payments runbook refunds", Some("team/acme/y")).contains(&new_id));
     let after = cosine_of_thanks(&mut cb);
     assert!(

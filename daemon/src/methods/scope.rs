@@ -199,7 +199,7 @@ pub(crate) async fn resolve_id(
     let (sides, away) = shared.id_sides();
     let mut found: Vec<(Side, amber_core::MemoryId)> = Vec::new();
     let mut many: Vec<amber_core::MemoryId> = Vec::new();
-    for side in sides {
+    for side in sides.iter().cloned() {
         let g = given.clone();
         match read_on(shared, &side, move |e| e.lookup_prefix(&g)).await? {
             PrefixMatch::One(id) => found.push((side, id)),
@@ -225,13 +225,18 @@ pub(crate) async fn resolve_id(
             if many.len() > 5 { ", ..." } else { "" }
         )));
     }
-    if let Ok(full) = given.parse::<amber_core::MemoryId>()
-        && let Some(to) = read(shared, move |e| e.moved_to(&full)).await?
-    {
-        return Err(ErrorObject::new(
-            ErrorKind::NotFound,
-            format!("memory {given} was moved to another scope; its id is now {to}"),
-        ));
+    // A moved id is remembered by the side that moved it (a team memory's move, in the
+    // team database).
+    if let Ok(full) = given.parse::<amber_core::MemoryId>() {
+        for side in &sides {
+            let id = full.clone();
+            if let Some(to) = read_on(shared, side, move |e| e.moved_to(&id)).await? {
+                return Err(ErrorObject::new(
+                    ErrorKind::NotFound,
+                    format!("memory {given} was moved to another scope; its id is now {to}"),
+                ));
+            }
+        }
     }
     Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {given}")))
 }
