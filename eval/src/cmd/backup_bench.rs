@@ -8,22 +8,22 @@
 //! 4. `amber restore` of that backup into an empty data directory: the wall time until a
 //!    daemon serves it with its indexes rebuilt, and what it embedded (0 is the claim).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use amber_core::{NewMemory, Scope};
 use amber_ipc::Client;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
 
 use crate::cmd::kg_bench::retry_busy;
-use crate::cmd::node::{Node, dir_bytes, mib, rss_of};
+use crate::cmd::node::{
+    Node, amber, dir_bytes, engine, fill, load_corpus, mib, rss_of, sibling, wait_indexed,
+};
 use crate::common::{percentile, write_report};
-use amber_eval::longmemeval;
 
 /// Arguments of `amber-eval backup-bench`.
 #[derive(Args, Debug)]
@@ -48,58 +48,9 @@ pub(crate) struct BackupBenchArgs {
     out: Option<PathBuf>,
 }
 
-/// Memories per `remember_batch` while filling the store.
-const BATCH: usize = 100;
-
 pub(crate) fn run(a: BackupBenchArgs) -> anyhow::Result<()> {
     let report = bench(&a)?;
     write_report(&report, a.out.as_deref())
-}
-
-fn sibling(given: &Option<PathBuf>, name: &str) -> anyhow::Result<PathBuf> {
-    Ok(match given {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()?.with_file_name(name),
-    })
-}
-
-/// The `amber` command against a node, as a person runs it.
-fn amber(exe: &Path, node_root: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new(exe)
-        .arg("--data-dir")
-        .arg(node_root.join("data"))
-        .arg("--socket")
-        .arg(node_root.join("run").join("amber.sock"))
-        .args(args)
-        .env("AMBER_STATE_DIR", node_root.join("state"))
-        .env("AMBER_CONFIG", node_root.join("config.toml"))
-        .env("AMBERD", exe.with_file_name("amberd"))
-        .env_remove("AMBER_NO_START")
-        .output()
-        .with_context(|| format!("running {}", exe.display()))?;
-    if !out.status.success() {
-        bail!("amber {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-fn engine(c: &mut Client) -> anyhow::Result<Value> {
-    Ok(c.status()?.engine)
-}
-
-/// Waits until every committed memory is indexed; answers the engine status then.
-fn wait_indexed(c: &mut Client) -> anyhow::Result<Value> {
-    let t = Instant::now();
-    loop {
-        let e = engine(c)?;
-        if e["indexed_through"] == e["committed_through"] {
-            return Ok(e);
-        }
-        if t.elapsed() > Duration::from_secs(3 * 3600) {
-            bail!("indexing did not catch up in 3 h: {e}");
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
 }
 
 /// Latencies (ms) of single remembers until `stop`, from a client of its own.
@@ -142,35 +93,14 @@ fn bench(a: &BackupBenchArgs) -> anyhow::Result<Value> {
     let started_at = chrono::Utc::now().to_rfc3339();
     let amberd = sibling(&a.amberd, "amberd")?;
     let amber_exe = sibling(&a.amber, "amber")?;
-    let questions = longmemeval::load(&a.data)?;
-    let corpus = crate::cmd::bench::bench_corpus(&questions, a.memories);
-    drop(questions);
-    if corpus.len() < a.memories {
-        bail!(
-            "{} holds only {} usable paragraphs, fewer than {}",
-            a.data.display(),
-            corpus.len(),
-            a.memories
-        );
-    }
+    let (corpus, _) = load_corpus(&a.data, a.memories)?;
     let tmp = tempfile::tempdir()?;
     eprintln!("backup-bench: {} memories under {}", a.memories, tmp.path().display());
 
     // The store: filled and indexed.
     let mut node = Node::new("S", &amberd, &tmp.path().join("s"), None)?;
     let mut c = node.client()?;
-    let scope: Scope = "bench".parse()?;
-    let t = Instant::now();
-    for (i, chunk) in corpus.chunks(BATCH).enumerate() {
-        let batch: Vec<NewMemory> =
-            chunk.iter().map(|p| NewMemory::new(p.clone()).in_scope(scope.clone())).collect();
-        retry_busy(|| c.remember_batch(batch.clone()))?;
-        if i % 100 == 0 {
-            eprintln!("backup-bench: filed {} of {}", i * BATCH, a.memories);
-        }
-    }
-    let filled = wait_indexed(&mut c)?;
-    let fill_seconds = t.elapsed().as_secs_f64();
+    let (filled, fill_seconds) = fill(&mut c, &corpus, "backup-bench")?;
 
     // Idle writes, then writes during a backup.
     let stop = Arc::new(AtomicBool::new(false));

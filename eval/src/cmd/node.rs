@@ -1,14 +1,20 @@
-//! One private amberd of a benchmark (team-bench, backup-bench): its config, process, socket and data, shut
-//! down (then killed if need be) when dropped; and what is measured of it (resident
-//! memory, bytes on disk).
+//! One private amberd of a benchmark (team-bench, backup-bench, migrate-bench): its
+//! config, process, socket and data, shut down (then killed if need be) when dropped;
+//! filling it with LongMemEval paragraphs; the person's `amber` command against it; and
+//! what is measured of it (resident memory, bytes on disk).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use amber_core::{NewMemory, Scope};
+use amber_eval::longmemeval;
 use amber_ipc::Client;
 use anyhow::{Context, bail};
+use serde_json::Value;
+
+use crate::cmd::kg_bench::retry_busy;
 
 /// The team scope prefix the team nodes keep in PostgreSQL.
 pub(crate) const TEAM_SCOPE: &str = "team/acme";
@@ -138,4 +144,85 @@ impl Drop for Node {
     fn drop(&mut self) {
         let _ = self.stop();
     }
+}
+
+/// Memories per `remember_batch` while filling a store.
+const BATCH: usize = 100;
+
+/// A program next to this one (`amberd`, `amber`) unless a path is given.
+pub(crate) fn sibling(given: &Option<PathBuf>, name: &str) -> anyhow::Result<PathBuf> {
+    Ok(match given {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()?.with_file_name(name),
+    })
+}
+
+/// The `amber` command against a node, as a person runs it; answers its stdout.
+pub(crate) fn amber(exe: &Path, node_root: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new(exe)
+        .arg("--data-dir")
+        .arg(node_root.join("data"))
+        .arg("--socket")
+        .arg(node_root.join("run").join("amber.sock"))
+        .args(args)
+        .env("AMBER_STATE_DIR", node_root.join("state"))
+        .env("AMBER_CONFIG", node_root.join("config.toml"))
+        .env("AMBERD", exe.with_file_name("amberd"))
+        .env_remove("AMBER_NO_START")
+        .output()
+        .with_context(|| format!("running {}", exe.display()))?;
+    if !out.status.success() {
+        bail!("amber {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+pub(crate) fn engine(c: &mut Client) -> anyhow::Result<Value> {
+    Ok(c.status()?.engine)
+}
+
+/// Waits until every committed memory is indexed; answers the engine status then.
+pub(crate) fn wait_indexed(c: &mut Client) -> anyhow::Result<Value> {
+    let t = Instant::now();
+    loop {
+        let e = engine(c)?;
+        if e["indexed_through"] == e["committed_through"] {
+            return Ok(e);
+        }
+        if t.elapsed() > Duration::from_secs(3 * 3600) {
+            bail!("indexing did not catch up in 3 h: {e}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// `memories` paragraphs of a LongMemEval file (40 to 600 characters, deduplicated),
+/// and its questions.
+pub(crate) fn load_corpus(
+    data: &Path,
+    memories: usize,
+) -> anyhow::Result<(Vec<String>, Vec<longmemeval::Question>)> {
+    let questions = longmemeval::load(data)?;
+    let corpus = crate::cmd::bench::bench_corpus(&questions, memories);
+    if corpus.len() < memories {
+        bail!("{} holds only {} usable paragraphs, fewer than {memories}", data.display(), corpus.len());
+    }
+    Ok((corpus, questions))
+}
+
+/// Files the paragraphs in scope `bench`, `remember_batch` by `remember_batch`, and
+/// waits until they are indexed; answers the engine status then and the seconds taken.
+pub(crate) fn fill(c: &mut Client, corpus: &[String], tag: &str) -> anyhow::Result<(Value, f64)> {
+    let scope: Scope = "bench".parse()?;
+    let t = Instant::now();
+    for (i, chunk) in corpus.chunks(BATCH).enumerate() {
+        let batch: Vec<NewMemory> =
+            chunk.iter().map(|p| NewMemory::new(p.clone()).in_scope(scope.clone())).collect();
+        retry_busy(|| c.remember_batch(batch.clone()))?;
+        if i % 100 == 0 {
+            eprintln!("{tag}: filed {} of {}", i * BATCH, corpus.len());
+        }
+    }
+    let filled = wait_indexed(c)?;
+    Ok((filled, t.elapsed().as_secs_f64()))
 }
