@@ -152,11 +152,11 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
         .with_context(|| format!("cannot open the store in {}", config.data_dir.display()))?;
     let engine = Arc::new(engine);
     let migrations = crate::model::Migrations::default();
-    if let Some((name, model)) = migrate_to {
+    let migrate_to = migrate_to.map(|(name, model)| {
         let mut next = opts.clone();
         next.model = model.clone();
-        migrations.start(engine.clone(), next, name, model);
-    }
+        (name, next, model)
+    });
     let team = crate::team::Team::start(&config.team, &config.data_dir, &engine, opts, config.write_queue)?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -164,7 +164,8 @@ pub fn run(config: Config, ready: impl FnOnce(&Path)) -> anyhow::Result<()> {
         .thread_name("amberd")
         .build()
         .context("cannot start the async runtime")?;
-    let result = rt.block_on(serve(config, engine, team, migrations, socket.clone(), started, ready));
+    let result =
+        rt.block_on(serve(config, engine, team, (migrations, migrate_to), socket.clone(), started, ready));
     // Anything still running on the blocking pool (a long recall) gets a moment to end.
     rt.shutdown_timeout(Duration::from_secs(5));
     drop(lock);
@@ -176,7 +177,10 @@ async fn serve(
     config: Config,
     engine: Arc<Engine>,
     team: Option<Arc<crate::team::Team>>,
-    migrations: crate::model::Migrations,
+    (migrations, migrate_to): (
+        crate::model::Migrations,
+        Option<(String, EngineOptions, amber_core::model::ModelConfig)>,
+    ),
     socket: PathBuf,
     started: Instant,
     ready: impl FnOnce(&Path),
@@ -233,6 +237,12 @@ async fn serve(
         web: tokio::sync::Mutex::new(None),
         migrations,
     });
+    // A migration the start found due (another model wanted than the vectors'),
+    // its switch on the writer.
+    if let Some((name, opts, model)) = migrate_to {
+        let writer = Box::new(crate::rpc::BlockingWriter::new(&shared));
+        shared.migrations.start(shared.engine.clone(), writer, opts, name, model);
+    }
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));
     crate::sources::start(&shared);

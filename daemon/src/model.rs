@@ -57,6 +57,15 @@ fn stored_meta(data_dir: &Path, key: &str) -> Option<String> {
     })
 }
 
+/// A change to run on the daemon's writer (the one write path), from a blocking thread.
+pub(crate) type Switch = Box<dyn FnOnce(&Engine) -> amber_engine::Result<()> + Send>;
+
+/// Runs a [`Switch`] on the writer and waits for it: `rpc::BlockingWriter`.
+pub(crate) trait OnWriter: Send + 'static {
+    /// Runs `f` on the writer; why it failed.
+    fn run(&self, f: Switch) -> Result<(), String>;
+}
+
 /// The running (or last) migration.
 #[derive(Default)]
 pub(crate) struct Migrations {
@@ -73,7 +82,14 @@ struct Running {
 
 impl Migrations {
     /// Starts migrating `engine` to `model` on a thread of its own (stopping one that runs).
-    pub(crate) fn start(&self, engine: Arc<Engine>, opts: EngineOptions, name: String, model: ModelConfig) {
+    pub(crate) fn start(
+        &self,
+        engine: Arc<Engine>,
+        writer: Box<dyn OnWriter>,
+        opts: EngineOptions,
+        name: String,
+        model: ModelConfig,
+    ) {
         let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(r) = current.as_ref() {
             r.progress.stop.store(true, SeqCst);
@@ -83,14 +99,20 @@ impl Migrations {
         let (p, e, n) = (progress.clone(), ended.clone(), name.clone());
         let spawned = std::thread::Builder::new().name("amberd-migrate".into()).spawn(move || {
             amber_engine::priority::lower_this_thread(opts.background_nice);
-            let out = NextModel::load(&opts, &model).and_then(|next| {
+            // Phase 1 here (the model's work, the cache filled); the switch on the writer.
+            let out = NextModel::load(&opts, &model).map_err(|x| x.to_string()).and_then(|next| {
                 tracing::info!(name = %n, to = %next.id(), "re-embedding every memory with another model");
-                engine.migrate(next, &p)
+                if !engine.migrate_cache(&next, &p).map_err(|x| x.to_string())? {
+                    return Ok(false);
+                }
+                let q = p.clone();
+                writer.run(Box::new(move |e: &Engine| e.switch_model(next, &q)))?;
+                Ok(true)
             });
             if let Err(err) = &out {
                 tracing::error!(name = %n, cause = %err, "the model migration failed; the current model stays");
             }
-            *e.lock().unwrap_or_else(|x| x.into_inner()) = Some(out.map_err(|x| x.to_string()));
+            *e.lock().unwrap_or_else(|x| x.into_inner()) = Some(out);
         });
         if let Err(err) = spawned {
             *ended.lock().unwrap_or_else(|x| x.into_inner()) = Some(Err(err.to_string()));

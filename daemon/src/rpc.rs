@@ -232,6 +232,12 @@ impl BlockingWriter {
     }
 }
 
+impl crate::model::OnWriter for BlockingWriter {
+    fn run(&self, f: crate::model::Switch) -> Result<(), String> {
+        self.write(f).map_err(|e| e.message)
+    }
+}
+
 /// [`write_with`] on one side's writer (local or team).
 pub(crate) async fn write_with_on<T: Send + 'static>(
     shared: &Arc<Shared>,

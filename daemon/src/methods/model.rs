@@ -25,18 +25,16 @@ pub(crate) async fn model_use(
     };
     let engine = shared.engine.clone();
     let record = serde_json::to_string(&(&name, &model)).unwrap_or_default();
-    let active = crate::rpc::read(shared, move |e| {
-        e.set_meta(WANTED_META, &record)?;
-        e.recorded_model()
-    })
-    .await?;
+    crate::rpc::write_with(shared, move |e| e.set_meta(WANTED_META, &record)).await?;
+    let active = crate::rpc::read(shared, |e| e.recorded_model()).await?;
     if active.as_ref() == Some(&model) {
         shared.migrations.stop();
         return to_value(&ModelUseResult { name, state: "in_force".into() });
     }
     let mut opts = engine.options().clone();
     opts.model = model.clone();
-    shared.migrations.start(engine, opts, name.clone(), model);
+    let writer = Box::new(crate::rpc::BlockingWriter::new(shared));
+    shared.migrations.start(engine, writer, opts, name.clone(), model);
     if shared.team.is_some() {
         tracing::warn!(
             "the team database's vectors stay of the model they are of: a node whose model differs \

@@ -62,9 +62,10 @@ pub struct Migration {
 }
 
 impl Engine {
-    /// Migrates to `next` (see the module's doc). Returns false when stopped early by
-    /// `progress.stop`; the current model then stays in force.
-    pub fn migrate(&self, next: NextModel, progress: &Migration) -> Result<bool> {
+    /// Phase 1 of a migration to `next` (see the module's doc): every live memory's
+    /// vectors of the next model into the embedding cache (derived data, as indexing
+    /// writes it), nothing locked. Returns false when stopped early by `progress.stop`.
+    pub fn migrate_cache(&self, next: &NextModel, progress: &Migration) -> Result<bool> {
         let m = next.models.clone();
         // Phase 1: the cache, with nothing locked.
         let through = self.committed_through();
@@ -82,10 +83,15 @@ impl Engine {
             self.embed_memories_with(&m, &batch)?;
             progress.done.fetch_add(batch.len() as u64, SeqCst);
         }
-        if progress.stop.load(SeqCst) {
-            return Ok(false);
-        }
-        // Phase 2: the new index from the cache, and the switch.
+        Ok(!progress.stop.load(SeqCst))
+    }
+
+    /// Phase 2 of a migration: the next model's index built from the cache (what was
+    /// filed since phase 1 embedded now) and swapped in with the model, under the
+    /// indexing lock; the store records the model. A write: the daemon runs it on its
+    /// writer.
+    pub fn switch_model(&self, next: NextModel, progress: &Migration) -> Result<()> {
+        let m = next.models.clone();
         progress.phase.store(2, SeqCst);
         let _indexing = lock(&self.indexing);
         let through = self.committed_through();
@@ -114,7 +120,7 @@ impl Engine {
         }
         progress.phase.store(3, SeqCst);
         tracing::info!(from = %old.id, to = %m.id, memories = through, "embedding model switched");
-        Ok(true)
+        Ok(())
     }
 
     /// A value of the store's metadata in `data_dir` before an engine opens it (None when
@@ -131,7 +137,7 @@ impl Engine {
     /// The model configuration the store's vectors are of, as recorded at open or by the
     /// last migration (None in a store older than the record).
     pub fn recorded_model(&self) -> Result<Option<ModelConfig>> {
-        let line = lock(&self.writer).meta(MODEL_CONFIG_META)?;
+        let line = self.read(|s| s.meta(MODEL_CONFIG_META))?;
         Ok(line.and_then(|l| serde_json::from_str(&l).ok()))
     }
 }
