@@ -3,7 +3,8 @@
 //! unless `model_use` chose another (recorded in the store, so a restart keeps it; `amber
 //! model use config` goes back to the config's). When the store's vectors are of another
 //! model, the daemon opens with that one and migrates in the background
-//! (`amber_engine::Engine::migrate`): recall serves from the old index until the new one
+//! (`Engine::migrate_cache` on a thread of its own, then `Engine::switch_model` on the
+//! writer, the one write path): recall serves from the old index until the new one
 //! is complete. An interrupted migration starts again at the next start and skips what
 //! the embedding cache already holds.
 

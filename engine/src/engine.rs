@@ -275,7 +275,7 @@ type SharedEmbedder = Arc<Mutex<Box<dyn Embedder>>>;
 pub struct Engine {
     opts: EngineOptions,
     /// The embedding model in force and its instances: swapped whole when a migration
-    /// to another model completes ([`Engine::migrate`]).
+    /// to another model completes ([`Engine::switch_model`]).
     models: RwLock<Arc<models::Models>>,
     /// Opens the store's connections (the storage boundary: `amber_store::Backend`).
     backend: Arc<dyn Backend>,
