@@ -18,6 +18,8 @@ pub(crate) struct Models {
     pub(crate) id: String,
     pub(crate) dim: usize,
     pub(crate) chunking: ChunkConfig,
+    /// An endpoint's (it batches its own requests), read once from the model.
+    pub(crate) remote: bool,
     /// The instance that indexes.
     pub(crate) index: SharedEmbedder,
     /// The instances a query may use, in order of preference: the query model (if
@@ -28,11 +30,11 @@ pub(crate) struct Models {
 impl Models {
     /// The set of these instances, its id, dimension and chunking read from `index`.
     pub(crate) fn new(index: SharedEmbedder, query: Vec<SharedEmbedder>) -> Arc<Models> {
-        let (id, dim, chunking) = {
+        let (id, dim, chunking, remote) = {
             let e = lock(&index);
-            (e.model_id().to_string(), e.dim(), e.chunk_config())
+            (e.model_id().to_string(), e.dim(), e.chunk_config(), e.may_be_away())
         };
-        Arc::new(Models { id, dim, chunking, index, query })
+        Arc::new(Models { id, dim, chunking, remote, index, query })
     }
 }
 
@@ -73,7 +75,7 @@ impl Engine {
     /// for short texts (one model run of a short text barely uses a second thread).
     pub(super) fn embed_texts(&self, m: &Models, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let models = &m.query;
-        if lock(&m.index).may_be_away() {
+        if m.remote {
             // An endpoint: one call, which batches its requests (the server runs them).
             return Ok(lock(&m.index).embed(texts)?);
         }
