@@ -3,8 +3,9 @@
 //! unless `model_use` chose another (recorded in the store, so a restart keeps it; `amber
 //! model use config` goes back to the config's). When the store's vectors are of another
 //! model, the daemon opens with that one and migrates in the background
-//! (`Engine::migrate_cache` on a thread of its own, then `Engine::switch_model` on the
-//! writer, the one write path): recall serves from the old index until the new one
+//! (`Engine::migrate_cache` and `Engine::prepare_switch` on a thread of its own, then
+//! `Engine::switch_model`, the short catch-up and swap, on the writer, the one write
+//! path): recall serves from the old index until the new one
 //! is complete. An interrupted migration starts again at the next start and skips what
 //! the embedding cache already holds.
 
@@ -106,8 +107,12 @@ impl Migrations {
                 if !engine.migrate_cache(&next, &p).map_err(|x| x.to_string())? {
                     return Ok(false);
                 }
+                // The new index built here too; only the catch-up and the swap hold the writer.
+                let Some(prepared) = engine.prepare_switch(next, &p).map_err(|x| x.to_string())? else {
+                    return Ok(false);
+                };
                 let q = p.clone();
-                writer.run(Box::new(move |e: &Engine| e.switch_model(next, &q)))?;
+                writer.run(Box::new(move |e: &Engine| e.switch_model(prepared, &q)))?;
                 Ok(true)
             });
             if let Err(err) = &out {

@@ -56,7 +56,7 @@ mod write;
 use docs::Docs;
 use health::Health;
 pub use health::{Degraded, DegradedCause};
-pub use migrate::{MODEL_CONFIG_META, Migration, NextModel, snapshot as migration_snapshot};
+pub use migrate::{MODEL_CONFIG_META, Migration, NextModel, Prepared, snapshot as migration_snapshot};
 pub use scopes::ScopeInfo;
 
 use crate::{Result, default_amber_home};

@@ -43,7 +43,7 @@ pub use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, SETUP
 pub use amber_store::{GuardEntry, Hold, MoveOne, Moved, PrefixMatch, SessionRow};
 pub use engine::{
     Degraded, DegradedCause, Engine, EngineOptions, EngineStats, MODEL_CONFIG_META, Migration, NextModel,
-    Remembered, ScopeInfo, Status, migration_snapshot, restore,
+    Prepared, Remembered, ScopeInfo, Status, migration_snapshot, restore,
 };
 pub use error::{Error, Result};
 pub use layout::{default_amber_home, default_data_dir};

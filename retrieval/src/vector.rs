@@ -1,5 +1,6 @@
 //! Chunk vectors in a usearch HNSW index.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 
@@ -42,6 +43,9 @@ pub struct VectorIndex {
     dim: usize,
     path: PathBuf,
     searches: Permits,
+    /// The memories (seqs) whose vectors were added or removed since
+    /// [`VectorIndex::start_journal`], while it is on.
+    journal: Option<HashSet<u64>>,
 }
 
 /// A counting semaphore for the search contexts.
@@ -93,7 +97,13 @@ impl VectorIndex {
         let err = |message: String| Error::Vector { path: PathBuf::new(), message };
         let index = Index::new(&options(dim)).map_err(|e| err(e.to_string()))?;
         index.reserve_capacity_and_threads(1024, SEARCH_THREADS).map_err(|e| err(e.to_string()))?;
-        Ok(VectorIndex { index, dim, path: PathBuf::new(), searches: Permits::new(SEARCH_THREADS) })
+        Ok(VectorIndex {
+            index,
+            dim,
+            path: PathBuf::new(),
+            searches: Permits::new(SEARCH_THREADS),
+            journal: None,
+        })
     }
 
     /// Loads an index saved by [`VectorIndex::save`]; an index of another dimension or
@@ -110,7 +120,13 @@ impl VectorIndex {
         index
             .reserve_capacity_and_threads(index.capacity().max(index.size()), SEARCH_THREADS)
             .map_err(|e| err(e.to_string()))?;
-        Ok(VectorIndex { index, dim, path: path.to_path_buf(), searches: Permits::new(SEARCH_THREADS) })
+        Ok(VectorIndex {
+            index,
+            dim,
+            path: path.to_path_buf(),
+            searches: Permits::new(SEARCH_THREADS),
+            journal: None,
+        })
     }
 
     /// Writes the index to `path` atomically (a temporary file, then a rename).
@@ -142,11 +158,31 @@ impl VectorIndex {
         self.len() == 0
     }
 
+    /// From now on, notes every memory whose vectors are added or removed (or asked to
+    /// be removed, had it any), until [`VectorIndex::take_journal`]: what an index built
+    /// aside from the same store must redo before it replaces this one.
+    pub fn start_journal(&mut self) {
+        self.journal = Some(HashSet::new());
+    }
+
+    /// The memories noted since [`VectorIndex::start_journal`], ending the journal; None
+    /// when none was started (or this index replaced the one that started it).
+    pub fn take_journal(&mut self) -> Option<HashSet<u64>> {
+        self.journal.take()
+    }
+
+    fn note(&mut self, key: u64) {
+        if let Some(j) = &mut self.journal {
+            j.insert(split_key(key).0);
+        }
+    }
+
     /// Adds (or replaces) the vector under `key`.
     pub fn add(&mut self, key: u64, vector: &[f32]) -> Result<()> {
         if vector.len() != self.dim {
             return Err(Error::Dimension { got: vector.len(), want: self.dim });
         }
+        self.note(key);
         if self.index.contains(key) {
             self.index.remove(key).map_err(|e| self.err(e))?;
         }
@@ -159,6 +195,7 @@ impl VectorIndex {
 
     /// Removes the vector under `key`; false when there was none.
     pub fn remove(&mut self, key: u64) -> Result<bool> {
+        self.note(key);
         if !self.index.contains(key) {
             return Ok(false);
         }
@@ -233,6 +270,26 @@ mod tests {
         let n = v.iter().map(|a| a * a).sum::<f32>().sqrt();
         v.iter_mut().for_each(|a| *a /= n);
         v
+    }
+
+    #[test]
+    fn the_journal_notes_each_memory_touched_while_on() {
+        let dim = 8;
+        let mut ix = VectorIndex::new(dim).unwrap();
+        ix.add(chunk_key(1, 0), &unit(1, dim)).unwrap();
+        assert_eq!(ix.take_journal(), None, "off until started");
+        ix.start_journal();
+        ix.add(chunk_key(2, 0), &unit(2, dim)).unwrap();
+        ix.add(chunk_key(2, 1), &unit(3, dim)).unwrap();
+        ix.remove_memory(1).unwrap();
+        // Asked to remove a memory it never held: noted all the same (an index built aside
+        // may hold it).
+        ix.remove_memory(9).unwrap();
+        ix.add(chunk_key(4, CONTEXT_CHUNK), &unit(4, dim)).unwrap();
+        let j = ix.take_journal().unwrap();
+        assert_eq!(j, HashSet::from([1, 2, 4, 9]));
+        ix.add(chunk_key(5, 0), &unit(5, dim)).unwrap();
+        assert_eq!(ix.take_journal(), None, "ended by the take");
     }
 
     #[test]

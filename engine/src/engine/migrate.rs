@@ -4,10 +4,13 @@
 //!    model's window, are embedded into the embedding cache under the next model's id.
 //!    Recall and indexing go on with the current model and index meanwhile. Interrupted
 //!    (a stop, a crash), it resumes from the cache: what was embedded is not again.
-//! 2. **The switch** (under the indexing lock, so no index writer runs): the next
-//!    model's vector index is built from the cache (memories committed since phase 1
-//!    began are embedded now), then the model and the index are swapped at once, the
-//!    new index saved over the old one, and the store records the model.
+//! 2. **The switch**, in two steps. Its long part with nothing locked: the next model's
+//!    vector index is built aside from the cache (memories committed since phase 1
+//!    began are embedded now) while the current index keeps a journal of the memories
+//!    whose vectors change. Its short part under the indexing lock (on the daemon's
+//!    writer): the memories filed since and those the journal names are redone in the
+//!    new index, then the model and the index are swapped at once, the new index saved
+//!    over the old one, and the store records the model.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -44,6 +47,14 @@ impl NextModel {
     pub fn id(&self) -> &str {
         &self.models.id
     }
+}
+
+/// The next model's index, built from the cache through `through` (see
+/// [`Engine::prepare_switch`]), waiting for the switch.
+pub struct Prepared {
+    next: NextModel,
+    index: VectorIndex,
+    through: u64,
 }
 
 /// How far a migration is; shared with whoever reports it.
@@ -86,24 +97,84 @@ impl Engine {
         Ok(!progress.stop.load(SeqCst))
     }
 
-    /// Phase 2 of a migration: the next model's index built from the cache (what was
-    /// filed since phase 1 embedded now) and swapped in with the model, under the
-    /// indexing lock; the store records the model. A write: the daemon runs it on its
-    /// writer.
-    pub fn switch_model(&self, next: NextModel, progress: &Migration) -> Result<()> {
-        let m = next.models.clone();
+    /// Phase 2 of a migration, its long part (no lock held, off the writer): the next
+    /// model's index built from the cache for every live memory committed so far
+    /// (memories filed since phase 1 began are embedded now). The current index starts a
+    /// journal of the memories whose vectors change meanwhile; [`Engine::switch_model`]
+    /// redoes those.
+    /// None when stopped by `progress.stop` (the journal ended; a later migration
+    /// resumes from the cache).
+    pub fn prepare_switch(&self, next: NextModel, progress: &Migration) -> Result<Option<Prepared>> {
         progress.phase.store(2, SeqCst);
+        // The journal first: a change after the scan's bound is read is noted.
+        write(&self.vectors).start_journal();
+        let through = self.committed_through();
+        progress.total.store(self.read(|s| s.count())?, SeqCst);
+        progress.done.store(0, SeqCst);
+        let mut index = VectorIndex::new(next.models.dim)?;
+        let mut cursor = 0;
+        loop {
+            if progress.stop.load(SeqCst) {
+                write(&self.vectors).take_journal();
+                return Ok(None);
+            }
+            let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
+            let Some(last) = batch.last() else { break };
+            cursor = last.seq;
+            for (key, v) in self.embed_memories_with(&next.models, &batch)? {
+                index.add(key, &v)?;
+            }
+            progress.done.fetch_add(batch.len() as u64, SeqCst);
+        }
+        Ok(Some(Prepared { next, index, through }))
+    }
+
+    /// Phase 2 of a migration, its short part: under the indexing lock, the prepared
+    /// index catches up (the memories filed since it was built, and those whose vectors
+    /// changed in the current index meanwhile: forgotten, moved, their session context
+    /// changed), then the model and the index are swapped at once; the new index is
+    /// saved over the old one and the store records the model. A write: the daemon runs
+    /// it on its writer.
+    pub fn switch_model(&self, prepared: Prepared, progress: &Migration) -> Result<()> {
+        let Prepared { next, index: mut fresh, through: built } = prepared;
+        let m = next.models.clone();
         let _indexing = lock(&self.indexing);
         let through = self.committed_through();
-        let mut fresh = VectorIndex::new(m.dim)?;
-        let mut cursor = 0;
+        // The memories to redo: those the journal names, and every one the current
+        // index had not indexed when the build began (its session context may have
+        // changed without the index knowing). Without a journal (the current index was
+        // replaced meanwhile, by a reindex), the whole build is redone.
+        let (touched, from) = match write(&self.vectors).take_journal() {
+            Some(t) => (t, built.min(self.vector_mark.load(SeqCst))),
+            None => {
+                fresh = VectorIndex::new(m.dim)?;
+                (Default::default(), 0)
+            }
+        };
+        let mut touched: Vec<u64> = touched.into_iter().filter(|s| *s <= from).collect();
+        touched.sort_unstable();
+        let mut redone = 0;
+        let mut redo = |fresh: &mut VectorIndex, batch: &[amber_core::Memory], gone: &[u64]| -> Result<()> {
+            for seq in gone {
+                fresh.remove_memory(*seq)?;
+            }
+            for (key, v) in self.embed_memories_with(&m, batch)? {
+                fresh.add(key, &v)?;
+            }
+            redone += gone.len();
+            Ok(())
+        };
+        for seqs in touched.chunks(SCAN_BATCH) {
+            let live = self.read(|s| s.get_by_seqs(seqs))?;
+            redo(&mut fresh, &live, seqs)?;
+        }
+        let mut cursor = from;
         loop {
             let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
-            for (key, v) in self.embed_memories_with(&m, &batch)? {
-                fresh.add(key, &v)?;
-            }
+            let seqs: Vec<u64> = batch.iter().map(|x| x.seq).collect();
+            redo(&mut fresh, &batch, &seqs)?;
         }
         let old = {
             // Under the vectors' write lock: a recall ranks with one model's vectors.
@@ -119,7 +190,7 @@ impl Engine {
             store.set_meta(MODEL_CONFIG_META, &serde_json::to_string(&next.config).unwrap_or_default())?;
         }
         progress.phase.store(3, SeqCst);
-        tracing::info!(from = %old.id, to = %m.id, memories = through, "embedding model switched");
+        tracing::info!(from = %old.id, to = %m.id, memories = through, redone, "embedding model switched");
         Ok(())
     }
 
