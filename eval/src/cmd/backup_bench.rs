@@ -13,15 +13,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use amber_core::{NewMemory, Scope};
 use amber_ipc::Client;
 use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::cmd::kg_bench::retry_busy;
 use crate::cmd::node::{
-    Node, amber, dir_bytes, engine, fill, load_corpus, mib, rss_of, sibling, wait_indexed,
+    Binaries, Node, Timed, amber, dir_bytes, engine, fill, load_corpus, mib, rss_of, wait_indexed, writer,
 };
 use crate::common::{percentile, write_report};
 
@@ -37,12 +35,8 @@ pub(crate) struct BackupBenchArgs {
     /// Seconds of idle writes timed before the backup.
     #[arg(long, default_value_t = 10.0)]
     seconds: f64,
-    /// The amberd binary [default: the amberd next to this program].
-    #[arg(long, value_name = "PATH")]
-    amberd: Option<PathBuf>,
-    /// The amber binary [default: the amber next to this program].
-    #[arg(long, value_name = "PATH")]
-    amber: Option<PathBuf>,
+    #[command(flatten)]
+    bins: Binaries,
     /// Write the results (JSON) here; they are also printed.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -53,46 +47,26 @@ pub(crate) fn run(a: BackupBenchArgs) -> anyhow::Result<()> {
     write_report(&report, a.out.as_deref())
 }
 
-/// Latencies (ms) of single remembers until `stop`, from a client of its own.
-fn writer(
-    socket: PathBuf,
-    stop: Arc<AtomicBool>,
-    tag: &'static str,
-) -> std::thread::JoinHandle<anyhow::Result<Vec<f64>>> {
-    std::thread::spawn(move || {
-        let mut c = Client::connect(&socket)?;
-        let mut out = Vec::new();
-        let scope: Scope = "bench".parse()?;
-        while !stop.load(Ordering::Relaxed) {
-            let m = NewMemory::new(format!(
-                "backup-bench {tag} write {} at {}",
-                out.len(),
-                amber_core::now_millis()
-            ))
-            .in_scope(scope.clone());
-            let t = Instant::now();
-            retry_busy(|| c.remember(&m))?;
-            out.push(t.elapsed().as_secs_f64() * 1000.0);
-        }
-        Ok(out)
-    })
-}
-
-fn latencies(mut ms: Vec<f64>) -> Value {
+/// Latency figures of a writer's remembers (none may have failed).
+fn latencies(w: &Timed) -> anyhow::Result<Value> {
+    if let Some(e) = &w.first_error {
+        anyhow::bail!("{} writes failed: {e}", w.errors);
+    }
+    let mut ms = w.ms_between(f64::MIN, f64::MAX);
     ms.sort_by(f64::total_cmp);
-    json!({
+    Ok(json!({
         "writes": ms.len(),
         "p50_ms": percentile(&ms, 0.50),
         "p95_ms": percentile(&ms, 0.95),
         "p99_ms": percentile(&ms, 0.99),
         "max_ms": ms.last(),
-    })
+    }))
 }
 
 fn bench(a: &BackupBenchArgs) -> anyhow::Result<Value> {
     let started_at = chrono::Utc::now().to_rfc3339();
-    let amberd = sibling(&a.amberd, "amberd")?;
-    let amber_exe = sibling(&a.amber, "amber")?;
+    let amberd = a.bins.amberd()?;
+    let amber_exe = a.bins.amber()?;
     let (corpus, _) = load_corpus(&a.data, a.memories)?;
     let tmp = tempfile::tempdir()?;
     eprintln!("backup-bench: {} memories under {}", a.memories, tmp.path().display());
@@ -104,13 +78,13 @@ fn bench(a: &BackupBenchArgs) -> anyhow::Result<Value> {
 
     // Idle writes, then writes during a backup.
     let stop = Arc::new(AtomicBool::new(false));
-    let w = writer(node.socket.clone(), stop.clone(), "idle");
+    let w = writer(node.socket.clone(), stop.clone(), Instant::now(), None, "backup-bench idle");
     std::thread::sleep(Duration::from_secs_f64(a.seconds));
     stop.store(true, Ordering::Relaxed);
     let idle = w.join().map_err(|_| anyhow::anyhow!("the idle writer panicked"))??;
 
     let stop = Arc::new(AtomicBool::new(false));
-    let w = writer(node.socket.clone(), stop.clone(), "during");
+    let w = writer(node.socket.clone(), stop.clone(), Instant::now(), None, "backup-bench during");
     std::thread::sleep(Duration::from_millis(500));
     let busy_file = tmp.path().join("busy.backup");
     let t = Instant::now();
@@ -142,8 +116,8 @@ fn bench(a: &BackupBenchArgs) -> anyhow::Result<Value> {
     let restored = engine(&mut rc)?;
     let _ = rc.shutdown();
 
-    let idle_l = latencies(idle);
-    let during_l = latencies(during);
+    let idle_l = latencies(&idle)?;
+    let during_l = latencies(&during)?;
     let ratio = |k: &str| match (during_l[k].as_f64(), idle_l[k].as_f64()) {
         (Some(d), Some(i)) if i > 0.0 => json!(d / i),
         _ => Value::Null,

