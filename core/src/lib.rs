@@ -22,6 +22,7 @@
 pub mod advice;
 pub mod calendar;
 pub mod document;
+pub mod endpoint;
 mod error;
 pub mod graph;
 mod link;

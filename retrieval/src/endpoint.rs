@@ -18,6 +18,7 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
+use amber_core::endpoint::snippet;
 use amber_core::model::{ModelConfig, ModelKind};
 
 use crate::chunk::spans_from_offsets;
@@ -107,17 +108,8 @@ impl EndpointEmbedder {
         config.check().map_err(Error::Model)?;
         let url = config.url.as_deref().unwrap_or("").trim().trim_end_matches('/');
         let model = config.model.as_deref().unwrap_or("").trim().to_string();
-        let api_key = match config.api_key_env.as_deref() {
-            None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(k) if !k.trim().is_empty() => Some(k.trim().to_string()),
-                _ => {
-                    return Err(Error::Model(format!(
-                        "model.api_key_env names {var}, but that environment variable is not set (or empty)"
-                    )));
-                }
-            },
-        };
+        let api_key =
+            amber_core::endpoint::api_key("model", config.api_key_env.as_deref()).map_err(Error::Model)?;
         let (query_prefix, passage_prefix) = config.prefixes();
         // The window less what the longer prefix takes.
         let prefix_tokens =
@@ -346,11 +338,6 @@ fn parse_vectors(text: &str, n: usize) -> std::result::Result<Vec<Vec<f32>>, Str
         out.push(v);
     }
     Ok(out)
-}
-
-fn snippet(s: &str) -> String {
-    let one: String = s.chars().take(200).map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if s.chars().count() > 200 { format!("{one}...") } else { one }
 }
 
 /// Byte spans of `text` that stand for its tokens, estimated without the model's

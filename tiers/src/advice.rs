@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cache::ModelCache;
-use crate::chat::{ChatEndpoint, snippet, strip_think};
+use crate::chat::{ChatEndpoint, strip_think};
+use amber_core::endpoint::snippet;
 
 pub mod compile;
 pub mod curate;

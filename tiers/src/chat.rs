@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use amber_core::endpoint::snippet;
+
 /// The most bytes of a response body read.
 const MAX_BODY: u64 = 1 << 20;
 
@@ -89,21 +91,7 @@ impl ChatEndpoint {
         api_key_env: Option<&str>,
     ) -> Result<ChatEndpoint, String> {
         let (url, model) = present(table, url, model)?;
-        let api_key = match api_key_env {
-            None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(key) if !key.trim().is_empty() => Some(key.trim().to_string()),
-                Ok(_) => return Err(format!("{table}.api_key_env names {var}, but that variable is empty")),
-                Err(std::env::VarError::NotPresent) => {
-                    return Err(format!(
-                        "{table}.api_key_env names {var}, but that environment variable is not set"
-                    ));
-                }
-                Err(std::env::VarError::NotUnicode(_)) => {
-                    return Err(format!("{table}.api_key_env names {var}, but its value is not valid UTF-8"));
-                }
-            },
-        };
+        let api_key = amber_core::endpoint::api_key(table, api_key_env)?;
         ChatEndpoint::new(table, url, model, api_key)
     }
 
@@ -170,12 +158,6 @@ pub(crate) fn truncate(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
         None => s.into(),
         Some((i, _)) => format!("{}\n[... truncated]", &s[..i]).into(),
     }
-}
-
-/// A short, one-line excerpt for a failure reason.
-pub(crate) fn snippet(s: &str) -> String {
-    let one_line: String = s.chars().take(200).map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if s.chars().count() > 200 { format!("{one_line}...") } else { one_line }
 }
 
 fn http_reason(e: ureq::Error, deadline_ms: u128) -> String {

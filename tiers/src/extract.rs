@@ -17,7 +17,8 @@ use amber_core::graph::NewFact;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chat::{ChatEndpoint, snippet, strip_think, truncate};
+use crate::chat::{ChatEndpoint, strip_think, truncate};
+use amber_core::endpoint::snippet;
 
 /// The most facts one answer may propose (`max_facts` is checked against it).
 pub const MAX_FACTS: usize = 50;

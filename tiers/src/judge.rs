@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chat::{ChatEndpoint, snippet, strip_think, truncate};
+use crate::chat::{ChatEndpoint, strip_think, truncate};
+use amber_core::endpoint::snippet;
 
 /// Which judge the daemon uses (`[judge]` table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -19,7 +19,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{Learner, ModelError, fenced, json_object};
-use crate::chat::{snippet, truncate};
+use crate::chat::truncate;
+use amber_core::endpoint::snippet;
 
 /// The most skills taken from one reply; the rest are dropped.
 pub const MAX_SKILLS: usize = 20;

@@ -7,7 +7,8 @@ use amber_core::Run;
 use serde_json::Value;
 
 use super::{Learner, ModelError, fenced, json_object};
-use crate::chat::{snippet, truncate};
+use crate::chat::truncate;
+use amber_core::endpoint::snippet;
 
 /// The most characters of a trace shown to the judge.
 const TRACE_CHARS: usize = 6_000;

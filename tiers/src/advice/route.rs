@@ -3,7 +3,8 @@
 //! hybrid search (no model) and passes the shortlist.
 
 use super::{Learner, ModelError, fenced};
-use crate::chat::{snippet, truncate};
+use crate::chat::truncate;
+use amber_core::endpoint::snippet;
 
 /// The most situation lines the model is shown.
 pub const MAX_LINES: usize = 60;

@@ -9,7 +9,8 @@ use amber_core::advice::Situation;
 
 use super::plan::Rewarded;
 use super::{Learner, ModelError, fenced};
-use crate::chat::{snippet, truncate};
+use crate::chat::truncate;
+use amber_core::endpoint::snippet;
 
 /// The most characters of one trace shown.
 const TRACE_CHARS: usize = 1_500;
