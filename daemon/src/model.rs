@@ -33,12 +33,12 @@ pub(crate) fn named(config: &Config, name: &str) -> Option<ModelConfig> {
 
 /// Which model to open with, and which to migrate to afterwards (name and table).
 pub(crate) fn choose(config: &Config) -> (ModelConfig, Option<(String, ModelConfig)>) {
-    let stored = |key: &str| stored_meta(&config.data_dir, key);
-    let wanted: (String, ModelConfig) = stored(WANTED_META)
+    let [wanted, active] = stored_meta(&config.data_dir, [WANTED_META, MODEL_CONFIG_META]);
+    let wanted: (String, ModelConfig) = wanted
         .and_then(|v| serde_json::from_str::<(String, ModelConfig)>(&v).ok())
         .map(|(name, m)| (name.clone(), named(config, &name).unwrap_or(m)))
         .unwrap_or_else(|| ("config".into(), config.model.clone()));
-    let active: Option<ModelConfig> = stored(MODEL_CONFIG_META).and_then(|v| serde_json::from_str(&v).ok());
+    let active: Option<ModelConfig> = active.and_then(|v| serde_json::from_str(&v).ok());
     match active {
         Some(a) if a != wanted.1 => {
             tracing::info!(
@@ -51,12 +51,16 @@ pub(crate) fn choose(config: &Config) -> (ModelConfig, Option<(String, ModelConf
     }
 }
 
-/// A value of the store's metadata before the engine opens (None when there is no store).
-fn stored_meta(data_dir: &Path, key: &str) -> Option<String> {
-    Engine::stored_meta(data_dir, key).unwrap_or_else(|e| {
-        tracing::warn!(cause = %e, key, "could not read the store's model record");
-        None
-    })
+/// Values of the store's metadata before the engine opens (None when there is no store,
+/// or it could not be read).
+fn stored_meta<const N: usize>(data_dir: &Path, keys: [&str; N]) -> [Option<String>; N] {
+    match Engine::stored_meta(data_dir, &keys) {
+        Ok(values) => values.try_into().unwrap_or([const { None }; N]),
+        Err(e) => {
+            tracing::warn!(cause = %e, "could not read the store's model record");
+            [const { None }; N]
+        }
+    }
 }
 
 /// A change to run on the daemon's writer (the one write path), from a blocking thread.

@@ -194,15 +194,16 @@ impl Engine {
         Ok(())
     }
 
-    /// A value of the store's metadata in `data_dir` before an engine opens it (None when
-    /// there is no store yet).
-    pub fn stored_meta(data_dir: &std::path::Path, key: &str) -> Result<Option<String>> {
+    /// Values of the store's metadata in `data_dir` before an engine opens it, one per
+    /// key (all None when there is no store yet), read on one connection.
+    pub fn stored_meta(data_dir: &std::path::Path, keys: &[&str]) -> Result<Vec<Option<String>>> {
         let db = crate::layout::db_path(data_dir);
         if !db.is_file() {
-            return Ok(None);
+            return Ok(vec![None; keys.len()]);
         }
         use amber_store::Backend;
-        Ok(amber_store::SqliteBackend::new(db).open_writer()?.meta(key)?)
+        let store = amber_store::SqliteBackend::new(db).open_writer()?;
+        Ok(keys.iter().map(|k| store.meta(k)).collect::<std::result::Result<_, _>>()?)
     }
 
     /// The model configuration the store's vectors are of, as recorded at open or by the
