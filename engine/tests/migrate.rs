@@ -14,7 +14,9 @@ const ANSWER: &str =
     "Joanna: Sure! A couch that seats several people, a weighted blanket, and lamps you can dim.";
 const AFTER: &str = "Nate: Thanks, I'll shop for those on Saturday.";
 const LATE: &str = "Joanna: the plumber comes on Tuesday to fix the leaking kitchen tap.";
+const UNINDEXED: &str = "Nate: my passport expires in March, renew it before the trip.";
 const PROBES: &[&str] = &[
+    "When does my passport expire?",
     QUESTION,
     "What should go in a living room to make it comfy?",
     "When does the plumber come?",
@@ -70,18 +72,23 @@ fn migrate_with_writes_between(between: impl FnOnce(&Engine)) -> (Engine, tempfi
     e.remember(turn("Nate: the garage door is stuck again.", "s2")).unwrap();
     e.remember(turn("The weekend forecast says rain on Saturday.", "s2")).unwrap();
     e.index_pending().unwrap();
+    // Committed, not indexed yet when the build begins (the build takes it from the
+    // store), and forgotten before the switch.
+    let unindexed = e.commit_batch(vec![turn(UNINDEXED, "s3")]).unwrap().remove(0).memory.id;
 
     let next = NextModel::load(&opts, &ModelConfig::default()).unwrap();
     let progress = Migration::default();
     assert!(e.migrate_cache(&next, &progress).unwrap());
     let prepared: Prepared = e.prepare_switch(next, &progress).unwrap().expect("not stopped");
     // Writes after the build's bound: the forget drops QUESTION's vector and ANSWER's
-    // context vector from the current index; LATE is filed and indexed there.
+    // context vector from the current index.
     e.forget(&q).unwrap().expect("forgotten");
-    let late = e.remember(turn(LATE, "s1")).unwrap().memory.id;
-    e.index_pending().unwrap();
+    e.forget(&unindexed).unwrap().expect("forgotten");
+    // Filed, and not indexed by the current index before the switch.
+    let late = e.commit_batch(vec![turn(LATE, "s1")]).unwrap().remove(0).memory.id;
     between(&e);
     e.switch_model(prepared, &progress).unwrap();
+    e.index_pending().unwrap();
     (e, dir, [q, answer, late])
 }
 
@@ -95,13 +102,13 @@ fn what_changed_while_the_next_index_was_built_is_redone_at_the_switch() {
     assert!(st.indexes_complete, "{st:?}");
     let found = by_vector(&e);
     assert!(found.iter().flatten().all(|(id, ..)| *id != q), "the forgotten memory is not found");
-    let answer_hit = found[0].iter().find(|(id, ..)| *id == answer).expect("ANSWER among the hits");
+    let answer_hit = found[1].iter().find(|(id, ..)| *id == answer).expect("ANSWER among the hits");
     assert_eq!(
         answer_hit.1,
         Some(0),
         "ANSWER's context vector (its forgotten question) is gone: {answer_hit:?}"
     );
-    assert_eq!(found[2][0].0, late, "the memory filed during the build is found by vectors");
+    assert_eq!(found[3][0].0, late, "the memory filed during the build is found by vectors");
 
     // The same as an index rebuilt from the store.
     e.reindex().unwrap();

@@ -140,10 +140,11 @@ impl Engine {
         let m = next.models.clone();
         let _indexing = lock(&self.indexing);
         let through = self.committed_through();
-        // The memories to redo: those the journal names, and every one the current
-        // index had not indexed when the build began (its session context may have
-        // changed without the index knowing). Without a journal (the current index was
-        // replaced meanwhile, by a reindex), the whole build is redone.
+        // The memories to redo: those the journal names (a forgotten one among them
+        // only leaves), and every live one the current index had not indexed when the
+        // build began (its session context may have changed without the index
+        // knowing). Without a journal (the current index was replaced meanwhile, by a
+        // reindex), the whole build is redone.
         let (touched, from) = match write(&self.vectors).take_journal() {
             Some(t) => (t, built.min(self.vector_mark.load(SeqCst))),
             None => {
@@ -151,7 +152,7 @@ impl Engine {
                 (Default::default(), 0)
             }
         };
-        let mut touched: Vec<u64> = touched.into_iter().filter(|s| *s <= from).collect();
+        let mut touched: Vec<u64> = touched.into_iter().collect();
         touched.sort_unstable();
         let mut redone = 0;
         let mut redo = |fresh: &mut VectorIndex, batch: &[amber_core::Memory], gone: &[u64]| -> Result<()> {
