@@ -111,22 +111,39 @@ impl Engine {
         let through = self.committed_through();
         progress.total.store(self.read(|s| s.count())?, SeqCst);
         progress.done.store(0, SeqCst);
-        let mut index = VectorIndex::new(next.models.dim)?;
+        let Some(index) = self.build_vectors(&next.models, through, Some(progress))? else {
+            write(&self.vectors).take_journal();
+            return Ok(None);
+        };
+        Ok(Some(Prepared { next, index, through }))
+    }
+
+    /// A vector index of `m`'s vectors of every live memory through `through`, from the
+    /// cache (or the model), counting in `progress.done`; None when `progress.stop` is
+    /// set. Used by a migration's build and by [`Engine::reindex`] (no progress).
+    pub(super) fn build_vectors(
+        &self,
+        m: &Models,
+        through: u64,
+        progress: Option<&Migration>,
+    ) -> Result<Option<VectorIndex>> {
+        let mut index = VectorIndex::new(m.dim)?;
         let mut cursor = 0;
         loop {
-            if progress.stop.load(SeqCst) {
-                write(&self.vectors).take_journal();
+            if progress.is_some_and(|p| p.stop.load(SeqCst)) {
                 return Ok(None);
             }
             let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
-            for (key, v) in self.embed_memories_with(&next.models, &batch)? {
+            for (key, v) in self.embed_memories_with(m, &batch)? {
                 index.add(key, &v)?;
             }
-            progress.done.fetch_add(batch.len() as u64, SeqCst);
+            if let Some(p) = progress {
+                p.done.fetch_add(batch.len() as u64, SeqCst);
+            }
         }
-        Ok(Some(Prepared { next, index, through }))
+        Ok(Some(index))
     }
 
     /// Phase 2 of a migration, its short part: under the indexing lock, the prepared

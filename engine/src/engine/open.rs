@@ -18,8 +18,7 @@ use amber_store::{Backend, SqliteBackend};
 use super::health::{BM25_ON_DISK, INDEXING, LOW_SPACE_BYTES, VECTOR_FILE, free_bytes};
 use super::models::Models;
 use super::{
-    Docs, Engine, EngineOptions, EngineStats, SCAN_BATCH, SharedEmbedder, Status, graph, lock, read,
-    standing, write,
+    Docs, Engine, EngineOptions, EngineStats, SharedEmbedder, Status, graph, lock, read, standing, write,
 };
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
 use crate::{Error, Result};
@@ -401,17 +400,9 @@ impl Engine {
         }
         let through = self.committed_through();
         self.rebuild_bm25(through)?;
-        let mut fresh = VectorIndex::new(self.models().dim)?;
-        let mut cursor = 0;
-        loop {
-            let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
-            let Some(last) = batch.last() else { break };
-            cursor = last.seq;
-            for (key, v) in self.embed_memories(&batch)? {
-                fresh.add(key, &v)?;
-            }
+        if let Some(fresh) = self.build_vectors(&self.models(), through, None)? {
+            *write(&self.vectors) = fresh;
         }
-        *write(&self.vectors) = fresh;
         self.vector_mark.store(through, SeqCst);
         self.save_vectors()
     }
