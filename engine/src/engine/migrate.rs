@@ -161,12 +161,15 @@ impl Engine {
         // only leaves), and every live one the current index had not indexed when the
         // build began (its session context may have changed without the index
         // knowing). Without a journal (the current index was replaced meanwhile, by a
-        // reindex), the whole build is redone.
+        // reindex), the whole build is redone, the way a reindex builds.
         let (touched, from) = match write(&self.vectors).take_journal() {
             Some(t) => (t, built.min(self.vector_mark.load(SeqCst))),
             None => {
-                fresh = VectorIndex::new(m.dim)?;
-                (Default::default(), 0)
+                // Without a progress to stop it, a build always ends with an index.
+                if let Some(index) = self.build_vectors(&m, through, None)? {
+                    fresh = index;
+                }
+                (Default::default(), through)
             }
         };
         let mut touched: Vec<u64> = touched.into_iter().collect();
