@@ -45,10 +45,9 @@ fn sixty_four_clients_mixing_remember_and_recall_lose_nothing() {
                     let r = if r.fresh {
                         r
                     } else {
-                        p.fresh = Some(true);
-                        let r = client.recall(&p).unwrap();
+                        let waiting = RecallParams { fresh: Some(true), ..p.clone() };
+                        let r = client.recall(&waiting).unwrap();
                         assert!(r.fresh, "client {c} round {i}: fresh: true answered stale");
-                        p.fresh = None;
                         r
                     };
                     assert_eq!(r.hits.len(), (i + 1).min(3), "client {c} round {i}");

@@ -165,10 +165,10 @@ impl Engine {
         let (touched, from) = match write(&self.vectors).take_journal() {
             Some(t) => (t, built.min(self.vector_mark.load(SeqCst))),
             None => {
-                // Without a progress to stop it, a build always ends with an index.
-                if let Some(index) = self.build_vectors(&m, through, None)? {
-                    fresh = index;
-                }
+                let Some(index) = self.build_vectors(&m, through, None)? else {
+                    unreachable!("a build without a progress is never stopped")
+                };
+                fresh = index;
                 (Default::default(), through)
             }
         };

@@ -400,9 +400,10 @@ impl Engine {
         }
         let through = self.committed_through();
         self.rebuild_bm25(through)?;
-        if let Some(fresh) = self.build_vectors(&self.models(), through, None)? {
-            *write(&self.vectors) = fresh;
-        }
+        let Some(fresh) = self.build_vectors(&self.models(), through, None)? else {
+            unreachable!("a build without a progress is never stopped")
+        };
+        *write(&self.vectors) = fresh;
         self.vector_mark.store(through, SeqCst);
         self.save_vectors()
     }
