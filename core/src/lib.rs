@@ -41,7 +41,8 @@ pub use error::{InvalidInput, Result};
 pub use link::{Link, LinkKind};
 pub use memory::{
     MAX_AGENT_BYTES, MAX_AUTHOR_BYTES, MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MAX_SOURCE_BYTES, Memory,
-    MemoryId, MemoryType, NewMemory, check_label, is_unsafe_char, one_line, valid_recipient,
+    MemoryId, MemoryType, NewMemory, check_label, is_invisible_char, is_unsafe_char, one_line,
+    valid_recipient,
 };
 pub use query::{Evidence, Expand, Hit, MAX_K, MAX_QUERY_BYTES, Query, SearchMode, Standing};
 pub use run::{MAX_TASK_CHARS, MAX_TRACE_CHARS, NewRun, Run, RunReward};

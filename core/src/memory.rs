@@ -52,12 +52,36 @@ pub fn one_line(text: &str) -> String {
     clean.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// True for characters that must not reach a prompt raw inside a label: control
-/// characters (newlines, ESC, DEL, C1) and the Unicode bidirectional controls (RTL
-/// overrides and isolates) and line/paragraph separators.
+/// True for characters that must not reach a prompt or a terminal raw: control
+/// characters (newlines, ESC, DEL, C1), the Unicode bidirectional controls (RTL
+/// overrides and isolates), line/paragraph separators, and the invisible ones
+/// ([`is_invisible_char`]).
 pub fn is_unsafe_char(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
+        || is_invisible_char(c)
+}
+
+/// True for characters that show nothing yet a model reads them: Unicode tags
+/// (U+E0000–E007F, invisible ASCII), zero-width characters and joiners, the word joiner
+/// and invisible operators, the byte-order mark, the Arabic letter mark, the Mongolian
+/// vowel separator, Hangul fillers, and the variation selectors of the supplement
+/// (U+E0100–E01EF; the sixteen of U+FE00–FE0F that emoji use are kept).
+pub fn is_invisible_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{E0000}'..='\u{E007F}'
+            | '\u{E0100}'..='\u{E01EF}'
+            | '\u{200B}'..='\u{200D}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{FEFF}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{3164}'
+            | '\u{FFA0}'
+    )
 }
 
 /// What kind of thing a memory records.

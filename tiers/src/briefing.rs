@@ -195,7 +195,7 @@ pub fn summary(text: &str, max: usize) -> String {
 pub fn pointer(m: &Memory) -> String {
     let id: String = m.id.as_str().chars().take(ID_PREFIX).collect();
     let place = match &m.source {
-        Some(src) if !src.is_empty() => format!("{} ({})", m.scope, summary(src, 60)),
+        Some(src) if !src.is_empty() => format!("{} ({})", m.scope, amber_core::origin::quoted_name(src, 60)),
         _ => m.scope.to_string(),
     };
     let from = amber_core::origin::label(&m.metadata, m.author.as_deref());

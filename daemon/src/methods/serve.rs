@@ -150,7 +150,11 @@ pub(crate) async fn inbox(
         }
         let opening = amber_tiers::briefing::summary(&m.content, INBOX_OPENING);
         // Authors filed before labels were checked may hold a newline: one line, cleaned.
-        let from = m.author.as_deref().map(amber_tiers::fence::one_line).unwrap_or_else(|| "a person".into());
+        let from = m
+            .author
+            .as_deref()
+            .map(|a| amber_core::origin::quoted_name(a, 80))
+            .unwrap_or_else(|| "a person".into());
         let line = format!(
             "- {} · from {from}{} · {}",
             &m.id.as_str()[..8],
