@@ -39,27 +39,34 @@ pub(crate) enum AdviceAction {
 pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> anyhow::Result<()> {
     match action {
         AdviceAction::Learn { scope, no_cache } => {
-            eprintln!("learning advice in {scope} ...");
+            errln!("learning advice in {scope} ...");
             let r: AdviceLearnResult =
                 client.call("advice_learn", &json!({ "scope": scope, "cache": !no_cache }))?;
             if as_json {
                 return print_json(&r);
             }
-            println!(
+            outln!(
                 "{}: {} runs sorted ({} tasks left unsorted), {} new situations, {} model calls",
-                r.scope, r.sorted, r.unsorted, r.new_situations, r.calls
+                r.scope,
+                r.sorted,
+                r.unsorted,
+                r.new_situations,
+                r.calls
             );
             for w in &r.written {
                 let whose = w.agent.as_deref().map(|a| format!(" (personal: {a})")).unwrap_or_default();
-                println!(
+                outln!(
                     "wrote {} version {}{whose} from {} runs of {} agents",
-                    w.situation, w.version, w.runs, w.agents
+                    w.situation,
+                    w.version,
+                    w.runs,
+                    w.agents
                 );
             }
             for (label, list) in [("skipped", &r.skipped), ("failed", &r.failed), ("withheld", &r.withheld)] {
                 for s in list {
                     let whose = s.agent.as_deref().map(|a| format!(" ({a})")).unwrap_or_default();
-                    println!("{label} {}{whose}: {}", s.situation, s.reason);
+                    outln!("{label} {}{whose}: {}", s.situation, s.reason);
                 }
             }
         }
@@ -70,14 +77,14 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
                 return print_json(&r);
             }
             let s = &r.situation;
-            println!("{} [{}]: {}", s.key, s.scope, s.line);
+            outln!("{} [{}]: {}", s.key, s.scope, s.line);
             if !s.aliases.is_empty() {
-                println!("also known as: {}", s.aliases.join(", "));
+                outln!("also known as: {}", s.aliases.join(", "));
             }
             for n in &r.notes {
                 let whose = n.agent.as_deref().map(|a| format!(", personal: {a}")).unwrap_or_default();
                 let held = n.withheld.as_deref().map(|w| format!(" WITHHELD: {w}")).unwrap_or_default();
-                println!(
+                outln!(
                     "\n--- version {}{whose} · {} · {} runs ({} wrong) of {} agents{held}\n{}",
                     n.version,
                     amber_tiers::session::date(n.created_at),
@@ -94,7 +101,7 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
                 return print_json(&r);
             }
             if r.situations.is_empty() {
-                println!("no situations in {}", r.scope);
+                outln!("no situations in {}", r.scope);
             }
             for x in &r.situations {
                 let notes: Vec<String> = x
@@ -107,7 +114,7 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
                     })
                     .collect();
                 let notes = if notes.is_empty() { "no note".into() } else { notes.join(", ") };
-                println!(
+                outln!(
                     "{} · {} runs · {notes}: {}",
                     x.situation.key,
                     x.runs,
@@ -130,14 +137,14 @@ pub(crate) fn judgements(
 ) -> anyhow::Result<()> {
     if judge {
         let r: JudgeRunsResult = client.call("judge_runs", &json!({ "scope": scope }))?;
-        eprintln!("judged {} runs ({} failed)", r.judged.len(), r.failed.len());
+        errln!("judged {} runs ({} failed)", r.judged.len(), r.failed.len());
     }
     let r: JudgementsResult = client.call("judgements", &json!({ "scope": scope, "limit": limit }))?;
     if as_json {
         return print_json(&r);
     }
     if r.judgements.is_empty() {
-        println!("no judgements in {scope}");
+        outln!("no judgements in {scope}");
     }
     for j in &r.judgements {
         let verdict = match j.judgement.verdict {
@@ -147,7 +154,7 @@ pub(crate) fn judgements(
         };
         let reward =
             j.reward.map(|w| format!(" · recorder's reward {w:+.2} counts instead")).unwrap_or_default();
-        println!(
+        outln!(
             "{} · {verdict} · {} · {}{reward}: {}",
             &j.judgement.run_id[..12.min(j.judgement.run_id.len())],
             j.judgement.model,

@@ -47,12 +47,14 @@ pub(crate) fn run(cmd: &BrowseCommand, client: &mut Client, json: bool) -> anyho
             if json {
                 print_json(&r)?;
             } else if r.merged {
-                println!(
+                outln!(
                     "{} → {} in {} (the same text was already there: merged)",
-                    r.old_id, r.new_id, r.scope
+                    r.old_id,
+                    r.new_id,
+                    r.scope
                 );
             } else {
-                println!("{} → {} in {}", r.old_id, r.new_id, r.scope);
+                outln!("{} → {} in {}", r.old_id, r.new_id, r.scope);
             }
         }
         BrowseCommand::List { scope, limit, before, include_forgotten } => {
@@ -77,7 +79,7 @@ pub(crate) fn run(cmd: &BrowseCommand, client: &mut Client, json: bool) -> anyho
                 } else if m.archived {
                     state.push_str(" (archived)");
                 }
-                println!(
+                outln!(
                     "{} {} {} {} {:.2}{state}  {}",
                     m.id,
                     m.created,
@@ -88,8 +90,8 @@ pub(crate) fn run(cmd: &BrowseCommand, client: &mut Client, json: bool) -> anyho
                 );
             }
             match r.next {
-                Some(next) => println!("older: amber list {scope} --before {next}"),
-                None if r.memories.is_empty() => println!("no memories in {scope}"),
+                Some(next) => outln!("older: amber list {scope} --before {next}"),
+                None if r.memories.is_empty() => outln!("no memories in {scope}"),
                 None => {}
             }
         }

@@ -90,7 +90,7 @@ pub fn hook(cfg: Config, config_file: Option<PathBuf>, event: &str, deadline: Du
     });
     match rx.recv_timeout(deadline) {
         Ok(Ok(Some(out))) => {
-            println!("{out}");
+            outln!("{out}");
         }
         Ok(Ok(None)) => {}
         Ok(Err(e)) => log(&cfg, event, &format!("{e:#}")),
@@ -477,7 +477,7 @@ fn answer(
                     r.session.id, r.session.scope
                 );
                 log(cfg, event, &msg);
-                eprintln!("amber: {msg}");
+                errln!("amber: {msg}");
             }
             Ok(None)
         }

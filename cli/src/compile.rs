@@ -29,7 +29,7 @@ pub(crate) fn run(a: &CompileArgs, client: &mut Client, as_json: bool) -> anyhow
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let sources: Option<Vec<String>> =
         a.sources.as_ref().map(|s| s.iter().filter(|x| !x.trim().is_empty()).cloned().collect());
-    eprintln!("compiling the chosen documents of this project (a model call per batch) ...");
+    errln!("compiling the chosen documents of this project (a model call per batch) ...");
     // A model call per batch: give it the time it takes.
     client.set_timeout(None);
     let r: CompileResult = client
@@ -37,21 +37,21 @@ pub(crate) fn run(a: &CompileArgs, client: &mut Client, as_json: bool) -> anyhow
     if as_json {
         return crate::print_json(&r);
     }
-    println!("{}: {}", r.scope, r.message);
+    outln!("{}: {}", r.scope, r.message);
     if !r.sources.is_empty() {
-        println!("sources: {} ({} documents)", r.sources.join(", "), r.documents);
+        outln!("sources: {} ({} documents)", r.sources.join(", "), r.documents);
     }
     for s in &r.skills {
-        println!("  skill {} version {} · cites {}", s.name, s.version, s.cites.join(", "));
+        outln!("  skill {} version {} · cites {}", s.name, s.version, s.cites.join(", "));
     }
     for d in &r.dropped {
-        println!("  dropped {}: {}", d.name, d.reason);
+        outln!("  dropped {}: {}", d.name, d.reason);
     }
     for f in &r.failed {
-        println!("  failed batch ({}): {}", f.paths.join(", "), f.reason);
+        outln!("  failed batch ({}): {}", f.paths.join(", "), f.reason);
     }
     for name in &r.retired {
-        println!("  retired {name}: its documents are gone");
+        outln!("  retired {name}: its documents are gone");
     }
     Ok(())
 }

@@ -70,7 +70,7 @@ pub(crate) fn amberd_path() -> PathBuf {
 fn spawn(cfg: &Config, config_file: Option<&Path>) -> anyhow::Result<()> {
     let socket = cfg.socket_path();
     let exe = amberd_path();
-    eprintln!(
+    errln!(
         "amber: starting amberd in the background (socket {}, log in {})",
         socket.display(),
         cfg.state_dir.join("logs").display()
@@ -170,15 +170,15 @@ pub(crate) fn command(
             if json {
                 crate::print_json(&st)?;
             } else {
-                println!("amberd is running (pid {}) on {}", st.pid, st.socket);
+                outln!("amberd is running (pid {}) on {}", st.pid, st.socket);
             }
         }
         DaemonAction::Stop => {
             let stopped = stop(cfg)?;
             if !json {
                 match stopped {
-                    Some(pid) => println!("amberd (pid {pid}) stopped"),
-                    None => println!("amberd is not running"),
+                    Some(pid) => outln!("amberd (pid {pid}) stopped"),
+                    None => outln!("amberd is not running"),
                 }
             } else {
                 crate::print_json(&serde_json::json!({ "stopped_pid": stopped }))?;
@@ -193,7 +193,7 @@ pub(crate) fn command(
                 if json {
                     crate::print_json(&serde_json::json!({ "running": false, "socket": cfg.socket_path() }))?;
                 } else {
-                    println!("amberd is not running (socket {})", cfg.socket_path().display());
+                    outln!("amberd is not running (socket {})", cfg.socket_path().display());
                 }
                 return Ok(ExitCode::from(3));
             }

@@ -133,7 +133,8 @@ pub(crate) fn run(
         }
     }
     progress.finish();
-    if !args.no_wait {
+    // Nothing filed: nothing of this ingest to wait for (another client's backlog is its own).
+    if !args.no_wait && tally.added + tally.retired > 0 {
         crate::progress::wait_indexed(&mut client, &progress)?;
     }
     report(&tally, json, args.watch)?;
@@ -162,13 +163,13 @@ fn call(client: &mut Client, p: &IngestParams) -> anyhow::Result<IngestResult> {
 fn report(t: &Tally, json: bool, lines: bool) -> anyhow::Result<()> {
     let v = serde_json::json!({ "scopes": t.scopes, "files": t.results });
     if json && lines {
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     } else if json {
         return crate::print_json(&v);
     }
     let counts: Vec<String> = t.files.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    println!(
+    outln!(
         "ingested {} files into {}: {}; {} chunks filed, {} retired{}{}",
         t.done(),
         t.scopes.join(", "),
@@ -179,17 +180,17 @@ fn report(t: &Tally, json: bool, lines: bool) -> anyhow::Result<()> {
         if t.redacted > 0 { format!(", {} secrets redacted", t.redacted) } else { String::new() },
     );
     if t.external > 0 {
-        println!(
+        outln!(
             "{} files filed as external (another repository's, or --external): recall finds them, \
              nothing serves them unasked",
             t.external
         );
     }
     for (path, why) in t.skipped.iter().take(10) {
-        println!("  skipped {path}: {why}");
+        outln!("  skipped {path}: {why}");
     }
     if t.skipped.len() > 10 {
-        println!("  … and {} more skipped (--json lists them)", t.skipped.len() - 10);
+        outln!("  … and {} more skipped (--json lists them)", t.skipped.len() - 10);
     }
     Ok(())
 }
@@ -205,7 +206,7 @@ fn watch(
     json: bool,
 ) -> anyhow::Result<()> {
     if !json {
-        eprintln!("amber: watching {} path(s); Ctrl-C stops", roots.len());
+        errln!("amber: watching {} path(s); Ctrl-C stops", roots.len());
     }
     let debounce = Duration::from_millis(args.debounce_ms.max(10));
     let mut client: Option<Client> = None;
@@ -230,9 +231,9 @@ fn watch(
             .filter(|f| !matches!(f.status, IngestStatus::Unchanged | IngestStatus::Skipped))
         {
             if json {
-                println!("{}", serde_json::to_string(f)?);
+                outln!("{}", serde_json::to_string(f)?);
             } else {
-                println!(
+                outln!(
                     "{} {}: {} chunks filed, {} retired{}",
                     f.path,
                     f.status.as_str(),

@@ -4,6 +4,10 @@
 //! starts one in the background (and says so on stderr), unless `--no-start` is given.
 #![forbid(unsafe_code)]
 
+// First: its printing macros (`outln!`, `out!`, `errln!`) are used by every module below.
+#[macro_use]
+mod output;
+
 mod advice;
 mod agents;
 mod browse;
@@ -17,7 +21,6 @@ mod ingest;
 mod mcp;
 mod model;
 mod outcomes;
-mod output;
 mod portable;
 mod progress;
 mod recall;
@@ -295,7 +298,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("amber: {e:#}");
+            errln!("amber: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -339,7 +342,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 std::time::Duration::from_millis(*deadline_ms),
                 !cli.no_start,
             ),
-            Err(e) => eprintln!("amber hook: {e:#}"),
+            Err(e) => errln!("amber hook: {e:#}"),
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -348,14 +351,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         let exe = std::env::current_exe().context("cannot find this executable's path")?;
         let (n, backup) = claude_code::edit_settings(&path, |s| claude_code::install(s, &exe))?;
         if n == 0 {
-            println!("Amber's Claude Code hooks and permission rules are already in {}", path.display());
+            outln!("Amber's Claude Code hooks and permission rules are already in {}", path.display());
         } else {
-            println!(
+            outln!(
                 "added {n} Amber entries (hooks, and permission rules for its agent tools) to {}",
                 path.display()
             );
             if let Some(b) = backup {
-                println!("the previous settings are in {}", b.display());
+                outln!("the previous settings are in {}", b.display());
             }
         }
         // Claude Code's name is its own: its sessions (inbox, what is addressed to it)
@@ -366,9 +369,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         });
         match registered {
             Ok(path) => {
-                println!("registered the agent name claude-code (its token is in {})", path.display())
+                outln!("registered the agent name claude-code (its token is in {})", path.display())
             }
-            Err(e) => eprintln!(
+            Err(e) => errln!(
                 "amber: the agent name claude-code is not registered ({e:#}); run `amber agent register claude-code` later"
             ),
         }
@@ -378,11 +381,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         let path = claude_code::settings_path(*project)?;
         let (n, backup) = claude_code::edit_settings(&path, |s| Ok(claude_code::uninstall(s)))?;
         if n == 0 {
-            println!("no Amber hooks or permission rules in {}", path.display());
+            outln!("no Amber hooks or permission rules in {}", path.display());
         } else {
-            println!("removed {n} Amber entries (hooks and permission rules) from {}", path.display());
+            outln!("removed {n} Amber entries (hooks and permission rules) from {}", path.display());
             if let Some(b) = backup {
-                println!("the previous settings are in {}", b.display());
+                outln!("the previous settings are in {}", b.display());
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -437,13 +440,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print_json(&r)?;
             } else {
                 if r.created {
-                    println!("remembered {} in {scope}", r.id);
+                    outln!("remembered {} in {scope}", r.id);
                 } else {
-                    println!("already remembered as {} in {scope}", r.id);
+                    outln!("already remembered as {} in {scope}", r.id);
                 }
                 if r.redacted > 0 {
                     let s = if r.redacted == 1 { "" } else { "s" };
-                    eprintln!(
+                    errln!(
                         "amber: {} secret{s} redacted before storing (--keep-secrets files them as given)",
                         r.redacted
                     );
@@ -480,11 +483,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     state.push_str(" (archived)");
                 }
                 let from = amber_core::origin::label(&m.metadata, m.author.as_deref());
-                println!(
+                outln!(
                     "{} [{}] {} {} · from {from} · weight {:.2}{state}",
-                    m.id, m.scope, m.kind, m.created_at, m.weight
+                    m.id,
+                    m.scope,
+                    m.kind,
+                    m.created_at,
+                    m.weight
                 );
-                println!("{}", m.content);
+                outln!("{}", m.content);
             }
         }
         Command::Forget { id } => {
@@ -494,7 +501,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if cli.json {
                 print_json(&m)?;
             } else {
-                println!("forgot {} (its content stays until `amber purge {}`)", m.id, m.id);
+                outln!("forgot {} (its content stays until `amber purge {}`)", m.id, m.id);
             }
         }
         Command::Unforget { id } => {
@@ -504,7 +511,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if cli.json {
                 print_json(&m)?;
             } else {
-                println!("unforgot {}: recall finds it again", m.id);
+                outln!("unforgot {}: recall finds it again", m.id);
             }
         }
         Command::Purge { id } => {
@@ -514,7 +521,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if cli.json {
                 print_json(&r)?;
             } else {
-                println!("purged {}", r.id);
+                outln!("purged {}", r.id);
             }
         }
         Command::Reindex => {
@@ -527,11 +534,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if cli.json {
                 print_json(&st)?;
             } else {
-                println!(
-                    "reindexed {} memories in {:.2}s",
-                    st.engine["memories"],
-                    t0.elapsed().as_secs_f64()
-                );
+                outln!("reindexed {} memories in {:.2}s", st.engine["memories"], t0.elapsed().as_secs_f64());
             }
         }
         Command::Status => {
@@ -567,10 +570,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Hook { .. } | Command::Install { .. } | Command::Uninstall { .. } => {
             unreachable!("handled above")
         }
-        Command::Config { action: ConfigAction::Show } => print!("{}", cfg.to_toml()),
+        Command::Config { action: ConfigAction::Show } => out!("{}", cfg.to_toml()),
         Command::Agent { action: AgentAction::Register { name } } => {
             let path = agents::register(&mut connect(&cli, &cfg)?, &cfg, name)?;
-            println!(
+            outln!(
                 "registered {name}: its sessions now need the token in {} (a new token replaces the old)",
                 path.display()
             );

@@ -226,9 +226,14 @@ fn reply(r: Result<Value, String>) -> CallToolResult {
     match r {
         Ok(v) => {
             let text = serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string());
+            // Invisible characters (Unicode tags, zero-width, bidi) a model would read
+            // without anyone seeing them: written as visible `\u` escapes.
+            let text = crate::output::json_for_terminal(&text).into_owned();
             CallToolResult::success(vec![ContentBlock::text(text)])
         }
-        Err(msg) => CallToolResult::error(vec![ContentBlock::text(msg)]),
+        Err(msg) => {
+            CallToolResult::error(vec![ContentBlock::text(crate::output::for_terminal(&msg).into_owned())])
+        }
     }
 }
 

@@ -49,9 +49,9 @@ pub(crate) fn run(action: &ModelAction, client: &mut Client, json: bool) -> anyh
                     &serde_json::json!({ "model": st.engine["model"], "migration": st.model_migration }),
                 )?;
             } else {
-                println!("model        {}", st.engine["model"].as_str().unwrap_or("?"));
+                outln!("model        {}", st.engine["model"].as_str().unwrap_or("?"));
                 if let Some(m) = &st.model_migration {
-                    println!("migration    {}", line(m));
+                    outln!("migration    {}", line(m));
                 }
             }
             return Ok(());
@@ -63,7 +63,7 @@ pub(crate) fn run(action: &ModelAction, client: &mut Client, json: bool) -> anyh
         if json {
             print_json(&r)?;
         } else {
-            println!("the vectors are already of {name}");
+            outln!("the vectors are already of {name}");
         }
         return Ok(());
     }
@@ -71,7 +71,7 @@ pub(crate) fn run(action: &ModelAction, client: &mut Client, json: bool) -> anyh
         if json {
             print_json(&r)?;
         } else {
-            println!(
+            outln!(
                 "re-embedding with {name} in the background: `amber model show` or `amber status` says how far"
             );
         }
@@ -92,14 +92,14 @@ pub(crate) fn run(action: &ModelAction, client: &mut Client, json: bool) -> anyh
                 if json {
                     print_json(&m)?;
                 } else {
-                    eprintln!();
-                    println!("now embedding with {name}: {}", st.engine["model"].as_str().unwrap_or("?"));
+                    errln!();
+                    outln!("now embedding with {name}: {}", st.engine["model"].as_str().unwrap_or("?"));
                 }
                 return Ok(());
             }
             "failed" | "stopped" => {
                 if !json {
-                    eprintln!();
+                    errln!();
                 }
                 anyhow::bail!("the migration to {name} {}: {}", m.phase, m.error.unwrap_or_default());
             }

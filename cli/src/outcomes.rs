@@ -140,22 +140,23 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
             }
             let m = &r.memory;
             let state = if m.is_archived() { " (archived)" } else { "" };
-            println!("{} {result}: weight {:.2}{state}", m.id, m.weight);
+            outln!("{} {result}: weight {:.2}{state}", m.id, m.weight);
         }
         OutcomeCommand::Outcomes { id } => {
             check_id(id)?;
-            let r: OutcomesResult = client.call("outcomes", &json!({ "memory_id": id }))?;
+            let r: OutcomesResult = client
+                .call("outcomes", &json!({ "memory_id": id, "session_id": crate::mcp::host_session() }))?;
             if as_json {
                 print_json(&r)?;
                 return Ok(true);
             }
             let m = &r.memory;
-            println!("{} [{}] {} · weight {:.2}", m.id, m.scope, m.kind, m.weight);
+            outln!("{} [{}] {} · weight {:.2}", m.id, m.scope, m.kind, m.weight);
             if let Some(by) = &m.superseded_by {
-                println!("superseded by {by}");
+                outln!("superseded by {by}");
             }
             if m.is_archived() {
-                println!("archived");
+                outln!("archived");
             }
             for x in &r.reports {
                 let result = x.result.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
@@ -167,7 +168,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                     who.push(format!("session {s}"));
                 }
                 let note = x.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default();
-                println!(
+                outln!(
                     "  {} {} {result} {}{note}",
                     amber_tiers::session::date(x.at),
                     x.kind.as_str(),
@@ -182,14 +183,14 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 return Ok(true);
             }
             if r.memories.is_empty() {
-                println!("no archived memories");
+                outln!("no archived memories");
             }
             for m in &r.memories {
                 let why = match &m.superseded_by {
                     Some(by) => format!("superseded by {}", &by.as_str()[..8]),
                     None => format!("weight {:.2}", m.weight),
                 };
-                println!(
+                outln!(
                     "{} [{}] {} · {why}: {}",
                     &m.id.as_str()[..8],
                     m.scope,
@@ -205,7 +206,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 print_json(&r.memory)?;
                 return Ok(true);
             }
-            println!("{} restored: weight {:.2}", r.memory.id, r.memory.weight);
+            outln!("{} restored: weight {:.2}", r.memory.id, r.memory.weight);
         }
         OutcomeCommand::Trust { id, level } => {
             check_id(id)?;
@@ -218,7 +219,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 print_json(&r.memory)?;
                 return Ok(true);
             }
-            println!(
+            outln!(
                 "{} is now trusted as {}",
                 r.memory.id,
                 amber_core::origin::trust_of(&r.memory.metadata).as_str()
@@ -230,14 +231,14 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 print_json(&r)?;
                 return Ok(true);
             }
-            println!(
+            outln!(
                 "{} sessions: {} successes with no served record, {} served memories never reported",
                 r.sessions,
                 r.unbacked_successes.len(),
                 r.unreported.len()
             );
             for c in &r.unbacked_successes {
-                println!(
+                outln!(
                     "  unbacked success: {} in session {} by {}",
                     c.memory_id,
                     c.session_id,
@@ -245,22 +246,47 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 );
             }
             for u in &r.unreported {
-                println!("  unreported: {} served in session {} ({})", u.memory_id, u.session_id, u.agent);
+                outln!("  unreported: {} served in session {} ({})", u.memory_id, u.session_id, u.agent);
+            }
+            if !r.person_actions.is_empty() {
+                outln!(
+                    "{} of your own commands ran while an agent session was live (check each was yours):",
+                    r.person_actions.len()
+                );
+            }
+            for a in &r.person_actions {
+                let when = chrono::DateTime::from_timestamp_millis(a.at)
+                    .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+                    .unwrap_or_default();
+                let how = match (a.tty, a.detached) {
+                    (true, _) => "at a terminal",
+                    (false, true) => "from no terminal, detached from whatever started it",
+                    (false, false) => "from no terminal",
+                };
+                let refused = if a.refused { " · REFUSED" } else { "" };
+                outln!(
+                    "  {when} {}{refused}: pid {} {how}: {} (live: {})",
+                    a.what,
+                    a.pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
+                    one_line(&a.command, 120),
+                    a.live_sessions.join(", ")
+                );
             }
         }
         OutcomeCommand::Thread { id } => {
             check_id(id)?;
-            let r: ThreadResult = client.call("thread", &json!({ "id": id }))?;
+            let r: ThreadResult =
+                client.call("thread", &json!({ "id": id, "session_id": crate::mcp::host_session() }))?;
             if as_json {
                 print_json(&r)?;
                 return Ok(true);
             }
             let held = r.held.as_deref().map(|h| format!(" · held ({h})")).unwrap_or_default();
-            println!("thread {}{held}", r.thread);
+            outln!("thread {}{held}", r.thread);
             for m in &r.memories {
                 let to = m.to.as_deref().map(|t| format!(" → {t}")).unwrap_or_default();
                 let re = m.reply_to.as_ref().map(|r| format!(" re {}", &r.as_str()[..8])).unwrap_or_default();
-                println!(
+                outln!(
                     "  {} {}{to}{re}: {}",
                     &m.id.as_str()[..8],
                     m.author.as_deref().unwrap_or("a person"),
@@ -275,7 +301,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 print_json(&r)?;
             } else {
                 let d = &r.decision;
-                println!(
+                outln!(
                     "{} ({}): {}",
                     serde_json::to_value(d.decision)?.as_str().unwrap_or("?"),
                     d.rule,
@@ -292,10 +318,10 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 return Ok(true);
             }
             if r.memories.is_empty() && r.runs.is_empty() {
-                println!("nothing touched these files");
+                outln!("nothing touched these files");
             }
             for m in &r.memories {
-                println!(
+                outln!(
                     "{} [{}] {:.2} · {}: {}",
                     &m.memory.id.as_str()[..8],
                     m.memory.scope,
@@ -305,7 +331,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 );
             }
             for x in &r.runs {
-                println!(
+                outln!(
                     "run {} by {} {:.2} · {}: {}",
                     &x.run.id[..12],
                     x.run.agent,
@@ -329,18 +355,21 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 Some(m) => format!("{} sessions, mean reward {m:.3}", a.n),
                 None => format!("{} sessions", a.n),
             };
-            println!(
+            outln!(
                 "{} sessions read, {} rewarded ({} through their run's reward, {} by the judge's verdict alone)",
-                r.sessions, r.rewarded, r.by_run, r.judged
+                r.sessions,
+                r.rewarded,
+                r.by_run,
+                r.judged
             );
-            println!("served:   {}", arm(&l.served));
-            println!("withheld: {}", arm(&l.withheld));
+            outln!("served:   {}", arm(&l.served));
+            outln!("withheld: {}", arm(&l.withheld));
             match (l.difference, l.z, l.p) {
-                (Some(d), Some(z), Some(p)) => println!("difference {d:+.3}, z {z:.2}, one-sided p {p:.4}"),
-                (Some(d), _, _) => println!("difference {d:+.3}"),
+                (Some(d), Some(z), Some(p)) => outln!("difference {d:+.3}, z {z:.2}, one-sided p {p:.4}"),
+                (Some(d), _, _) => outln!("difference {d:+.3}"),
                 _ => {}
             }
-            println!(
+            outln!(
                 "{}",
                 match l.verdict {
                     amber_tiers::lift::Verdict::Lift => "lift: serving memory helps (p < 0.05)".to_string(),
@@ -356,9 +385,9 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
             if as_json {
                 print_json(&r)?;
             } else if r.released {
-                println!("thread {} released", r.thread);
+                outln!("thread {} released", r.thread);
             } else {
-                println!("thread {} was not held", r.thread);
+                outln!("thread {} was not held", r.thread);
             }
         }
     }

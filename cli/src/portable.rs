@@ -192,9 +192,9 @@ fn export(args: &ExportArgs, client: &mut Client, json_mode: bool) -> anyhow::Re
     progress.finish();
     let summary: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
     if json_mode {
-        eprintln!("{}", json!({ "exported": counts }));
+        errln!("{}", json!({ "exported": counts }));
     } else {
-        eprintln!("exported {}", if summary.is_empty() { "nothing".into() } else { summary.join(", ") });
+        errln!("exported {}", if summary.is_empty() { "nothing".into() } else { summary.join(", ") });
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -302,7 +302,7 @@ fn import_from(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyho
         return Ok(ExitCode::SUCCESS);
     }
     let found: Vec<String> = r.found.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    println!(
+    outln!(
         "found {} in {} ({}); filed into {} as {}",
         if found.is_empty() { "nothing".to_string() } else { found.join(", ") },
         args.file.display(),
@@ -312,7 +312,7 @@ fn import_from(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyho
     );
     report(&r.tally, false)?;
     if r.redacted > 0 {
-        println!("{} secrets redacted before storing", r.redacted);
+        outln!("{} secrets redacted before storing", r.redacted);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -339,17 +339,17 @@ fn report(t: &ImportTally, json_mode: bool) -> anyhow::Result<()> {
         let v: Vec<String> = m.iter().map(|(k, n)| format!("{n} {k}")).collect();
         if v.is_empty() { "nothing".to_string() } else { v.join(", ") }
     };
-    println!("imported {}", list(&t.added));
+    outln!("imported {}", list(&t.added));
     if !t.present.is_empty() {
-        println!("already there (left as they are): {}", list(&t.present));
+        outln!("already there (left as they are): {}", list(&t.present));
     }
     if !t.skipped.is_empty() {
-        println!("skipped {}:", t.skipped.len());
+        outln!("skipped {}:", t.skipped.len());
         for s in t.skipped.iter().take(20) {
-            println!("  {} {}: {}", s.record, s.what, s.reason);
+            outln!("  {} {}: {}", s.record, s.what, s.reason);
         }
         if t.skipped.len() > 20 {
-            println!("  … and {} more (--json lists them)", t.skipped.len() - 20);
+            outln!("  … and {} more (--json lists them)", t.skipped.len() - 20);
         }
     }
     Ok(())
@@ -364,7 +364,7 @@ fn backup(file: &Path, client: &mut Client, json_mode: bool) -> anyhow::Result<E
     if json_mode {
         return crate::print_json(&s).map(|()| ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "backed up {} memories and {} cached vectors to {} ({:.1} MiB, {:.1} s)",
         s.memories,
         s.vectors,
@@ -414,7 +414,7 @@ fn restore(
         bail!("{}", String::from_utf8_lossy(&out.stderr).trim().trim_start_matches("amberd: "));
     }
     if !json_mode {
-        print!("{}", String::from_utf8_lossy(&out.stdout));
+        out!("{}", String::from_utf8_lossy(&out.stdout));
     }
     let mut client = crate::daemon::connect_or_start(cfg, config_file, true)?;
     let progress = Progress::new(json_mode);
@@ -424,9 +424,11 @@ fn restore(
     if json_mode {
         return crate::print_json(e).map(|()| ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "serving: {} memories, indexes rebuilt ({} chunks from the cache, {} embedded)",
-        e["memories"], e["stats"]["chunks_from_cache"], e["stats"]["chunks_embedded"]
+        e["memories"],
+        e["stats"]["chunks_from_cache"],
+        e["stats"]["chunks_embedded"]
     );
     Ok(ExitCode::SUCCESS)
 }

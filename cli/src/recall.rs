@@ -62,23 +62,34 @@ pub(crate) fn run(args: &RecallArgs, client: &mut Client, json: bool) -> anyhow:
     }
     let result = client.recall(&p)?;
     if let Some(why) = &result.team_unavailable {
-        eprintln!("amber: the team scopes were not searched: {why}");
+        errln!("amber: the team scopes were not searched: {why}");
+    }
+    // An answer that may miss recent writes, or ranked without vectors, says so.
+    if let Some(why) = &result.degraded {
+        errln!("amber: ranked by words only (BM25), the embedding model is away: {why}");
+    } else if !result.fresh {
+        errln!(
+            "amber: not fresh: the indexes are still catching up with recent writes, so the newest \
+             memories may be missing (`amber status` shows the backlog)"
+        );
+    }
+    if json {
+        print_json(&result)?;
+        return Ok(());
     }
     let hits = result.hits;
     let disputed = result.disputed;
     if unsearched_default > 0 && !json {
         let searched: Vec<String> = p.scope.iter().chain(p.also.iter()).map(|s| s.to_string()).collect();
-        eprintln!(
+        errln!(
             "amber: searched {}; {unsearched_default} memories in `default` were not \
 (--scope default or --all-scopes; `amber scope move default {}` gives them to this project)",
             searched.join(" + "),
             p.scope.as_ref().map(|s| s.to_string()).unwrap_or_default()
         );
     }
-    if json {
-        print_json(&hits)?;
-    } else if hits.is_empty() {
-        println!("no memories match");
+    if hits.is_empty() {
+        outln!("no memories match");
     } else {
         for (i, h) in hits.iter().enumerate() {
             let e = &h.evidence;
@@ -106,7 +117,7 @@ pub(crate) fn run(args: &RecallArgs, client: &mut Client, json: bool) -> anyhow:
                 why.push(format!("disputed by {}", s.join(", ")));
             }
             let from = amber_core::origin::label(&h.memory.metadata, h.memory.author.as_deref());
-            println!(
+            outln!(
                 "{}. {} [{}] {} from {from} ({})",
                 i + 1,
                 h.memory.id,
@@ -115,9 +126,9 @@ pub(crate) fn run(args: &RecallArgs, client: &mut Client, json: bool) -> anyhow:
                 why.join(" · ")
             );
             if let Some(place) = &h.place {
-                println!("   at {}", place.describe());
+                outln!("   at {}", place.describe());
             }
-            println!("   {}", one_line(&h.memory.content, 240));
+            outln!("   {}", one_line(&h.memory.content, 240));
         }
     }
     Ok(())

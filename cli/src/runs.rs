@@ -117,7 +117,7 @@ fn read_runs(file: &PathBuf) -> anyhow::Result<Vec<NewRun>> {
         }
     }
     if runs.len() >= 100 {
-        eprintln!("\rread {} runs", runs.len());
+        errln!("\rread {} runs", runs.len());
     }
     Ok(runs)
 }
@@ -153,13 +153,13 @@ pub(crate) fn run(
                 );
             }
             let started = Instant::now();
-            eprintln!("recording {} runs in {scope} as {agent} ...", runs.len());
+            errln!("recording {} runs in {scope} as {agent} ...", runs.len());
             let r: RunRecordResult = client.call("run_record", &params)?;
             if as_json {
                 return print_json(&r);
             }
             let new = r.results.iter().filter(|x| x.created).count();
-            println!(
+            outln!(
                 "recorded {} runs in {} as {agent}: {new} new, {} already there ({} ms)",
                 r.results.len(),
                 r.scope,
@@ -174,12 +174,12 @@ pub(crate) fn run(
                 return print_json(&r.runs);
             }
             if r.runs.is_empty() {
-                println!("no runs");
+                outln!("no runs");
             }
             for x in &r.runs {
                 let reward =
                     x.reward.map(|w| format!("reward {w:+.2}")).unwrap_or_else(|| "no reward".into());
-                println!(
+                outln!(
                     "{} [{}] {} · {} · {reward}: {}",
                     &x.id[..12],
                     x.scope,
@@ -201,7 +201,7 @@ pub(crate) fn run(
             if as_json {
                 return print_json(&r);
             }
-            println!("run {id} rewarded {reward:+.2}: {} memory weights moved", r.weights_moved);
+            outln!("run {id} rewarded {reward:+.2}: {} memory weights moved", r.weights_moved);
         }
         RunsAction::Show { id } => {
             let r: RunShowResult = client.call("run_show", &json!({ "id": id }))?;
@@ -209,31 +209,26 @@ pub(crate) fn run(
                 return print_json(&r);
             }
             let x = &r.run;
-            println!(
+            outln!(
                 "run {} [{}] by {} at {}",
                 x.id,
                 x.scope,
                 x.agent,
                 amber_tiers::session::date(x.created_at)
             );
-            println!("task: {}", x.task);
+            outln!("task: {}", x.task);
             if let Some(o) = &x.outcome {
-                println!("outcome: {o}");
+                outln!("outcome: {o}");
             }
             if !x.used.is_empty() {
                 let used: Vec<&str> = x.used.iter().map(|u| &u.as_str()[..8]).collect();
-                println!("used: {}", used.join(", "));
+                outln!("used: {}", used.join(", "));
             }
             for w in &r.rewards {
                 let why = w.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
-                println!(
-                    "reward {:+.2} by {} at {}{why}",
-                    w.reward,
-                    w.agent,
-                    amber_tiers::session::date(w.at)
-                );
+                outln!("reward {:+.2} by {} at {}{why}", w.reward, w.agent, amber_tiers::session::date(w.at));
             }
-            println!("trace:\n{}", x.trace);
+            outln!("trace:\n{}", x.trace);
         }
     }
     Ok(())

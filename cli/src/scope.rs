@@ -34,12 +34,12 @@ pub(crate) fn list(client: &mut Client, json: bool) -> anyhow::Result<()> {
     if json {
         print_json(&r)?;
     } else if r.scopes.is_empty() {
-        println!("no scopes yet");
+        outln!("no scopes yet");
     } else {
         let width = r.scopes.iter().map(|s| s.scope.len()).max().unwrap_or(0);
         for s in &r.scopes {
             let root = s.root.as_deref().map(|r| format!("  {r}")).unwrap_or_default();
-            println!("{:<width$}  {:>7}{root}", s.scope, s.memories);
+            outln!("{:<width$}  {:>7}{root}", s.scope, s.memories);
         }
     }
     Ok(())
@@ -57,9 +57,12 @@ pub(crate) fn run(action: &ScopeAction, client: &mut Client, json: bool) -> anyh
             if json {
                 print_json(&r)?;
             } else {
-                println!(
+                outln!(
                     "moved {} memories from {} to {} ({} were already there and were merged)",
-                    r.moved, p.from, p.to, r.merged
+                    r.moved,
+                    p.from,
+                    p.to,
+                    r.merged
                 );
             }
         }
@@ -69,11 +72,11 @@ pub(crate) fn run(action: &ScopeAction, client: &mut Client, json: bool) -> anyh
                 print_json(&r)?;
             } else {
                 match &r.root {
-                    Some(root) => println!("{} (project root {})", r.scope, root.display()),
-                    None => println!("{} (outside any project)", r.scope),
+                    Some(root) => outln!("{} (project root {})", r.scope, root.display()),
+                    None => outln!("{} (outside any project)", r.scope),
                 }
                 let names: Vec<String> = r.search.iter().map(|s| s.to_string()).collect();
-                println!("recall searches {}", names.join(" + "));
+                outln!("recall searches {}", names.join(" + "));
             }
         }
     }

@@ -8,11 +8,11 @@ pub(crate) fn print(r: &amber_ipc::protocol::SessionResult) {
     } else {
         format!("ended ({})", s.end_reason.as_deref().unwrap_or("?"))
     };
-    println!("session {} · {} · {} · scope {}", s.id, s.agent, state, s.scope);
+    outln!("session {} · {} · {} · scope {}", s.id, s.agent, state, s.scope);
     if let Some(root) = &s.project_root {
-        println!("project {}", root.display());
+        outln!("project {}", root.display());
     }
-    println!(
+    outln!(
         "{} events · {} tool uses · {} served · {} captured · context {}",
         s.events,
         s.tool_uses,
@@ -22,10 +22,10 @@ pub(crate) fn print(r: &amber_ipc::protocol::SessionResult) {
     );
     if !s.also.is_empty() {
         let also: Vec<String> = s.also.iter().map(|x| x.to_string()).collect();
-        println!("also searches {}", also.join(", "));
+        outln!("also searches {}", also.join(", "));
     }
     if let Some(at) = s.checkpoint.blocked_at {
-        println!(
+        outln!(
             "checkpoint: asked at {} after {} tool uses · {}{}",
             amber_tiers::session::date(at),
             s.checkpoint.tool_uses,
@@ -34,17 +34,17 @@ pub(crate) fn print(r: &amber_ipc::protocol::SessionResult) {
         );
     }
     if !s.served.is_empty() {
-        println!("served:");
+        outln!("served:");
         for x in &s.served {
-            println!("  {} {:?} (context {}) score {:.3}: {}", x.id, x.tier, x.context, x.score, x.why);
+            outln!("  {} {:?} (context {}) score {:.3}: {}", x.id, x.tier, x.context, x.score, x.why);
         }
     }
     let fired = s.decisions.iter().filter(|d| d.fired).count();
     if !s.decisions.is_empty() {
-        println!("interjection decisions ({} fired of {}):", fired, s.decisions.len());
+        outln!("interjection decisions ({} fired of {}):", fired, s.decisions.len());
         for d in &s.decisions {
             let best = d.best.map(|b| format!(" best {b:.3}")).unwrap_or_default();
-            println!(
+            outln!(
                 "  event {}: {} ({:?}{best})",
                 d.event,
                 if d.fired { "fired" } else { "silent" },
@@ -53,22 +53,18 @@ pub(crate) fn print(r: &amber_ipc::protocol::SessionResult) {
         }
     }
     if let Some(task) = &s.run.task {
-        println!("task: {}", crate::one_line(task, 100));
+        outln!("task: {}", crate::one_line(task, 100));
     }
     for g in &s.run.advice {
         let reread =
             if g.reread.is_empty() { String::new() } else { format!(" (re-read: {})", g.reread.join(", ")) };
-        println!("advice given: {} version {}{reread}", g.situation, g.version);
+        outln!("advice given: {} version {}{reread}", g.situation, g.version);
     }
     if !s.run.runs.is_empty() {
-        println!(
-            "recorded as run{}: {}",
-            if s.run.runs.len() == 1 { "" } else { "s" },
-            s.run.runs.join(", ")
-        );
+        outln!("recorded as run{}: {}", if s.run.runs.len() == 1 { "" } else { "s" }, s.run.runs.join(", "));
     }
     if let Some(c) = &s.curation {
-        println!(
+        outln!(
             "curation: {} examined · {} exact duplicates collapsed · {} near duplicates · {} related · {} links added",
             c.examined,
             c.collapsed,

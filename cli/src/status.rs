@@ -9,36 +9,39 @@ pub(crate) fn print(st: &amber_ipc::protocol::StatusResult) {
         Value::String(s) => s.clone(),
         v => v.to_string(),
     };
-    println!(
+    outln!(
         "daemon       amberd {} (pid {}, up {:.0}s, protocol {})",
-        st.version, st.pid, st.uptime_seconds, st.protocol_version
+        st.version,
+        st.pid,
+        st.uptime_seconds,
+        st.protocol_version
     );
-    println!("socket       {}", st.socket);
-    println!("data dir     {}", s("data_dir"));
-    println!("memories     {} in {} scopes ({} forgotten)", s("memories"), s("scopes"), s("forgotten"));
+    outln!("socket       {}", st.socket);
+    outln!("data dir     {}", s("data_dir"));
+    outln!("memories     {} in {} scopes ({} forgotten)", s("memories"), s("scopes"), s("forgotten"));
     if let (Some(raw), Some(all)) = (e["raw_captures"].as_u64(), e["memories"].as_u64())
         && all > 0
     {
-        println!(
+        outln!(
             "raw captures {raw} of them ({:.0}%): prompts, tool output, transcripts; recall finds them, briefings never",
             100.0 * raw as f64 / all as f64
         );
     }
-    println!("model        {} ({} dimensions, chunks {})", s("model"), s("dim"), s("chunking"));
+    outln!("model        {} ({} dimensions, chunks {})", s("model"), s("dim"), s("chunking"));
     if let Some(m) = &st.model_migration {
-        println!("migration    {}", crate::model::line(m));
+        outln!("migration    {}", crate::model::line(m));
     }
-    println!("bm25 index   {} documents", s("bm25_docs"));
-    println!("vector index {} vectors ({} cached)", s("vectors"), s("cached_vectors"));
+    outln!("bm25 index   {} documents", s("bm25_docs"));
+    outln!("vector index {} vectors ({} cached)", s("vectors"), s("cached_vectors"));
     let complete = e["indexes_complete"].as_bool().unwrap_or(false);
-    println!("indexes      {}", if complete { "complete" } else { "catching up" });
-    println!("clients      {} connected, {} writes queued", st.connections, st.queue_depth);
+    outln!("indexes      {}", if complete { "complete" } else { "catching up" });
+    outln!("clients      {} connected, {} writes queued", st.connections, st.queue_depth);
     for ev in e["index_events"].as_array().into_iter().flatten() {
-        println!("at open      {}", ev.as_str().unwrap_or_default());
+        outln!("at open      {}", ev.as_str().unwrap_or_default());
     }
     for d in e["degraded"].as_array().into_iter().flatten() {
         let part = d["part"].as_str().unwrap_or_default();
-        println!(
+        outln!(
             "degraded     {part}: {} ({} failed attempts)",
             d["message"].as_str().unwrap_or_default(),
             d["failures"]
@@ -47,14 +50,14 @@ pub(crate) fn print(st: &amber_ipc::protocol::StatusResult) {
     if let Some(t) = &st.team {
         let scopes = t.scopes.join(", ");
         match (&t.engine, &t.trouble) {
-            (Some(te), None) => println!(
+            (Some(te), None) => outln!(
                 "team         {} ({scopes}): connected, {} memories, {} vectors, indexes {}",
                 t.location,
                 te["memories"],
                 te["vectors"],
                 if te["indexes_complete"].as_bool().unwrap_or(false) { "complete" } else { "catching up" }
             ),
-            (_, trouble) => println!(
+            (_, trouble) => outln!(
                 "team         {} ({scopes}): NOT CONNECTED for {:.0}s: {} (team scopes answer team_unavailable; local scopes work)",
                 t.location,
                 t.trouble_seconds.unwrap_or(0.0),
@@ -64,7 +67,7 @@ pub(crate) fn print(st: &amber_ipc::protocol::StatusResult) {
     }
     if let Some(src) = &st.sources {
         let paths: Vec<String> = src.watching.iter().map(|p| p.display().to_string()).collect();
-        println!(
+        outln!(
             "sources      {}: {}, {} files brought in step{}",
             if paths.is_empty() { "none readable".to_string() } else { paths.join(", ") },
             if src.ready { "watching" } else { "first pass" },
@@ -74,10 +77,10 @@ pub(crate) fn print(st: &amber_ipc::protocol::StatusResult) {
                 .unwrap_or_default()
         );
         for u in &src.unreadable {
-            println!("             cannot read {u}");
+            outln!("             cannot read {u}");
         }
         if let Some(e) = &src.last_error {
-            println!("             last error: {e}");
+            outln!("             last error: {e}");
         }
     }
 }

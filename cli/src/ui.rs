@@ -11,13 +11,13 @@ use amber_ipc::protocol::{NoParams, UiStartResult, method};
 pub(crate) fn run(client: &mut Client, json: bool, no_open: bool) -> anyhow::Result<()> {
     let r: UiStartResult = client.send::<method::UiStart>(&NoParams)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        outln!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         let how = if r.started { "started" } else { "already running" };
-        println!("Amber's web view ({how}, 127.0.0.1 only, stops with the daemon):\n{}", r.url);
+        outln!("Amber's web view ({how}, 127.0.0.1 only, stops with the daemon):\n{}", r.url);
     }
     if !no_open && !open(&r.url) && !json {
-        eprintln!("amber: no browser could be opened; open the URL above yourself");
+        errln!("amber: no browser could be opened; open the URL above yourself");
     }
     Ok(())
 }

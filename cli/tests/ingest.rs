@@ -53,7 +53,8 @@ fn recall(env: &Env, dir: &Path, query: &str, extra: &[&str]) -> Vec<Value> {
     a.extend_from_slice(extra);
     let o = env.cmd(&a).current_dir(dir).output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    r["hits"].as_array().unwrap().clone()
 }
 
 /// The first hit holding `needle`, if any.

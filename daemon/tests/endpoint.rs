@@ -80,6 +80,17 @@ fn an_endpoint_finds_english_facts_by_other_languages_and_waits_out_an_outage() 
     let why = r.degraded.expect("recall says why it ranked without vectors");
     assert!(why.contains("embeddings endpoint") && why.contains(&port.to_string()), "{why}");
     assert!(r.hits[0].evidence.vector_rank.is_none());
+    // The person's `amber recall` says so too: a notice on stderr, `degraded` in --json.
+    let o = common::person(&d, &["recall", "--scope", "crosslingual", "spare house key flowerpot"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("ranked by words only (BM25)") && err.contains("embeddings endpoint"), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        j["degraded"].as_str().is_some_and(|w| w.contains("embeddings endpoint")) && j["fresh"] == false,
+        "{j}"
+    );
+    assert_eq!(j["hits"][0]["memory"]["content"], late, "{j}");
     let deg = degraded(&d);
     assert!(
         deg.iter().any(|x| x["part"] == "indexing" && x["cause"] == "model_away"),

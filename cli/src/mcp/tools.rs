@@ -198,7 +198,11 @@ impl AmberMcp {
         annotations(title = "Thread", read_only_hint = true, open_world_hint = false)
     )]
     async fn thread(&self, Parameters(a): Parameters<IdArgs>) -> CallToolResult {
-        self.forward("thread", &a).await
+        // Read as the host's session: another agent's mail and diary stay theirs.
+        match params(&a) {
+            Ok(p) => reply(self.bridge.call("thread", with_host_session(p)).await),
+            Err(e) => reply(Err(e)),
+        }
     }
 
     /// The loop guard.
