@@ -5,34 +5,49 @@
 
 use amber_core::origin::Door;
 
+use crate::ancestry::Lineage;
+
 /// The connecting process, as far as the daemon can tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Peer {
     /// Its door.
     pub door: Door,
-    /// True when it runs inside an agent's session (Claude Code gives every process it
-    /// starts, its Bash tool's commands and its hooks, `CLAUDECODE=1`): an `amber`
-    /// command an agent runs is the agent's, not the person's.
+    /// True when it runs inside an agent's session: an agent runtime's marker (Claude
+    /// Code gives every process it starts `CLAUDECODE=1`) in its environment or in any
+    /// ancestor's, or an agent runtime among its ancestors (`crate::ancestry`). An
+    /// `amber` command an agent runs is the agent's, not the person's, however it was
+    /// started (`env -u CLAUDECODE amber …` included).
     pub under_agent: bool,
+    /// Its pid, when the socket gave one.
+    pub pid: Option<u32>,
+    /// Its parent is the init process: it left whatever started it, so its lineage says
+    /// nothing of who did. What such a caller does as the person while an agent session is
+    /// live is recorded and shown to the person (`crate::person_log`).
+    pub detached: bool,
+    /// It has a controlling terminal.
+    pub tty: bool,
 }
-
-/// Environment variables an agent runtime sets in every process it starts.
-const AGENT_MARKERS: &[&str] = &["CLAUDECODE", "CLAUDE_CODE_SESSION_ID"];
 
 impl Peer {
     /// A peer the daemon could not look at (no pid: another OS, or a test).
-    pub(crate) const UNKNOWN: Peer = Peer { door: Door::Socket, under_agent: false };
+    pub(crate) const UNKNOWN: Peer =
+        Peer { door: Door::Socket, under_agent: false, pid: None, detached: false, tty: false };
 
-    /// The peer with this pid, from its command line and environment
-    /// (`/proc/<pid>/cmdline`, `/proc/<pid>/environ`; the same user's, by the peer check).
+    /// The peer with this pid, from its real executable, its command line and its
+    /// lineage (`/proc`; the same user's, by the peer check).
     pub(crate) fn of_pid(pid: Option<i64>) -> Peer {
-        let Some(pid) = pid.filter(|p| *p > 0) else { return Peer::UNKNOWN };
-        match std::fs::read(format!("/proc/{pid}/cmdline")) {
-            Ok(raw) => {
-                let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-                Peer { door: door_of(&raw), under_agent: under_agent(&environ) }
-            }
-            Err(_) => Peer::UNKNOWN,
+        let Some(pid) = pid.filter(|p| *p > 0).and_then(|p| u32::try_from(p).ok()) else {
+            return Peer::UNKNOWN;
+        };
+        match Lineage::of(pid) {
+            Some(l) => Peer {
+                door: door_of(l.exe_name().as_deref().unwrap_or(""), &l.cmdline),
+                under_agent: l.agent.is_some(),
+                pid: Some(pid),
+                detached: l.detached,
+                tty: l.tty,
+            },
+            None => Peer::UNKNOWN,
         }
     }
 
@@ -60,27 +75,19 @@ impl Peer {
     }
 }
 
-/// True when a NUL-separated environment holds an agent runtime's marker.
-fn under_agent(environ: &[u8]) -> bool {
-    environ.split(|b| *b == 0).any(|kv| {
-        let kv = String::from_utf8_lossy(kv);
-        kv.split_once('=').is_some_and(|(k, v)| AGENT_MARKERS.contains(&k) && !v.is_empty())
-    })
-}
-
-/// The door of a process from its NUL-separated command line: `amber mcp` is MCP, `amber
-/// hook …` a hook, any other `amber` command the command line (a person), a Python
-/// interpreter the Python client, anything else the socket.
-pub(crate) fn door_of(cmdline: &[u8]) -> Door {
+/// The door of a process from its real executable's file name and its NUL-separated
+/// command line: the `amber` binary running `mcp` is MCP, `hook …` a hook, any other
+/// command the command line (a person, unless under an agent); a Python interpreter the
+/// Python client; anything else the socket. `argv[0]` is not read: `exec -a amber` or a
+/// symlink named `amber` does not make a process the `amber` binary.
+pub(crate) fn door_of(exe_name: &str, cmdline: &[u8]) -> Door {
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
-    let Some(exe) = args.first() else { return Door::Socket };
-    let name = exe.rsplit('/').next().unwrap_or(exe);
     // Only the `amber` binary itself: `amber-eval` and anything renamed are the socket.
-    if name == "amber" {
+    if exe_name == "amber" {
         // The first word that is not a flag or a flag's value is the subcommand.
         let mut words = args.iter().skip(1);
         while let Some(w) = words.next() {
@@ -98,7 +105,7 @@ pub(crate) fn door_of(cmdline: &[u8]) -> Door {
         }
         return Door::Cli;
     }
-    if name.starts_with("python") {
+    if exe_name.starts_with("python") {
         return Door::Python;
     }
     Door::Socket
@@ -113,20 +120,27 @@ mod tests {
     }
 
     #[test]
-    fn the_door_comes_from_the_command_line_of_the_process() {
-        assert_eq!(door_of(&argv(&["/usr/bin/amber", "remember", "x"])), Door::Cli);
-        assert_eq!(door_of(&argv(&["amber", "--data-dir", "/d", "--socket", "/s", "mcp"])), Door::Mcp);
-        assert_eq!(door_of(&argv(&["/opt/amber", "--json", "hook", "claude-code", "Stop"])), Door::Hook);
-        assert_eq!(door_of(&argv(&["amber", "--data-dir=/d", "recall", "mcp"])), Door::Cli);
-        assert_eq!(door_of(&argv(&["/usr/bin/python3.11", "-m", "pytest"])), Door::Python);
-        assert_eq!(door_of(&argv(&["node", "client.mjs"])), Door::Socket);
-        assert_eq!(door_of(&argv(&["/work/target/release/amber-eval", "load"])), Door::Socket);
-        assert_eq!(door_of(b""), Door::Socket);
-        assert!(under_agent(&argv(&["PATH=/bin", "CLAUDECODE=1"])));
-        assert!(!under_agent(&argv(&["PATH=/bin", "CLAUDECODE="])));
-        assert!(!under_agent(&argv(&["HOME=/root"])));
+    fn the_door_comes_from_the_real_executable_and_the_command_line() {
+        assert_eq!(door_of("amber", &argv(&["/usr/bin/amber", "remember", "x"])), Door::Cli);
+        assert_eq!(
+            door_of("amber", &argv(&["amber", "--data-dir", "/d", "--socket", "/s", "mcp"])),
+            Door::Mcp
+        );
+        assert_eq!(
+            door_of("amber", &argv(&["/opt/amber", "--json", "hook", "claude-code", "Stop"])),
+            Door::Hook
+        );
+        assert_eq!(door_of("amber", &argv(&["amber", "--data-dir=/d", "recall", "mcp"])), Door::Cli);
+        assert_eq!(door_of("python3.11", &argv(&["/usr/bin/python3.11", "-m", "pytest"])), Door::Python);
+        // `exec -a amber python3 client.py`, or a symlink named amber: still Python.
+        assert_eq!(door_of("python3.11", &argv(&["amber", "client.py"])), Door::Python);
+        assert_eq!(door_of("node", &argv(&["amber", "client.mjs"])), Door::Socket);
+        assert_eq!(door_of("node", &argv(&["node", "client.mjs"])), Door::Socket);
+        assert_eq!(door_of("amber-eval", &argv(&["/work/target/release/amber-eval", "load"])), Door::Socket);
+        assert_eq!(door_of("", b""), Door::Socket);
         // This test process is not amber: the socket door.
-        assert_eq!(Peer::of_pid(Some(i64::from(std::process::id()))).door, Door::Socket);
+        let me = Peer::of_pid(Some(i64::from(std::process::id())));
+        assert_eq!((me.door, me.pid), (Door::Socket, Some(std::process::id())));
         assert_eq!(Peer::of_pid(None), Peer::UNKNOWN);
     }
 }

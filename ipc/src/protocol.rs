@@ -54,7 +54,7 @@ pub use session::{
 };
 pub use standing::{
     ArchivedParams, ArchivedResult, AuditParams, AuditResult, ManifestEntry, ManifestResult, OutcomeParams,
-    OutcomesParams, OutcomesResult, SetTrustParams, StandingResult, UnbackedClaim, Unreported,
+    OutcomesParams, OutcomesResult, PersonAction, SetTrustParams, StandingResult, UnbackedClaim, Unreported,
 };
 pub use threads::{
     GuardParams, GuardResult, Inbox, InboxItem, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult,

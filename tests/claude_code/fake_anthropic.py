@@ -37,8 +37,9 @@ the scene being the one of the prompt before the feedback), plus, when the reaso
 served memory ids and a session id, `mcp__amber__outcome` on the first of them with
 `success`; the next answer is text.
 
-**`$FIRST_BRIEFED_ID`** in a tool input stands for the first pointer id (8 hex digits)
-of a briefing in the request: the model `get`s a memory it was briefed on.
+**`$FIRST_BRIEFED_ID`** in a tool input (a whole value, or inside a command) stands for
+the first pointer id (8 hex digits) of a briefing in the request: the model `get`s a
+memory it was briefed on.
 
 Where Claude Code (2.1.197) puts what hooks add: SessionStart's and UserPromptSubmit's
 `additionalContext` arrive in a `role: "system"` message inside `messages` (after the
@@ -154,13 +155,15 @@ def _fill(value, body):
         return {k: _fill(v, body) for k, v in value.items()}
     if isinstance(value, list):
         return [_fill(v, body) for v in value]
-    if value == "$FIRST_BRIEFED_ID":
+    if isinstance(value, str) and "$FIRST_BRIEFED_ID" in value:
+        first = "00000000"
         for s in request_strings(body):
             if "hook additional context" in s:
                 m = POINTER_ID.search(s)
                 if m:
-                    return m.group(1)
-        return "00000000"
+                    first = m.group(1)
+                    break
+        return value.replace("$FIRST_BRIEFED_ID", first)
     return value
 
 

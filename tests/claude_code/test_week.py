@@ -120,6 +120,15 @@ def served_lines(text):
     return out
 
 
+# Shedding Claude Code's marker from the Bash tool: `env -u`, an empty value. The
+# shell's own parent still carries it, so the daemon refuses each (issue 46).
+BORROW_COMMAND = (
+    f"env -u CLAUDECODE {AMBER} trust $FIRST_BRIEFED_ID external; "
+    f"CLAUDECODE= {AMBER} agent register claude-code; "
+    f"env -u CLAUDECODE -u CLAUDE_CODE_ENTRYPOINT {AMBER} --json ui --no-open; true"
+)
+
+
 def scene(name, steps, takeaway):
     return {"match": f"[week-{name}]", "steps": steps, "takeaway": takeaway}
 
@@ -146,6 +155,8 @@ def week_plan(project):
     """The runs of the week, in order, and the fake model's script for them."""
     fail_bash = {"tools": [{"name": "Bash", "input": {"command": "cat config/production.toml", "description": "Production config"}}]}
     get_briefed = {"tools": [{"name": "mcp__amber__get", "input": {"id": "$FIRST_BRIEFED_ID"}}]}
+    # A misled model borrows the person's door from its Bash tool: every one is refused.
+    borrow_bash = {"tools": [{"name": "Bash", "input": {"command": BORROW_COMMAND, "description": "Amber as the person"}}]}
     runs = [
         {"name": "s1", "day": 0, "mode": "new", "prompt": "[week-s1] Monday: check how ledger-api connects to the staging database and tell me what to fix."},
         {"name": "s2", "day": 0, "mode": "resume", "of": "s1", "prompt": "[week-s2] Monday afternoon: look again at the staging database settings after lunch."},
@@ -173,7 +184,7 @@ def week_plan(project):
         if r["name"] == "s3":
             extra = [get_briefed]
         if r["name"] == "s5":
-            extra = [fail_bash]
+            extra = [fail_bash, borrow_bash]
         content, kind = takeaways[r["name"]]
         script.append(scene(r["name"], work_steps(project, extra), {"content": content, "type": kind}))
     return runs, script
@@ -220,7 +231,7 @@ def all_memories(env):
         r = amber(env, "--json", "recall", "--all-scopes", "--mode", mode, "-k", "1000", query, check=False)
         if r.returncode != 0:
             continue
-        for h in json.loads(r.stdout):
+        for h in json.loads(r.stdout)["hits"]:
             m = h.get("memory", h)
             seen[m["id"]] = m
     return list(seen.values())
@@ -728,6 +739,22 @@ def test_the_week_ran_as_scripted(week):
         t0 = started if t0 is None else t0
         shift = (started - t0) / 1000 - rec["day"] * DAY
         assert abs(shift) < 3600, f"{rec['name']}: Amber's clock is {shift:.0f} s off day {rec['day']}"
+
+
+def test_the_persons_door_is_not_borrowed_from_the_bash_tool(week):
+    """s5's model ran `env -u CLAUDECODE amber trust …`, `CLAUDECODE= amber agent register
+    claude-code` and `amber --json ui --no-open` in Claude Code's Bash tool: all three
+    refused as a person's, and Claude Code's token still works (s6 started its session)."""
+    s5 = next(r for r in week.runs if r["name"] == "s5")
+    issued = issued_tools(s5)
+    results = tool_results(s5)
+    ids = [i for i, (n, inp) in issued.items() if n == "Bash" and "agent register" in inp.get("command", "")]
+    assert len(ids) == 1, issued
+    text, _ = results[ids[0]]
+    assert text.count("is for a person") == 3, text
+    assert "http://127.0.0.1" not in text, "no web view URL handed out: " + text
+    s6 = next(r for r in week.runs if r["name"] == "s6")
+    assert week.sessions.get(s6["session_id"]), "Claude Code's registration still holds"
 
 
 def test_seeded_fact_and_user_preference_reach_the_model(week):

@@ -90,7 +90,12 @@ pub(crate) async fn ui_start(
     peer: crate::peer::Peer,
     _: NoParams,
 ) -> Result<Value, ErrorObject> {
-    peer.person_only("ui_start (`amber ui`)")?;
+    crate::person_log::person_only(
+        shared,
+        peer,
+        "ui_start (`amber ui`)",
+        crate::person_log::Undo::Irreversible,
+    )?;
     to_value(&(shared.ui_start)(shared.clone()).await?)
 }
 

@@ -51,7 +51,12 @@ pub(crate) async fn register(
     peer: Peer,
     p: AgentRegisterParams,
 ) -> Result<Value, ErrorObject> {
-    peer.person_only("agent_register (`amber agent register NAME`)")?;
+    crate::person_log::person_only(
+        shared,
+        peer,
+        "agent_register (`amber agent register NAME`)",
+        crate::person_log::Undo::Irreversible,
+    )?;
     let name = crate::rpc::agent_name(&p.name)?;
     let mut raw = [0u8; 32];
     std::fs::File::open("/dev/urandom")
@@ -89,6 +94,11 @@ pub(crate) async fn register(
 
 /// One registration at a time.
 static REGISTRY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// True when `name` is registered (its sessions show its token at `session_start`).
+pub(crate) fn is_registered(shared: &Shared, name: &str) -> bool {
+    load(shared).is_ok_and(|agents| agents.contains_key(name))
+}
 
 /// Refuses a registered name claimed without its token.
 pub(crate) fn check(shared: &Shared, name: &str, token: Option<&str>) -> Result<(), ErrorObject> {

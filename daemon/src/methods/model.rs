@@ -16,7 +16,12 @@ pub(crate) async fn model_use(
     peer: crate::peer::Peer,
     p: ModelUseParams,
 ) -> Result<Value, ErrorObject> {
-    peer.person_only("model_use (`amber model use`)")?;
+    crate::person_log::person_only(
+        shared,
+        peer,
+        "model_use (`amber model use`)",
+        crate::person_log::Undo::Reversible,
+    )?;
     let name = p.name.trim().to_string();
     let Some(model) = named(&shared.config, &name) else {
         let mut names: Vec<&str> = vec!["config", "minilm"];

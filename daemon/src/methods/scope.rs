@@ -68,7 +68,7 @@ pub(crate) async fn move_method(
     peer: crate::peer::Peer,
     p: ScopeMoveParams,
 ) -> Result<Value, ErrorObject> {
-    peer.person_only("scope_move")?;
+    crate::person_log::person_only(shared, peer, "scope_move", crate::person_log::Undo::Reversible)?;
     one_side(shared, &p.from, &p.to)?;
     if p.from == p.to || p.to.is_within(&p.from) || p.from.is_within(&p.to) {
         return Err(invalid(format!("cannot move {} into {}: one lies within the other", p.from, p.to)));
@@ -110,7 +110,12 @@ pub(crate) async fn move_memory(
     peer: Peer,
     p: MemoryMoveParams,
 ) -> Result<Value, ErrorObject> {
-    peer.person_only("moving a memory to another scope")?;
+    crate::person_log::person_only(
+        shared,
+        peer,
+        "moving a memory to another scope",
+        crate::person_log::Undo::Reversible,
+    )?;
     let (side, id) = resolve_id(shared, &p.id).await?;
     let key = id.clone();
     let Some(m) = read_on(shared, &side, move |e| e.get(&key)).await? else {
@@ -152,7 +157,12 @@ pub(crate) async fn memories(
     peer: Peer,
     p: MemoriesParams,
 ) -> Result<Value, ErrorObject> {
-    peer.person_only("listing a scope's memories")?;
+    crate::person_log::person_only(
+        shared,
+        peer,
+        "listing a scope's memories",
+        crate::person_log::Undo::Irreversible,
+    )?;
     let limit = p.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PAGE {
         return Err(invalid(format!("limit must be 1 to {MAX_PAGE}, got {limit}")));

@@ -80,6 +80,10 @@ pub struct ManifestResult {
 pub struct OutcomesParams {
     /// The memory (an id or a prefix).
     pub memory_id: String,
+    /// The session reading it: another agent's mail or diary is `not_found` to an agent
+    /// whose session may not read it (see `get`); a person reads everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 /// `outcomes` result: the memory and every word logged on it.
@@ -154,6 +158,33 @@ pub struct AuditResult {
     pub unbacked_successes: Vec<UnbackedClaim>,
     /// Memories served in an ended session that never reported on them.
     pub unreported: Vec<Unreported>,
+    /// The person's methods asked while an agent session was live, most recent last
+    /// (at most 50): whoever asked them, as the daemon saw the caller.
+    #[serde(default)]
+    pub person_actions: Vec<PersonAction>,
+}
+
+/// A person's method asked while an agent session was live, and its caller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonAction {
+    /// When.
+    pub at: Millis,
+    /// What was asked (`purge`, `setting a memory's trust`, ...).
+    pub what: String,
+    /// The caller's pid.
+    pub pid: Option<u32>,
+    /// The caller's real executable.
+    pub exe: Option<String>,
+    /// The caller's command line (one line, at most 200 characters, secrets redacted).
+    pub command: String,
+    /// The caller had a controlling terminal.
+    pub tty: bool,
+    /// The caller's parent was init: it had left whatever started it.
+    pub detached: bool,
+    /// The agent sessions live at the time (`id (agent)`).
+    pub live_sessions: Vec<String>,
+    /// It was refused (irreversible, asked by a detached caller with no terminal).
+    pub refused: bool,
 }
 
 /// `set_trust` params: a person's word on how far a memory is trusted.
