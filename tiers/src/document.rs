@@ -23,6 +23,18 @@ pub const MAX_CHUNK_CHARS: usize = 2000;
 /// Files larger than this are not ingested (4 MiB): not a document a person reads.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
 
+/// A file cut into more pieces than this has its small ones folded together
+/// ([`bounded`]); documents of ordinary shape stay one piece per section.
+pub const FOLD_ABOVE_PIECES: usize = 256;
+
+/// When folding: a piece under this many characters joins its neighbour (within
+/// [`MAX_CHUNK_CHARS`]).
+pub const FOLD_FLOOR_CHARS: usize = 400;
+
+/// No file becomes more memories than this (after folding): one file cannot flood the
+/// index. A file past it is not ingested, and the answer says why.
+pub const MAX_PIECES_PER_FILE: usize = 2000;
+
 /// Why a file is not read as a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unread {
@@ -172,6 +184,44 @@ pub fn chunk(kind: DocKind, text: &str) -> Vec<Piece> {
         }
     }
     out
+}
+
+/// Cuts a document as [`chunk`] does, bounded: when that gives more than
+/// [`FOLD_ABOVE_PIECES`] pieces (a file with a heading every few lines), consecutive
+/// pieces under [`FOLD_FLOOR_CHARS`] are folded into one (their lines verbatim, within
+/// [`MAX_CHUNK_CHARS`], under the first one's headings); more than [`MAX_PIECES_PER_FILE`]
+/// even then is refused with the reason.
+pub fn bounded(kind: DocKind, text: &str) -> Result<Vec<Piece>, String> {
+    let pieces = chunk(kind, text);
+    let n = pieces.len();
+    if n <= FOLD_ABOVE_PIECES {
+        return Ok(pieces);
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let chars = |p: &Piece| p.body.chars().count();
+    let mut out: Vec<Piece> = Vec::with_capacity(n / 4);
+    for p in pieces {
+        if let Some(last) = out.last_mut() {
+            let joined = lines[last.first as usize - 1..p.last as usize]
+                .iter()
+                .map(|l| l.chars().count() + 1)
+                .sum::<usize>();
+            if (chars(last) < FOLD_FLOOR_CHARS || chars(&p) < FOLD_FLOOR_CHARS) && joined <= MAX_CHUNK_CHARS {
+                last.last = p.last;
+                last.body = lines[last.first as usize - 1..p.last as usize].join("\n");
+                continue;
+            }
+        }
+        out.push(p);
+    }
+    if out.len() > MAX_PIECES_PER_FILE {
+        return Err(format!(
+            "cut into {} pieces ({n} sections, small ones folded), over the limit of {MAX_PIECES_PER_FILE} \
+             a file: split it into smaller files to ingest it",
+            out.len()
+        ));
+    }
+    Ok(out)
 }
 
 /// For each line, true when it is inside a fenced code block (fence lines included).
@@ -381,5 +431,30 @@ mod tests {
         assert_eq!(p.last().unwrap().last, 200);
         assert!(p.windows(2).all(|w| w[1].first == w[0].last + 1));
         assert!(chunk(DocKind::Text, "\n\n  \n").is_empty());
+    }
+
+    #[test]
+    fn a_file_of_many_tiny_sections_is_folded_and_a_huge_one_refused() {
+        // A heading every three lines, 30,000 sections: folded to pieces of up to
+        // MAX_CHUNK_CHARS, every line once, in order, verbatim.
+        let text: String = (0..30_000).map(|i| format!("## Note {i}\nline {i}\n\n")).collect();
+        assert_eq!(chunk(DocKind::Markdown, &text).len(), 30_000);
+        let p = bounded(DocKind::Markdown, &text).unwrap();
+        assert!(p.len() < 2000 && p.len() > 300, "{}", p.len());
+        let lines: Vec<&str> = text.split('\n').collect();
+        for x in &p {
+            assert_eq!(x.body, lines[x.first as usize - 1..x.last as usize].join("\n"));
+            assert!(x.body.chars().count() <= MAX_CHUNK_CHARS);
+        }
+        assert!(p.windows(2).all(|w| w[1].first > w[0].last));
+        let covered: usize = p.iter().map(|x| x.body.matches("## Note ").count()).sum();
+        assert_eq!(covered, 30_000, "every section once");
+        // A document of ordinary shape is cut as before.
+        let small = "# A\nalpha\n# B\nbeta\n";
+        assert_eq!(bounded(DocKind::Markdown, small).unwrap(), chunk(DocKind::Markdown, small));
+        // Past the cap even folded: refused with the reason.
+        let big: String = (0..3000).map(|i| format!("## Section {i}\n{}\n\n", "word ".repeat(90))).collect();
+        let e = bounded(DocKind::Markdown, &big).unwrap_err();
+        assert!(e.contains("over the limit of 2000"), "{e}");
     }
 }

@@ -27,7 +27,7 @@ use amber_engine::Engine;
 use amber_ipc::protocol::{
     ErrorKind, ErrorObject, IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES,
 };
-use amber_tiers::document::{Unread, chunk, read as read_document};
+use amber_tiers::document::{Unread, bounded, read as read_document};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -107,10 +107,12 @@ async fn run(
     let side = shared.side_for(&scope)?;
     // A folder goes in many calls: each waits for indexing to come within reach (the
     // caller retries `busy`), so a big tree never leaves recall far behind.
-    crate::rpc::within_backlog(shared, &side)?;
+    crate::rpc::within_backlog(shared, &side, crate::rpc::Lane::Bulk(0))?;
     let ctx = Arc::new(Context {
         scope: scope.clone(),
         root: resolved.root.map(|r| std::fs::canonicalize(&r).unwrap_or(r)),
+        named: canonical(&cwd),
+        agent_written: crate::agent_writes::load(&shared.config.data_dir),
         person,
         origin,
     });
@@ -159,6 +161,11 @@ async fn run(
 struct Context {
     scope: Scope,
     root: Option<PathBuf>,
+    /// The folder the person named (the call's `cwd`, canonical): a vendored tree below it
+    /// is not theirs; naming the vendored folder itself makes it so.
+    named: PathBuf,
+    /// The files agents wrote (`crate::agent_writes`): never above `agent`.
+    agent_written: std::collections::HashMap<PathBuf, crate::agent_writes::AgentWrite>,
     person: bool,
     origin: Origin,
 }
@@ -255,11 +262,20 @@ fn read_file(ctx: &Context, path: &Path) -> Read {
         Err(Unread::Skipped(why)) => return Read::Skipped(why),
     };
     let file_sha256 = hex::encode(Sha256::digest(text.as_bytes()));
-    let pieces = chunk(kind, &text);
+    let pieces = match bounded(kind, &text) {
+        Ok(p) => p,
+        Err(why) => return Read::Skipped(why),
+    };
     if pieces.iter().any(|p| p.body.len() > MAX_BODY_BYTES) {
         return Read::Skipped(format!("a block of lines over {MAX_BODY_BYTES} bytes with no blank line"));
     }
-    let trust = if ctx.person && belongs_to_project(ctx, path) { Trust::Person } else { Trust::External };
+    let theirs = ctx.person && belongs_to_project(ctx, path) && !super::vendored::vendored(&ctx.named, path);
+    let trust = match ctx.agent_written.get(path) {
+        // An agent wrote it: its word at most, whoever names the file.
+        Some(_) if theirs => Trust::Agent,
+        _ if theirs => Trust::Person,
+        _ => Trust::External,
+    };
     let label = label_of(ctx, path);
     let source = path.to_string_lossy().into_owned();
     let memories = pieces

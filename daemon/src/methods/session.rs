@@ -210,6 +210,18 @@ pub(crate) async fn event(
         if p.kind == EventKind::ToolResult {
             s.run.note_tool(&p.text);
         }
+        // A file the agent wrote is the agent's, wherever it is ingested from.
+        if matches!(p.kind, EventKind::ToolCall | EventKind::ToolResult)
+            && let Some(path) = crate::agent_writes::written_path(p.source.as_deref(), &p.text)
+        {
+            let w = crate::agent_writes::AgentWrite {
+                path,
+                agent: s.agent.clone(),
+                session: s.id.clone(),
+                at: now_millis(),
+            };
+            crate::agent_writes::note(&shared.config.data_dir, &w);
+        }
         // The session's first prompt is its opening prompt (and its run's task).
         let opening = p.kind == EventKind::Prompt && s.run.prompts == 0;
         if p.kind == EventKind::Prompt {

@@ -1,0 +1,138 @@
+//! The files agents wrote: provenance follows the writer, not the folder. When an agent
+//! session's tool event says it wrote a file (Claude Code's Edit, MultiEdit, Write and
+//! NotebookEdit, as the hooks report them: `claude-code:tool:Write` with the text
+//! `Write: /path`), the path is noted here (`<data_dir>/agent-writes.jsonl`, 0600, one
+//! line a write). An ingest of that file, by the person or from a `[sources]` folder,
+//! files it as `agent` at most, whatever folder it is in: an agent cannot launder text
+//! into the person's word by writing it where the person's documents are read from.
+//!
+//! What it cannot see: a file an agent wrote through its shell (`echo … > file`) or a
+//! program it ran; those keep the folder's rule.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use amber_core::{Millis, now_millis};
+use serde::{Deserialize, Serialize};
+
+/// The ledger's file name in the data directory.
+const FILE: &str = "agent-writes.jsonl";
+/// How long a write is remembered (then the folder's rule holds again).
+const KEEP_MS: Millis = 90 * 24 * 3600 * 1000;
+/// Past this size the ledger is rewritten with the latest write of each path.
+const COMPACT_BYTES: u64 = 4 << 20;
+
+/// The tools that write files, as the hooks name them in an event's source.
+const WRITING_TOOLS: &[&str] = &["Edit", "MultiEdit", "Write", "NotebookEdit"];
+
+/// One noted write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct AgentWrite {
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// The session's agent.
+    pub agent: String,
+    /// The session.
+    pub session: String,
+    /// When.
+    pub at: Millis,
+}
+
+/// The file a tool event says was written: `source` `<runtime>:tool:<Tool>` for a
+/// writing tool, `text` opening with `<Tool>: <absolute path>`.
+pub(crate) fn written_path(source: Option<&str>, text: &str) -> Option<PathBuf> {
+    let tool = source?.rsplit_once(":tool:")?.1;
+    if !WRITING_TOOLS.contains(&tool) {
+        return None;
+    }
+    let first = text.lines().next()?;
+    let path = first.strip_prefix(tool)?.strip_prefix(": ")?.trim();
+    let p = PathBuf::from(path);
+    p.is_absolute().then_some(p)
+}
+
+/// Notes a write (logged and kept going when the ledger cannot be written).
+pub(crate) fn note(data_dir: &Path, w: &AgentWrite) {
+    if let Err(e) = append(data_dir, w) {
+        tracing::warn!(cause = %e, path = %w.path.display(), "cannot note a file an agent wrote");
+    }
+}
+
+fn append(data_dir: &Path, w: &AgentWrite) -> std::io::Result<()> {
+    let file = data_dir.join(FILE);
+    if std::fs::metadata(&file).is_ok_and(|m| m.len() > COMPACT_BYTES) {
+        compact(data_dir)?;
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).append(true);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    let mut f = opts.open(&file)?;
+    let mut line = serde_json::to_vec(w).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    f.write_all(&line)
+}
+
+/// The latest write of each path within [`KEEP_MS`], keyed by the path as written and as
+/// it resolves now (a symlinked folder names the same file).
+pub(crate) fn load(data_dir: &Path) -> HashMap<PathBuf, AgentWrite> {
+    let text = std::fs::read_to_string(data_dir.join(FILE)).unwrap_or_default();
+    let since = now_millis() - KEEP_MS;
+    let mut out: HashMap<PathBuf, AgentWrite> = HashMap::new();
+    for w in text.lines().filter_map(|l| serde_json::from_str::<AgentWrite>(l).ok()).filter(|w| w.at >= since)
+    {
+        if let Ok(real) = std::fs::canonicalize(&w.path) {
+            out.insert(real, w.clone());
+        }
+        out.insert(w.path.clone(), w);
+    }
+    out
+}
+
+/// Rewrites the ledger with the latest write of each path.
+fn compact(data_dir: &Path) -> std::io::Result<()> {
+    let mut latest: Vec<AgentWrite> = load(data_dir).into_values().collect();
+    latest.sort_by(|a, b| (a.at, &a.path).cmp(&(b.at, &b.path)));
+    latest.dedup_by(|a, b| a.path == b.path && a.at == b.at);
+    let tmp = data_dir.join(format!("{FILE}.tmp"));
+    let mut body = Vec::new();
+    for w in &latest {
+        body.extend(serde_json::to_vec(w).map_err(std::io::Error::other)?);
+        body.push(b'\n');
+    }
+    std::fs::write(&tmp, body)?;
+    std::fs::rename(tmp, data_dir.join(FILE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_writing_tool_event_names_its_file_and_the_ledger_keeps_it() {
+        let p = |s, t| written_path(Some(s), t);
+        assert_eq!(
+            p("claude-code:tool:Write", "Write: /w/notes/a.md\n# hi"),
+            Some(PathBuf::from("/w/notes/a.md"))
+        );
+        assert_eq!(p("claude-code:tool:Edit", "Edit: /w/a.rs\n[replaced]"), Some(PathBuf::from("/w/a.rs")));
+        assert_eq!(p("claude-code:tool:Read", "Read: /w/a.rs\nfn main"), None, "reading writes nothing");
+        assert_eq!(p("claude-code:tool:Write", "Write: relative.md"), None);
+        assert_eq!(written_path(None, "Write: /w/a.md"), None);
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("a.md");
+        std::fs::write(&file, "x").unwrap();
+        let w = AgentWrite {
+            path: file.clone(),
+            agent: "claude-code".into(),
+            session: "s1".into(),
+            at: now_millis(),
+        };
+        note(d.path(), &w);
+        let got = load(d.path());
+        assert_eq!(got.get(&file), Some(&w));
+        let old = AgentWrite { at: now_millis() - KEEP_MS - 1, path: d.path().join("old.md"), ..w };
+        note(d.path(), &old);
+        assert!(!load(d.path()).contains_key(&old.path), "an old write is forgotten");
+    }
+}
