@@ -61,8 +61,8 @@ pub(crate) type UiStarter = fn(
 pub(crate) struct WebView {
     /// Its port on 127.0.0.1.
     pub port: u16,
-    /// Its URL, with the token.
-    pub url: String,
+    /// A new link to it (its URL with a one-time code; the web view's `Web::link`).
+    pub link: Box<dyn Fn() -> Result<String, amber_ipc::protocol::ErrorObject> + Send + Sync>,
     /// The server's task: it ends at shutdown.
     pub task: tokio::task::JoinHandle<()>,
 }

@@ -56,32 +56,41 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     let r = c.call_value("remember", json!({ "content": HOSTILE, "scope": "proj/web" })).unwrap();
     let id = r["id"].as_str().unwrap().to_string();
 
-    // The person starts it; a second start gives the same server.
+    // The person starts it; a second start gives the same server, with a new link. A
+    // link holds a one-time code, never the token (which would sit on the browser's
+    // command line, readable by every local user).
     let ui = as_person(&d, &["ui", "--no-open"]);
     let url = ui["url"].as_str().unwrap().to_string();
     let port = u16::try_from(ui["port"].as_u64().unwrap()).unwrap();
     assert_eq!(ui["started"], Value::Bool(true));
-    assert!(url.starts_with(&format!("http://127.0.0.1:{port}/?token=")), "{url}");
-    let token = url.rsplit("token=").next().unwrap().to_string();
-    assert_eq!(token.len(), 64, "256 bits as hex");
+    assert!(url.starts_with(&format!("http://127.0.0.1:{port}/?code=")), "{url}");
+    let code = url.rsplit("code=").next().unwrap().to_string();
+    assert_eq!(code.len(), 64, "256 bits as hex");
     let again = as_person(&d, &["ui", "--no-open"]);
-    assert_eq!(again["url"].as_str(), Some(url.as_str()));
+    let second = again["url"].as_str().unwrap().to_string();
+    assert!(second.starts_with(&format!("http://127.0.0.1:{port}/?code=")) && second != url, "{second}");
     assert_eq!(again["started"], Value::Bool(false));
 
-    // No token, a wrong token: refused, with the hardening headers and no CORS.
+    // No cookie, a wrong code: refused, with the hardening headers and no CORS.
     let (st, head, _) = http(port, "GET", "/", &[], "");
     assert_eq!(st, 401);
     assert!(header(&head, "x-frame-options") == Some("deny"), "{head}");
     assert!(!head.contains("access-control-"), "{head}");
-    assert_eq!(http(port, "GET", "/?token=00ff", &[], "").0, 401);
+    assert_eq!(http(port, "GET", "/?code=00ff", &[], "").0, 401);
     assert_eq!(http(port, "GET", &format!("/memory/{id}"), &[], "").0, 401);
 
-    // The token's first visit: a strict, HttpOnly cookie and a redirect without it.
-    let (st, head, _) = http(port, "GET", &format!("/?token={token}"), &[], "");
+    // The link's first visit: a strict, HttpOnly cookie and a redirect without the code;
+    // the same link again is refused (spent), the second link still works once.
+    let (st, head, _) = http(port, "GET", &format!("/?code={code}"), &[], "");
     assert_eq!(st, 303, "{head}");
     assert_eq!(header(&head, "location"), Some("/"));
-    let set = header(&head, "set-cookie").unwrap();
+    let set = header(&head, "set-cookie").unwrap().to_string();
     assert!(set.contains("httponly") && set.contains("samesite=strict"), "{set}");
+    assert_eq!(http(port, "GET", &format!("/?code={code}"), &[], "").0, 401, "a spent code");
+    let token = set.split(';').next().unwrap().split_once('=').unwrap().1.to_string();
+    assert!(token.len() == 64 && !url.contains(&token) && !second.contains(&token), "{set}");
+    let second_code = second.rsplit("code=").next().unwrap();
+    assert_eq!(http(port, "GET", &format!("/?code={second_code}"), &[], "").0, 303);
     let cookie = format!("amber_ui_{port}={token}");
     let with = |extra: &[(&'static str, String)]| -> Vec<(String, String)> {
         let mut v = vec![("Cookie".to_string(), cookie.clone())];

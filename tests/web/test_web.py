@@ -103,9 +103,20 @@ def seeded(env):
 
 @pytest.fixture(scope="module")
 def ui(env, seeded):
+    """The view's port, and `link()`: a new link from `amber ui`, its one-time code good
+    for one load (the token itself is never in a URL)."""
     r = amber(env, "ui", "--no-open")
-    assert r["url"].startswith(f"http://127.0.0.1:{r['port']}/?token=")
-    return r
+    assert r["url"].startswith(f"http://127.0.0.1:{r['port']}/?code=")
+    first = [r["url"]]
+
+    def link():
+        if first:
+            return first.pop()
+        again = amber(env, "ui", "--no-open")
+        assert again["port"] == r["port"] and not again["started"], again
+        return again["url"]
+
+    return {"port": r["port"], "link": link}
 
 
 @pytest.fixture(scope="module")
@@ -157,9 +168,14 @@ def test_pages_search_memory_session_and_forget_unforget(browser, ui, seeded):
     page.on("console", lambda m: scripts_ran.append(m.text))
     origin = f"http://127.0.0.1:{ui['port']}"
 
-    # The URL amber ui printed: the token becomes a cookie and leaves the address bar.
-    page.goto(ui["url"])
+    # The URL amber ui printed: its one-time code becomes a cookie and leaves the address
+    # bar; the same link again is refused.
+    url = ui["link"]()
+    page.goto(url)
     assert page.url == origin + "/", page.url
+    spent = ctx.new_page()
+    assert spent.goto(url).status == 401
+    spent.close()
     assert page.locator("#scopes").is_visible()
     assert page.locator("td.scope", has_text=SCOPE).count() == 1
     cookie = [c for c in ctx.cookies() if c["name"] == f"amber_ui_{ui['port']}"][0]
@@ -243,7 +259,7 @@ def test_the_browser_is_refused_without_the_token_from_another_host_and_cross_si
     # With the token, a foreign Host (what a DNS-rebound page would send) is refused.
     ctx = browser.new_context()
     page = ctx.new_page()
-    page.goto(ui["url"])
+    page.goto(ui["link"]())
     assert page.locator("#scopes").is_visible()
     r = ctx.request.get(origin + "/", headers={"Host": f"rebound.example:{ui['port']}"})
     assert r.status == 421
@@ -278,7 +294,7 @@ def test_a_scope_paged_and_a_memory_moved_from_its_page(browser, ui, env):
     ctx = browser.new_context(viewport={"width": 1200, "height": 900})
     page = ctx.new_page()
     origin = f"http://127.0.0.1:{ui['port']}"
-    page.goto(ui["url"])
+    page.goto(ui["link"]())
 
     # From the scopes page to the scope's own: newest first, 50 a page, then the older 5.
     page.click(f"#scopes td.scope a:text-is('{MANY}')")

@@ -3,10 +3,11 @@
 //!
 //! 1. `Host` is exactly `127.0.0.1:PORT` or `localhost:PORT`, else 421: a page of another
 //!    site whose name was rebound to 127.0.0.1 (DNS rebinding) names its own host.
-//! 2. The token: `?token=…` on a GET (the URL `amber ui` opens) sets an HttpOnly,
-//!    SameSite=Strict cookie and redirects to the same URL without it, so the token
-//!    leaves the address bar and history; every other request carries the cookie. No
-//!    token, or a wrong one: 401.
+//! 2. The token: `?code=…` on a GET (the link `amber ui` opens, its code good for one
+//!    load within two minutes) sets an HttpOnly, SameSite=Strict cookie holding the
+//!    per-start token and redirects to the same URL without the code; every other request
+//!    carries the cookie. The token is never in a URL, so never on the browser's command
+//!    line. No cookie, a wrong one, or a used or stale code: 401.
 //! 3. A POST (every change) comes from the view's own pages: `Sec-Fetch-Site`, when the
 //!    browser sends it, is `same-origin`; `Origin`, when sent, is the server's own (or
 //!    `null`, which browsers send for their own forms under `no-referrer`, with
@@ -35,7 +36,7 @@ pub(crate) const CSP: &str = "default-src 'none'; style-src 'self' 'unsafe-inlin
      form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// Compares two secrets in time independent of where they differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -103,12 +104,15 @@ async fn check(web: &Web, req: Request, next: Next) -> Response {
         );
     };
     let query = req.uri().query().unwrap_or("");
-    if let Some(given) = pair(query, "token") {
-        if req.method() != Method::GET || !same(given.as_bytes(), web.token.as_bytes()) {
-            return refuse(StatusCode::UNAUTHORIZED, "wrong or stale token: run `amber ui` again");
+    if let Some(given) = pair(query, "code") {
+        if req.method() != Method::GET || !web.redeem(given) {
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                "this link was used already or is older than two minutes: run `amber ui` again",
+            );
         }
-        // The token goes into the cookie and out of the URL.
-        let rest: Vec<&str> = query.split('&').filter(|kv| !kv.starts_with("token=")).collect();
+        // The code is spent; the token goes into the cookie, the code out of the URL.
+        let rest: Vec<&str> = query.split('&').filter(|kv| !kv.starts_with("code=")).collect();
         let mut to = req.uri().path().to_string();
         if !rest.is_empty() {
             to = format!("{to}?{}", rest.join("&"));

@@ -164,7 +164,9 @@ fn moved(e: &ErrorObject) -> Option<Response> {
 
 /// The weight after each word on it, as a chart, and the log as a table.
 async fn standing(web: &Web, mem: &Memory) -> String {
-    let Ok(r) = web.call::<m::Outcomes>(OutcomesParams { memory_id: mem.id.to_string() }).await else {
+    let Ok(r) =
+        web.call::<m::Outcomes>(OutcomesParams { memory_id: mem.id.to_string(), session_id: None }).await
+    else {
         return String::new();
     };
     let mut reports = r.reports;
@@ -252,7 +254,7 @@ async fn related(web: &Web, id: &MemoryId) -> String {
         }
         s.push_str("</ul>");
     }
-    if let Ok(t) = web.call::<m::Thread>(ThreadParams { id: id.to_string() }).await
+    if let Ok(t) = web.call::<m::Thread>(ThreadParams { id: id.to_string(), session_id: None }).await
         && t.memories.len() > 1
     {
         s.push_str("<h2>Thread</h2><ol id=thread>");

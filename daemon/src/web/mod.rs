@@ -2,7 +2,8 @@
 //! 127.0.0.1, on a port chosen at start, off until a person starts it and stopped with
 //! the daemon. One concern a file:
 //!
-//! - this file: starting it (once; a second `ui_start` gets the same URL), the routes,
+//! - this file: starting it (once; a second `ui_start` gets a new link to the same
+//!   server: each link's one-time code is good for one load within two minutes), the routes,
 //!   and [`Web::call`], through which every page and every form goes: the daemon's own
 //!   [`crate::dispatch::dispatch`], in process, as the web door (`Door::Web`, a person's),
 //!   so the same rules, checks and logs apply as on the socket;
@@ -37,7 +38,7 @@ use axum::Router;
 use axum::routing::{get, post};
 
 /// The peer every page and form is dispatched as: the person, through the web door.
-const PEER: Peer = Peer { door: Door::Web, under_agent: false };
+const PEER: Peer = Peer { door: Door::Web, under_agent: false, pid: None, detached: false, tty: false };
 
 /// How long a stopping daemon waits for the web view's open requests.
 const STOP_WAIT: Duration = Duration::from_secs(3);
@@ -52,9 +53,45 @@ pub(crate) struct Web {
     form: String,
     /// The port it listens on.
     port: u16,
+    /// The one-time codes of the links handed out, with when: a code is exchanged once,
+    /// within [`CODE_LIFE`], for the cookie that holds the token. The token itself never
+    /// leaves the daemon but in that cookie: no command line (the browser's, readable in
+    /// `/proc/<pid>/cmdline` by every local user) ever holds it.
+    codes: std::sync::Mutex<Vec<(String, std::time::Instant)>>,
 }
 
+/// How long a link's one-time code is good for.
+pub(crate) const CODE_LIFE: Duration = Duration::from_secs(120);
+
+/// At most this many unused codes are kept (the oldest go first).
+const MAX_CODES: usize = 16;
+
 impl Web {
+    /// A new link to the view: its URL with a one-time code.
+    pub(crate) fn link(&self) -> Result<String, ErrorObject> {
+        let code = random_token()?;
+        let mut codes = self.codes.lock().unwrap_or_else(|e| e.into_inner());
+        codes.retain(|(_, at)| at.elapsed() < CODE_LIFE);
+        if codes.len() >= MAX_CODES {
+            codes.remove(0);
+        }
+        codes.push((code.clone(), std::time::Instant::now()));
+        Ok(format!("http://127.0.0.1:{}/?code={code}", self.port))
+    }
+
+    /// Takes a link's code: true (once) when it was handed out within [`CODE_LIFE`].
+    pub(crate) fn redeem(&self, given: &str) -> bool {
+        let mut codes = self.codes.lock().unwrap_or_else(|e| e.into_inner());
+        codes.retain(|(_, at)| at.elapsed() < CODE_LIFE);
+        match codes.iter().position(|(c, _)| auth::same(c.as_bytes(), given.as_bytes())) {
+            Some(i) => {
+                codes.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Calls a method of the registry as the person, through the daemon's own dispatch.
     pub(crate) async fn call<M: MethodSpec>(&self, p: M::Params) -> Result<M::Result, ErrorObject> {
         let Some(shared) = self.shared.upgrade() else {
@@ -89,7 +126,7 @@ fn random_token() -> Result<String, ErrorObject> {
 pub(crate) async fn start(shared: &Arc<Shared>) -> Result<UiStartResult, ErrorObject> {
     let mut slot = shared.web.lock().await;
     if let Some(r) = slot.as_ref().filter(|r| !r.task.is_finished()) {
-        return Ok(UiStartResult { url: r.url.clone(), port: r.port, started: false });
+        return Ok(UiStartResult { url: (r.link)()?, port: r.port, started: false });
     }
     let token = random_token()?;
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.map_err(|e| {
@@ -98,10 +135,10 @@ pub(crate) async fn start(shared: &Arc<Shared>) -> Result<UiStartResult, ErrorOb
     })?;
     let port = listener.local_addr().map_err(internal)?.port();
     let form = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(format!("amber-ui-form:{token}")));
-    let url = format!("http://127.0.0.1:{port}/?token={token}");
-    let web = Arc::new(Web { shared: Arc::downgrade(shared), token, form, port });
+    let web = Arc::new(Web { shared: Arc::downgrade(shared), token, form, port, codes: Default::default() });
+    let url = web.link()?;
     let mut stop = shared.shutdown.subscribe();
-    let app = router(web);
+    let app = router(web.clone());
     let task = tokio::spawn(async move {
         let served =
             axum::serve(listener, app).with_graceful_shutdown(async move { shutdown_asked(&mut stop).await });
@@ -110,7 +147,7 @@ pub(crate) async fn start(shared: &Arc<Shared>) -> Result<UiStartResult, ErrorOb
         }
     });
     tracing::info!(port, "web view started on 127.0.0.1");
-    *slot = Some(WebView { port, url: url.clone(), task });
+    *slot = Some(WebView { port, link: Box::new(move || web.link()), task });
     Ok(UiStartResult { url, port, started: true })
 }
 
