@@ -18,7 +18,7 @@ const DEFAULT_PAGE: usize = 500;
 
 /// `export`: one page of records; `next` names the page after it.
 pub(crate) async fn export(shared: &Arc<Shared>, peer: Peer, p: ExportParams) -> Result<Value, ErrorObject> {
-    peer.person_only("export")?;
+    crate::person_log::person_only(shared, peer, "export", crate::person_log::Undo::Irreversible)?;
     let limit = p.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PORTABLE_RECORDS {
         return Err(invalid(format!("limit must be 1 to {MAX_PORTABLE_RECORDS}, got {limit}")));
@@ -38,7 +38,7 @@ pub(crate) async fn export(shared: &Arc<Shared>, peer: Peer, p: ExportParams) ->
 
 /// `import`: records of an export into the local store, through the writer.
 pub(crate) async fn import(shared: &Arc<Shared>, peer: Peer, p: ImportParams) -> Result<Value, ErrorObject> {
-    peer.person_only("import")?;
+    crate::person_log::person_only(shared, peer, "import", crate::person_log::Undo::Reversible)?;
     if p.records.len() > MAX_PORTABLE_RECORDS {
         return Err(invalid(format!(
             "at most {MAX_PORTABLE_RECORDS} records a call, got {}",
@@ -46,8 +46,17 @@ pub(crate) async fn import(shared: &Arc<Shared>, peer: Peer, p: ImportParams) ->
         )));
     }
     let opts = p.options();
+    let mut records = p.records;
+    // Secrets are redacted as on every other way in; the person's own export
+    // (`keep_trust`) comes back as it was.
+    if !opts.keep_trust {
+        let n = super::import_redact::redact_records(&mut records);
+        if n > 0 {
+            tracing::info!(redacted = n, "import: secrets redacted");
+        }
+    }
     // Team scopes live in the team's database, never in the local store.
-    let (records, team): (Vec<Value>, Vec<Value>) = p.records.into_iter().partition(|r| {
+    let (records, team): (Vec<Value>, Vec<Value>) = records.into_iter().partition(|r| {
         !r.get("scope")
             .and_then(Value::as_str)
             .and_then(|s| s.parse().ok())
@@ -64,7 +73,7 @@ pub(crate) async fn import(shared: &Arc<Shared>, peer: Peer, p: ImportParams) ->
 
 /// `backup`: SQLite's online backup of the local store into a new file.
 pub(crate) async fn backup(shared: &Arc<Shared>, peer: Peer, p: BackupParams) -> Result<Value, ErrorObject> {
-    peer.person_only("backup")?;
+    crate::person_log::person_only(shared, peer, "backup", crate::person_log::Undo::Irreversible)?;
     if !p.path.is_absolute() {
         return Err(invalid(format!("the backup's path must be absolute, got {}", p.path.display())));
     }

@@ -3,6 +3,12 @@
 //! by its subject, predicate, object and times), so importing twice changes nothing. A
 //! record whose memory, run or entity is neither in the store nor earlier in the import
 //! is left out with the reason.
+//!
+//! **A file cannot retire what it did not bring** (unless the person imports their own
+//! export with `keep_trust`): its outcomes, supersessions, thread holds and links act
+//! only on memories that came in from a file (`metadata.imported`), an invalidation's
+//! `supersedes` keeps only those, rewards go only to runs the same call brought, and its
+//! vectors are not taken (they would be trusted for any text of the same hash).
 
 use std::collections::HashSet;
 use std::str::FromStr;
@@ -83,6 +89,8 @@ impl Store {
         // Memories that took new outcomes but were in the store already: their standing
         // is recomputed from the log.
         let mut refresh: HashSet<i64> = HashSet::new();
+        // Runs this call brought (a file's rewards go to them only).
+        let mut runs: HashSet<String> = HashSet::new();
         for v in records {
             let Some(obj) = v.as_object() else {
                 tally.skip("?", v.to_string().chars().take(80).collect::<String>(), "not a JSON object");
@@ -91,22 +99,28 @@ impl Store {
             let r = Rec(obj);
             let kind = obj.get("record").and_then(Value::as_str).unwrap_or("?");
             let what = describe(kind, &r);
-            let did = match kind {
-                "memory" => memory(&tx, &r, opts, now),
-                "outcome" => outcome(&tx, &r, &mut refresh),
-                "supersession" => supersession(&tx, &r),
-                "link" => link(&tx, &r),
-                "moved" => moved(&tx, &r),
-                "thread_hold" => thread_hold(&tx, &r),
-                "entity" => entity(&tx, &r),
-                "fact" => fact(&tx, &r),
-                "run" => run(&tx, &r),
-                "reward" => reward(&tx, &r),
-                "session" => session(&tx, &r),
-                "embedding" => embedding(&tx, &r),
-                other => Ok(Err(format!("unknown record kind {other:?}"))),
+            let did = match guard(&tx, kind, &r, opts, &runs).map_err(sql)? {
+                Some(reason) => Ok(Err(reason)),
+                None => match kind {
+                    "memory" => memory(&tx, &r, opts, now),
+                    "outcome" => outcome(&tx, &r, &mut refresh),
+                    "supersession" => supersession(&tx, &r),
+                    "link" => link(&tx, &r),
+                    "moved" => moved(&tx, &r),
+                    "thread_hold" => thread_hold(&tx, &r),
+                    "entity" => entity(&tx, &r),
+                    "fact" => fact(&tx, &r),
+                    "run" => run(&tx, &r),
+                    "reward" => reward(&tx, &r),
+                    "session" => session(&tx, &r),
+                    "embedding" => embedding(&tx, &r),
+                    other => Ok(Err(format!("unknown record kind {other:?}"))),
+                },
             }
             .map_err(sql)?;
+            if kind == "run" && matches!(did, Ok(Did::Added)) {
+                runs.extend(r.str("id").ok().map(str::to_string));
+            }
             match did {
                 Ok(Did::Added) => tally.add(kind),
                 Ok(Did::Present) => tally.had(kind),
@@ -120,6 +134,90 @@ impl Store {
         tx.commit().map_err(sql)?;
         Ok(tally)
     }
+}
+
+/// Whether a memory came in from a file: `Some(true)` when its metadata says so,
+/// `Some(false)` when it is in the store some other way, `None` when it is not there.
+fn imported(tx: &Transaction<'_>, id: &str) -> rusqlite::Result<Option<bool>> {
+    tx.query_row(
+        "SELECT json_extract(metadata, '$.imported') IS NOT NULL FROM memories WHERE id = ?1",
+        [id],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Why a record of a file may not act on the store, when it may not (without
+/// `keep_trust`): it names a memory that did not come from a file, a run this call did
+/// not bring, or it is a vector.
+fn guard(
+    tx: &Transaction<'_>,
+    kind: &str,
+    r: &Rec<'_>,
+    opts: ImportOptions,
+    runs: &HashSet<String>,
+) -> rusqlite::Result<Option<Skip>> {
+    if opts.keep_trust {
+        return Ok(None);
+    }
+    let not_from_a_file = |what: &str| {
+        Some(format!(
+            "{what} a memory that did not come from a file: an import cannot act on memories it did not bring \
+             (--keep-trust for your own export)"
+        ))
+    };
+    let fields: &[&str] = match kind {
+        "outcome" => &["memory"],
+        "supersession" => &["target"],
+        "thread_hold" => &["thread"],
+        "link" => &["from", "to"],
+        "reward" => {
+            let run = r.str("run").unwrap_or("");
+            return Ok((!runs.contains(run)).then(|| {
+                "a reward for a run this import did not bring: an import cannot reward runs it did not bring \
+                 (--keep-trust for your own export)"
+                    .to_string()
+            }));
+        }
+        "embedding" => {
+            return Ok(Some(
+                "a vector from a file is taken only with --keep-trust (it would be trusted for any text of the same hash); \
+                 the memories are embedded here"
+                    .into(),
+            ));
+        }
+        _ => &[],
+    };
+    for f in fields {
+        if let Ok(id) = r.str(f)
+            && imported(tx, id)? == Some(false)
+        {
+            return Ok(not_from_a_file(&format!("its {f} is")));
+        }
+    }
+    Ok(None)
+}
+
+/// An imported invalidation's `supersedes`, kept only where it names memories that came
+/// from a file (without `keep_trust`): what it names besides stays live.
+fn supersedes_kept(
+    tx: &Transaction<'_>,
+    r: &Rec<'_>,
+    opts: ImportOptions,
+) -> rusqlite::Result<Option<String>> {
+    let Some(Value::Array(ids)) = r.0.get("supersedes") else { return Ok(r.opt_json_text("supersedes")) };
+    if opts.keep_trust {
+        return Ok(r.opt_json_text("supersedes"));
+    }
+    let mut kept = Vec::new();
+    for id in ids {
+        if let Some(s) = id.as_str()
+            && imported(tx, s)? == Some(true)
+        {
+            kept.push(id.clone());
+        }
+    }
+    Ok((!kept.is_empty()).then(|| Value::Array(kept).to_string()))
 }
 
 /// A record in a few words, for a skip report.
@@ -212,7 +310,7 @@ fn memory(tx: &Transaction<'_>, r: &Rec<'_>, opts: ImportOptions, now: Millis) -
             field!(r.opt_int("forgotten_at")),
             field!(r.opt_str("to")),
             field!(r.opt_str("reply_to")),
-            r.opt_json_text("supersedes"),
+            supersedes_kept(tx, r, opts)?,
             r.0.get("weight").and_then(Value::as_f64).unwrap_or(1.0),
             field!(r.opt_int("used_at")),
             field!(r.opt_int("archived_at")),
