@@ -19,8 +19,10 @@
 //! `outcome` from an agent whose session was never served the memory counts half
 //! (success +0.15, failure −0.10), and once any failure has counted, a low weight
 //! archives only when a person reported a failure or failures came from at least two
-//! sessions that were served the memory. So no single client can bury a memory by
-//! reporting failures on it.
+//! reporters in sessions that were served the memory. A reporter is a registered agent
+//! (its token checked at `session_start`); every session of an unregistered name counts
+//! as one reporter together, whatever names it gives. So no single client can bury a
+//! memory by reporting failures on it, however many sessions it opens.
 
 use std::fmt;
 use std::str::FromStr;
@@ -107,8 +109,12 @@ pub struct Report {
 pub enum Basis {
     /// A person said it (the command line, outside any agent).
     Person,
-    /// An agent said it in a session that was served the memory.
+    /// A registered agent (its token checked) said it in a session that was served the
+    /// memory.
     Served,
+    /// An agent of a name nobody registered said it in a session that was served the
+    /// memory: every such word is one reporter's, whatever name the session gave.
+    ServedUnregistered,
     /// An agent said it without having been served the memory in that session (or with
     /// no session at all), or a run said it.
     Unserved,
@@ -120,13 +126,16 @@ impl Basis {
         match self {
             Basis::Person => "person",
             Basis::Served => "served",
+            Basis::ServedUnregistered => "served_unregistered",
             Basis::Unserved => "unserved",
         }
     }
 
     /// The basis a log name stands for.
     pub fn parse(s: &str) -> Option<Basis> {
-        [Basis::Person, Basis::Served, Basis::Unserved].into_iter().find(|b| b.as_str() == s)
+        [Basis::Person, Basis::Served, Basis::ServedUnregistered, Basis::Unserved]
+            .into_iter()
+            .find(|b| b.as_str() == s)
     }
 }
 
@@ -229,7 +238,9 @@ pub fn fold(kind: MemoryType, reports: &[Report]) -> Folded {
     }
     let mut out = Folded { weight: 1.0, archivable: true, ..Folded::default() };
     let mut person_failure = false;
-    let mut served_failures: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    // Distinct reporters of failures in served sessions: a registered agent by name, every
+    // unregistered one as one, a word logged before the basis was kept by its session.
+    let mut served_failures: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (pos, (_, r)) in sorted.iter().enumerate() {
         let counts = match r.session_id.as_deref() {
             Some(s) if r.kind != ReportKind::Unarchive => latest.get(s) == Some(&pos),
@@ -248,8 +259,17 @@ pub fn fold(kind: MemoryType, reports: &[Report]) -> Folded {
                 out.failures += 1;
                 match (r.basis, r.session_id.as_deref()) {
                     (Some(Basis::Person), _) | (None, None) => person_failure = true,
-                    (Some(Basis::Served) | None, Some(s)) => {
-                        served_failures.insert(s);
+                    (Some(Basis::Served), Some(s)) => {
+                        served_failures.insert(match r.agent.as_deref() {
+                            Some(a) => format!("agent {a}"),
+                            None => format!("session {s}"),
+                        });
+                    }
+                    (Some(Basis::ServedUnregistered), _) => {
+                        served_failures.insert("unregistered".into());
+                    }
+                    (None, Some(s)) => {
+                        served_failures.insert(format!("session {s}"));
                     }
                     _ => {}
                 }
@@ -401,13 +421,38 @@ mod tests {
         // Failures from one served session: the latest word counts, not archivable.
         let one: Vec<Report> = (0..5).map(|i| word(Basis::Served, Some("s1"), i)).collect();
         assert!(!fold(MemoryType::Fact, &one).archivable);
-        // Two served sessions: archivable once the weight is low.
+        let by = |basis, session, agent: &str, at| Report {
+            agent: Some(agent.into()),
+            ..word(basis, Some(session), at)
+        };
+        // Two served sessions of two registered agents: archivable once the weight is low.
         let two = [
-            word(Basis::Served, Some("s1"), 1),
-            word(Basis::Served, Some("s2"), 2),
+            by(Basis::Served, "s1", "claude-code", 1),
+            by(Basis::Served, "s2", "codex", 2),
             word(Basis::Unserved, None, 3),
         ];
         assert!(fold(MemoryType::Fact, &two).archivable);
+        // Two sessions of one registered agent: one reporter, not archivable.
+        let same = [by(Basis::Served, "s1", "claude-code", 1), by(Basis::Served, "s2", "claude-code", 2)];
+        assert!(!fold(MemoryType::Fact, &same).archivable);
+        // Five sessions under five unregistered names (agent-b1 … agent-b5): one reporter.
+        let five: Vec<Report> = [
+            ("s1", "agent-b1"),
+            ("s2", "agent-b2"),
+            ("s3", "agent-b3"),
+            ("s4", "agent-b4"),
+            ("s5", "agent-b5"),
+        ]
+        .into_iter()
+        .zip(1..)
+        .map(|((s, a), at)| by(Basis::ServedUnregistered, s, a, at))
+        .collect();
+        let f = fold(MemoryType::Fact, &five);
+        assert!(f.weight < ARCHIVE_BELOW && !f.archivable, "{f:?}");
+        // An unregistered reporter and a registered one: two.
+        let mixed =
+            [by(Basis::ServedUnregistered, "s1", "agent-b1", 1), by(Basis::Served, "s2", "claude-code", 2)];
+        assert!(fold(MemoryType::Fact, &mixed).archivable);
         // A person's failure is enough.
         assert!(fold(MemoryType::Fact, &[word(Basis::Person, None, 1)]).archivable);
         // Words from before the basis was kept count as they did.

@@ -233,3 +233,162 @@ fn a_writes_agent_is_its_sessions_and_otherwise_only_claimed() {
     let id = remember(&mut c, "the payment sandbox runs on two nodes", json!({}));
     assert!(origin(&mut c, &id).get("claimed").is_none());
 }
+
+/// How a method of the registry is held to "another agent's mail and diary stay theirs".
+enum Rule {
+    /// Called by an agent in no session with these params: nothing it answers (result or
+    /// error) holds the text of the diary or of the mail to another agent.
+    Read(Value),
+    /// A person's method: refused to an agent (`not_permitted`), so it reads nothing.
+    PersonOnly(Value),
+    /// It returns no memory's text, and why (not called here).
+    NoText(&'static str),
+}
+
+/// Every method of the registry has a rule (the test fails for a method added without
+/// one), and every method that may return memory text or ids is called by an agent that
+/// may not read the diary and the mail: neither's text comes back.
+#[test]
+fn every_method_keeps_another_agents_mail_and_diary_theirs() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    const DIARY: &str = "QZX-DIARY-7731";
+    const MAIL: &str = "QZX-MAIL-4410";
+    let diary = remember(
+        &mut c,
+        &format!("diary: the vault passphrase hint is {DIARY}, kept in vault.txt"),
+        json!({ "author": "claude-code", "to": "self" }),
+    );
+    let mail = remember(
+        &mut c,
+        &format!("codex: the vault passphrase for vault.txt is {MAIL}"),
+        json!({ "author": "claude-code", "to": "codex" }),
+    );
+    remember(&mut c, "the vault.txt file holds the staging vault notes", json!({}));
+    // A person's invalidation retires the mail: it is in the archive too.
+    let retire = common::person(
+        &d,
+        &[
+            "remember",
+            "--scope",
+            SCOPE,
+            "--type",
+            "invalidation",
+            "--supersedes",
+            &mail,
+            "the vault mail is stale",
+        ],
+    );
+    assert!(retire.status.success(), "{}", String::from_utf8_lossy(&retire.stderr));
+    // Another agent's session: what it may see.
+    let s = c
+        .call_value(
+            "session_start",
+            json!({ "agent": "gemini", "scope": SCOPE, "prompt": "the vault passphrase hint" }),
+        )
+        .unwrap();
+    let sid = s["session_id"].as_str().unwrap().to_string();
+    let leaks = |v: &str| v.contains(DIARY) || v.contains(MAIL);
+    assert!(!leaks(&s.to_string()), "session_start: {s}");
+
+    let id = |m: &str| json!({ "id": m });
+    let rules: Vec<(&str, Rule)> = vec![
+        ("hello", Rule::NoText("the handshake")),
+        ("remember", Rule::NoText("answers the id it filed")),
+        ("remember_batch", Rule::NoText("answers the ids it filed")),
+        ("recall", Rule::Read(json!({ "text": "vault passphrase hint", "scope": SCOPE, "archived": true }))),
+        ("get", Rule::Read(id(&diary))),
+        ("forget", Rule::Read(id(&diary))),
+        ("unforget", Rule::PersonOnly(id(&diary))),
+        ("agent_register", Rule::PersonOnly(json!({ "name": "thief" }))),
+        ("purge", Rule::PersonOnly(id(&diary))),
+        ("status", Rule::NoText("counts and health")),
+        ("reindex", Rule::NoText("ok")),
+        ("shutdown", Rule::NoText("ok")),
+        ("identity", Rule::NoText("identity files, not memories")),
+        ("capture", Rule::NoText("answers the capture it filed")),
+        ("session_start", Rule::NoText("briefed above, under the session rules")),
+        (
+            "session_event",
+            Rule::Read(
+                json!({ "session_id": sid, "kind": "prompt", "text": "what is the vault passphrase hint?" }),
+            ),
+        ),
+        ("session_checkpoint", Rule::Read(json!({ "session_id": sid }))),
+        ("session_show", Rule::Read(json!({ "session_id": sid }))),
+        ("session_end", Rule::Read(json!({ "session_id": sid }))),
+        ("links", Rule::Read(id(&diary))),
+        ("kg_add", Rule::NoText("facts given by the caller")),
+        ("kg_invalidate", Rule::NoText("a fact's window")),
+        ("kg_query", Rule::NoText("facts, not memory text")),
+        ("kg_timeline", Rule::NoText("facts, not memory text")),
+        ("kg_traverse", Rule::NoText("facts, not memory text")),
+        ("kg_stats", Rule::NoText("counts")),
+        ("resolve_scope", Rule::NoText("a scope")),
+        ("scopes", Rule::NoText("scopes and counts")),
+        ("scope_move", Rule::PersonOnly(json!({ "from": SCOPE, "to": "elsewhere" }))),
+        ("memory_move", Rule::PersonOnly(json!({ "id": diary, "to": "elsewhere" }))),
+        ("memories", Rule::PersonOnly(json!({ "scope": SCOPE }))),
+        ("outcome", Rule::Read(json!({ "memory_id": diary, "result": "failure" }))),
+        ("outcomes", Rule::Read(json!({ "memory_id": diary }))),
+        ("model_use", Rule::PersonOnly(json!({ "name": "minilm" }))),
+        ("set_trust", Rule::PersonOnly(json!({ "id": diary, "trust": "person" }))),
+        ("unarchive", Rule::Read(id(&mail))),
+        ("archived", Rule::Read(json!({}))),
+        ("audit", Rule::Read(json!({}))),
+        ("thread", Rule::Read(id(&diary))),
+        ("guard", Rule::Read(json!({ "memory_id": diary, "agent": "gemini" }))),
+        ("release", Rule::Read(json!({ "thread": diary }))),
+        ("lift", Rule::NoText("means and counts")),
+        ("run_record", Rule::NoText("runs, not memories")),
+        ("run_reward", Rule::NoText("runs, not memories")),
+        ("runs", Rule::NoText("runs, not memories")),
+        ("run_show", Rule::NoText("runs, not memories")),
+        ("review", Rule::Read(json!({ "files": ["vault.txt"] }))),
+        ("get_advice", Rule::NoText("advice notes, written from runs")),
+        ("advice_learn", Rule::NoText("advice notes, written from runs")),
+        ("advice_show", Rule::NoText("advice notes, written from runs")),
+        ("advice_list", Rule::NoText("advice notes, written from runs")),
+        ("judge_runs", Rule::NoText("verdicts on runs")),
+        ("judgements", Rule::NoText("verdicts on runs")),
+        ("ingest", Rule::NoText("files in, counts out")),
+        ("compile", Rule::NoText("skills from documents")),
+        ("export", Rule::PersonOnly(json!({}))),
+        ("import", Rule::PersonOnly(json!({ "records": [] }))),
+        ("backup", Rule::PersonOnly(json!({ "path": "/tmp/amber-thief.db" }))),
+        ("sessions", Rule::Read(json!({}))),
+        ("ui_start", Rule::PersonOnly(json!({}))),
+    ];
+    let named: std::collections::HashSet<&str> = rules.iter().map(|(m, _)| *m).collect();
+    for m in amber_ipc::protocol::METHODS {
+        assert!(
+            named.contains(m),
+            "method {m} has no rule here: say whether it returns another agent's mail"
+        );
+    }
+    let (mut read, mut person) = (0, 0);
+    for (method, rule) in rules {
+        match rule {
+            Rule::Read(p) => {
+                let answer = match c.call_value(method, p) {
+                    Ok(v) => v.to_string(),
+                    Err(e) => e.to_string(),
+                };
+                assert!(!leaks(&answer), "{method} gave another agent's mail or diary: {answer}");
+                read += 1;
+            }
+            Rule::PersonOnly(p) => {
+                let e = c.call_value(method, p).expect_err(method);
+                assert_eq!(e.kind().map(|k| k.as_str()), Some("not_permitted"), "{method}: {e}");
+                person += 1;
+            }
+            Rule::NoText(why) => assert!(!why.is_empty(), "{method}: say why it returns no memory text"),
+        }
+    }
+    eprintln!("{read} read methods called, {person} person-only refused");
+    // The diary was neither forgotten nor reported on by the agent: the person reads it.
+    let got = common::as_person(&d, &["get", &diary]);
+    let m = got.get("memory").unwrap_or(&got);
+    assert!(m["content"].as_str().is_some_and(|c| c.contains(DIARY)), "{got}");
+    assert!(m["forgotten_at"].is_null(), "{got}");
+}

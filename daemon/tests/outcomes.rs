@@ -78,23 +78,38 @@ fn outcomes_weights_and_the_archive_over_the_socket() {
         "{got}"
     );
     assert_eq!(recall_ids(&mut c, "deploys switch", false).len(), 2);
-    // Sessions that were served it: one's failure is not enough, a second's archives it
-    // (out of recall, listed, readable, shown when asked).
-    let served = |c: &mut amber_ipc::Client| -> String {
+    // Sessions that were served it: failures count by reporter, not by session. Sessions
+    // of a name nobody registered are one reporter whatever names they give (one client
+    // opening agent-b1 … agent-b5); a registered agent is another, and archives it (out
+    // of recall, listed, readable, shown when asked).
+    let served = |c: &mut amber_ipc::Client, agent: &str, token: Option<&str>| -> String {
         let s = c
             .call_value(
                 "session_start",
-                json!({ "agent": "codex", "scope": SCOPE, "prompt": "how do deploys go through the blue-green switch?" }),
+                json!({ "agent": agent, "agent_token": token, "scope": SCOPE,
+                        "prompt": "how do deploys go through the blue-green switch?" }),
             )
             .unwrap();
         let briefed = s["briefing"]["items"].as_array().unwrap();
         assert!(briefed.iter().any(|i| i["memory"]["id"] == a.as_str() || i["id"] == a.as_str()), "{s}");
         s["session_id"].as_str().unwrap().to_string()
     };
-    let s1 = served(&mut c);
-    c.call_value("outcome", json!({ "memory_id": a, "result": "failure", "session_id": s1 })).unwrap();
-    assert_eq!(recall_ids(&mut c, "deploys switch", false).len(), 2, "one served session is not enough");
-    let s2 = served(&mut c);
+    for i in 1..=5 {
+        let s = served(&mut c, &format!("agent-b{i}"), None);
+        c.call_value("outcome", json!({ "memory_id": a, "result": "failure", "session_id": s })).unwrap();
+        assert_eq!(
+            recall_ids(&mut c, "deploys switch", false).len(),
+            2,
+            "{i} sessions of unregistered names are one reporter"
+        );
+    }
+    let log = c.call_value("outcomes", json!({ "memory_id": a })).unwrap();
+    assert_eq!(log["reports"].as_array().unwrap().last().unwrap()["basis"], "served_unregistered", "{log}");
+    let out = common::person(&d, &["agent", "register", "codex"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let token =
+        std::fs::read_to_string(d.data.with_file_name("state").join("agents").join("codex.token")).unwrap();
+    let s2 = served(&mut c, "codex", Some(&token));
     let r =
         c.call_value("outcome", json!({ "memory_id": a, "result": "failure", "session_id": s2 })).unwrap();
     assert!(r["memory"]["archived_at"].is_number(), "{r}");

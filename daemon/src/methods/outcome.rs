@@ -49,6 +49,12 @@ pub(crate) async fn outcome(
     p: OutcomeParams,
 ) -> Result<Value, ErrorObject> {
     let id = resolve_id(shared, &p.memory_id).await?;
+    // What this caller may not read (another agent's mail or diary) it cannot report on.
+    let reader = super::reader::Reader::of(shared, peer, p.session_id.as_deref()).await?;
+    let key = id.1.clone();
+    if read_on(shared, &id.0, move |e| e.get(&key)).await?.is_some_and(|m| !reader.may_read(&m)) {
+        return Err(not_a_memory(&id.1));
+    }
     let (agent, served) = match &p.session_id {
         Some(s) => {
             let (session, _) = super::records::find(shared, s).await?.ok_or_else(|| {
@@ -61,7 +67,7 @@ pub(crate) async fn outcome(
     let basis = if peer.writer_trust() == Trust::Person {
         Basis::Person
     } else if served {
-        Basis::Served
+        served_basis(shared, agent.as_deref())
     } else {
         Basis::Unserved
     };
@@ -77,6 +83,16 @@ pub(crate) async fn outcome(
     };
     let memory = report(shared, id, r).await?;
     to_value(&MemoryResult { memory })
+}
+
+/// The basis of a word from a session that was served the memory: a registered agent's
+/// (its token was checked at `session_start`) counts as that agent's, any other as the one
+/// reporter every unregistered name shares (`amber_core::standing::fold`).
+fn served_basis(shared: &Shared, agent: Option<&str>) -> Basis {
+    match agent {
+        Some(a) if super::agents::is_registered(shared, a) => Basis::Served,
+        _ => Basis::ServedUnregistered,
+    }
 }
 
 /// Applies a session's manifest: every line is logged with the session and its agent.
@@ -126,7 +142,7 @@ pub(crate) async fn apply_manifest(
             agent: Some(session.agent.clone()),
             note: None,
             at: now_millis(),
-            basis: Some(if served { Basis::Served } else { Basis::Unserved }),
+            basis: Some(if served { served_basis(shared, Some(&session.agent)) } else { Basis::Unserved }),
         };
         match report(shared, id, r).await {
             Ok(m) => out.applied.push(StandingResult::from(&m)),
@@ -136,16 +152,28 @@ pub(crate) async fn apply_manifest(
     Ok(out)
 }
 
-pub(crate) async fn outcomes(shared: &Arc<Shared>, p: OutcomesParams) -> Result<Value, ErrorObject> {
+/// `outcomes`: a memory's standing and log, for a reader who may read the memory
+/// (another agent's mail or diary is `not_found` to an agent, as with `get`).
+pub(crate) async fn outcomes(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: OutcomesParams,
+) -> Result<Value, ErrorObject> {
+    let reader = super::reader::Reader::of(shared, peer, p.session_id.as_deref()).await?;
     let (side, id) = resolve_id(shared, &p.memory_id).await?;
     let key = id.clone();
     let (memory, reports) = read_on(shared, &side, move |e| Ok((e.get(&key)?, e.reports(&key)?))).await?;
-    let memory = memory.ok_or_else(|| not_a_memory(&id))?;
+    let memory = memory.filter(|m| reader.may_read(m)).ok_or_else(|| not_a_memory(&id))?;
     to_value(&OutcomesResult { memory, reports })
 }
 
-pub(crate) async fn unarchive(shared: &Arc<Shared>, p: GetParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn unarchive(shared: &Arc<Shared>, peer: Peer, p: GetParams) -> Result<Value, ErrorObject> {
+    let reader = super::reader::Reader::of(shared, peer, p.session_id.as_deref()).await?;
     let (side, id) = resolve_id(shared, &p.id).await?;
+    let key = id.clone();
+    if read_on(shared, &side, move |e| e.get(&key)).await?.is_some_and(|m| !reader.may_read(&m)) {
+        return Err(not_a_memory(&id));
+    }
     let key = id.clone();
     let memory = crate::rpc::write_with_on(shared, &side, move |e| e.unarchive(&key, None)).await?;
     to_value(&MemoryResult { memory: memory.ok_or_else(|| not_a_memory(&id))? })
@@ -157,7 +185,12 @@ pub(crate) async fn set_trust(
     peer: crate::peer::Peer,
     p: amber_ipc::protocol::SetTrustParams,
 ) -> Result<Value, ErrorObject> {
-    peer.person_only("setting a memory's trust")?;
+    crate::person_log::person_only(
+        shared,
+        peer,
+        "setting a memory's trust",
+        crate::person_log::Undo::Reversible,
+    )?;
     let (side, id) = resolve_id(shared, &p.id).await?;
     let (key, trust) = (id.clone(), p.trust);
     let got = crate::rpc::write_with_on(shared, &side, move |e| e.set_trust(&key, trust)).await?;
@@ -168,25 +201,39 @@ pub(crate) async fn set_trust(
     to_value(&MemoryResult { memory })
 }
 
-pub(crate) async fn archived(shared: &Arc<Shared>, p: ArchivedParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn archived(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: ArchivedParams,
+) -> Result<Value, ErrorObject> {
+    let reader = super::reader::Reader::new(peer, None);
     let limit = p.limit.unwrap_or(50);
     if limit == 0 || limit > 1000 {
         return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
     }
-    let memories = read(shared, move |e| e.archived(p.scope.as_ref(), limit)).await?;
+    let mut memories = read(shared, move |e| e.archived(p.scope.as_ref(), limit)).await?;
+    // Another agent's mail and diary stay theirs.
+    memories.retain(|m| reader.may_read(m));
     to_value(&ArchivedResult { memories })
 }
 
 /// `audit`: over the most recent sessions, successes claimed for memories the session
 /// was never served, and memories served in an ended session that it never reported on
 /// (by an outcome or a manifest line).
-pub(crate) async fn audit(shared: &Arc<Shared>, p: AuditParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn audit(shared: &Arc<Shared>, peer: Peer, p: AuditParams) -> Result<Value, ErrorObject> {
     let n = p.sessions.unwrap_or(200);
     if n == 0 || n > MAX_AUDIT_SESSIONS {
         return Err(invalid(format!("sessions must be 1 to {MAX_AUDIT_SESSIONS}, got {n}")));
     }
     let rows = read(shared, move |e| e.recent_sessions(n)).await?;
-    let mut out = AuditResult { sessions: 0, unbacked_successes: Vec::new(), unreported: Vec::new() };
+    // The person's own commands are the person's to read.
+    let person_actions = if peer.writer_trust() == Trust::Person {
+        crate::person_log::recent(&shared.config.data_dir, 50)
+    } else {
+        Vec::new()
+    };
+    let mut out =
+        AuditResult { sessions: 0, unbacked_successes: Vec::new(), unreported: Vec::new(), person_actions };
     for row in rows {
         let Ok(session) = serde_json::from_str::<Session>(&row.record) else {
             tracing::warn!(session = %row.id, "audit: a stored session record does not parse");

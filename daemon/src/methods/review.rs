@@ -19,7 +19,13 @@ const PER_FILE: usize = 500;
 /// Runs read from the scope.
 const RUNS_READ: usize = 1_000;
 
-pub(crate) async fn review(shared: &Arc<Shared>, p: ReviewParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn review(
+    shared: &Arc<Shared>,
+    peer: crate::peer::Peer,
+    p: ReviewParams,
+) -> Result<Value, ErrorObject> {
+    // Another agent's mail and diary stay theirs (an agent reads as in no session here).
+    let reader = super::reader::Reader::new(peer, None);
     if p.files.is_empty() || p.files.len() > 100 {
         return Err(invalid(format!("review takes 1 to 100 files, got {}", p.files.len())));
     }
@@ -73,7 +79,7 @@ pub(crate) async fn review(shared: &Arc<Shared>, p: ReviewParams) -> Result<Valu
         .filter_map(|(m, fs)| {
             score(&asked, &fs, &dfm, n).map(|s| ReviewMemory { memory: m, score: s.score, files: s.files })
         })
-        .filter(|r| !r.memory.is_archived())
+        .filter(|r| !r.memory.is_archived() && reader.may_read(&r.memory))
         .collect();
     ms.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.memory.seq.cmp(&a.memory.seq)));
     ms.truncate(k);

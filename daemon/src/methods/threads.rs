@@ -33,8 +33,21 @@ async fn thread_of(
     Ok((side, root, memories))
 }
 
-pub(crate) async fn thread(shared: &Arc<Shared>, p: ThreadParams) -> Result<Value, ErrorObject> {
-    let (side, root, memories) = thread_of(shared, &p.id).await?;
+/// `thread`: the memories of a thread this reader may read (another agent's mail and
+/// diary stay theirs; a thread whose asked-for memory the reader may not read is
+/// `not_found`, as with `get`).
+pub(crate) async fn thread(
+    shared: &Arc<Shared>,
+    peer: crate::peer::Peer,
+    p: ThreadParams,
+) -> Result<Value, ErrorObject> {
+    let reader = super::reader::Reader::of(shared, peer, p.session_id.as_deref()).await?;
+    let (side, root, mut memories) = thread_of(shared, &p.id).await?;
+    let asked = resolve_id(shared, &p.id).await?.1;
+    if !memories.iter().any(|m| m.id == asked && reader.may_read(m)) {
+        return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id.trim())));
+    }
+    memories.retain(|m| reader.may_read(m));
     let key = root.clone();
     let held = read_on(shared, &side, move |e| e.hold_of(&key)).await?.map(|h| h.reason);
     to_value(&ThreadResult { thread: root, memories, held })

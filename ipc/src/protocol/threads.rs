@@ -42,6 +42,10 @@ pub struct InboxItem {
 pub struct ThreadParams {
     /// Any memory of the thread (an id or a prefix).
     pub id: String,
+    /// The session reading it: an agent is given only the memories its session may read
+    /// (another agent's mail and diary stay theirs; see `get`); a person reads everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 /// `thread` result.
