@@ -27,6 +27,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod agent_writes;
+mod ancestry;
 mod dispatch;
 mod extract;
 mod live;
@@ -34,6 +36,7 @@ mod methods;
 mod model;
 mod paths;
 mod peer;
+mod person_log;
 mod route;
 mod rpc;
 mod server;

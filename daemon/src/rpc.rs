@@ -141,40 +141,102 @@ pub(crate) async fn write(shared: &Arc<Shared>, op: WriteOp) -> Result<WriteDone
     write_on(shared, &shared.local(), op).await
 }
 
-/// Queues a write for one side's writer (local or team) and waits for its answer.
-/// `busy` when indexing is too far behind (`max_index_backlog`): it catches up shortly.
-/// Not when it is stopped by a full disk: the write is tried, and stored (to be indexed
-/// when space returns) or answered `storage_full`.
-pub(crate) fn within_backlog(shared: &Shared, side: &Side) -> Result<(), ErrorObject> {
+/// Which lane a write of memories takes past the indexing backlog (`max_index_backlog`,
+/// written `max` here). Bulk work waits so that the person and the hooks never do:
+/// - [`Lane::Open`]: the person's own writes (a few at a time) and the agent hooks'
+///   captures: never refused for the backlog;
+/// - [`Lane::Single`]: one memory from anyone else: `busy` once `max` behind;
+/// - [`Lane::Bulk`]: batches, ingest, import: `busy` once they would take the backlog past
+///   `max / 2` (a batch is always let in when indexing has caught up), so bulk work
+///   keeps the backlog at about half the limit and the other lanes always have room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// Never refused for the backlog.
+    Open,
+    /// One memory.
+    Single,
+    /// This many memories at once (0: a call whose size is not known yet).
+    Bulk(usize),
+}
+
+/// The most memories at once that the person's door and the hooks file in the open lane.
+const OPEN_LANE_MAX: usize = 16;
+
+impl Lane {
+    /// The lane of `n` memories filed by this peer.
+    pub(crate) fn of(peer: crate::peer::Peer, n: usize) -> Lane {
+        let person_or_hook = peer.writer_trust() == amber_core::origin::Trust::Person
+            || peer.door == amber_core::origin::Door::Hook;
+        match n {
+            _ if person_or_hook && n <= OPEN_LANE_MAX => Lane::Open,
+            1 => Lane::Single,
+            n => Lane::Bulk(n),
+        }
+    }
+}
+
+/// `busy` when this lane must wait for indexing ([`Lane`]). Not when indexing is stopped
+/// by a full disk: the write is tried, and stored (to be indexed when space returns) or
+/// answered `storage_full`.
+pub(crate) fn within_backlog(shared: &Shared, side: &Side, lane: Lane) -> Result<(), ErrorObject> {
     let engine = &side.engine;
     // A full disk: tried and stored or refused; the model away: stored, indexed when
     // it answers (writes are acknowledged either way, not answered `busy`).
-    if matches!(
-        engine.indexing_stalled(),
-        Some(amber_engine::DegradedCause::DiskFull | amber_engine::DegradedCause::ModelAway)
-    ) {
+    if lane == Lane::Open
+        || matches!(
+            engine.indexing_stalled(),
+            Some(amber_engine::DegradedCause::DiskFull | amber_engine::DegradedCause::ModelAway)
+        )
+    {
         return Ok(());
     }
     let behind = engine.committed_through().saturating_sub(engine.indexed_through());
-    if behind >= shared.config.max_index_backlog {
+    let max = shared.config.max_index_backlog;
+    let refused = match lane {
+        Lane::Open => false,
+        Lane::Single => behind >= max,
+        Lane::Bulk(n) => behind > 0 && behind + n as u64 > (max / 2).max(1),
+    };
+    if refused {
+        let why = match lane {
+            Lane::Bulk(_) => "bulk work waits at half of max_index_backlog, so that single writes never do",
+            _ => "max_index_backlog",
+        };
         return Err(ErrorObject::new(
             ErrorKind::Busy,
-            format!("indexing is {behind} memories behind (max_index_backlog): retry shortly"),
+            format!("indexing is {behind} memories behind ({why}): retry shortly"),
         ));
     }
     Ok(())
 }
 
+/// Queues a write for one side's writer (local or team) and waits for its answer; memories
+/// in the lane their number gives ([`Lane::Single`] or [`Lane::Bulk`]).
 pub(crate) async fn write_on(
     shared: &Arc<Shared>,
     side: &Side,
     op: WriteOp,
 ) -> Result<WriteDone, ErrorObject> {
+    let lane = match &op {
+        WriteOp::Remember(m) if m.len() == 1 => Lane::Single,
+        WriteOp::Remember(m) => Lane::Bulk(m.len()),
+        _ => Lane::Open,
+    };
+    write_in_lane(shared, side, op, lane).await
+}
+
+/// [`write_on`] in a given lane.
+pub(crate) async fn write_in_lane(
+    shared: &Arc<Shared>,
+    side: &Side,
+    op: WriteOp,
+    lane: Lane,
+) -> Result<WriteDone, ErrorObject> {
     if *shared.shutdown.borrow() {
         return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
     }
     if matches!(op, WriteOp::Remember(_)) {
-        within_backlog(shared, side)?;
+        within_backlog(shared, side, lane)?;
     }
     let (tx, rx) = oneshot::channel();
     match side.writes.try_send(Job { op, reply: tx }) {

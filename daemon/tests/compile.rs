@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 
 const RUNBOOK: &str = "# Deploying to staging\n\nRun `make deploy ENV=staging` from the repository root.\n\n\
                        Then check `curl -fsS https://staging.internal/health` answers 200.\n\n\
-                       If the health check fails, roll back with `make rollback ENV=staging`.\n";
+                       If the health check fails, roll back with `make rollback ENV=staging`.\n\n\
+                       The deploy bot reads GITHUB_TOKEN=ghp_R3aLLyS3cr3tT0k3nF0rD3pl0yB0tXy12345 from its vault.\n";
 
 /// The fake model: a compile call gets one grounded skill (citing the runbook's handle,
 /// its steps from the text the call carries) and one citing nothing; a route call picks 1.
@@ -130,6 +131,11 @@ fn chosen_documents_compile_into_versioned_skills_served_by_get_advice() {
     assert!(
         bodies[0].contains("make deploy ENV=staging") && !bodies[0].contains("blue-green"),
         "the chosen text only"
+    );
+    // Only redacted text leaves for the model.
+    assert!(
+        !bodies[0].contains("ghp_R3aLLy") && bodies[0].contains("[REDACTED:"),
+        "compile sent a secret to the model endpoint"
     );
 
     // A memory: the skill's text, agent-trusted (a model wrote it), stamped by the daemon.

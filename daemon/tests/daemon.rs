@@ -328,14 +328,32 @@ fn one_huge_memory_is_indexed_behind_reads_not_in_front_of_them() {
 fn writes_wait_for_indexing_when_it_falls_too_far_behind() {
     let d = Daemon::start(&["--max-index-backlog", "10"]);
     let mut c = d.client();
-    let batch: Vec<NewMemory> = (0..60)
+    let batch: Vec<NewMemory> = (0..300)
         .map(|i| memory(&format!("backlog note {i}: the nightly job {i} ran for {} minutes", i * 3), "lag"))
         .collect();
     c.remember_batch(batch).unwrap();
-    // Sixty committed, being indexed: more writes are refused, not piled up.
+    // Three hundred committed, being indexed: more bulk work and single writes from a client are
+    // refused, not piled up.
+    let more: Vec<NewMemory> =
+        (0..5).map(|i| memory(&format!("bulk note {i} waits its turn"), "lag")).collect();
+    let e = c.remember_batch(more).unwrap_err();
+    assert_eq!(e.kind(), Some(ErrorKind::Busy), "{e}");
+    assert!(e.to_string().contains("bulk work waits"), "{e}");
     let e = c.remember(&memory("one more while indexing lags", "lag")).unwrap_err();
     assert_eq!(e.kind(), Some(ErrorKind::Busy), "{e}");
     assert!(e.to_string().contains("behind"), "{e}");
+    // The person's own `amber remember` is never refused for bulk work: it is filed now.
+    let st = c.status().unwrap();
+    assert!(
+        st.engine["indexed_through"].as_u64() < st.engine["committed_through"].as_u64(),
+        "{:?}",
+        st.engine
+    );
+    let filed = common::as_person(
+        &d,
+        &["remember", "--scope", "lag", "the person's note goes through while indexing lags"],
+    );
+    assert_eq!(filed["created"], true, "{filed}");
     // Once indexing caught up (a fresh recall waits for it), writes go through again.
     let mut p = RecallParams::new("nightly job");
     p.fresh = Some(true);

@@ -76,7 +76,15 @@ pub(crate) async fn capture_text(
             };
             amber_core::origin::stamp(&mut memory.metadata, &origin, Trust::External);
             validate_all(std::slice::from_ref(&memory))?;
-            let done = write(shared, WriteOp::Remember(vec![memory])).await?;
+            // The hooks' captures (and the daemon's own, from their events) are never
+            // refused for bulk work: the open lane.
+            let lane = match door {
+                Door::Hook | Door::Daemon => crate::rpc::Lane::Open,
+                _ => crate::rpc::Lane::Single,
+            };
+            let done =
+                crate::rpc::write_in_lane(shared, &shared.local(), WriteOp::Remember(vec![memory]), lane)
+                    .await?;
             let r = remembered(done).pop();
             if let (Some((text, scope)), Some(m)) = (for_extraction, &r)
                 && m.created

@@ -79,7 +79,12 @@ pub(crate) async fn method(shared: &Arc<Shared>, peer: Peer, p: CompileParams) -
         return Err(invalid("compiling a team scope's documents is not supported yet"));
     }
     if let Some(prefixes) = &p.sources {
-        peer.person_only("choosing the documents compiled into skills")?;
+        crate::person_log::person_only(
+            shared,
+            peer,
+            "choosing the documents compiled into skills",
+            crate::person_log::Undo::Reversible,
+        )?;
         let root = resolved.root.clone().ok_or_else(|| invalid("cwd is in no project (no .git above it)"))?;
         let root = std::fs::canonicalize(&root).unwrap_or(root);
         let prefixes = prefixes
@@ -200,6 +205,8 @@ fn plan(
                 continue;
             }
             let Ok((_, text)) = amber_tiers::document::read(&path) else { continue };
+            // Only redacted text leaves for the model, as the chunks were stored.
+            let text = amber_tiers::redact::redact(&text).0;
             let trust = e
                 .by_source(scope, &file)
                 .map_err(engine_error)?

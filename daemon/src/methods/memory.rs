@@ -96,7 +96,7 @@ pub(crate) async fn remember(
 ) -> Result<Value, ErrorObject> {
     let RememberParams { memory, allow_secrets } = p;
     if allow_secrets {
-        peer.person_only("allow_secrets")?;
+        crate::person_log::person_only(shared, peer, "allow_secrets", crate::person_log::Undo::Reversible)?;
     }
     let (mut memories, counts) = redacted(vec![memory], allow_secrets).await?;
     validate_all(&memories)?;
@@ -104,7 +104,8 @@ pub(crate) async fn remember(
     stamp_writes(shared, peer, &mut memories);
     let held = super::dispute::hold_back(shared, peer, &mut memories).await?;
     let (session, kind) = (memories[0].session_id.clone(), memories[0].kind);
-    let mut results = remember_routed(shared, memories).await?;
+    let lane = crate::rpc::Lane::of(peer, 1);
+    let mut results = remember_routed(shared, memories, lane).await?;
     super::dispute::link(shared, &mut results, held).await;
     let mut r = results.pop().ok_or_else(|| ErrorObject::new(ErrorKind::Internal, "no result"))?;
     r.redacted = counts.iter().sum();
@@ -164,15 +165,16 @@ async fn redacted(
 }
 
 /// Files memories on the side of each one's scope (local, or the team database), in
-/// one transaction per side; results in the order given.
+/// one transaction per side, in `lane`; results in the order given.
 pub(crate) async fn remember_routed(
     shared: &Arc<Shared>,
     memories: Vec<NewMemory>,
+    lane: crate::rpc::Lane,
 ) -> Result<Vec<amber_ipc::protocol::RememberResult>, ErrorObject> {
     let n = memories.len();
     let mut out: Vec<Option<amber_ipc::protocol::RememberResult>> = vec![None; n];
     for (side, indices, part) in crate::route::split_batch(shared, memories)? {
-        let done = write_on(shared, &side, WriteOp::Remember(part)).await?;
+        let done = crate::rpc::write_in_lane(shared, &side, WriteOp::Remember(part), lane).await?;
         for (i, r) in indices.into_iter().zip(remembered(done)) {
             out[i] = Some(r);
         }
@@ -192,23 +194,29 @@ pub(crate) async fn remember_batch(
         )));
     }
     if p.allow_secrets {
-        peer.person_only("allow_secrets")?;
+        crate::person_log::person_only(shared, peer, "allow_secrets", crate::person_log::Undo::Reversible)?;
     }
     if let Some(tool) = &p.tool {
         amber_core::check_label("tool", tool, 128).map_err(|e| invalid(e.to_string()))?;
     }
+    // Another tool's memory brought in by an agent is `external`, whatever it asks
+    // (`amber import --from mem0 --trust person` run by an agent): only the person vouches.
+    let external = p.external
+        || (p.tool.as_deref().is_some_and(|t| t.starts_with("import:"))
+            && peer.writer_trust() != Trust::Person);
     let (mut memories, counts) = redacted(p.memories, p.allow_secrets).await?;
     validate_all(&memories)?;
     person_only_kinds(peer, &memories)?;
-    if p.external {
+    if external {
         external_kinds(&memories)?;
     }
     stamp_writes(shared, peer, &mut memories);
-    if p.external || p.tool.is_some() {
-        restamp(&mut memories, p.external, p.tool.as_deref());
+    if external || p.tool.is_some() {
+        restamp(&mut memories, external, p.tool.as_deref());
     }
     let held = super::dispute::hold_back(shared, peer, &mut memories).await?;
-    let mut results = remember_routed(shared, memories).await?;
+    let lane = crate::rpc::Lane::of(peer, memories.len());
+    let mut results = remember_routed(shared, memories, lane).await?;
     super::dispute::link(shared, &mut results, held).await;
     for (r, n) in results.iter_mut().zip(counts) {
         r.redacted = n;
@@ -318,8 +326,16 @@ pub(crate) async fn recall_routed(
     Ok(Routed { hits: crate::route::merge_hits(local_hits, team_hits, k), fresh, team_unavailable, degraded })
 }
 
-pub(crate) async fn forget(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn forget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Result<Value, ErrorObject> {
     let (sides, away) = shared.id_sides();
+    // What this caller may not read (another agent's mail or diary) it cannot forget.
+    let reader = Reader::new(peer, None);
+    for side in &sides {
+        let id = p.id.clone();
+        if read_on(shared, side, move |e| e.get(&id)).await?.is_some_and(|m| !reader.may_read(&m)) {
+            return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id)));
+        }
+    }
     for side in sides {
         if let WriteDone::Forgot(Some(memory)) =
             write_on(shared, &side, WriteOp::Forget(p.id.clone())).await?
@@ -331,7 +347,7 @@ pub(crate) async fn forget(shared: &Arc<Shared>, p: IdParams) -> Result<Value, E
 }
 
 pub(crate) async fn purge(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Result<Value, ErrorObject> {
-    peer.person_only("purge")?;
+    crate::person_log::person_only(shared, peer, "purge", crate::person_log::Undo::Irreversible)?;
     let (sides, away) = shared.id_sides();
     for side in sides {
         if let WriteDone::Purged(true) = write_on(shared, &side, WriteOp::Purge(p.id.clone())).await? {
@@ -346,7 +362,7 @@ pub(crate) async fn purge(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Resu
 /// time), filed anew (a new seq; its outcome log starts over). Only a person undoes a
 /// forget, so an agent cannot bring back what a person forgot.
 pub(crate) async fn unforget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Result<Value, ErrorObject> {
-    peer.person_only("unforget")?;
+    crate::person_log::person_only(shared, peer, "unforget", crate::person_log::Undo::Reversible)?;
     let (side, id) = super::scope::resolve_id(shared, p.id.as_str()).await?;
     let m = crate::rpc::read_on(shared, &side, move |e| e.get(&id))
         .await?
@@ -367,7 +383,7 @@ pub(crate) async fn unforget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> R
         reply_to: m.reply_to.clone(),
         supersedes: m.supersedes.clone(),
     };
-    remember_routed(shared, vec![again]).await?;
+    remember_routed(shared, vec![again], crate::rpc::Lane::Open).await?;
     let id = m.id.clone();
     let memory = crate::rpc::read_on(shared, &side, move |e| e.get(&id)).await?.ok_or_else(|| {
         ErrorObject::new(ErrorKind::Internal, format!("memory {} not found after unforget", m.id))
