@@ -200,3 +200,62 @@ fn dev_texts_are_left_alone() {
     }
     assert!(total_words <= 50, "{total_words} words redacted in ordinary conversation");
 }
+
+/// Each text redacted to exactly `want`: the value replaced, its label and the rest kept.
+fn assert_redacted(cases: &[(&str, &str)]) {
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|&(text, want)| {
+            let (out, _) = redact(text);
+            (out != want).then(|| format!("{text}\n  -> {out}\n  want {want}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{} of {}:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+}
+
+/// Each text left as it is.
+fn assert_kept(texts: &[&str]) {
+    let changed: Vec<String> = texts
+        .iter()
+        .filter_map(|&text| {
+            let (out, n) = redact(text);
+            (n > 0).then(|| format!("{text}\n  -> {out}"))
+        })
+        .collect();
+    assert!(changed.is_empty(), "{} of {} changed:\n{}", changed.len(), texts.len(), changed.join("\n"));
+}
+
+#[test]
+fn aws_secret_keys_of_any_length_are_redacted_beside_their_name() {
+    assert_redacted(&[
+        (
+            "aws_secret_access_key=UsdMlHUvTCQCyEZDz/TddJ8HyS5SUkCnD8z",
+            "aws_secret_access_key=[REDACTED:aws_secret_key]",
+        ),
+        (
+            "aws_secret_access_key = RA9a9SkpXz9w3QlY7Zkuvqdt7s8Stqcbnr3yBdGBLEPH1qhT61qt",
+            "aws_secret_access_key = [REDACTED:aws_secret_key]",
+        ),
+        (
+            "  AWS_SECRET_ACCESS_KEY: c4xatws8phP9nhFyJfm5di4PzJ59FHz",
+            "  AWS_SECRET_ACCESS_KEY: [REDACTED:aws_secret_key]",
+        ),
+        (
+            "    \"SecretAccessKey\": \"RA9a9SkpXz9w3QlY7Zkuvqdt7s8Stqcbnr3yBdGBLEPH1qhT61qt\",",
+            "    \"SecretAccessKey\": \"[REDACTED:aws_secret_key]\",",
+        ),
+        (
+            "the aws secret access key is UsdMlHUvTCQCyEZDz/TddJ8HyS5SUkCnD8z, rotate it on Friday",
+            "the aws secret access key is [REDACTED:aws_secret_key], rotate it on Friday",
+        ),
+        (
+            "New AWS secret key: c4xatws8phP9nhFyJfm5di4PzJ59FHz (the old one is revoked)",
+            "New AWS secret key: [REDACTED:aws_secret_key] (the old one is revoked)",
+        ),
+    ]);
+    assert_kept(&[
+        "aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}",
+        "aws_secret_access_key: YOUR_SECRET_ACCESS_KEY_HERE",
+        "set the aws secret access key in ~/.aws/credentials, never in the repo",
+    ]);
+}

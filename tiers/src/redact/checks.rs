@@ -319,3 +319,10 @@ pub(super) fn stated_password(f: &Found<'_, '_>) -> bool {
         && v.as_bytes().windows(2).any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
     digits || symbol || inner_capital
 }
+
+/// A value named as a secret by its pattern (`aws_secret_access_key = ...`): random-looking
+/// (letters and digits, ≥ 3.5 bits a character) and not a stand-in.
+pub(super) fn random_value(f: &Found<'_, '_>) -> bool {
+    let v = f.value.as_str();
+    random_looking(v, 16, 3.5) && !stand_in(v)
+}

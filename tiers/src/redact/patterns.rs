@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::checks::{
     Check, always, assigned_value, aws_secret_near, digit_in_match, password_value, random_match,
-    random_match_short, stated_password,
+    random_match_short, random_value, stated_password,
 };
 
 /// A secret pattern: the regex, the group holding the secret (0: the whole match; with
@@ -44,6 +44,14 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             always,
         ),
         p("aws_access_key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", 0, always),
+        // aws_secret_access_key = ..., "SecretAccessKey": "...", the AWS secret key is ...:
+        // named, so any length from 30 to 60 (a bare one must be 40, `aws_secret_near`).
+        p(
+            "aws_secret_key",
+            r#"(?i)\b(?:aws[ _\-]?secret(?:[ _\-]?access)?|secret[ _\-]?access)[ _\-]?key["']?(?:\s+(?:is|was)\s*:?|\s*(?:=>|[:=]))[ \t]*["'`]?([A-Za-z0-9/+]{30,60}={0,2})(?:$|[^A-Za-z0-9/+=])"#,
+            1,
+            random_value,
+        ),
         p(
             "aws_bedrock_key",
             r"\bABSK[A-Za-z0-9+/]{109,269}={0,2}|\bbedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&.\-]*",
