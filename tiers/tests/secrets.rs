@@ -259,3 +259,24 @@ fn aws_secret_keys_of_any_length_are_redacted_beside_their_name() {
         "set the aws secret access key in ~/.aws/credentials, never in the repo",
     ]);
 }
+
+#[test]
+fn azure_sas_signatures_are_redacted_the_rest_of_the_url_kept() {
+    let query =
+        "sv=2021-06-08&ss=b&srt=sco&sp=rwdlac&se=2024-07-01T00:00:00Z&st=2024-06-01T00:00:00Z&spr=https";
+    let url = format!("https://acct.blob.core.windows.net/backups/db.tar?{query}");
+    assert_redacted(&[
+        (
+            &format!("curl -o db.tar '{url}&sig=5UbVPsjioSV72yVsmz5Pu0mB%2Bu9wMMv5U3JS3M6t12Q%3D'"),
+            &format!("curl -o db.tar '{url}&sig=[REDACTED:azure_sas]'"),
+        ),
+        (
+            &format!(
+                "SAS token: ?{query}&sig=AbC%2Bxyz0Yq7%2FkLmN3pQrS8tUvW1xYz4aBcDeFgHiJk%3D for the nightly job"
+            ),
+            &format!("SAS token: ?{query}&sig=[REDACTED:azure_sas] for the nightly job"),
+        ),
+    ]);
+    // Not a SAS: a `sig` that is a short id, in a query without `sv=`.
+    assert_kept(&["see https://example.com/forum/thread?id=42&sig=footer for the footer"]);
+}

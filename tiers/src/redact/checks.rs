@@ -140,7 +140,8 @@ pub(super) fn assigned_value(f: &Found<'_, '_>) -> bool {
 /// [`assigned_value`] on a name and a value given apart (a JSON key and its string).
 pub(super) fn secret_assignment(name: &str, value: &str) -> bool {
     let first = value.chars().next().unwrap_or(' ');
-    if matches!(first, '$' | '<' | '{' | '(' | '[' | '%' | '*' | '#')
+    // `?sv=...&sig=...`: a query string, whose parameters are judged one by one.
+    if matches!(first, '$' | '<' | '{' | '(' | '[' | '%' | '*' | '#' | '?')
         || path_like(value)
         || value.contains("://")
         || value.contains(['(', '['])
@@ -325,4 +326,15 @@ pub(super) fn stated_password(f: &Found<'_, '_>) -> bool {
 pub(super) fn random_value(f: &Found<'_, '_>) -> bool {
     let v = f.value.as_str();
     random_looking(v, 16, 3.5) && !stand_in(v)
+}
+
+/// An Azure SAS signature: the query it ends (the run of characters around it up to a
+/// space or a quote) has a signed version, `sv=`, as every SAS token does.
+pub(super) fn sas_signature(f: &Found<'_, '_>) -> bool {
+    let stop = |c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '<' | '>');
+    let (text, start, end) = (f.text, f.value.start(), f.value.end());
+    let lo = text[..start].rfind(stop).map_or(0, |i| i + 1);
+    let hi = text[end..].find(stop).map_or(text.len(), |i| end + i);
+    let query = &text[lo..hi];
+    query.starts_with("sv=") || query.contains("?sv=") || query.contains("&sv=")
 }

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::checks::{
     Check, always, assigned_value, aws_secret_near, digit_in_match, password_value, random_match,
-    random_match_short, random_value, stated_password,
+    random_match_short, random_value, sas_signature, stated_password,
 };
 
 /// A secret pattern: the regex, the group holding the secret (0: the whole match; with
@@ -189,6 +189,8 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         p("nuget_password", r#"(?i)<add\s+key="(?:ClearText)?Password"\s+value="([^"]{8,})""#, 1, always),
         // scheme://user:password@host
         p("url_password", r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:([^/\s@]+)@", 1, always),
+        // An Azure SAS token's signature: `sig=` in a query that has a signed version, `sv=`.
+        p("azure_sas", r"[?&]sig=([A-Za-z0-9%+/=]{20,})", 1, sas_signature),
         // curl -u user:password, --user=user:password
         p(
             "curl_password",
