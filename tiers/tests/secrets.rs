@@ -280,3 +280,18 @@ fn azure_sas_signatures_are_redacted_the_rest_of_the_url_kept() {
     // Not a SAS: a `sig` that is a short id, in a query without `sv=`.
     assert_kept(&["see https://example.com/forum/thread?id=42&sig=footer for the footer"]);
 }
+
+#[test]
+fn url_passwords_with_an_empty_user_are_redacted() {
+    assert_redacted(&[
+        (
+            "REDIS_URL=redis://:s3cretPassw0rd@cache.internal:6379/0",
+            "REDIS_URL=redis://:[REDACTED:url_password]@cache.internal:6379/0",
+        ),
+        (
+            "connect to amqp://:Zq8mX2vLpw@rabbit.internal/jobs",
+            "connect to amqp://:[REDACTED:url_password]@rabbit.internal/jobs",
+        ),
+        ("rediss://:Zq8mX2vLpw@cache:6380", "rediss://:[REDACTED:url_password]@cache:6380"),
+    ]);
+}

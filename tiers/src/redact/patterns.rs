@@ -187,8 +187,8 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             always,
         ),
         p("nuget_password", r#"(?i)<add\s+key="(?:ClearText)?Password"\s+value="([^"]{8,})""#, 1, always),
-        // scheme://user:password@host
-        p("url_password", r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:([^/\s@]+)@", 1, always),
+        // scheme://user:password@host, or with no user (redis://:password@host)
+        p("url_password", r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]*:([^/\s@]+)@", 1, always),
         // An Azure SAS token's signature: `sig=` in a query that has a signed version, `sv=`.
         p("azure_sas", r"[?&]sig=([A-Za-z0-9%+/=]{20,})", 1, sas_signature),
         // curl -u user:password, --user=user:password
