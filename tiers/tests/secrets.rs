@@ -295,3 +295,28 @@ fn url_passwords_with_an_empty_user_are_redacted() {
         ("rediss://:Zq8mX2vLpw@cache:6380", "rediss://:[REDACTED:url_password]@cache:6380"),
     ]);
 }
+
+#[test]
+fn discord_bot_tokens_and_webhooks_are_redacted() {
+    let hook = "lI8ihN5KXSc7Tvo-hBKqFYY-kv5ZJr3J1TWDtkwtDDb_xHKas1VOqg6YYZYn9ZhyiA4u";
+    assert_redacted(&[
+        (
+            "the bot runs with MTA1MjM0NTY3ODkwMTIzNDU2Nw.PtYgjm.UhBel31iEl2hpChYgCfrL1spNxnyVmihA-2O76 since May",
+            "the bot runs with [REDACTED:discord_token] since May",
+        ),
+        (
+            "client.run('OTg3NjU0MzIxMDk4NzY1NDMy.GhJkLm.UMFxFkM-R5Kjp1vRt_1fjORS-6i')",
+            "client.run('[REDACTED:discord_token]')",
+        ),
+        (
+            &format!("post alerts to https://discord.com/api/webhooks/1052345678901234567/{hook} please"),
+            "post alerts to https://discord.com/api/webhooks/1052345678901234567/[REDACTED:discord_webhook] please",
+        ),
+        (
+            &format!("https://discordapp.com/api/webhooks/987654321098765432/{hook}"),
+            "https://discordapp.com/api/webhooks/987654321098765432/[REDACTED:discord_webhook]",
+        ),
+    ]);
+    // Three dotted parts whose first is not a user id in base64.
+    assert_kept(&["call NSPersistentContainerViewer.reload.withAnimationCompletionHandlerBlock() here"]);
+}

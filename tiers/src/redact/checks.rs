@@ -338,3 +338,33 @@ pub(super) fn sas_signature(f: &Found<'_, '_>) -> bool {
     let query = &text[lo..hi];
     query.starts_with("sv=") || query.contains("?sv=") || query.contains("&sv=")
 }
+
+/// Decodes unpadded base64 or base64url; `None` on any other character.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let sextet = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let (mut out, mut acc, mut bits) = (Vec::with_capacity(s.len() * 3 / 4), 0u32, 0u32);
+    for c in s.trim_end_matches('=').bytes() {
+        acc = (acc << 6) | u32::from(sextet(c)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// A Discord bot token's first part is the bot's user id (a snowflake, 17 to 20 digits)
+/// in base64: three dotted parts whose first decodes to anything else are not one.
+pub(super) fn discord_user_id(f: &Found<'_, '_>) -> bool {
+    let first = f.value.as_str().split('.').next().unwrap_or_default();
+    base64_decode(first).is_some_and(|id| (17..=20).contains(&id.len()) && id.iter().all(u8::is_ascii_digit))
+}

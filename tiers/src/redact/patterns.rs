@@ -6,8 +6,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::checks::{
-    Check, always, assigned_value, aws_secret_near, digit_in_match, password_value, random_match,
-    random_match_short, random_value, sas_signature, stated_password,
+    Check, always, assigned_value, aws_secret_near, digit_in_match, discord_user_id, password_value,
+    random_match, random_match_short, random_value, sas_signature, stated_password,
 };
 
 /// A secret pattern: the regex, the group holding the secret (0: the whole match; with
@@ -77,6 +77,20 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             "slack_token",
             r"\bxox[abeoprs]-[A-Za-z0-9\-]{8,}|\bxoxe\.xox[bp]-[0-9]-[A-Za-z0-9]{100,}|\bxapp-[0-9]-[A-Za-z0-9]+-[0-9]+-[A-Za-z0-9]+|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}",
             0,
+            always,
+        ),
+        // A bot token: the bot's user id in base64, a timestamp, an HMAC (`discord_user_id`).
+        p(
+            "discord_token",
+            r"(?:^|[^A-Za-z0-9_\-.])([MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,38})(?:$|[^A-Za-z0-9_\-.])",
+            1,
+            discord_user_id,
+        ),
+        // The webhook's token, after its id.
+        p(
+            "discord_webhook",
+            r"\bdiscord(?:app)?\.com/api(?:/v[0-9]{1,2})?/webhooks/[0-9]{17,20}/([A-Za-z0-9_\-]{60,68})",
+            1,
             always,
         ),
         p("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", 0, always),
