@@ -320,3 +320,18 @@ fn discord_bot_tokens_and_webhooks_are_redacted() {
     // Three dotted parts whose first is not a user id in base64.
     assert_kept(&["call NSPersistentContainerViewer.reload.withAnimationCompletionHandlerBlock() here"]);
 }
+
+#[test]
+fn telegram_bot_tokens_are_redacted_in_urls_and_prose() {
+    assert_redacted(&[
+        (
+            "curl https://api.telegram.org/bot123456789:AAoRgnatmUdjAWtGSU8po_799NksnRH9ucA/getMe",
+            "curl https://api.telegram.org/bot[REDACTED:telegram_token]/getMe",
+        ),
+        (
+            "the bot token is 123456789:AAoRgnatmUdjAWtGSU8po_799NksnRH9uc- and it works",
+            "the bot token is [REDACTED:telegram_token] and it works",
+        ),
+        ("token 5234567890:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq", "token [REDACTED:telegram_token]"),
+    ]);
+}

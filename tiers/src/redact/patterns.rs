@@ -191,7 +191,8 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         p("mapbox_token", r"\b[ps]k\.[A-Za-z0-9]{60}\.[A-Za-z0-9]{22}\b", 0, always),
         p("dropbox_token", r"\bsl\.[A-Za-z0-9\-=_]{135}", 0, always),
         p("typeform_token", r"\btfp_[A-Za-z0-9\-_.=]{59}", 0, always),
-        p("telegram_token", r"\b[0-9]{5,16}:A[A-Za-z0-9_\-]{34}\b", 0, always),
+        // The bot id, `:`, 35 characters from `A`; in an API URL glued to `/bot`.
+        p("telegram_token", r"(?:^|[^0-9])([0-9]{5,16}:A[A-Za-z0-9_\-]{34})(?:$|[^A-Za-z0-9_\-])", 1, always),
         p("twitter_token", r"\bA{22}[A-Za-z0-9%]{80,100}", 0, always),
         p("teams_webhook", r"[[A-Za-z0-9_].\-]+\.webhook\.office\.com/webhookb2/[^\s'\x22<>]+", 0, always),
         p(
