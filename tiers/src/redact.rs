@@ -6,7 +6,7 @@ mod patterns;
 
 use amber_core::NewMemory;
 use checks::Found;
-use patterns::PATTERNS;
+use patterns::{PATTERNS, PUBLIC_BLOCK};
 use serde_json::Value;
 
 /// A secret found in a text: its byte range and the name of its kind.
@@ -21,8 +21,11 @@ pub struct Secret {
 }
 
 /// The secrets in a text, in order and apart: matches of several patterns that overlap
-/// are one, named after the most specific. [`redact`] replaces exactly these.
+/// are one, named after the most specific. Nothing inside a public key block or a
+/// certificate counts. [`redact`] replaces exactly these.
 pub fn find_secrets(text: &str) -> Vec<Secret> {
+    let public: Vec<(usize, usize)> = PUBLIC_BLOCK.find_iter(text).map(|m| (m.start(), m.end())).collect();
+    let in_public = |a: usize, b: usize| public.iter().any(|&(lo, hi)| lo <= a && b <= hi);
     // (start, end, pattern index)
     let mut spans: Vec<(usize, usize, usize)> = Vec::new();
     for (i, p) in PATTERNS.iter().enumerate() {
@@ -31,6 +34,7 @@ pub fn find_secrets(text: &str) -> Vec<Secret> {
             let value = (p.group..caps.len()).find_map(|g| caps.get(g));
             if let Some(m) = value
                 && !m.as_str().starts_with("[REDACTED:")
+                && !in_public(m.start(), m.end())
                 && (p.check)(&Found { text, caps: &caps, value: m })
             {
                 spans.push((m.start(), m.end(), i));

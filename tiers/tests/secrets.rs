@@ -335,3 +335,30 @@ fn telegram_bot_tokens_are_redacted_in_urls_and_prose() {
         ("token 5234567890:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq", "token [REDACTED:telegram_token]"),
     ]);
 }
+
+/// A public key made for this test (ed25519, `gpg --quick-gen-key`), its last line 40
+/// characters of base64: as long as a bare AWS secret access key.
+const PUBLIC_KEY: &str = include_str!("fixtures/public_key.asc");
+
+#[test]
+fn public_keys_and_their_fingerprints_are_never_redacted() {
+    let beside_aws = format!("{PUBLIC_KEY}Import it, then check the signature of the AWS CLI zip.");
+    let flattened = format!("key: {}", PUBLIC_KEY.replace('\n', " "));
+    let with_comment =
+        PUBLIC_KEY.replace("\n\nmDME", "\nComment: secret: d2hhdCBpcyBub3QgYSBzZWNyZXQgYXQgYWxs\n\nmDME");
+    assert_kept(&[
+        &beside_aws,
+        &flattened,
+        &with_comment,
+        "  - Release GPG key: 9554F04D7259F04124DE6B476D5A82AC7E37093B",
+        "gpg --recv-keys 4ED778F539E3634C779C87C6D7062848A1AB005C  # release signing key: 4ED778F539E3634C",
+        "pub   ed25519 2025-05-01 [SC]\n      Key fingerprint = 4ED7 78F5 39E3 634C 779C  87C6 D706 2848 A1AB 005C",
+    ]);
+    // A private key block beside a public one is redacted all the same.
+    let text = format!(
+        "{PUBLIC_KEY}-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBFZ2U9ABEADXk3fbGz4Ywkq3bRrVxLmq0jl8u9h\n-----END PGP PRIVATE KEY BLOCK-----"
+    );
+    let (out, n) = redact(&text);
+    assert_eq!(n, 1, "{out}");
+    assert_eq!(out, format!("{PUBLIC_KEY}[REDACTED:private_key]"));
+}

@@ -132,9 +132,21 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 ];
 
 /// A value assigned to a secret-looking name, unless it is a placeholder, a reference
-/// (`$VAR`, `${...}`, `os.environ[...]`, `<key>`), a path or a URL, or a plain word.
+/// (`$VAR`, `${...}`, `os.environ[...]`, `<key>`), a path or a URL, or a plain word; or
+/// an OpenPGP key's id or fingerprint.
 pub(super) fn assigned_value(f: &Found<'_, '_>) -> bool {
-    secret_assignment(&f.caps[1], f.value.as_str())
+    let name = f.caps.get(1).map_or(f.value.start(), |m| m.start());
+    !pgp_key_id(f.text, name, f.value.as_str()) && secret_assignment(&f.caps[1], f.value.as_str())
+}
+
+/// An OpenPGP key's id or fingerprint (8, 16, 32 or 40 hex digits) on a line that says
+/// so (`gpg`, `pgp`, `fingerprint`): `Release GPG key: 9554F04D...`. Public, not secret.
+fn pgp_key_id(text: &str, name_start: usize, value: &str) -> bool {
+    let line = &text[text[..name_start].rfind('\n').map_or(0, |i| i + 1)..name_start + 1];
+    let line = line.to_ascii_lowercase();
+    [8, 16, 32, 40].contains(&value.len())
+        && value.bytes().all(|b| b.is_ascii_hexdigit())
+        && ["gpg", "pgp", "gnupg", "fingerprint"].iter().any(|w| line.contains(w))
 }
 
 /// [`assigned_value`] on a name and a value given apart (a JSON key and its string).

@@ -27,6 +27,17 @@ fn pattern(name: &'static str, re: &str, group: usize, check: Check) -> Pattern 
     Pattern { name, re: Regex::new(re).expect("a valid secret pattern"), group, check }
 }
 
+/// Armored blocks that are public by nature: OpenPGP public keys and signatures, PEM
+/// public keys and certificates, up to their END line (or, cut before it, the end of their
+/// base64). Nothing inside one is a secret (a base64 line may look like one).
+pub(super) static PUBLIC_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
+    let kind = "(?:PGP PUBLIC KEY BLOCK|PGP SIGNATURE|[A-Z0-9 ]{0,20}PUBLIC KEY|CERTIFICATE)";
+    Regex::new(&format!(
+        r"-----BEGIN {kind}-----(?:(?:[^-]|-{{1,4}}[^-])*?-----END {kind}-----|(?:\s*[A-Za-z0-9+/=]{{4,}})*)"
+    ))
+    .expect("a valid pattern")
+});
+
 /// The secret shapes, most specific first (a secret matched by several is named after the
 /// first). The reference is the rule list of gitleaks' default config
 /// (`config/gitleaks.toml`, <https://github.com/gitleaks/gitleaks>): every provider token
