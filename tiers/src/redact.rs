@@ -3,6 +3,7 @@
 
 mod checks;
 mod patterns;
+mod placeholders;
 
 use amber_core::NewMemory;
 use checks::Found;

@@ -336,6 +336,57 @@ fn telegram_bot_tokens_are_redacted_in_urls_and_prose() {
     ]);
 }
 
+/// The redactions expected in the project's own documentation, with why: (file, the
+/// text redacted).
+const DOCS_REDACTED: &[(&str, &str)] = &[
+    // The example of a password filed as metadata that docs/SECURITY.md gives: a quoted
+    // value under `"password"` reads as a real one (the unit tests redact the same line).
+    ("docs/SECURITY.md", "hunter2"),
+    // Its example of a password glued to `mysql -p`: `secret` is a password local
+    // databases use (tests/secret_shapes.rs redacts `mysql -u root -psecret`).
+    ("docs/SECURITY.md", "secret"),
+];
+
+#[test]
+fn the_projects_docs_are_left_alone_but_their_example_secrets() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/")
+        .map(|e| e.expect("a docs/ entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    files.extend(["README.md", "ARCHITECTURE.md"].map(|f| root.join(f)));
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    let mut found = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("a UTF-8 doc");
+        let name = path.strip_prefix(&root).expect("under the root").display().to_string();
+        for s in amber_tiers::redact::find_secrets(&text) {
+            let a = text.floor_char_boundary(s.start.saturating_sub(60));
+            let b = text.ceil_char_boundary((s.end + 60).min(text.len()));
+            found.push((name.clone(), text[s.start..s.end].to_string(), text[a..b].replace('\n', " ")));
+        }
+    }
+    let unexpected: Vec<_> = found
+        .iter()
+        .filter(|(f, v, _)| !DOCS_REDACTED.contains(&(f.as_str(), v.as_str())))
+        .map(|(f, v, ctx)| format!("{f}: {v:?} in …{ctx}…"))
+        .collect();
+    assert!(unexpected.is_empty(), "{} redacted in the docs:\n{}", unexpected.len(), unexpected.join("\n"));
+    assert_eq!(found.len(), DOCS_REDACTED.len(), "{found:?}");
+}
+
+#[test]
+fn prose_about_secrets_is_kept() {
+    assert_kept(&[
+        "Files one memory verbatim, but for secrets: secret-looking strings in `content` are replaced",
+        "secrets (keys, tokens, passwords) and secret-looking strings are redacted",
+        "tokens: token-based auth, see the session docs",
+        "passwords: password-protected archives are refused",
+    ]);
+}
+
 /// A public key made for this test (ed25519, `gpg --quick-gen-key`), its last line 40
 /// characters of base64: as long as a bare AWS secret access key.
 const PUBLIC_KEY: &str = include_str!("fixtures/public_key.asc");
@@ -361,4 +412,57 @@ fn public_keys_and_their_fingerprints_are_never_redacted() {
     let (out, n) = redact(&text);
     assert_eq!(n, 1, "{out}");
     assert_eq!(out, format!("{PUBLIC_KEY}[REDACTED:private_key]"));
+}
+
+#[test]
+fn documentation_placeholders_are_kept() {
+    assert_kept(&[
+        // assignments
+        "api_key: your-api-key",
+        "token: <YOUR_TOKEN>",
+        "API_KEY=${API_KEY}",
+        "TOKEN=$TOKEN",
+        "api_key = YOUR_KEY_HERE",
+        "token = \"changeme\"",
+        "api_key: \"example\"",
+        "OPENAI_API_KEY=sk-...",
+        "OPENAI_API_KEY=\"sk-...\"",
+        "\"api_key\": \"sk-...abcd\"",
+        "OPENAI_API_KEY=sk-proj-...",
+        // passwords in prose and config
+        "password: \"xxxxxxxx\"",
+        "password: \"...\"",
+        "password: \"changeme\"",
+        "password: \"example\"",
+        "the password is \"example\"",
+        "password: 'password'",
+        // shell, command lines
+        "PGPASSWORD=changeme psql -h db",
+        "DB_PASSWORD=example",
+        "mysql -u root -pchangeme shop",
+        "docker login --password=changeme registry",
+        "curl -u user:changeme https://api.example.com",
+        "curl -u admin:$PASSWORD https://api.example.com",
+        "curl -u user:password https://api.example.com",
+        // URLs
+        "https://user:changeme@db.example.com/app",
+        "https://admin:<password>@db.example.com",
+        "https://admin:${DB_PASSWORD}@db.example.com",
+        "https://admin:xxxxxxxx@db.example.com",
+        "https://admin:****@db.example.com",
+        "https://admin:YOUR_PASSWORD@db.example.com",
+        "https://admin:...@db.example.com",
+        "redis://:PASSWORD@host:6379",
+        "use scheme://user:password@host in the URL",
+        "let proxy = Proxy::new(\"http://user:password@cool.proxy:9090\")?;",
+        // tokens
+        "Authorization: Bearer YOUR_API_KEY_HERE",
+        "Authorization: Bearer xxxxxxxxxxxxxxxxxxxx",
+        "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "GITHUB_TOKEN=ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        "SLACK_BOT_TOKEN=xoxb-xxxxxxxxxxxx-xxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxx",
+        "SLACK_BOT_TOKEN=xoxb-your-token-here",
+        "const auth = createTokenAuth(\"ghp_PersonalAccessToken01245678900000000\");",
+        "GOOGLE_API_KEY=AIzaSyXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+    ]);
 }

@@ -7,6 +7,10 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::placeholders::{
+    PLACEHOLDER_WORDS, describes_a_secret, filler, path_like, placeholder_token, stand_in, stand_in_word,
+};
+
 /// A match as its check sees it: the whole text, the captures, and the secret's span.
 pub(super) struct Found<'a, 't> {
     /// The text searched.
@@ -42,9 +46,17 @@ pub(super) fn random_looking(s: &str, min_len: usize, min_entropy: f64) -> bool 
         && entropy(s) >= min_entropy
 }
 
-/// `sk-...`: real keys always carry digits (a hyphenated word never looks like one).
+/// `sk-...`: real keys always carry digits (a hyphenated word never looks like one), and
+/// no filler or placeholder word ([`provider_token`]).
 pub(super) fn digit_in_match(f: &Found<'_, '_>) -> bool {
-    has_digit(&f.caps[0])
+    has_digit(&f.caps[0]) && !placeholder_token(&f.caps[0])
+}
+
+/// A token with a prefix of its own (`ghp_...`, `xoxb-...`, `AIza...`), unless a filler
+/// or a placeholder word stands where its random part would be (`ghp_xxxx...`,
+/// `xoxb-your-token-here`, `ghp_PersonalAccessToken00000000`), as in documentation.
+pub(super) fn provider_token(f: &Found<'_, '_>) -> bool {
+    !placeholder_token(f.value.as_str())
 }
 
 pub(super) fn random_match(f: &Found<'_, '_>) -> bool {
@@ -111,26 +123,6 @@ fn name_kind(name: &str) -> NameKind {
     }
 }
 
-/// First words of placeholder values (`your-password`, `my_api_key`, `example_token`).
-const PLACEHOLDER_WORDS: &[&str] = &[
-    "your",
-    "my",
-    "the",
-    "some",
-    "example",
-    "sample",
-    "dummy",
-    "fake",
-    "placeholder",
-    "insert",
-    "replace",
-    "enter",
-    "change",
-    "put",
-    "foo",
-    "redacted",
-];
-
 /// A value assigned to a secret-looking name, unless it is a placeholder, a reference
 /// (`$VAR`, `${...}`, `os.environ[...]`, `<key>`), a path or a URL, or a plain word; or
 /// an OpenPGP key's id or fingerprint.
@@ -160,6 +152,9 @@ pub(super) fn secret_assignment(name: &str, value: &str) -> bool {
         || value.ends_with(':')
         || value.contains("xxxx")
         || value.contains("...")
+        || stand_in_word(value)
+        || filler(value)
+        || describes_a_secret(value)
         || entropy(value) < 2.0
         || code_like(value)
     {
@@ -188,19 +183,6 @@ pub(super) fn secret_assignment(name: &str, value: &str) -> bool {
         NameKind::Maybe => random_looking(value, 16, 3.0),
         NameKind::Other => false,
     }
-}
-
-/// A file path (`/run/secrets/db_password`, `~/.ssh/id_rsa`), not a base64 secret that
-/// happens to start with a slash: two slashes or more and no random-looking segment.
-fn path_like(value: &str) -> bool {
-    let rooted = ["/", "~/", "./", "../"].iter().any(|p| value.starts_with(p));
-    let random_segment = |seg: &str| {
-        seg.len() >= 10
-            && has_digit(seg)
-            && seg.bytes().any(|b| b.is_ascii_uppercase())
-            && seg.bytes().any(|b| b.is_ascii_lowercase())
-    };
-    rooted && value.matches('/').count() >= 2 && !value.split('/').any(random_segment)
 }
 
 /// Vault's legacy `s.` tokens: only clearly random ones (`s.` starts many words).
@@ -245,21 +227,6 @@ pub(super) fn aws_secret_near(f: &Found<'_, '_>) -> bool {
         hi += 1;
     }
     AWS_CONTEXT.is_match(&text[lo..start]) || AWS_CONTEXT.is_match(&text[end..hi])
-}
-
-/// Values that stand for a secret rather than being one: a reference (`$VAR`, `${...}`,
-/// `$(cmd)`, `%VAR%`, `<password>`, `{{ password }}`), a mask (`****`, `xxxx`, `...`),
-/// a placeholder (`your_password`, `<REDACTED>`), a URL or a path.
-fn stand_in(v: &str) -> bool {
-    let first = v.chars().next().unwrap_or(' ');
-    let first_word = v.split(['_', '-', ' ']).next().unwrap_or_default().to_ascii_lowercase();
-    matches!(first, '$' | '<' | '{' | '(' | '[' | '%' | '*' | '#')
-        || v.bytes().all(|b| matches!(b, b'*' | b'x' | b'X' | b'.' | b'-' | b'_' | b'#'))
-        || v.to_ascii_lowercase().contains("xxxx")
-        || v.contains("...")
-        || (v.contains(['_', '-']) && PLACEHOLDER_WORDS.contains(&first_word.as_str()))
-        || v.contains("://")
-        || path_like(v)
 }
 
 /// Code, not a value: a call (`secret_from(env)`), a path (`tokens::next`, `:Lexer`), an
@@ -379,4 +346,10 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
 pub(super) fn discord_user_id(f: &Found<'_, '_>) -> bool {
     let first = f.value.as_str().split('.').next().unwrap_or_default();
     base64_decode(first).is_some_and(|id| (17..=20).contains(&id.len()) && id.iter().all(u8::is_ascii_digit))
+}
+
+/// A password in a URL (`scheme://user:password@host`) or a bearer token, unless a
+/// stand-in (`user:password@`, `:changeme@`, `Bearer <token>`, `Bearer YOUR_API_KEY`).
+pub(super) fn not_a_stand_in(f: &Found<'_, '_>) -> bool {
+    !stand_in(f.value.as_str())
 }
