@@ -466,3 +466,27 @@ fn documentation_placeholders_are_kept() {
         "GOOGLE_API_KEY=AIzaSyXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
     ]);
 }
+
+#[test]
+fn stripe_keys_are_named_stripe_key_in_every_context() {
+    let live = "sk_live_51H8xYzAbCdEfGhIjKlMnOpQr";
+    let test = "sk_test_4eC39HqLyjWDarjtT1zdp7dc";
+    let restricted = "rk_live_51H8xYzAbCdEfGhIjKlMnO";
+    for text in [
+        format!("STRIPE_SECRET_KEY={live}"),
+        format!("Authorization: Bearer {live}"),
+        format!("curl https://api.stripe.com/v1/charges -u {test}: -d amount=2000"),
+        format!("stripe.api_key = \"{test}\""),
+        format!("{{\"key\": \"{restricted}\"}}"),
+        format!("export OPENAI_API_KEY={live}"),
+        format!("openai said the key {test} is not one of theirs"),
+        format!("https://{live}:@api.stripe.com/v1/charges"),
+    ] {
+        let (out, n) = redact(&text);
+        assert_eq!(n, 1, "{text} -> {out}");
+        assert!(out.contains("[REDACTED:stripe_key]"), "{text} -> {out}");
+    }
+    // Beside an OpenAI key, each is named after its own kind.
+    let (out, _) = redact(&format!("{live},sk-proj-biwfk2nn9BuWNoIL28BQxIPoVJ7VtD4Q9Oiw"));
+    assert_eq!(out, "[REDACTED:stripe_key],[REDACTED:openai_key]");
+}
