@@ -2,6 +2,7 @@
 //! else kept byte for byte. Capture, runs and the daemon's write paths run it.
 
 mod checks;
+mod names;
 mod patterns;
 mod placeholders;
 

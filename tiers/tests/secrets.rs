@@ -490,3 +490,45 @@ fn stripe_keys_are_named_stripe_key_in_every_context() {
     let (out, _) = redact(&format!("{live},sk-proj-biwfk2nn9BuWNoIL28BQxIPoVJ7VtD4Q9Oiw"));
     assert_eq!(out, "[REDACTED:stripe_key],[REDACTED:openai_key]");
 }
+
+#[test]
+fn readme_and_cli_examples_are_kept_and_real_values_beside_them_redacted() {
+    // Each from the READMEs of crates in Cargo's registry or from AWS CLI examples
+    // (`tiers/examples/redact_survey.rs`), kept for a general reason: a type, a name that
+    // says what it holds, a public badge, an id, a date, a path, a placeholder.
+    assert_kept(&[
+        "fn hash_password<D: Digest>(password: &str, salt: &str, output: &mut [u8]) {",
+        "//   token: '...', tokenType: 'user-to-server'",
+        "const octokit = new Octokit({ auth: `personal-access-token123` });",
+        "Octokit.defaults({ auth: \"mypersonalaccesstoken123\" });",
+        "[<img src=\"https://img.shields.io/codecov/c/gh/al8n/fs4-rs?style=for-the-badge&token=P0YeuKXJyp&logo=codecov\">]",
+        "[coverage-image]: https://codecov.io/gh/RustCrypto/hybrid-array/graph/badge.svg?token=Z92NHFQ70G",
+        "headers: { 'X-TOKEN-SECRET': 'SuperSecretToken' }",
+        "//somewhere-else.com/myorg/:_authToken=MYTOKEN1",
+        "key=\"-----BEGIN PRIVATE KEY-----\\nXXXX\\nXXXX\\n-----END PRIVATE KEY-----\"",
+        "b64 = '-----BEGIN RSA PRIVATE KEY-----\\n'\nb64 += b64encode(der_serialisation)\nb64 += '-----END RSA PRIVATE KEY-----\\n'",
+        "const myURL = new URL('https://abc:xyz@example.com'); // and https://a:b@example.com/?abc#foo",
+        "\"NextToken\": \"eyJOZXh0VG9rZW4iOiBudWxsLCAiYm90b190cnVuY2F0ZV9hbW91bnQiOiAxfQ==\"",
+        "\"LockToken\": \"0bc01e21-03c9-4b98-9433-6229cbf1ef1c\", \"nextPageToken\": \"AAAAKgAAAAEAAAAAAAAAAw+7LZ4GRZPzTqBHsp2wBxWB8m1s\"",
+        "\"KmsKeyId\": \"arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab\"",
+        "\"KeyId\": \"1234abcd-12ab-34cd-56ef-1234567890ab\", \"key\": \"48c67f3c-63bb-4f92-a98a-4ee0fbc2bef6\"",
+        "\"Key\": \"proxy_protocol_v2.enabled\", \"S3Key\": \"RHEL5export-i-fh8sjjsq.ova\"",
+        "\"tokenExpirationTime\": \"2022-03-16T03:45:09+00:00\", \"lastModifiedSecret\": 1556311319.069,",
+        "see <https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/domain-renew.html>",
+        "aws glacier describe-job\n{\"location\": \"/011685312445/vaults/mwunderl/jobs/l7IL5-EkXyEY9Ws95fClzIbk2O5uLYa\"}",
+        "aws apigateway delete-usage-plan-key --usage-plan-id a1b2c3 --key-id 1NbjQzMReAkeEQPNAW8r3dXsU2rDD7fc7f2Sipnu",
+    ]);
+    assert_redacted(&[
+        (
+            "\"SecretAccessKey\": \"8P+SQvWIuLnKhh8d++jpw0nNmQRBZvNAbc123KEY\"",
+            "\"SecretAccessKey\": \"[REDACTED:aws_secret_key]\"",
+        ),
+        (
+            "curl -X POST \"https://codecov.io/upload/v4?token=3e9f1a2b-4c5d-4e6f-8a9b-0c1d2e3f4a5b&commit=abc\"",
+            "curl -X POST \"https://codecov.io/upload/v4?token=[REDACTED:assigned_secret]&commit=abc\"",
+        ),
+        ("\"ClientSecret\": \"Xk7pQ2mNs9TvB4wLz\"", "\"ClientSecret\": \"[REDACTED:assigned_secret]\""),
+        ("api_key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "api_key: [REDACTED:assigned_secret]"),
+        ("key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "key: [REDACTED:assigned_secret]"),
+    ]);
+}

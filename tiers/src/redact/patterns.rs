@@ -6,9 +6,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::checks::{
-    Check, always, assigned_value, aws_secret_near, digit_in_match, discord_user_id, not_a_stand_in,
-    password_value, provider_token, random_match, random_match_short, random_value, sas_signature,
-    stated_password,
+    Check, always, assigned_value, aws_secret_near, digit_in_match, discord_user_id, key_material,
+    not_a_stand_in, password_value, provider_token, query_value, random_match, random_match_short,
+    random_value, sas_signature, stated_password,
 };
 
 /// A secret pattern: the regex, the group holding the secret (0: the whole match; with
@@ -53,7 +53,7 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             "private_key",
             r"-----BEGIN[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:\s*[A-Za-z0-9+/=]{16,})*)",
             0,
-            always,
+            key_material,
         ),
         p("aws_access_key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b", 0, provider_token),
         // aws_secret_access_key = ..., "SecretAccessKey": "...", the AWS secret key is ...:
@@ -245,7 +245,7 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             provider_token,
         ),
         // scheme://user:password@host, or with no user (redis://:password@host)
-        p("url_password", r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]*:([^/\s@]+)@", 1, not_a_stand_in),
+        p("url_password", r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]*:([^/\s@]+)@", 1, password_value),
         // An Azure SAS token's signature: `sig=` in a query that has a signed version, `sv=`.
         p("azure_sas", r"[?&]sig=([A-Za-z0-9%+/=]{20,})", 1, sas_signature),
         // curl -u user:password, --user=user:password
@@ -301,6 +301,13 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             r#"(?i)\b(?:password|passwd|passphrase|passcode)["']?(?:\s+(?:for|to|of|on|at)(?:\s+[^\s:=]{1,30}){1,3}?)?(?:\s+(?:is|was)(?:\s+(?:set\s+to|now|still))?\s*:?|\s*[:=])[ \t]*(?:'([^'\s]{3,64})'|"([^"\s]{3,64})"|`([^`\s]{3,64})`|([^\s'"`]{2,63}[^\s'"`.,;:!?)\]]))"#,
             1,
             stated_password,
+        ),
+        // A URL's query parameter that names a secret: ?access_token=..., &api_key=...
+        p(
+            ASSIGNED,
+            r"(?i)[?&]([a-z0-9_.\-]*(?:pass|pwd|secret|token|credential|creds|auth|key)[a-z0-9_.\-]*)=([^\s\x22'`,;&#<>]{8,})",
+            2,
+            query_value,
         ),
         // password = "...", api_key: ..., SECRET_TOKEN=..., "stripeKey" => '...'
         p(

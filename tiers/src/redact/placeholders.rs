@@ -5,6 +5,7 @@
 //! (`secret-looking`, `token-based`). Every value-like rule keeps them.
 
 use super::checks::has_digit;
+use super::names::words;
 
 /// First words of placeholder values (`your-password`, `my_api_key`, `example_token`).
 pub(super) const PLACEHOLDER_WORDS: &[&str] = &[
@@ -53,17 +54,22 @@ const STAND_IN_WORDS: &[&str] = &[
     "value",
     "foo",
     "foobar",
+    "bar",
+    "baz",
+    "qux",
+    "abc",
+    "xyz",
 ];
 
 /// Words a placeholder puts before the thing it stands for (`your`, `my`, `example`).
 const OWNER_WORDS: &[&str] = &["your", "my", "the", "some", "example", "sample", "dummy", "fake", "new"];
 
-/// A value that is a word standing for the secret ([`STAND_IN_WORDS`]), or nothing but
-/// punctuation (a mask: `****`, `...`).
+/// A value that is a word standing for the secret ([`STAND_IN_WORDS`]), maybe numbered
+/// (`MYTOKEN1`, `password2`), or nothing but punctuation (a mask: `****`, `...`).
 pub(super) fn stand_in_word(v: &str) -> bool {
     let word: String =
         v.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect();
-    let mut w = word.as_str();
+    let mut w = word.strip_suffix(|c: char| c.is_ascii_digit()).unwrap_or(&word);
     if let Some(rest) = OWNER_WORDS.iter().find_map(|p| w.strip_prefix(p)) {
         w = rest;
     }
@@ -105,18 +111,24 @@ const SECRET_NOUNS: &[&str] = &[
     "credentials",
 ];
 
-/// Lower-case words joined by `-`, `_` or `.` (each maybe ending in digits), one of them
-/// a secret noun: prose or a placeholder (`secret-looking strings`, `token-based auth`,
-/// `my-secret-token`, `personal-access-token123`), not a value. A passphrase of words
+/// Words, one of them a secret noun: prose or a placeholder (`secret-looking strings`,
+/// `token-based auth`, `my-secret-token`, `personal-access-token123`,
+/// `SuperSecretToken`), not a value. Lower-case words joined by `-`, `_` or `.`, or
+/// capitalised words run together, each maybe ending in digits. A passphrase of words
 /// that do not name a secret (`correct-horse-battery-staple`) is not one of them.
 pub(super) fn describes_a_secret(v: &str) -> bool {
-    let words: Vec<&str> = v.split(['-', '_', '.']).collect();
-    words.len() >= 2
-        && words.iter().all(|w| {
-            let letters = w.trim_end_matches(|c: char| c.is_ascii_digit());
-            !letters.is_empty() && letters.bytes().all(|b| b.is_ascii_lowercase())
-        })
-        && words.iter().any(|w| SECRET_NOUNS.contains(&w.trim_end_matches(|c: char| c.is_ascii_digit())))
+    let letters = |w: &str| w.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+    let joined: Vec<String> = v.split(['-', '_', '.']).map(letters).collect();
+    let joined_words = joined.len() >= 2
+        && joined.iter().all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase()));
+    // SuperSecretToken: capitals start each word, letters only (digits at the end).
+    let camel = v.trim_end_matches(|c: char| c.is_ascii_digit());
+    let camel_split = words(camel);
+    let camel_words = camel.bytes().all(|b| b.is_ascii_alphabetic())
+        && camel_split.len() >= 2
+        && camel_split.iter().all(|w| w.len() >= 2);
+    let nouns = |ws: &[String]| ws.iter().any(|w| SECRET_NOUNS.contains(&w.as_str()));
+    (joined_words && nouns(&joined)) || (camel_words && nouns(&camel_split))
 }
 
 /// A provider token that is a placeholder: a filler in it, or a placeholder word among
