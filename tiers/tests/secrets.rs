@@ -513,6 +513,7 @@ fn readme_and_cli_examples_are_kept_and_real_values_beside_them_redacted() {
         "\"KmsKeyId\": \"arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab\"",
         "\"KeyId\": \"1234abcd-12ab-34cd-56ef-1234567890ab\", \"key\": \"48c67f3c-63bb-4f92-a98a-4ee0fbc2bef6\"",
         "\"Key\": \"proxy_protocol_v2.enabled\", \"S3Key\": \"RHEL5export-i-fh8sjjsq.ova\"",
+        "\"publicKey\": \"AAAAC3NzaC1lZDI1NTE5AAAAIC1gwGPDfGaONxJX3UNap781QxHQmn8nzlrUv\"",
         "\"tokenExpirationTime\": \"2022-03-16T03:45:09+00:00\", \"lastModifiedSecret\": 1556311319.069,",
         "see <https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/domain-renew.html>",
         "aws glacier describe-job\n{\"location\": \"/011685312445/vaults/mwunderl/jobs/l7IL5-EkXyEY9Ws95fClzIbk2O5uLYa\"}",

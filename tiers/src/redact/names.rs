@@ -75,7 +75,8 @@ pub(super) fn words(name: &str) -> Vec<String> {
 /// What a name says last is what it holds: `tokenType`, `token_url`, `secret_name`,
 /// `password_file`, `key_fingerprint`, `KmsKeyId`, `KeyArn`, `tokenExpirationTime` hold
 /// something about a secret, not the secret. An id is one only when the name says secret
-/// (`secret_id`, as Vault's AppRole has).
+/// (`secret_id`, as Vault's AppRole has). A name that says public (`publicKey`,
+/// `publishable_key`) holds what is meant to be shown.
 fn about_a_secret(words: &[String]) -> bool {
     const ABOUT: &[&str] = &[
         "type",
@@ -126,7 +127,8 @@ fn about_a_secret(words: &[String]) -> bool {
         "arns",
     ];
     let Some(last) = words.last() else { return false };
-    ABOUT.contains(&last.as_str())
+    words.iter().any(|w| w == "public" || w == "publishable")
+        || ABOUT.contains(&last.as_str())
         || (matches!(last.as_str(), "id" | "ids") && !words.iter().any(|w| w.starts_with("secret")))
 }
 
