@@ -506,6 +506,7 @@ fn readme_and_cli_examples_are_kept_and_real_values_beside_them_redacted() {
         "headers: { 'X-TOKEN-SECRET': 'SuperSecretToken' }",
         "//somewhere-else.com/myorg/:_authToken=MYTOKEN1",
         "key=\"-----BEGIN PRIVATE KEY-----\\nXXXX\\nXXXX\\n-----END PRIVATE KEY-----\"",
+        "\"PrivateKey\": \"-----BEGIN RSA PRIVATE KEY-----\\nkey omitted for security reasons\\n-----END RSA PRIVATE KEY-----\"",
         "b64 = '-----BEGIN RSA PRIVATE KEY-----\\n'\nb64 += b64encode(der_serialisation)\nb64 += '-----END RSA PRIVATE KEY-----\\n'",
         "const myURL = new URL('https://abc:xyz@example.com'); // and https://a:b@example.com/?abc#foo",
         "\"NextToken\": \"eyJOZXh0VG9rZW4iOiBudWxsLCAiYm90b190cnVuY2F0ZV9hbW91bnQiOiAxfQ==\"",

@@ -113,6 +113,8 @@ pub(super) fn secret_assignment(name: &str, value: &str) -> bool {
     if matches!(first, '$' | '<' | '{' | '(' | '[' | '%' | '*' | '#' | '?')
         || path_like(value)
         || value.contains("://")
+        // -----BEGIN ... KEY-----: an armor line; a key block is `private_key`'s to judge
+        || value.starts_with("-----")
         // arn:aws:kms:...:key/..., urn:...: a resource's name
         || value.starts_with("arn:")
         || value.starts_with("urn:")
