@@ -14,6 +14,10 @@
 //! how many texts change, how many words, and each redaction in its context.
 //! `cargo test --release -p amber-tiers --test secrets -- --ignored --nocapture`.
 //! `tests/secret_shapes.rs` has the 18 shapes every write path must redact.
+//!
+//! Then what must not be redacted: the project's own docs (but the examples listed in
+//! [`DOCS_REDACTED`]), placeholders, public keys, prose about secrets, and the false
+//! redactions `examples/redact_survey.rs` found in the READMEs of Cargo's registry.
 
 use std::collections::HashMap;
 
