@@ -2,17 +2,32 @@
 //! else kept byte for byte. Capture, runs and the daemon's write paths run it.
 
 mod checks;
+mod names;
 mod patterns;
+mod placeholders;
 
 use amber_core::NewMemory;
 use checks::Found;
-use patterns::PATTERNS;
+use patterns::{PATTERNS, PUBLIC_BLOCK};
 use serde_json::Value;
 
-/// Replaces secret-looking strings with `[REDACTED:<kind>]`; returns the text and how
-/// many were replaced. Everything else is kept byte for byte. Matches of several
-/// patterns that overlap are replaced as one, named after the most specific.
-pub fn redact(text: &str) -> (String, usize) {
+/// A secret found in a text: its byte range and the name of its kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Secret {
+    /// Where it starts, in bytes.
+    pub start: usize,
+    /// Where it ends (exclusive), in bytes.
+    pub end: usize,
+    /// Its kind, as `[REDACTED:<kind>]` names it.
+    pub kind: &'static str,
+}
+
+/// The secrets in a text, in order and apart: matches of several patterns that overlap
+/// are one, named after the most specific. Nothing inside a public key block or a
+/// certificate counts. [`redact`] replaces exactly these.
+pub fn find_secrets(text: &str) -> Vec<Secret> {
+    let public: Vec<(usize, usize)> = PUBLIC_BLOCK.find_iter(text).map(|m| (m.start(), m.end())).collect();
+    let in_public = |a: usize, b: usize| public.iter().any(|&(lo, hi)| lo <= a && b <= hi);
     // (start, end, pattern index)
     let mut spans: Vec<(usize, usize, usize)> = Vec::new();
     for (i, p) in PATTERNS.iter().enumerate() {
@@ -21,14 +36,12 @@ pub fn redact(text: &str) -> (String, usize) {
             let value = (p.group..caps.len()).find_map(|g| caps.get(g));
             if let Some(m) = value
                 && !m.as_str().starts_with("[REDACTED:")
+                && !in_public(m.start(), m.end())
                 && (p.check)(&Found { text, caps: &caps, value: m })
             {
                 spans.push((m.start(), m.end(), i));
             }
         }
-    }
-    if spans.is_empty() {
-        return (text.to_string(), 0);
     }
     spans.sort_unstable();
     let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(spans.len());
@@ -41,17 +54,28 @@ pub fn redact(text: &str) -> (String, usize) {
             _ => merged.push((a, b, i)),
         }
     }
+    merged.into_iter().map(|(start, end, i)| Secret { start, end, kind: PATTERNS[i].name }).collect()
+}
+
+/// Replaces secret-looking strings with `[REDACTED:<kind>]`; returns the text and how
+/// many were replaced. Everything else is kept byte for byte. Matches of several
+/// patterns that overlap are replaced as one, named after the most specific.
+pub fn redact(text: &str) -> (String, usize) {
+    let secrets = find_secrets(text);
+    if secrets.is_empty() {
+        return (text.to_string(), 0);
+    }
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
-    for &(a, b, i) in &merged {
-        out.push_str(&text[at..a]);
+    for s in &secrets {
+        out.push_str(&text[at..s.start]);
         out.push_str("[REDACTED:");
-        out.push_str(PATTERNS[i].name);
+        out.push_str(s.kind);
         out.push(']');
-        at = b;
+        at = s.end;
     }
     out.push_str(&text[at..]);
-    (out, merged.len())
+    (out, secrets.len())
 }
 
 /// Redacts a string in place; returns how many secrets were replaced.
