@@ -35,6 +35,10 @@ pub(crate) struct IngestArgs {
     /// except files of another git repository inside it.
     #[arg(long)]
     external: bool,
+    /// Keep secrets (keys, tokens, passwords) as they are in the files; by default they
+    /// are redacted (yours to ask, not an agent's).
+    #[arg(long)]
+    keep_secrets: bool,
     /// Keep watching the paths and bring each changed file in step as it changes.
     #[arg(long)]
     watch: bool,
@@ -47,11 +51,12 @@ pub(crate) struct IngestArgs {
 }
 
 /// An `ingest` call for a root: its project, the scope and trust asked for.
-fn call_for(root: &Root, scope: &Option<amber_core::Scope>, external: bool) -> IngestParams {
+fn call_for(root: &Root, scope: &Option<amber_core::Scope>, args: &IngestArgs) -> IngestParams {
     IngestParams {
         cwd: Some(root.cwd().to_path_buf()),
         scope: scope.clone(),
-        external,
+        external: args.external,
+        keep_secrets: args.keep_secrets,
         ..IngestParams::default()
     }
 }
@@ -117,7 +122,7 @@ pub(crate) fn run(
     total += walked.iter().map(Vec::len).sum::<usize>();
     for (root, files) in roots.iter().zip(walked) {
         for batch in files.chunks(BATCH) {
-            let p = IngestParams { files: batch.to_vec(), ..call_for(root, &scope, args.external) };
+            let p = IngestParams { files: batch.to_vec(), ..call_for(root, &scope, args) };
             tally.add(call(&mut client, &p)?);
             progress.line(&format!(
                 "ingest: {}/{total} files, {} chunks filed, {} retired",
@@ -128,7 +133,7 @@ pub(crate) fn run(
         }
         known.extend(files);
         if root.dir {
-            let p = IngestParams { prune: Some(root.path.clone()), ..call_for(root, &scope, args.external) };
+            let p = IngestParams { prune: Some(root.path.clone()), ..call_for(root, &scope, args) };
             tally.add(call(&mut client, &p)?);
         }
     }
@@ -212,8 +217,8 @@ fn watch(
     let mut client: Option<Client> = None;
     let mut one = |root: &Root, work: Work| -> anyhow::Result<Vec<IngestedFile>> {
         let p = match work {
-            Work::Files(files) => IngestParams { files, ..call_for(root, &scope, args.external) },
-            Work::Prune(dir) => IngestParams { prune: Some(dir), ..call_for(root, &scope, args.external) },
+            Work::Files(files) => IngestParams { files, ..call_for(root, &scope, args) },
+            Work::Prune(dir) => IngestParams { prune: Some(dir), ..call_for(root, &scope, args) },
         };
         let result = match client.as_mut().map(|c| call(c, &p)) {
             Some(Ok(r)) => r,

@@ -263,6 +263,25 @@ fn a_folder_is_ingested_kept_in_step_with_its_files_and_found_with_its_lines() {
     assert_eq!(r["files"][0]["trust"], "external", "{r}");
     let e = c.call::<_, Value>("ingest", &json!({"files": ["relative.md"]})).unwrap_err();
     assert!(e.to_string().contains("absolute"), "{e}");
+    // Secrets in a file are redacted unless the person keeps them (`--keep-secrets`),
+    // which no client library and no agent may ask.
+    let s = tempfile::tempdir().unwrap();
+    let sp = s.path().canonicalize().unwrap();
+    std::fs::create_dir_all(sp.join(".git")).unwrap();
+    let key = "ghp_R3aLLyS3cr3tT0k3nF0rD3pl0yB0tXy12345";
+    std::fs::write(sp.join("ops.md"), format!("# Ops\n\nThe release bot token is {key}.\n")).unwrap();
+    let e = c
+        .call::<_, Value>("ingest", &json!({"files": [sp.join("ops.md")], "keep_secrets": true}))
+        .unwrap_err();
+    assert!(e.to_string().contains("is for a person"), "{e}");
+    ingest(&env, &[sp.join("ops.md").to_str().unwrap()]);
+    let hits = recall(&env, &sp, "release bot token", &[]);
+    let h = hit_with(&hits, "release bot token").expect("ingested");
+    assert!(!h.to_string().contains(key), "redacted by default: {h}");
+    std::fs::write(sp.join("ops2.md"), format!("# Ops two\n\nThe deploy bot token is {key}.\n")).unwrap();
+    ingest(&env, &["--keep-secrets", sp.join("ops2.md").to_str().unwrap()]);
+    let hits = recall(&env, &sp, "deploy bot token", &[]);
+    assert!(hit_with(&hits, key).is_some(), "kept as asked: {hits:?}");
 }
 
 /// Polls `check` every 100 ms until it holds or `limit` passes; the time it took.

@@ -250,6 +250,7 @@ pub(crate) fn ingest(
             scope: Some(scope.clone()),
             external: !opts.person,
             tool: Some(tool.clone()),
+            keep_secrets: false,
         };
         retry_busy(|| client.call::<_, IngestResult>("ingest", &p)).context("ingest")
     };

@@ -58,6 +58,14 @@ pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) ->
         inside_agent: peer.under_agent,
         ..Origin::default()
     };
+    if p.keep_secrets {
+        crate::person_log::person_only(
+            shared,
+            peer,
+            "keeping secrets in ingested files",
+            crate::person_log::Undo::Reversible,
+        )?;
+    }
     let person = peer.writer_trust() == Trust::Person && !p.external;
     to_value(&run(shared, p, person, origin).await?)
 }
@@ -112,6 +120,7 @@ async fn run(
         scope: scope.clone(),
         root: resolved.root.map(|r| std::fs::canonicalize(&r).unwrap_or(r)),
         named: canonical(&cwd),
+        keep_secrets: p.keep_secrets,
         agent_written: crate::agent_writes::load(&shared.config.data_dir),
         person,
         origin,
@@ -164,6 +173,8 @@ struct Context {
     /// The folder the person named (the call's `cwd`, canonical): a vendored tree below it
     /// is not theirs; naming the vendored folder itself makes it so.
     named: PathBuf,
+    /// Secrets are kept as they are (`--keep-secrets`, the person's).
+    keep_secrets: bool,
     /// The files agents wrote (`crate::agent_writes`): never above `agent`.
     agent_written: std::collections::HashMap<PathBuf, crate::agent_writes::AgentWrite>,
     person: bool,
@@ -295,7 +306,7 @@ fn read_file(ctx: &Context, path: &Path) -> Read {
             m.source = Some(source.clone());
             m.metadata = json!({ document::DOC_KEY: place });
             amber_core::origin::stamp(&mut m.metadata, &ctx.origin, trust);
-            let redacted = amber_tiers::redact::redact_memory(&mut m);
+            let redacted = if ctx.keep_secrets { 0 } else { amber_tiers::redact::redact_memory(&mut m) };
             (m, redacted)
         })
         .collect();

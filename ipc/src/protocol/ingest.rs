@@ -35,6 +35,10 @@ pub struct IngestParams {
     /// in their origin's `tool` instead of `ingest`; it must start with `import:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// Keep secrets in the files as they are (the person's alone, as `allow_secrets`);
+    /// by default they are redacted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_secrets: bool,
 }
 
 /// `ingest` result.
