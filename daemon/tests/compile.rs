@@ -198,6 +198,23 @@ fn chosen_documents_compile_into_versioned_skills_served_by_get_advice() {
             .starts_with("Amber: a skill for this task, compiled by a model from the project's documents"),
         "{a}"
     );
+    // A skill whose trust is external (compiled from a document that is not the person's,
+    // or demoted by the person) says so in every label.
+    let v2_id = v2["id"].as_str().unwrap().to_string();
+    run(&d, &root, &["trust", &v2_id, "external"]);
+    let e = c
+        .call_value("get_advice", json!({ "task": "deploy ledger-api to staging", "scope": scope }))
+        .unwrap();
+    assert_eq!(e["from"], "external documents", "{e}");
+    assert!(
+        e["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Amber: a skill for this task, compiled by a model from external documents")
+            && e["message"].as_str().unwrap().contains("compiled from external documents"),
+        "{e}"
+    );
+    run(&d, &root, &["trust", &v2_id, "agent"]);
     let sid = a["session_id"].as_str().unwrap();
     let stuck =
         c.call_value("get_advice", json!({ "task": "x", "session_id": sid, "moment": "stuck" })).unwrap();

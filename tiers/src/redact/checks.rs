@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::names::{NameKind, name_kind, words};
+use super::names::{NameKind, has_digit, name_kind, words};
 use super::placeholders::{
     PLACEHOLDER_WORDS, describes_a_secret, filler, path_like, placeholder_token, stand_in, stand_in_word,
 };
@@ -33,10 +33,6 @@ pub(super) fn entropy(s: &str) -> f64 {
     }
     let n = s.chars().count() as f64;
     counts.values().map(|&k| k as f64 / n).map(|p| -p * p.log2()).sum()
-}
-
-pub(super) fn has_digit(s: &str) -> bool {
-    s.bytes().any(|b| b.is_ascii_digit())
 }
 
 /// Random-looking: letters and digits mixed, not a run of one character.

@@ -142,3 +142,8 @@ fn cursor_token(words: &[String]) -> bool {
     let Some(t) = words.iter().position(|w| w == "token" || w == "tokens") else { return false };
     words[..t].iter().any(|w| CURSOR.contains(&w.as_str()))
 }
+
+/// True when the text holds an ASCII digit.
+pub(super) fn has_digit(s: &str) -> bool {
+    s.bytes().any(|b| b.is_ascii_digit())
+}

@@ -4,8 +4,7 @@
 //! fillers (`ghp_xxxx...`, `...Token00000000`) and words that describe a secret
 //! (`secret-looking`, `token-based`). Every value-like rule keeps them.
 
-use super::checks::has_digit;
-use super::names::words;
+use super::names::{has_digit, words};
 
 /// First words of placeholder values (`your-password`, `my_api_key`, `example_token`).
 pub(super) const PLACEHOLDER_WORDS: &[&str] = &[
