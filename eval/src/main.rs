@@ -49,6 +49,10 @@ enum Command {
     /// Documents as sources (issue 30): `amber ingest` throughput on a documentation tree,
     /// an unchanged re-ingest, save-to-findable under --watch, CPU while idle-watching.
     Ingest(cmd::ingest::IngestArgs),
+    /// Bulk work never locks anyone out (issue 45): the person's `amber remember`, a hook's
+    /// capture and another client's single write, each every second, during a
+    /// 30,000-chunk ingest: refusals, p50/p99, the bulk's rate.
+    Lanes(cmd::lanes::LanesArgs),
     /// Session-end curation on LoCoMo conversations with planted duplicates: found per
     /// edit kind, false merges, a duplicate-threshold sweep.
     Curate(cmd::curate::CurateArgs),
@@ -100,6 +104,7 @@ fn main() -> ExitCode {
         Command::Load(a) => cmd::load::run(a),
         Command::Fairness(a) => cmd::fairness::run(a),
         Command::Ingest(a) => cmd::ingest::run(a),
+        Command::Lanes(a) => cmd::lanes::run(a),
         Command::Curate(a) => cmd::curate::run(a),
         Command::KgBench(a) => cmd::kg_bench::run(a),
         Command::Briefing(a) => cmd::briefing::run(a),

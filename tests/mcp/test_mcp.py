@@ -330,8 +330,9 @@ def test_outcomes_supersession_and_a_session_manifest(amber_env):
         assert [i["id"] for i in s["inbox"]["items"]] == [note]
         g = await ok("guard", {"memory_id": note, "agent": "gemini"})
         assert (g["decision"], g["rule"]) == ("skip", "addressed_elsewhere")
-        t = await ok("thread", {"id": note[:8]})
-        assert t["thread"] == note
+        # Mail stays its recipient's: a client in no session reads no thread of it (as with get).
+        r = await call(session, "thread", {"id": note[:8]})
+        assert is_error(r) and "not_found" in text_of(r), text_of(r)
         # Runs: recorded, rewarded by their agent; the reward moves the used memory.
         run = (await ok("run_record", {"task": "retime the nightly job", "used": [new], "scope": scope}))["results"][0]["id"]
         r = await ok("run_reward", {"run_id": run, "reward": 1.0, "reason": "it ran at 04:00"})

@@ -49,13 +49,13 @@ pub(crate) struct IngestArgs {
 }
 
 /// A scratch daemon's paths and the `amber` command run in them.
-struct Scratch {
-    dir: tempfile::TempDir,
-    amber: PathBuf,
+pub(crate) struct Scratch {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) amber: PathBuf,
 }
 
 impl Scratch {
-    fn cmd(&self, args: &[&str]) -> Command {
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
         let d = self.dir.path();
         let mut c = Command::new(&self.amber);
         c.arg("--data-dir")
@@ -69,7 +69,7 @@ impl Scratch {
         c
     }
 
-    fn run(&self, args: &[&str]) -> anyhow::Result<Value> {
+    pub(crate) fn run(&self, args: &[&str]) -> anyhow::Result<Value> {
         let o = self.cmd(args).output()?;
         if !o.status.success() {
             bail!("amber {args:?}: {}", String::from_utf8_lossy(&o.stderr));
@@ -77,7 +77,7 @@ impl Scratch {
         Ok(serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
     }
 
-    fn client(&self) -> anyhow::Result<Client> {
+    pub(crate) fn client(&self) -> anyhow::Result<Client> {
         Ok(Client::connect(&self.dir.path().join("amber.sock"))?)
     }
 }
@@ -179,7 +179,7 @@ fn tree_size(dir: &Path) -> std::io::Result<(u64, u64)> {
     Ok((n, b))
 }
 
-fn wait_indexed(c: &mut Client) -> anyhow::Result<()> {
+pub(crate) fn wait_indexed(c: &mut Client) -> anyhow::Result<()> {
     let target = c.status()?.engine["committed_through"].as_u64().unwrap_or(0);
     while c.status()?.engine["indexed_through"].as_u64().unwrap_or(0) < target {
         std::thread::sleep(Duration::from_millis(50));

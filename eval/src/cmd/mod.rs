@@ -13,6 +13,7 @@ pub(crate) mod font;
 pub(crate) mod ingest;
 pub(crate) mod interject;
 pub(crate) mod kg_bench;
+pub(crate) mod lanes;
 pub(crate) mod leads;
 pub(crate) mod load;
 pub(crate) mod locomo;
