@@ -132,6 +132,7 @@ async fn run(
         if !seen.insert(path.clone()) {
             continue;
         }
+        bulk_waits(shared, &side).await;
         out.push(one_file(shared, &side, &ctx, path).await?);
     }
     if let Some(dir) = &p.prune {
@@ -150,7 +151,8 @@ async fn run(
                 continue;
             }
             seen.insert(path.clone());
-            out.push(one_file(shared, &side, &ctx, path).await?);
+            bulk_waits(shared, &side).await;
+        out.push(one_file(shared, &side, &ctx, path).await?);
         }
     }
     let count = |st: IngestStatus| out.iter().filter(|f| f.status == st).count();
@@ -179,6 +181,23 @@ struct Context {
     agent_written: std::collections::HashMap<PathBuf, crate::agent_writes::AgentWrite>,
     person: bool,
     origin: Origin,
+}
+
+/// The longest one file of an ingest waits for indexing to come within the bulk lane.
+const BULK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Before each file of an ingest: waits (at most [`BULK_WAIT`]) until indexing is within
+/// the bulk lane (`rpc::Lane::Bulk`: half of `max_index_backlog`), so that a call of many
+/// large files is slowed here rather than pushing the backlog past where single writes
+/// from other clients are refused.
+async fn bulk_waits(shared: &Shared, side: &crate::team::Side) {
+    let t0 = std::time::Instant::now();
+    while crate::rpc::within_backlog(shared, side, crate::rpc::Lane::Bulk(0)).is_err()
+        && t0.elapsed() < BULK_WAIT
+        && !*shared.shutdown.borrow()
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// `path` made canonical when it exists (its folder when only the file is gone), so the
