@@ -152,7 +152,7 @@ async fn run(
             }
             seen.insert(path.clone());
             bulk_waits(shared, &side).await;
-        out.push(one_file(shared, &side, &ctx, path).await?);
+            out.push(one_file(shared, &side, &ctx, path).await?);
         }
     }
     let count = |st: IngestStatus| out.iter().filter(|f| f.status == st).count();
