@@ -437,3 +437,42 @@ fn a_batch_embedded_on_two_instances_keeps_each_memorys_vectors() {
     assert_eq!(hits[0].memory.content, long);
     assert!(hits[0].evidence.best_chunk.unwrap() > 0, "found by its last chunk: {:?}", hits[0].evidence);
 }
+
+/// A cached vector unfit for the model (another dimension, a NaN, all zeros: what a team
+/// role could seed for a text nobody embedded yet) is embedded again, and indexing goes
+/// on: the memory is found by meaning, and so is the next one.
+#[test]
+fn a_cached_vector_unfit_for_the_model_is_embedded_again_and_indexing_goes_on() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    fill(&e, FILLER);
+    let texts = [
+        "The nightly ledger export writes parquet files to the cold storage bucket.",
+        "Rotating the staging certificates needs the ops vault unsealed first.",
+        "The payment retries back off exponentially up to one hour.",
+    ];
+    let bad: [Vec<f32>; 3] = [vec![0.5, 0.25, 0.125], vec![f32::NAN; 384], vec![0.0; 384]];
+    let db = rusqlite::Connection::open(dir.path().join("amber.db")).unwrap();
+    for (t, v) in texts.iter().zip(&bad) {
+        let hash: [u8; 32] = sha2::Sha256::digest(t.as_bytes()).into();
+        let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        db.execute(
+            "INSERT INTO embeddings (model, chunk_hash, vector) VALUES (?1, ?2, ?3)",
+            rusqlite::params![amber_retrieval::VECTOR_ID, &hash[..], blob],
+        )
+        .unwrap();
+    }
+    drop(db);
+    fill(&e, &texts);
+    for (t, q) in texts.iter().zip([
+        "where do the ledger exports go at night?",
+        "what must happen before staging certs are rotated?",
+        "how long do payment retries wait at most?",
+    ]) {
+        let mut query = Query::new(q).top(3);
+        query.mode = SearchMode::Vector;
+        let hits = e.recall(&query).unwrap();
+        assert_eq!(hits.first().map(|h| h.memory.content.as_str()), Some(*t), "{q}");
+    }
+}

@@ -267,11 +267,20 @@ impl Engine {
         chunks
     }
 
-    /// The vector of each chunk (by hash), from the cache or the model: misses are
+    /// The vector of each chunk (by hash), from the cache or the model (a cached vector
+    /// unfit for the model counts as a miss: [`usable_vector`]): misses are
     /// embedded and cached.
     pub(super) fn vectors_of(&self, m: &Models, chunks: &[Chunk<'_>]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
         let hashes: Vec<[u8; 32]> = chunks.iter().map(|c| c.hash).collect();
         let mut cached = self.cache_read(|s| s.cached_vectors(&m.id, &hashes))?;
+        // A cached vector is used only when it is one this model could have given: its
+        // dimensions, every value finite, a norm above zero. Any other (a row a team
+        // role seeded, a damaged one) is embedded here again, never trusted.
+        let before = cached.len();
+        cached.retain(|_, v| usable_vector(v, m.dim));
+        if cached.len() < before {
+            tracing::warn!(skipped = before - cached.len(), model = %m.id, "cached vectors unfit for the model: embedded again");
+        }
         let mut missing: Vec<(&str, [u8; 32])> = Vec::new();
         let mut seen = HashSet::new();
         for c in chunks {
@@ -327,4 +336,9 @@ pub(super) struct Chunk<'a> {
 
 fn chunk_hash(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
+}
+
+/// True for a vector this model could have given: `dim` values, all finite, not all zero.
+pub(super) fn usable_vector(v: &[f32], dim: usize) -> bool {
+    v.len() == dim && v.iter().all(|x| x.is_finite()) && v.iter().any(|x| *x != 0.0)
 }

@@ -409,7 +409,16 @@ impl VectorCache for PgStore {
                 let h: Vec<u8> = r.try_get(0)?;
                 let v: Vec<u8> = r.try_get(1)?;
                 let Ok(h) = <[u8; 32]>::try_from(h.as_slice()) else { continue };
-                out.insert(h, bytes_to_vector(&v, self.path())?);
+                // A row that is no vector (another role's write) is left out: the
+                // chunk is embedded again here, and indexing goes on.
+                match bytes_to_vector(&v, self.path()) {
+                    Ok(vector) => {
+                        out.insert(h, vector);
+                    }
+                    Err(e) => {
+                        tracing::warn!(cause = %e, "a cached team vector is unreadable: embedded again")
+                    }
+                }
             }
             Ok(out)
         })
