@@ -27,13 +27,17 @@ pub(crate) fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A character a terminal would act on or hide (newline and tab are text).
+fn unsafe_char(c: char) -> bool {
+    c != '\n' && c != '\t' && amber_core::is_unsafe_char(c)
+}
+
 /// Text for a terminal: every character that could restyle it, move its cursor, retitle
 /// it, plant a link or hide text (C0 controls but newline and tab, ESC, DEL, C1,
 /// bidirectional controls, Unicode tags and other invisible characters:
 /// `amber_core::is_unsafe_char`) shown as `�`. Every line the `amber` command prints goes
 /// through it ([`outln!`], [`out!`], [`errln!`]).
 pub(crate) fn for_terminal(s: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c != '\n' && c != '\t' && amber_core::is_unsafe_char(c);
     if !s.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(s);
     }
@@ -44,7 +48,6 @@ pub(crate) fn for_terminal(s: &str) -> std::borrow::Cow<'_, str> {
 /// would act on (C1, bidirectional controls, invisible characters; serde_json already
 /// escapes C0) written as `\u` escapes: the same JSON value, nothing lost.
 pub(crate) fn json_for_terminal(json: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c != '\n' && c != '\t' && amber_core::is_unsafe_char(c);
     if !json.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(json);
     }

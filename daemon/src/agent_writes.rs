@@ -52,8 +52,12 @@ pub(crate) fn written_path(source: Option<&str>, text: &str) -> Option<PathBuf> 
     p.is_absolute().then_some(p)
 }
 
-/// Notes a write (logged and kept going when the ledger cannot be written).
+/// Notes a write (logged and kept going when the ledger cannot be written). The path is
+/// kept as it resolves now (a symlinked folder names the same file as ingest's canonical
+/// path), so reading the ledger resolves nothing.
 pub(crate) fn note(data_dir: &Path, w: &AgentWrite) {
+    let real = std::fs::canonicalize(&w.path).ok();
+    let w = &AgentWrite { path: real.unwrap_or_else(|| w.path.clone()), ..w.clone() };
     if let Err(e) = append(data_dir, w) {
         tracing::warn!(cause = %e, path = %w.path.display(), "cannot note a file an agent wrote");
     }
@@ -73,17 +77,13 @@ fn append(data_dir: &Path, w: &AgentWrite) -> std::io::Result<()> {
     f.write_all(&line)
 }
 
-/// The latest write of each path within [`KEEP_MS`], keyed by the path as written and as
-/// it resolves now (a symlinked folder names the same file).
+/// The latest write of each path within [`KEEP_MS`], keyed by its path as noted.
 pub(crate) fn load(data_dir: &Path) -> HashMap<PathBuf, AgentWrite> {
     let text = std::fs::read_to_string(data_dir.join(FILE)).unwrap_or_default();
     let since = now_millis() - KEEP_MS;
     let mut out: HashMap<PathBuf, AgentWrite> = HashMap::new();
     for w in text.lines().filter_map(|l| serde_json::from_str::<AgentWrite>(l).ok()).filter(|w| w.at >= since)
     {
-        if let Ok(real) = std::fs::canonicalize(&w.path) {
-            out.insert(real, w.clone());
-        }
         out.insert(w.path.clone(), w);
     }
     out
@@ -130,7 +130,8 @@ mod tests {
         };
         note(d.path(), &w);
         let got = load(d.path());
-        assert_eq!(got.get(&file), Some(&w));
+        let real = std::fs::canonicalize(&file).unwrap();
+        assert_eq!(got.get(&real).map(|g| (&g.agent, g.at)), Some((&w.agent, w.at)));
         let old = AgentWrite { at: now_millis() - KEEP_MS - 1, path: d.path().join("old.md"), ..w };
         note(d.path(), &old);
         assert!(!load(d.path()).contains_key(&old.path), "an old write is forgotten");

@@ -182,12 +182,10 @@ pub(crate) fn within_backlog(shared: &Shared, side: &Side, lane: Lane) -> Result
     let engine = &side.engine;
     // A full disk: tried and stored or refused; the model away: stored, indexed when
     // it answers (writes are acknowledged either way, not answered `busy`).
-    if lane == Lane::Open
-        || matches!(
-            engine.indexing_stalled(),
-            Some(amber_engine::DegradedCause::DiskFull | amber_engine::DegradedCause::ModelAway)
-        )
-    {
+    if matches!(
+        engine.indexing_stalled(),
+        Some(amber_engine::DegradedCause::DiskFull | amber_engine::DegradedCause::ModelAway)
+    ) {
         return Ok(());
     }
     let behind = engine.committed_through().saturating_sub(engine.indexed_through());

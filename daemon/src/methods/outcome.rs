@@ -114,6 +114,8 @@ pub(crate) async fn apply_manifest(
             None
         }
     });
+    // The session's agent is registered or not for every line alike: asked once.
+    let basis_if_served = served_basis(shared, Some(&session.agent));
     let mut out = ManifestResult::default();
     for line in manifest {
         if !line.used && line.result.is_some() {
@@ -127,8 +129,8 @@ pub(crate) async fn apply_manifest(
                 continue;
             }
         };
-        let served = session.was_served(&id.1);
-        if !line.used && !served {
+        let served_here = session.was_served(&id.1);
+        if !line.used && !served_here {
             // "Served but not used" needs the serving: otherwise any session could wear a
             // memory down by saying it did not use it.
             out.refused
@@ -142,7 +144,7 @@ pub(crate) async fn apply_manifest(
             agent: Some(session.agent.clone()),
             note: None,
             at: now_millis(),
-            basis: Some(if served { served_basis(shared, Some(&session.agent)) } else { Basis::Unserved }),
+            basis: Some(if served_here { basis_if_served } else { Basis::Unserved }),
         };
         match report(shared, id, r).await {
             Ok(m) => out.applied.push(StandingResult::from(&m)),

@@ -19,12 +19,12 @@ use crate::state::Shared;
 use crate::team::Side;
 
 /// A memory's thread and its root (and the side, local or team, that keeps it), or
-/// not_found.
+/// not_found; `given` is a memory already resolved (`resolve_id`).
 async fn thread_of(
     shared: &Arc<Shared>,
-    given: &str,
+    given: (Side, amber_core::MemoryId),
 ) -> Result<(Side, amber_core::MemoryId, Vec<amber_core::Memory>), ErrorObject> {
-    let (side, id) = resolve_id(shared, given).await?;
+    let (side, id) = given;
     let key = id.clone();
     let memories = read_on(shared, &side, move |e| e.thread(&key)).await?;
     let root = memories.first().map(|m| m.id.clone()).ok_or_else(|| {
@@ -42,8 +42,9 @@ pub(crate) async fn thread(
     p: ThreadParams,
 ) -> Result<Value, ErrorObject> {
     let reader = super::reader::Reader::of(shared, peer, p.session_id.as_deref()).await?;
-    let (side, root, mut memories) = thread_of(shared, &p.id).await?;
-    let asked = resolve_id(shared, &p.id).await?.1;
+    let resolved = resolve_id(shared, &p.id).await?;
+    let asked = resolved.1.clone();
+    let (side, root, mut memories) = thread_of(shared, resolved).await?;
     if !memories.iter().any(|m| m.id == asked && reader.may_read(m)) {
         return Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id.trim())));
     }
@@ -55,8 +56,9 @@ pub(crate) async fn thread(
 
 pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value, ErrorObject> {
     let agent = agent_name(&p.agent)?;
-    let (_, trigger_id) = resolve_id(shared, &p.memory_id).await?;
-    let (side, root, memories) = thread_of(shared, trigger_id.as_str()).await?;
+    let resolved = resolve_id(shared, &p.memory_id).await?;
+    let trigger_id = resolved.1.clone();
+    let (side, root, memories) = thread_of(shared, resolved).await?;
     let (r, a, t) = (root.clone(), agent.clone(), trigger_id.clone());
     let (held, handled, failures) = read_on(shared, &side, move |e| {
         let held = e.hold_of(&r)?.map(|h| h.reason);
@@ -95,7 +97,7 @@ pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value,
 }
 
 pub(crate) async fn release(shared: &Arc<Shared>, p: ReleaseParams) -> Result<Value, ErrorObject> {
-    let (side, root, _) = thread_of(shared, &p.thread).await?;
+    let (side, root, _) = thread_of(shared, resolve_id(shared, &p.thread).await?).await?;
     let key = root.clone();
     let released = crate::rpc::write_with_on(shared, &side, move |e| e.release(&key)).await?;
     to_value(&ReleaseResult { thread: root, released })

@@ -63,7 +63,7 @@ fn is_package(dir: &Path) -> bool {
     let (mut manifest, mut licence) = (false, false);
     for e in entries.flatten() {
         let n = e.file_name().to_string_lossy().to_ascii_uppercase();
-        manifest |= MANIFESTS.iter().any(|m| m.to_ascii_uppercase() == n) || n.ends_with(".GEMSPEC");
+        manifest |= MANIFESTS.iter().any(|m| m.eq_ignore_ascii_case(&n)) || n.ends_with(".GEMSPEC");
         licence |= n.starts_with("LICENSE") || n.starts_with("LICENCE") || n.starts_with("COPYING");
     }
     manifest && licence
