@@ -24,6 +24,7 @@ pub mod calendar;
 pub mod document;
 pub mod endpoint;
 mod error;
+pub mod filing;
 pub mod graph;
 mod link;
 mod memory;
@@ -38,6 +39,7 @@ pub mod skill;
 pub mod standing;
 
 pub use error::{InvalidInput, Result};
+pub use filing::Filing;
 pub use link::{Link, LinkKind};
 pub use memory::{
     MAX_AGENT_BYTES, MAX_AUTHOR_BYTES, MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MAX_SOURCE_BYTES, Memory,
