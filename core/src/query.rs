@@ -82,6 +82,13 @@ pub struct Query {
     /// Include archived memories (marked so in their evidence); default false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub archived: bool,
+    /// Drop hits below the model's relevance floor (see
+    /// `amber_engine::Calibration`): a query nothing answers well returns no hits
+    /// rather than the k least bad. A hit the query's identifiers match exactly, and
+    /// any hit when vectors are away (BM25 alone), is kept. Default false (benchmarks
+    /// rank every candidate); the daemon's `recall` sets it unless asked not to.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub floor: bool,
 }
 
 /// Extra candidates a query may bring in.
@@ -115,6 +122,7 @@ impl Query {
             now: None,
             expand: Expand::None,
             archived: false,
+            floor: false,
         }
     }
 
@@ -140,6 +148,12 @@ impl Query {
     /// The same query for the top `k`.
     pub fn top(mut self, k: usize) -> Query {
         self.k = k;
+        self
+    }
+
+    /// The same query with the relevance floor on or off (see [`Query::floor`]).
+    pub fn with_floor(mut self, on: bool) -> Query {
+        self.floor = on;
         self
     }
 
@@ -226,7 +240,8 @@ pub struct Standing {
     pub weight: f32,
     /// Its age factor (its type's lifespan since it was last relied on, with a floor).
     pub age_factor: f32,
-    /// The factor its fused score was multiplied by.
+    /// The factor its fused score was multiplied by: its standing's (weight and age)
+    /// times its filing's.
     pub prior: f32,
     /// Successes reported for it (the latest word per session).
     pub successes: u32,
@@ -235,11 +250,30 @@ pub struct Standing {
     /// True when it is archived (shown only when the query asks for archived memories).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub archived: bool,
+    /// How it was filed (see [`crate::filing`]), when the engine knew it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filing: Option<crate::Filing>,
+    /// The factor its filing put on its score (part of `prior`; 1.0 for the person's own).
+    #[serde(default = "one")]
+    pub filing_factor: f32,
+}
+
+fn one() -> f32 {
+    1.0
 }
 
 impl Default for Standing {
     fn default() -> Standing {
-        Standing { weight: 1.0, age_factor: 1.0, prior: 1.0, successes: 0, failures: 0, archived: false }
+        Standing {
+            weight: 1.0,
+            age_factor: 1.0,
+            prior: 1.0,
+            successes: 0,
+            failures: 0,
+            archived: false,
+            filing: None,
+            filing_factor: 1.0,
+        }
     }
 }
 
