@@ -168,6 +168,10 @@ mod tests {
         assert!((e5.gate(0.42) - (0.74 + z * 0.03)).abs() < 1e-5, "{}", e5.gate(0.42));
         assert!(e5.floor() > 0.74 && e5.floor() < e5.gate(0.42));
         assert!((e5.spread(0.05) - 0.05 * 0.03 / REFERENCE_SD).abs() < 1e-6);
-        assert!(e5.describe(0.42).contains("relevance floor 0.79, interjection gate 0.88"), "{}", e5.describe(0.42));
+        assert!(
+            e5.describe(0.42).contains("relevance floor 0.79, interjection gate 0.88"),
+            "{}",
+            e5.describe(0.42)
+        );
     }
 }
