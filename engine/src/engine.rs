@@ -33,6 +33,7 @@ use amber_store::{Backend, MemoryStore};
 
 mod advice;
 mod ahead;
+mod calibration;
 mod curation;
 mod degraded;
 mod docs;
@@ -44,6 +45,7 @@ mod migrate;
 mod models;
 mod open;
 mod portable;
+mod preferences;
 pub use portable::restore;
 mod recall;
 mod runs;

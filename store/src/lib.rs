@@ -29,6 +29,7 @@ mod backend;
 mod documents;
 mod error;
 mod graph;
+mod keys;
 #[cfg(feature = "team")]
 mod pg;
 mod portable;
@@ -48,6 +49,7 @@ pub use backend::{
 };
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
+pub use keys::Key;
 #[cfg(feature = "team")]
 pub use pg::PgBackend;
 #[cfg(feature = "team")]
@@ -57,7 +59,7 @@ pub use schema::SCHEMA_VERSION;
 pub use scopes::{MoveOne, Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;
 pub use standing::{Refusal, StandingRow};
-pub use store::{Change, Key, Purged, Store, Vector};
+pub use store::{Change, Purged, Store, Vector};
 pub use threads::{GuardEntry, Hold};
 
 /// The storage boundary's traits, imported anonymously: `use amber_store::prelude::*;`
