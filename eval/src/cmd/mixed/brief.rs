@@ -4,7 +4,9 @@
 //! and no document chunks) recalled in the session's scopes (the project's and `user`,
 //! one ranking, `candidates` times 8 fetched), minus what the session may not be served
 //! unasked (`Session::is_echo`: raw captures, anything external, skills;
-//! `Session::may_serve`), the first `candidates` kept, then
+//! `Session::may_serve`), the first `candidates` kept; then the person's standing
+//! preferences (`Engine::standing_preferences`, at most 8, as the daemon's
+//! `standing_preferences`) put among them as the most relevant; then
 //! `amber_tiers::briefing::brief` with the default `[briefing]` settings. No inbox (no
 //! mail is addressed to the agent), so the whole budget is the briefing's.
 //!
@@ -14,7 +16,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use amber_core::{MAX_K, MemoryId, Millis};
+use amber_core::{Evidence, Hit, MAX_K, MemoryId, Millis};
 use amber_tiers::briefing::{Briefing, BriefingConfig, brief};
 use amber_tiers::session::Session;
 use serde_json::{Value, json};
@@ -26,6 +28,8 @@ use super::measure::Asker;
 const ECHO_OVERFETCH: usize = 8;
 /// The longest opening prompt searched (the daemon's `serve::MAX_QUERY_CHARS`).
 const MAX_QUERY_CHARS: usize = 2000;
+/// The most standing preferences a briefing keeps (the daemon's `serve::MAX_STANDING`).
+const MAX_STANDING: usize = 8;
 
 /// A new session's briefing for `prompt` (None: the overview).
 pub(crate) fn briefing(
@@ -59,6 +63,22 @@ pub(crate) fn briefing(
             && !(overview && amber_core::document::is_chunk(&h.memory.metadata))
     });
     hits.truncate(n);
+    // The daemon's `standing_preferences`: the person's lifefacts in the session's
+    // scopes, as relevant as the best candidate, whatever the ranking found.
+    let best = hits.iter().map(|h| h.evidence.fused).fold(f32::MIN_POSITIVE, f32::max);
+    for m in a.engine.standing_preferences(&session.scopes(), MAX_STANDING)? {
+        if session.is_echo(&m) || !session.may_serve(&m) {
+            continue;
+        }
+        match hits.iter_mut().find(|h| h.memory.id == m.id) {
+            Some(h) => h.evidence.fused = best,
+            None => hits.push(Hit {
+                memory: m,
+                evidence: Evidence { fused: best, ..Evidence::default() },
+                place: None,
+            }),
+        }
+    }
     Ok(brief(&query, &hits, now, &cfg, |_| false))
 }
 

@@ -78,11 +78,13 @@ pub(crate) fn questions(
     let (mut all, mut curated, mut document) = (Tally::default(), Tally::default(), Tally::default());
     let (mut raw_top5, mut raw_slots, mut raw_above) = (0usize, 0usize, Vec::new());
     let mut top5: std::collections::BTreeMap<&str, usize> = Default::default();
-    let mut ms_rank = Vec::new();
+    let (mut ms_rank, mut gold_cos, mut none_cos) = (Vec::new(), Vec::new(), Vec::new());
+    let best_cos = |h: &Hit| f64::from(h.evidence.best_chunk_cosine.unwrap_or(0.0));
     for q in &f.questions.answerable {
         let (hits, ms) = a.ask(&a.query(&q.question, DEPTH))?;
         ms_rank.push(ms);
         let rank = hits.iter().position(|h| q.gold.iter().any(|g| g.matches(&h.memory)));
+        gold_cos.extend(rank.map(|r| best_cos(&hits[r])));
         let filings: Vec<Filing> = hits.iter().map(|h| Filing::of(&h.memory)).collect();
         let kind = q.gold[0].kind();
         all.add(rank);
@@ -113,6 +115,14 @@ pub(crate) fn questions(
             writeln!(w, "{line}")?;
         }
     }
+    // What the unanswerable questions' best hits look like to the floor.
+    for q in &f.questions.unanswerable {
+        let (hits, _) = a.ask(&a.query(&q.question, DEPTH))?;
+        none_cos.push(hits.iter().map(best_cos).fold(0.0, f64::max));
+    }
+    gold_cos.sort_by(f64::total_cmp);
+    none_cos.sort_by(f64::total_cmp);
+    let spread = |xs: &[f64]| json!({ "min": xs.first(), "p10": percentile(xs, 0.1), "p50": percentile(xs, 0.5), "max": xs.last() });
     // "No good match": every question with the floor on, as `amber recall` asks.
     let (mut empty_answerable, mut empty_unanswerable, mut ms_floor) = (Vec::new(), Vec::new(), Vec::new());
     let asked = f.questions.answerable.iter().map(|q| (&q.id, &q.question, true));
@@ -144,6 +154,9 @@ pub(crate) fn questions(
             "answerable_with_no_hits_questions": empty_answerable,
             "precision": if e == 0 { Value::Null } else { json!(empty_unanswerable.len() as f64 / e as f64) },
             "recall": if u == 0 { Value::Null } else { json!(empty_unanswerable.len() as f64 / u as f64) },
+            "floor_cosine": a.engine.calibration()?.floor(),
+            "gold_best_chunk_cosine": spread(&gold_cos),
+            "unanswerable_top_best_chunk_cosine": spread(&none_cos),
         },
         "latency_ms": {
             "ranking_top20": { "p50": percentile(&ms_rank, 0.5), "p95": percentile(&ms_rank, 0.95) },
