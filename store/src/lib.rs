@@ -29,6 +29,7 @@ mod backend;
 mod documents;
 mod error;
 mod graph;
+mod listing;
 #[cfg(feature = "team")]
 mod pg;
 mod portable;
@@ -48,6 +49,7 @@ pub use backend::{
 };
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
+pub use listing::{DocFile, ListFilter};
 #[cfg(feature = "team")]
 pub use pg::PgBackend;
 #[cfg(feature = "team")]
