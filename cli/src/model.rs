@@ -37,6 +37,9 @@ pub(crate) fn line(m: &ModelMigration) -> String {
     if let Some(e) = &m.error {
         s.push_str(&format!(": {e}"));
     }
+    if let Some(c) = &m.calibrated {
+        s.push_str(&format!("; recalibrated: {c}"));
+    }
     s
 }
 
@@ -94,6 +97,9 @@ pub(crate) fn run(action: &ModelAction, client: &mut Client, json: bool) -> anyh
                 } else {
                     errln!();
                     outln!("now embedding with {name}: {}", st.engine["model"].as_str().unwrap_or("?"));
+                    if let Some(c) = &m.calibrated {
+                        outln!("recalibrated: {c}");
+                    }
                 }
                 return Ok(());
             }

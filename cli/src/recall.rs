@@ -31,13 +31,18 @@ pub(crate) struct RecallArgs {
     /// Include archived memories (marked so).
     #[arg(long)]
     archived: bool,
+    /// Fill k even with weak matches: no relevance floor (by default a hit that matches
+    /// no better than unrelated text does is left out).
+    #[arg(long)]
+    no_floor: bool,
 }
 
 pub(crate) fn run(args: &RecallArgs, client: &mut Client, json: bool) -> anyhow::Result<()> {
-    let RecallArgs { query, scope, all_scopes, k, mode, archived } = args;
+    let RecallArgs { query, scope, all_scopes, k, mode, archived, no_floor } = args;
     let mut p = RecallParams::new(query.clone());
     p.k = Some(*k);
     p.archived = archived.then_some(true);
+    p.floor = no_floor.then_some(false);
     p.mode = Some(mode.parse::<SearchMode>()?);
     if let Some(s) = scope {
         p.scope = Some(s.parse().context("--scope")?);
@@ -89,42 +94,24 @@ pub(crate) fn run(args: &RecallArgs, client: &mut Client, json: bool) -> anyhow:
         );
     }
     if hits.is_empty() {
-        outln!("no memories match");
+        let floor = !no_floor && result.degraded.is_none();
+        outln!(
+            "{}",
+            if floor { "no good match (nothing above the relevance floor)" } else { "no memories match" }
+        );
+        if !result.elsewhere.is_empty() {
+            let names: Vec<String> = result.elsewhere.iter().map(|s| s.to_string()).collect();
+            outln!(
+                "better matches are in {} (--scope {} or --all-scopes)",
+                names.join(", "),
+                result.elsewhere[0]
+            );
+        } else if floor {
+            outln!("(--no-floor lists the closest anyway)");
+        }
     } else {
         for (i, h) in hits.iter().enumerate() {
-            let e = &h.evidence;
-            let mut why = vec![format!("fused {:.4}", e.fused)];
-            if let (Some(r), Some(s)) = (e.bm25_rank, e.bm25_score) {
-                why.push(format!("bm25 #{r} {s:.2}"));
-            }
-            if let (Some(r), Some(c)) = (e.vector_rank, e.best_chunk_cosine) {
-                why.push(format!("vector #{r} cos {c:.3}"));
-            }
-            let st = &e.standing;
-            why.push(format!("weight {:.2} age {:.2} prior {:.3}", st.weight, st.age_factor, st.prior));
-            if st.successes + st.failures > 0 {
-                why.push(format!("{} successes {} failures", st.successes, st.failures));
-            }
-            if st.archived {
-                why.push("archived".into());
-            }
-            if !h.memory.supersedes.is_empty() {
-                let s: Vec<&str> = h.memory.supersedes.iter().map(|i| &i.as_str()[..8]).collect();
-                why.push(format!("supersedes {}", s.join(", ")));
-            }
-            if let Some(d) = disputed.iter().find(|d| d.id == h.memory.id) {
-                let s: Vec<&str> = d.by.iter().map(|i| &i.as_str()[..8]).collect();
-                why.push(format!("disputed by {}", s.join(", ")));
-            }
-            let from = amber_core::origin::label(&h.memory.metadata, h.memory.author.as_deref());
-            outln!(
-                "{}. {} [{}] {} from {from} ({})",
-                i + 1,
-                h.memory.id,
-                h.memory.scope,
-                h.memory.kind,
-                why.join(" · ")
-            );
+            outln!("{}. {}", i + 1, headline(h, &disputed));
             if let Some(place) = &h.place {
                 outln!("   at {}", place.describe());
             }
@@ -132,4 +119,53 @@ pub(crate) fn run(args: &RecallArgs, client: &mut Client, json: bool) -> anyhow:
         }
     }
     Ok(())
+}
+
+/// A hit's line: its id, scope, type and origin, and every term that moved its score.
+fn headline(h: &amber_core::Hit, disputed: &[amber_ipc::protocol::DisputedHit]) -> String {
+    let e = &h.evidence;
+    let mut why = vec![format!("fused {:.4}", e.fused)];
+    if let (Some(r), Some(s)) = (e.bm25_rank, e.bm25_score) {
+        why.push(format!("bm25 #{r} {s:.2}"));
+    }
+    if let (Some(r), Some(c)) = (e.vector_rank, e.best_chunk_cosine) {
+        why.push(format!("vector #{r} cos {c:.3}"));
+    }
+    if let Some(r) = e.exact_rank {
+        why.push(format!("exact #{r}"));
+    }
+    if let Some(r) = e.time_rank {
+        why.push(format!("time #{r}"));
+    }
+    if let Some(r) = e.graph_rank {
+        why.push(format!("graph #{r}"));
+    }
+    if let Some(b) = e.session_bonus {
+        why.push(format!("session +{b:.4}"));
+    }
+    if let Some(b) = e.neighbour_bonus {
+        why.push(format!("neighbour +{b:.4}"));
+    }
+    let st = &e.standing;
+    why.push(format!("weight {:.2} age {:.2}", st.weight, st.age_factor));
+    if let Some(f) = st.filing {
+        why.push(format!("{f} x{:.2}", st.filing_factor));
+    }
+    why.push(format!("prior {:.3}", st.prior));
+    if st.successes + st.failures > 0 {
+        why.push(format!("{} successes {} failures", st.successes, st.failures));
+    }
+    if st.archived {
+        why.push("archived".into());
+    }
+    if !h.memory.supersedes.is_empty() {
+        let s: Vec<&str> = h.memory.supersedes.iter().map(|i| &i.as_str()[..8]).collect();
+        why.push(format!("supersedes {}", s.join(", ")));
+    }
+    if let Some(d) = disputed.iter().find(|d| d.id == h.memory.id) {
+        let s: Vec<&str> = d.by.iter().map(|i| &i.as_str()[..8]).collect();
+        why.push(format!("disputed by {}", s.join(", ")));
+    }
+    let from = amber_core::origin::label(&h.memory.metadata, h.memory.author.as_deref());
+    format!("{} [{}] {} from {from} ({})", h.memory.id, h.memory.scope, h.memory.kind, why.join(" · "))
 }

@@ -70,6 +70,42 @@ fn first_id(stdout: &str) -> String {
 }
 
 #[test]
+fn recall_says_no_good_match_names_better_scopes_and_prints_every_term() {
+    let env = Env::new();
+    ok(env.amber(&[
+        "remember",
+        "--scope",
+        "ledger",
+        "--type",
+        "pattern",
+        "The ledger tests fail when TZ is not UTC: run them as TZ=UTC.",
+    ]));
+    ok(env.amber(&[
+        "remember",
+        "--scope",
+        "user",
+        "--type",
+        "lifefact",
+        "The user prefers short answers without emojis.",
+    ]));
+    // A question the project answers, asked from another project's scopes.
+    let (out, _) = ok(env.amber(&["recall", "--scope", "garden", "why do the ledger tests fail?"]));
+    assert!(out.contains("no good match"), "{out}");
+    assert!(out.contains("better matches are in ledger"), "{out}");
+    // Asked there: the answer, with its filing and factor among the terms; the style
+    // preference (no answer to it) is under the floor, and --no-floor brings it back.
+    let (out, _) = ok(env.amber(&["recall", "--all-scopes", "why do the ledger tests fail?"]));
+    assert!(out.contains("TZ=UTC") && out.contains("person x1.00") && out.contains("vector #1"), "{out}");
+    assert!(!out.contains("emojis"), "a weak match is left out: {out}");
+    let (out, _) = ok(env.amber(&["recall", "--all-scopes", "--no-floor", "why do the ledger tests fail?"]));
+    assert!(out.contains("emojis"), "{out}");
+    let (out, _) = ok(env.amber(&["--json", "recall", "--scope", "garden", "why do the ledger tests fail?"]));
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["hits"].as_array().map(Vec::len), Some(0), "{r}");
+    assert_eq!(r["elsewhere"][0], "ledger", "{r}");
+}
+
+#[test]
 fn remember_and_recall_go_through_a_daemon_started_on_demand() {
     let env = Env::new();
     assert!(!Path::new(&env.socket()).exists());
@@ -92,7 +128,7 @@ fn remember_and_recall_go_through_a_daemon_started_on_demand() {
     let (out, _) = ok(env.amber(&["forget", &id]));
     assert!(out.contains("forgot"), "{out}");
     let (out, _) = ok(env.amber(&["recall", "--scope", "proj", "where is the build cache?"]));
-    assert!(out.contains("no memories match"), "{out}");
+    assert!(out.contains("no good match"), "{out}");
     let (out, _) = ok(env.amber(&["get", &id]));
     assert!(out.contains("(forgotten)"), "{out}");
 

@@ -53,13 +53,31 @@ pub struct Marks {
 impl Marks {
     /// The marks of a memory's metadata.
     pub fn of(metadata: &Value) -> Marks {
+        Marks::from_fields(
+            metadata.get(crate::origin::TRUST_KEY).and_then(Value::as_str),
+            metadata.get("captured").and_then(Value::as_bool) == Some(true),
+            crate::document::is_chunk(metadata),
+            crate::skill::is_skill(metadata),
+            metadata.get("trust_set").and_then(|t| t.get("by")).and_then(Value::as_str),
+        )
+    }
+
+    /// The marks of metadata whose fields a store read as columns: its `trust`, whether
+    /// `captured` is true, whether `doc` and `skill` (or `skill_revision`) are objects,
+    /// and who set its trust (`trust_set.by`).
+    pub fn from_fields(
+        trust: Option<&str>,
+        captured: bool,
+        doc: bool,
+        skill: bool,
+        trust_set_by: Option<&str>,
+    ) -> Marks {
         Marks {
-            trust: Some(crate::origin::trust_of(metadata)),
-            captured: metadata.get("captured").and_then(Value::as_bool) == Some(true),
-            doc: crate::document::is_chunk(metadata),
-            skill: crate::skill::is_skill(metadata),
-            trust_set: metadata.get("trust_set").and_then(|t| t.get("by")).and_then(Value::as_str)
-                == Some("person"),
+            trust: Some(crate::origin::trust_from(trust, captured)),
+            captured,
+            doc,
+            skill,
+            trust_set: trust_set_by == Some("person"),
         }
     }
 }
@@ -105,14 +123,18 @@ impl Filing {
         }
     }
 
-    /// The default factor on the fused score of a memory so filed (see the module's
-    /// documentation; `docs/RANKING.md` says how they were measured).
+    /// The factor on the fused score of a memory so filed (see the module's
+    /// documentation and docs/EVAL.md, "Mixed stores"). A raw capture's is low because
+    /// it comes on top of the session rules: the captures of one session that matches
+    /// lift each other (session prior, neighbours) to about twice a lone memory's score
+    /// at the same ranks, so at 0.3 the best capture of a session ranks with a durable
+    /// memory about sixth in words and meaning, not above the first.
     pub fn prior(self) -> f32 {
         match self {
             Filing::Person | Filing::Promoted => 1.0,
             Filing::Agent => 0.85,
             Filing::Document | Filing::Skill => 0.75,
-            Filing::Raw => 0.55,
+            Filing::Raw => 0.3,
         }
     }
 }

@@ -21,6 +21,7 @@
 
 pub mod advice;
 pub mod calendar;
+pub mod calibration;
 pub mod document;
 pub mod endpoint;
 mod error;

@@ -157,11 +157,20 @@ pub fn set_trust(metadata: &mut Value, trust: Trust, now: crate::Millis) -> bool
 /// The trust a memory's metadata records. Memories filed before origins were stamped
 /// have none: a capture (`captured: true`) is `external`, anything else `agent`.
 pub fn trust_of(metadata: &Value) -> Trust {
-    match metadata.get(TRUST_KEY).and_then(Value::as_str) {
+    trust_from(
+        metadata.get(TRUST_KEY).and_then(Value::as_str),
+        metadata.get("captured").and_then(Value::as_bool) == Some(true),
+    )
+}
+
+/// The trust of a memory whose metadata holds this `trust` (if any) and is or is not a
+/// capture (see [`trust_of`]).
+pub fn trust_from(trust: Option<&str>, captured: bool) -> Trust {
+    match trust {
         Some("person") => Trust::Person,
         Some("agent") => Trust::Agent,
         Some("external") => Trust::External,
-        _ if metadata.get("captured").and_then(Value::as_bool) == Some(true) => Trust::External,
+        _ if captured => Trust::External,
         _ => Trust::Agent,
     }
 }

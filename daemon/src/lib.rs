@@ -244,7 +244,14 @@ async fn serve(
     // its switch on the writer.
     if let Some((name, opts, model)) = migrate_to {
         let writer = Box::new(crate::rpc::BlockingWriter::new(&shared));
-        shared.migrations.start(shared.engine.clone(), writer, opts, name, model);
+        shared.migrations.start(
+            shared.engine.clone(),
+            writer,
+            opts,
+            name,
+            model,
+            shared.config.interject.gate,
+        );
     }
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));

@@ -84,6 +84,8 @@ struct Running {
     started: Instant,
     /// None while running; then how it ended.
     ended: Arc<Mutex<Option<Result<bool, String>>>>,
+    /// The new model's calibration in words, once done.
+    calibrated: Arc<Mutex<Option<String>>>,
 }
 
 impl Migrations {
@@ -95,6 +97,7 @@ impl Migrations {
         opts: EngineOptions,
         name: String,
         model: ModelConfig,
+        gate: f32,
     ) {
         let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(r) = current.as_ref() {
@@ -102,7 +105,8 @@ impl Migrations {
         }
         let progress = Arc::new(Migration::default());
         let ended = Arc::new(Mutex::new(None));
-        let (p, e, n) = (progress.clone(), ended.clone(), name.clone());
+        let calibrated = Arc::new(Mutex::new(None));
+        let (p, e, n, cal) = (progress.clone(), ended.clone(), name.clone(), calibrated.clone());
         let spawned = std::thread::Builder::new().name("amberd-migrate".into()).spawn(move || {
             amber_engine::priority::lower_this_thread(opts.background_nice);
             // Phase 1 here (the model's work, the cache filled); the switch on the writer.
@@ -117,6 +121,15 @@ impl Migrations {
                 };
                 let q = p.clone();
                 writer.run(Box::new(move |e: &Engine| e.switch_model(prepared, &q)))?;
+                // The gate and the floor move with the model's own distribution.
+                match engine.recalibrate() {
+                    Ok(c) => {
+                        let words = c.describe(gate);
+                        tracing::info!(name = %n, calibration = %words, "recalibrated");
+                        *cal.lock().unwrap_or_else(|x| x.into_inner()) = Some(words);
+                    }
+                    Err(err) => tracing::warn!(name = %n, cause = %err, "could not recalibrate; the next recall tries again"),
+                }
                 Ok(true)
             });
             if let Err(err) = &out {
@@ -127,7 +140,7 @@ impl Migrations {
         if let Err(err) = spawned {
             *ended.lock().unwrap_or_else(|x| x.into_inner()) = Some(Err(err.to_string()));
         }
-        *current = Some(Running { name, progress, started: Instant::now(), ended });
+        *current = Some(Running { name, progress, started: Instant::now(), ended, calibrated });
     }
 
     /// Stops a running migration (at shutdown; resumed at the next start).
@@ -164,6 +177,7 @@ impl Migrations {
             total,
             seconds: r.started.elapsed().as_secs_f64(),
             error,
+            calibrated: r.calibrated.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         })
     }
 }

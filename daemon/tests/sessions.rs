@@ -400,3 +400,44 @@ fn an_idle_session_is_ended_and_a_live_one_survives_a_restart() {
     assert_eq!(e.event, 2, "the session resumed with its count");
     assert!(Path::new(&d.data).exists());
 }
+
+#[test]
+fn the_persons_standing_preference_is_briefed_whatever_the_volume() {
+    let (d, _dir) = with_config("");
+    let proj = project();
+    let scope = project_scope(proj.path());
+    const PREF: &str = "The user wants every release announced in #deploys before it starts.";
+    let pref = as_person(&d, &["remember", "--scope", "user", "--type", "lifefact", PREF]);
+    let pref_id = pref["id"].as_str().expect("an id").to_string();
+    // Volume on the very topic of the prompt: 600 agent notes about releases.
+    let mut c = d.client();
+    for batch in 0..6 {
+        let notes: Vec<_> = (0..100)
+            .map(|i| {
+                memory(
+                    &format!("Release note {batch}-{i}: the staging release of build {i} went out with make release."),
+                    scope.as_str(),
+                )
+            })
+            .collect();
+        loop {
+            match c.remember_batch(notes.clone()) {
+                Ok(_) => break,
+                Err(e) if e.to_string().contains("busy") => std::thread::sleep(Duration::from_millis(200)),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+    let mut p = start_params("test");
+    p.cwd = Some(proj.path().to_path_buf());
+    p.prompt = Some("how do we release to staging?".into());
+    let s = c.session_start(&p).unwrap();
+    assert!(s.briefing.items.iter().any(|i| i.id.as_str() == pref_id), "{:#?}", s.briefing);
+    assert!(s.briefing.text.contains("#deploys"), "{}", s.briefing.text);
+    let shown = c.session_show(&s.session_id).unwrap();
+    let served = shown.session.served.iter().find(|x| x.id.as_str() == pref_id).expect("served");
+    assert!(served.why.contains("standing preference"), "{}", served.why);
+    // Every session is briefed it (served once is per session).
+    let again = c.session_start(&p).unwrap();
+    assert!(again.briefing.items.iter().any(|i| i.id.as_str() == pref_id), "a new session is briefed it too");
+}

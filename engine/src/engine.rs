@@ -33,6 +33,7 @@ use amber_store::{Backend, MemoryStore};
 
 mod advice;
 mod ahead;
+mod calibration;
 mod curation;
 mod degraded;
 mod docs;
@@ -44,6 +45,7 @@ mod migrate;
 mod models;
 mod open;
 mod portable;
+mod preferences;
 pub use portable::restore;
 mod recall;
 mod runs;
@@ -133,6 +135,11 @@ pub struct EngineOptions {
     /// (default 0.5, see docs/EVAL.md "Standing"): the score is multiplied by
     /// `1 − s + s × weight × age`. 0 turns the prior off (archiving still applies).
     pub standing_strength: f32,
+    /// How much a memory's filing moves its fused score (default 1, see
+    /// `amber_core::filing` and docs/EVAL.md "Mixed stores"): the score is multiplied by
+    /// `1 − f + f × prior(filing)`, so what the person filed outranks an equal raw
+    /// capture. 0 turns it off.
+    pub filing_strength: f32,
     /// The lowest age factor (default 0.75, measured on the dev splits: see
     /// docs/EVAL.md "Standing"). A memory not relied on for a while loses standing at
     /// its type's lifespan rate, down to this: with the default strength a memory
@@ -175,6 +182,7 @@ impl EngineOptions {
             duplicate_factor: 0.5,
             session_context: true,
             standing_strength: 0.5,
+            filing_strength: 1.0,
             age_floor: 0.75,
             embed_before_commit: false,
             background_nice: crate::priority::BACKGROUND_NICE,

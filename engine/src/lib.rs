@@ -39,6 +39,7 @@ mod error;
 mod layout;
 pub mod priority;
 
+pub use amber_core::calibration::Calibration;
 pub use amber_retrieval::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, SETUP_HINT};
 pub use amber_store::{GuardEntry, Hold, MoveOne, Moved, PrefixMatch, SessionRow};
 pub use engine::{

@@ -476,3 +476,25 @@ fn a_cached_vector_unfit_for_the_model_is_embedded_again_and_indexing_goes_on() 
         assert_eq!(hits.first().map(|h| h.memory.content.as_str()), Some(*t), "{q}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_shared_embedding_cache_leaves_the_folder_it_names_as_it_is() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    // A folder others use, as /tmp is (`--cache /tmp/cache.db` once made /tmp 0700).
+    let shared = tmp.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let mut opts = EngineOptions::new(tmp.path().join("store"));
+    opts.embedding_cache = Some(shared.join("cache.db"));
+    drop(Engine::open(opts).unwrap());
+    let mode = std::fs::metadata(&shared).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o1777, "{mode:o}");
+    // A folder made for the cache is private.
+    let mut opts = EngineOptions::new(tmp.path().join("store2"));
+    opts.embedding_cache = Some(tmp.path().join("new").join("cache.db"));
+    drop(Engine::open(opts).unwrap());
+    let mode = std::fs::metadata(tmp.path().join("new")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{mode:o}");
+}

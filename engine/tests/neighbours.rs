@@ -20,6 +20,9 @@ fn open(dir: &std::path::Path, neighbour_weight: f32) -> Engine {
     opts.session_context = false;
     // The session prior lifts every candidate of a matching session (tests/session_prior.rs).
     opts.session_weight = 0.0;
+    // The filing prior multiplies every score after the bonuses (tests/filing.rs): off,
+    // so that the scores here are the rule's own arithmetic.
+    opts.filing_strength = 0.0;
     Engine::open(opts).expect("the model is installed: run scripts/setup.sh")
 }
 

@@ -36,6 +36,10 @@ enum Command {
     Crosslingual(cmd::crosslingual::CrosslingualArgs),
     /// Draws recall@k curves (PNG) from LongMemEval reports.
     Plot(cmd::plot::PlotArgs),
+    /// Per-model calibration (issue 45): where the model puts unrelated texts, the
+    /// relevance floor and gate carried to it, and (with --data) LongMemEval's gold and
+    /// no-answer cosines against the floor.
+    Calibrate(cmd::calibrate::CalibrateArgs),
     /// Interjection gate calibration: each LongMemEval question as a mid-session event
     /// against its haystack; fire rate, precision and silence across gates and bands.
     Interject(cmd::interject::InterjectArgs),
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
         Command::Locomo(a) => cmd::locomo::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Crosslingual(a) => cmd::crosslingual::run(a),
+        Command::Calibrate(a) => cmd::calibrate::run(a),
         Command::Plot(a) => cmd::plot::run(a),
         Command::Interject(a) => cmd::interject::run(a),
         Command::Load(a) => cmd::load::run(a),

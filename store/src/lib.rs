@@ -29,6 +29,7 @@ mod backend;
 mod documents;
 mod error;
 mod graph;
+mod keys;
 mod listing;
 #[cfg(feature = "team")]
 mod pg;
@@ -49,6 +50,7 @@ pub use backend::{
 };
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
+pub use keys::Key;
 pub use listing::{DocFile, ListFilter};
 #[cfg(feature = "team")]
 pub use pg::PgBackend;
@@ -59,7 +61,7 @@ pub use schema::SCHEMA_VERSION;
 pub use scopes::{MoveOne, Moved, PrefixMatch, moved_scope};
 pub use sessions::SessionRow;
 pub use standing::{Refusal, StandingRow};
-pub use store::{Change, Key, Purged, Store, Vector};
+pub use store::{Change, Purged, Store, Vector};
 pub use threads::{GuardEntry, Hold};
 
 /// The storage boundary's traits, imported anonymously: `use amber_store::prelude::*;`

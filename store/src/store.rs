@@ -7,6 +7,7 @@ use amber_core::{Memory, MemoryId, MemoryType, Millis, NewMemory, Scope};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::Memories;
+use crate::keys::{Key, SQLITE_KEY_COLUMNS};
 use crate::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::{Error, Result};
 
@@ -19,21 +20,6 @@ const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Rows fetched per statement when looking up many seqs at once (SQLite's default
 /// limit on bound parameters is far above this).
 const LOOKUP_BATCH: usize = 500;
-
-/// What the engine's filters need of a live memory, without its content.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Key {
-    /// Its position in filing order.
-    pub seq: u64,
-    /// Where it lives.
-    pub scope: Scope,
-    /// The event time, else the filing time.
-    pub time: Millis,
-    /// The session it was filed in, if any.
-    pub session_id: Option<String>,
-    /// Its type.
-    pub kind: MemoryType,
-}
 
 /// A change another node must follow in its derived indexes: the memory `seq`, filed in
 /// `scope`, was forgotten (or purged after) or moved to another scope, or its session
@@ -160,29 +146,37 @@ impl Store {
         Ok(out.remove(0))
     }
 
-    /// Runs a query whose columns are seq, scope, time, session id and type.
+    /// Runs a query whose columns are [`crate::keys::SQLITE_KEY_COLUMNS`].
     fn keys(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Key>> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(self.sql())?;
         let rows = stmt
             .query_map(args, |r| {
+                let marks = amber_core::filing::Marks::from_fields(
+                    r.get::<_, Option<String>>(5)?.as_deref(),
+                    r.get::<_, bool>(6)?,
+                    r.get::<_, bool>(7)?,
+                    r.get::<_, bool>(8)?,
+                    r.get::<_, Option<String>>(9)?.as_deref(),
+                );
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, i64>(2)?,
                     r.get::<_, Option<String>>(3)?,
                     r.get::<_, String>(4)?,
+                    marks,
                 ))
             })
             .map_err(self.sql())?;
         rows.map(|r| {
-            let (seq, scope, time, session_id, kind) = r.map_err(self.sql())?;
+            let (seq, scope, time, session_id, kind, marks) = r.map_err(self.sql())?;
             let corrupt = |e: amber_core::InvalidInput| Error::Corrupt {
                 path: self.path.clone(),
                 detail: format!("seq {seq}: {e}"),
             };
             let scope = scope.parse().map_err(corrupt)?;
             let kind = kind.parse().map_err(corrupt)?;
-            Ok(Key { seq: seq as u64, scope, time, session_id, kind })
+            Ok(Key::new(seq as u64, scope, time, session_id, kind, marks))
         })
         .collect()
     }
@@ -419,11 +413,11 @@ impl Memories for Store {
 
     /// The forgotten memories that were filed in a session, by seq.
     fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
-        self.keys(
-            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
-             WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
-            [],
-        )
+        let sql = format!(
+            "SELECT {SQLITE_KEY_COLUMNS} FROM memories
+             WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq"
+        );
+        self.keys(&sql, [])
     }
 
     /// The memory with this id, forgotten or not.
@@ -478,11 +472,11 @@ impl Memories for Store {
     /// The [`Key`]s of up to `limit` live memories with seq greater than `after`, in seq
     /// order. Cheaper than [`Store::scan`] when the content is not needed.
     fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
-        self.keys(
-            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
-             WHERE seq > ?1 AND forgotten_at IS NULL ORDER BY seq LIMIT ?2",
-            params![after as i64, limit as i64],
-        )
+        let sql = format!(
+            "SELECT {SQLITE_KEY_COLUMNS} FROM memories
+             WHERE seq > ?1 AND forgotten_at IS NULL ORDER BY seq LIMIT ?2"
+        );
+        self.keys(&sql, params![after as i64, limit as i64])
     }
 
     /// The number of live (not forgotten) memories.

@@ -227,6 +227,7 @@ pub(crate) async fn remember_batch(
 pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) -> Result<Value, ErrorObject> {
     let mut q = p.query();
     q.validate().map_err(|e| invalid(e.to_string()))?;
+    let unscoped = q.clone();
     let session = match &p.session_id {
         Some(id) => Some(shared.sessions.get(id).ok_or_else(|| not_found(id))?),
         None => None,
@@ -257,7 +258,43 @@ pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) ->
         None => Vec::new(),
     };
     let disputed = super::dispute::disputed(shared, hits.iter().map(|h| h.memory.id.clone()).collect()).await;
-    to_value(&RecallResult { hits, fresh, given_earlier, leads, team_unavailable, degraded, disputed })
+    let elsewhere = match hits.is_empty() && !unscoped.scopes().is_empty() && unscoped.floor {
+        true => elsewhere(shared, &reader, unscoped).await?,
+        false => Vec::new(),
+    };
+    to_value(&RecallResult {
+        hits,
+        fresh,
+        given_earlier,
+        leads,
+        team_unavailable,
+        degraded,
+        disputed,
+        elsewhere,
+    })
+}
+
+/// The scopes outside a query's own that hold good matches (above the relevance floor)
+/// that `reader` may read, best first: where to look when the asked scopes hold none.
+async fn elsewhere(
+    shared: &Arc<Shared>,
+    reader: &Reader,
+    mut q: amber_core::Query,
+) -> Result<Vec<amber_core::Scope>, ErrorObject> {
+    let asked: Vec<amber_core::Scope> = q.scopes().into_iter().cloned().collect();
+    q.scope = None;
+    q.also.clear();
+    q.k = 20;
+    let Routed { hits, .. } = recall_routed(shared, q, crate::rpc::Fresh::Skip, true).await?;
+    let mut out: Vec<amber_core::Scope> = Vec::new();
+    for h in hits.iter().filter(|h| reader.may_read(&h.memory)) {
+        let s = &h.memory.scope;
+        if !asked.iter().any(|a| s.is_within(a)) && !out.contains(s) {
+            out.push(s.clone());
+        }
+    }
+    out.truncate(5);
+    Ok(out)
 }
 
 /// What a recall over both sides found.

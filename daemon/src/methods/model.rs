@@ -39,7 +39,7 @@ pub(crate) async fn model_use(
     let mut opts = engine.options().clone();
     opts.model = model.clone();
     let writer = Box::new(crate::rpc::BlockingWriter::new(shared));
-    shared.migrations.start(engine, writer, opts, name.clone(), model);
+    shared.migrations.start(engine, writer, opts, name.clone(), model, shared.config.interject.gate);
     if shared.team.is_some() {
         tracing::warn!(
             "the team database's vectors stay of the model they are of: a node whose model differs \

@@ -243,7 +243,19 @@ pub(crate) async fn event(
             let judge = shared.sessions.judge.clone();
             let deadline = Duration::from_millis(shared.config.judge.timeout_ms);
             let snap = snapshot.clone();
-            read(shared, move |_| Ok(decide(n, &text, &hits, &snap, judge.as_ref(), deadline, &cfg))).await?
+            read(shared, move |e| {
+                // The gate and band were tuned on MiniLM: carried to the model in force.
+                let cfg = match e.calibration() {
+                    Ok(c) => amber_tiers::interject::InterjectConfig {
+                        gate: c.gate(cfg.gate),
+                        band: c.spread(cfg.band),
+                        ..cfg
+                    },
+                    Err(_) => cfg,
+                };
+                Ok(decide(n, &text, &hits, &snap, judge.as_ref(), deadline, &cfg))
+            })
+            .await?
         }
     };
     tracing::info!(

@@ -1,12 +1,12 @@
-//! The engine's in-memory view of the live memories: the time, scope and session of
-//! each, loaded from the store at open and kept in step by every write. The query
+//! The engine's in-memory view of the live memories: the time, scope, session, type and
+//! filing of each, loaded from the store at open and kept in step by every write. The query
 //! filters, the time ranking, the session prior, session neighbours and session context
 //! read it.
 
 use std::collections::{BTreeMap, HashMap};
 
-use amber_core::{MemoryType, Millis, Scope};
-use amber_store::MemoryStore;
+use amber_core::{Filing, MemoryType, Millis, Scope};
+use amber_store::{Key, MemoryStore};
 
 use crate::Result;
 
@@ -26,6 +26,9 @@ pub(super) struct Docs {
     pub(super) session_of: HashMap<u64, u32>,
     /// seq -> its type (for its lifespan).
     pub(super) kind: HashMap<u64, MemoryType>,
+    /// seq -> how it was filed, for memories not filed by the person (the ranking's
+    /// filing prior; absent: `person`).
+    pub(super) filing: HashMap<u64, Filing>,
 }
 
 impl Docs {
@@ -37,7 +40,7 @@ impl Docs {
             let Some(last) = batch.last() else { break };
             after = last.seq;
             for k in batch {
-                docs.add(k.seq, k.scope, k.time, k.session_id, k.kind);
+                docs.add(k);
             }
         }
         Ok(docs)
@@ -45,15 +48,10 @@ impl Docs {
 
     /// Notes a memory. Seqs usually come in increasing order (filing order); one added
     /// back after a move takes its place in order.
-    pub(super) fn add(
-        &mut self,
-        seq: u64,
-        scope: Scope,
-        time: Millis,
-        session_id: Option<String>,
-        kind: MemoryType,
-    ) {
+    pub(super) fn add(&mut self, key: Key) {
+        let Key { seq, scope, time, session_id, kind, filing } = key;
         self.kind.insert(seq, kind);
+        self.set_filing(seq, filing);
         if let Some(session) = session_id {
             let next = u32::try_from(self.session_seqs.len()).unwrap_or(u32::MAX);
             let i = *self.session_ids.entry((scope.clone(), session)).or_insert(next);
@@ -69,9 +67,24 @@ impl Docs {
         self.time.insert(seq, time);
     }
 
+    /// Notes how a memory is filed now (its trust was set, say).
+    pub(super) fn set_filing(&mut self, seq: u64, filing: Filing) {
+        if filing == Filing::Person {
+            self.filing.remove(&seq);
+        } else {
+            self.filing.insert(seq, filing);
+        }
+    }
+
+    /// How a memory was filed.
+    pub(super) fn filing_of(&self, seq: u64) -> Filing {
+        self.filing.get(&seq).copied().unwrap_or(Filing::Person)
+    }
+
     pub(super) fn remove(&mut self, seq: u64, scope: &Scope) {
         self.time.remove(&seq);
         self.kind.remove(&seq);
+        self.filing.remove(&seq);
         if let Some(seqs) = self.scopes.get_mut(scope) {
             seqs.retain(|s| *s != seq);
             if seqs.is_empty() {

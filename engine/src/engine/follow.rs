@@ -42,7 +42,7 @@ impl Engine {
             for k in keys {
                 // This engine's own writes are in docs already.
                 if !docs.time.contains_key(&k.seq) {
-                    docs.add(k.seq, k.scope, k.time, k.session_id, k.kind);
+                    docs.add(k);
                     new += 1;
                 }
             }
@@ -97,7 +97,7 @@ impl Engine {
             // Moved: filed again under its new scope (one this node has not followed
             // yet comes with the next scan).
             for m in live.values().filter(|m| m.seq <= followed) {
-                docs.add(m.seq, m.scope.clone(), m.time(), m.session_id.clone(), m.kind);
+                docs.add(amber_store::Key::of(m));
             }
         }
         let mut dropped = 0;

@@ -25,6 +25,9 @@ pub(crate) struct Models {
     /// The instances a query may use, in order of preference: the query model (if
     /// loaded), then the indexing model. A query takes the first one free.
     pub(crate) query: Vec<SharedEmbedder>,
+    /// Where this model puts unrelated texts, once measured or read
+    /// ([`Engine::calibration`]).
+    pub(crate) calibration: OnceLock<Arc<amber_core::calibration::Calibration>>,
 }
 
 impl Models {
@@ -34,7 +37,7 @@ impl Models {
             let e = lock(&index);
             (e.model_id().to_string(), e.dim(), e.chunk_config(), e.may_be_away())
         };
-        Arc::new(Models { id, dim, chunking, remote, index, query })
+        Arc::new(Models { id, dim, chunking, remote, index, query, calibration: OnceLock::new() })
     }
 }
 

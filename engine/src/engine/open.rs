@@ -179,7 +179,10 @@ impl Engine {
         let mut store = backend.open_writer()?;
         let cache = match &opts.embedding_cache {
             Some(path) => {
-                if let Some(parent) = path.parent() {
+                // A folder it names that exists is the user's, kept as it is (`/tmp`
+                // made private would lock every other user out of it); one made for it
+                // is private.
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
                     create_private_dir(parent).map_err(io)?;
                 }
                 Some(Mutex::new(SqliteBackend::new(path).open_writer()?))

@@ -125,6 +125,15 @@ impl Engine {
             }
         }
         let standing = self.apply_standing(&mut fused, q);
+        // The relevance floor: with vectors to judge by, a candidate whose best chunk is
+        // no closer to the query than unrelated text is, and that holds none of its
+        // identifiers, is no good match.
+        if q.floor && qv.is_some() {
+            let floor = self.calibration()?.floor();
+            let cosine: HashMap<u64, f32> = vector.iter().map(|v| (v.0, v.1)).collect();
+            let exact: HashSet<u64> = exact_keys.iter().copied().collect();
+            fused.retain(|f| exact.contains(&f.key) || cosine.get(&f.key).is_some_and(|c| *c >= floor));
+        }
         let top: Vec<_> = fused.into_iter().take(q.k).collect();
         let seqs: Vec<u64> = top.iter().map(|f| f.key).collect();
         // Forgotten memories are dropped here too, should an index still hold one.
@@ -159,30 +168,20 @@ impl Engine {
         Ok(hits)
     }
 
-    /// The standing's prior on every candidate (see [`Engine::standing_prior`]), and
-    /// archived memories dropped unless the query asks for them. Re-sorts `fused` and
-    /// returns what was applied to each candidate (nothing when no memory has moved
-    /// from a new memory's standing and age does not order).
+    /// The standing's and filing's prior on every candidate (see
+    /// [`Engine::standing_prior`]), and archived memories dropped unless the query asks
+    /// for them. Re-sorts `fused` and returns what was applied to each candidate.
     fn apply_standing(
         &self,
         fused: &mut Vec<amber_retrieval::fusion::Fused<u64>>,
         q: &Query,
     ) -> HashMap<u64, super::standing::Applied> {
         let map = read(&self.standing);
-        if map.is_empty() && self.opts.age_floor >= 1.0 {
-            return HashMap::new();
-        }
         let now = q.now.unwrap_or_else(now_millis);
         let docs = read(&self.docs);
         let mut out = HashMap::with_capacity(fused.len());
         fused.retain_mut(|f| {
-            let a = self.standing_prior(
-                f.key,
-                docs.kind.get(&f.key).copied(),
-                docs.time.get(&f.key).copied(),
-                now,
-                &map,
-            );
+            let a = self.standing_prior(f.key, &docs, now, &map);
             if a.archived && !q.archived {
                 return false;
             }

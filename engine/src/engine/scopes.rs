@@ -94,13 +94,7 @@ impl Engine {
             for m in moved {
                 docs.remove(m.seq, &m.old_scope);
                 if !m.merged {
-                    docs.add(
-                        m.seq,
-                        m.memory.scope.clone(),
-                        m.memory.time(),
-                        m.memory.session_id.clone(),
-                        m.memory.kind,
-                    );
+                    docs.add(amber_store::Key::of(&m.memory));
                 }
             }
         }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use amber_core::standing::{age_factor, prior};
-use amber_core::{Memory, MemoryId, MemoryType, Millis, Report, ReportKind, Scope, now_millis};
+use amber_core::{Memory, MemoryId, Millis, Report, ReportKind, Scope, now_millis};
 use amber_store::{MemoryStore, Refusal, StandingRow};
 
 use super::{Engine, lock, read, write};
@@ -22,6 +22,8 @@ pub(super) fn load(store: &dyn MemoryStore) -> Result<Standings> {
 
 /// What a hit's standing did to its score.
 pub(super) struct Applied {
+    pub(super) filing: amber_core::Filing,
+    pub(super) filing_factor: f32,
     pub(super) weight: f32,
     pub(super) age: f32,
     pub(super) prior: f32,
@@ -39,6 +41,8 @@ impl Applied {
             successes: self.successes,
             failures: self.failures,
             archived: self.archived,
+            filing: Some(self.filing),
+            filing_factor: self.filing_factor,
         }
     }
 }
@@ -63,7 +67,14 @@ impl Engine {
         id: &MemoryId,
         trust: amber_core::origin::Trust,
     ) -> Result<Option<(Memory, bool)>> {
-        Ok(lock(&self.writer).set_trust(id, trust, now_millis())?)
+        let out = lock(&self.writer).set_trust(id, trust, now_millis())?;
+        // Raised to the person's, it ranks as promoted (lowered, as what it was).
+        if let Some((m, true)) = &out
+            && !m.is_forgotten()
+        {
+            write(&self.docs).set_filing(m.seq, amber_core::Filing::of(m));
+        }
+        Ok(out)
     }
 
     /// Logs a word on a memory (an outcome, a manifest line, a run's reward, an
@@ -203,33 +214,39 @@ impl Engine {
         read(&self.standing).get(&seq).is_some_and(|s| s.archived_at.is_some())
     }
 
-    /// The prior a memory's standing puts on its fused score:
-    /// `1 − s + s × weight × age`, with `s` the standing strength
-    /// ([`crate::EngineOptions::standing_strength`]) and `age` its type's lifespan since
-    /// it was last relied on (else since its time), never below
-    /// [`crate::EngineOptions::age_floor`].
+    /// The prior a memory's standing and filing put on its fused score:
+    /// `(1 − s + s × weight × age) × (1 − f + f × filing prior)`, with `s` the standing
+    /// strength ([`crate::EngineOptions::standing_strength`]), `age` its type's lifespan
+    /// since it was last relied on (else since its time), never below
+    /// [`crate::EngineOptions::age_floor`], `f` the filing strength
+    /// ([`crate::EngineOptions::filing_strength`]) and the filing prior
+    /// [`amber_core::Filing::prior`].
     pub(super) fn standing_prior(
         &self,
         seq: u64,
-        kind: Option<MemoryType>,
-        time: Option<Millis>,
+        docs: &super::docs::Docs,
         now: Millis,
         map: &Standings,
     ) -> Applied {
         let row = map.get(&seq);
         let weight = row.map_or(1.0, |r| r.weight);
-        let anchor = match (row.and_then(|r| r.used_at), time) {
+        let anchor = match (row.and_then(|r| r.used_at), docs.time.get(&seq).copied()) {
             (Some(u), Some(t)) => Some(u.max(t)),
             (u, t) => u.or(t),
         };
-        let age = match (kind, anchor) {
+        let age = match (docs.kind.get(&seq).copied(), anchor) {
             (Some(k), Some(a)) => age_factor(k, a, now, self.opts.age_floor),
             _ => 1.0,
         };
+        let filing = docs.filing_of(seq);
+        let f = self.opts.filing_strength.clamp(0.0, 1.0);
+        let filing_factor = 1.0 - f + f * filing.prior();
         Applied {
+            filing,
+            filing_factor,
             weight,
             age,
-            prior: prior(weight, age, self.opts.standing_strength),
+            prior: prior(weight, age, self.opts.standing_strength) * filing_factor,
             archived: row.is_some_and(|r| r.archived_at.is_some()),
             successes: row.map_or(0, |r| r.successes),
             failures: row.map_or(0, |r| r.failures),

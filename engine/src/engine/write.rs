@@ -38,7 +38,7 @@ impl Engine {
             let mut docs = write(&self.docs);
             for (m, created) in &stored {
                 if *created {
-                    docs.add(m.seq, m.scope.clone(), m.time(), m.session_id.clone(), m.kind);
+                    docs.add(amber_store::Key::of(m));
                     max = max.max(Some(m.seq));
                 }
             }

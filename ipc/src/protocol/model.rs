@@ -39,4 +39,8 @@ pub struct ModelMigration {
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Once done: the new model's calibration, in words (where it puts unrelated texts,
+    /// the relevance floor and the interjection gate carried to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibrated: Option<String>,
 }

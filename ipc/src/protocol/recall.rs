@@ -47,6 +47,11 @@ pub struct RecallParams {
     /// Include archived memories, marked so in their evidence (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archived: Option<bool>,
+    /// Drop hits below the model's relevance floor (default true): when nothing matches
+    /// better than unrelated text would, there are no hits rather than the k least bad
+    /// (`amber_core::Query::floor`). False ranks every candidate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<bool>,
 }
 
 impl RecallParams {
@@ -65,6 +70,7 @@ impl RecallParams {
             session_id: None,
             expand: None,
             archived: None,
+            floor: None,
         }
     }
 
@@ -84,6 +90,7 @@ impl RecallParams {
         q.now = self.now;
         q.expand = self.expand.unwrap_or_default();
         q.archived = self.archived.unwrap_or(false);
+        q.floor = self.floor.unwrap_or(true);
         q
     }
 }
@@ -116,6 +123,10 @@ pub struct RecallResult {
     /// id and the invalidations' ids.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disputed: Vec<DisputedHit>,
+    /// When a recall limited to some scopes found no good match there: the other scopes
+    /// (the caller may read) that hold memories above the relevance floor, best first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elsewhere: Vec<Scope>,
 }
 
 /// A recall hit that an invalidation disputes.

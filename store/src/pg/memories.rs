@@ -9,9 +9,10 @@ use postgres::GenericClient;
 use super::{MEMORY_COLUMNS, PgStore, Q, memories, raw_row, raw_row_at, seq_lock};
 use crate::Memories;
 use crate::VectorCache;
+use crate::keys::{Key, PG_KEY_COLUMNS};
 use crate::store::decode;
 use crate::vectors::bytes_to_vector;
-use crate::{Change, Error, Key, Purged, Result, Vector};
+use crate::{Change, Error, Purged, Result, Vector};
 
 /// Converts a seq bound to PostgreSQL's BIGINT.
 pub(crate) fn big(n: u64) -> i64 {
@@ -35,6 +36,7 @@ impl PgStore {
         })
     }
 
+    /// Runs a query whose columns are [`crate::keys::PG_KEY_COLUMNS`].
     fn keys(&self, sql: &str, args: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<Key>> {
         self.read(|c| {
             let st = self.prepared(c, sql)?;
@@ -48,7 +50,14 @@ impl PgStore {
                     };
                     let scope = r.try_get::<_, String>(1)?.parse().map_err(corrupt)?;
                     let kind = r.try_get::<_, String>(4)?.parse().map_err(corrupt)?;
-                    Ok(Key { seq: seq as u64, scope, time: r.try_get(2)?, session_id: r.try_get(3)?, kind })
+                    let marks = amber_core::filing::Marks::from_fields(
+                        r.try_get::<_, Option<String>>(5)?.as_deref(),
+                        r.try_get(6)?,
+                        r.try_get(7)?,
+                        r.try_get(8)?,
+                        r.try_get::<_, Option<String>>(9)?.as_deref(),
+                    );
+                    Ok(Key::new(seq as u64, scope, r.try_get(2)?, r.try_get(3)?, kind, marks))
                 })
                 .collect()
         })
@@ -279,11 +288,11 @@ impl Memories for PgStore {
     }
 
     fn forgotten_session_keys(&self) -> Result<Vec<Key>> {
-        self.keys(
-            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
-             WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq",
-            &[],
-        )
+        let sql = format!(
+            "SELECT {PG_KEY_COLUMNS} FROM memories
+             WHERE forgotten_at IS NOT NULL AND session_id IS NOT NULL ORDER BY seq"
+        );
+        self.keys(&sql, &[])
     }
 
     fn get(&self, id: &MemoryId) -> Result<Option<Memory>> {
@@ -319,11 +328,11 @@ impl Memories for PgStore {
     }
 
     fn scan_keys(&self, after: u64, limit: usize) -> Result<Vec<Key>> {
-        self.keys(
-            "SELECT seq, scope, COALESCE(event_time, created_at), session_id, kind FROM memories
-             WHERE seq > $1 AND forgotten_at IS NULL ORDER BY seq LIMIT $2",
-            &[&big(after), &(limit as i64)],
-        )
+        let sql = format!(
+            "SELECT {PG_KEY_COLUMNS} FROM memories
+             WHERE seq > $1 AND forgotten_at IS NULL ORDER BY seq LIMIT $2"
+        );
+        self.keys(&sql, &[&big(after), &(limit as i64)])
     }
 
     fn count(&self) -> Result<u64> {

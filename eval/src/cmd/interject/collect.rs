@@ -133,6 +133,7 @@ impl Recall {
             now,
             expand: amber_core::Expand::None,
             archived: false,
+            floor: false,
         })?)
     }
 }

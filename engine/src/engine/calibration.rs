@@ -1,0 +1,65 @@
+//! The engine's side of per-model calibration ([`amber_core::calibration`]): the model
+//! in force measured on [`UNRELATED`], kept with its model set and in the store.
+
+use std::sync::Arc;
+
+use amber_core::calibration::{Calibration, UNRELATED};
+
+use super::Engine;
+use super::models::Models;
+use crate::Result;
+
+/// Measures a model: the cosine of each text's query vector with every other text's
+/// passage vector.
+fn measure(engine: &Engine, m: &Models) -> Result<Calibration> {
+    let passages = engine.embed_texts(m, &UNRELATED)?;
+    let mut cosines = Vec::with_capacity(UNRELATED.len() * (UNRELATED.len() - 1));
+    for (i, text) in UNRELATED.iter().enumerate() {
+        let q = engine.embed_query_with(m, text)?;
+        for (j, p) in passages.iter().enumerate() {
+            if i != j {
+                cosines.push(amber_retrieval::cosine(&q, p));
+            }
+        }
+    }
+    Ok(Calibration::from_cosines(&m.id, cosines))
+}
+
+/// The store metadata key of a model's calibration.
+fn meta_key(model: &str) -> String {
+    format!("calibration:{model}")
+}
+
+impl Engine {
+    /// The calibration of the model in force: kept with the model set, read from the
+    /// store's metadata, or measured (and kept there) the first time.
+    pub fn calibration(&self) -> Result<Arc<Calibration>> {
+        let m = self.models();
+        if let Some(c) = m.calibration.get() {
+            return Ok(c.clone());
+        }
+        let key = meta_key(&m.id);
+        let stored = self.meta(&key)?.and_then(|s| serde_json::from_str::<Calibration>(&s).ok());
+        let c = match stored {
+            Some(c) if c.model == m.id => c,
+            _ => {
+                let c = measure(self, &m)?;
+                tracing::info!(model = %c.model, mean = c.unrelated_mean, sd = c.unrelated_sd, "calibrated");
+                self.set_meta(&key, &serde_json::to_string(&c).unwrap_or_default())?;
+                c
+            }
+        };
+        Ok(m.calibration.get_or_init(|| Arc::new(c)).clone())
+    }
+
+    /// Measures the model in force again, whatever is kept (`amber model use`).
+    pub fn recalibrate(&self) -> Result<Arc<Calibration>> {
+        let m = self.models();
+        let c = measure(self, &m)?;
+        self.set_meta(&meta_key(&m.id), &serde_json::to_string(&c).unwrap_or_default())?;
+        let c = Arc::new(c);
+        // A model set just switched to has none yet; one that has keeps it until the next.
+        let _ = m.calibration.set(c.clone());
+        Ok(c)
+    }
+}
