@@ -137,7 +137,13 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     assert!(page.contains("&lt;script&gt;alert(&#39;amber&#39;)&lt;/script&gt;"), "{page}");
     assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;"));
     assert!(!page.contains("<script") && !page.contains("<img"), "markup from a memory reached the page");
-    // (`amber ui` ran outside proj/web: every scope is asked for.)
+    // `amber ui` ran outside proj/web: the search of this project and `user` finds
+    // nothing good and names where better matches are; every scope finds it.
+    let (_, _, none) = get("/search?q=build+breaks", &[]);
+    assert!(none.contains("id=nohits>No good match"), "{none}");
+    let there =
+        "id=elsewhere>Better matches are in <a href=\"/search?q=build%20breaks&amp;scope=proj%2Fweb\">";
+    assert!(none.contains(there), "{none}");
     let (_, _, hits) = get("/search?q=build+breaks&in=all", &[]);
     assert!(hits.contains(&id[..12]) && hits.contains("&lt;script&gt;"), "{hits}");
     assert!(!hits.contains("<script"));
@@ -337,11 +343,8 @@ fn the_web_view_browses_files_filters_pages_and_searches_where_amber_ui_ran() {
         )
         .unwrap();
     }
-    c.call_value(
-        "remember",
-        json!({ "content": "Rollout gauges checklist of another team", "scope": "elsewhere/team" }),
-    )
-    .unwrap();
+    let other = json!({ "content": "Rollout gauges checklist of another team", "scope": "elsewhere/team" });
+    c.call_value("remember", other).unwrap();
 
     // An ingested tree: 151 + 100 + 1 sections in three files (one with hostile headings).
     let guide = root.join("docs/guide.md");
@@ -413,8 +416,13 @@ fn the_web_view_browses_files_filters_pages_and_searches_where_amber_ui_ran() {
     let first = (last - 1) * 40 + 1;
     assert!(text_of(&end, "count").starts_with(&format!("{first}–{sections} of {sections}")), "{end}");
     assert!(!end.contains("id=older") && end.contains("id=newest"));
-    let past = view.page(&format!("{at}&filing=document&page=999"));
-    assert_eq!(text_of(&past, "pageno"), format!("page {last} of {last}"), "past the end: the last page");
+    for page in ["999", "18446744073709551615"] {
+        let past = view.page(&format!("{at}&filing=document&page={page}"));
+        assert_eq!(text_of(&past, "pageno"), format!("page {last} of {last}"), "past the end: the last page");
+        assert_eq!(past.matches("class=trail").count(), sections - (last - 1) * 40);
+    }
+    let files_past = view.page(&format!("/files?scope={}&page=18446744073709551615", enc(&scope)));
+    assert!(text_of(&files_past, "count").starts_with("1–3 of 3"), "{files_past}");
 
     // Every file of the scope, and one file's sections in its order; hostile headings are text.
     let files = view.page(&format!("/files?scope={}", enc(&scope)));

@@ -53,15 +53,17 @@ pub(crate) async fn files(State(web): State<Arc<Web>>, Query(q): Query<FilesQuer
     };
     let ask = |page: u64| DocumentsParams {
         scope: scope.clone(),
-        offset: Some((page - 1) * PER_PAGE),
+        offset: Some((page - 1).saturating_mul(PER_PAGE)),
         limit: Some(PER_PAGE as usize),
     };
-    let mut r = match web.call::<m::Documents>(ask(1)).await {
+    // The page asked for; one past the end is asked again as the last.
+    let asked = q.page.unwrap_or(1).max(1);
+    let mut r = match web.call::<m::Documents>(ask(asked)).await {
         Ok(r) => r,
         Err(e) => return error(&e),
     };
-    let (n, pages) = page_of(q.page, r.total, PER_PAGE);
-    if n > 1 {
+    let (n, pages) = page_of(Some(asked), r.total, PER_PAGE);
+    if n != asked {
         r = match web.call::<m::Documents>(ask(n)).await {
             Ok(r) => r,
             Err(e) => return error(&e),

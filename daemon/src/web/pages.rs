@@ -153,8 +153,18 @@ fn evidence(h: &Hit, disputed: Option<&[amber_core::MemoryId]>) -> String {
     if let Some(r) = e.graph_rank {
         why.push(format!("graph #{r}"));
     }
+    if let Some(b) = e.session_bonus {
+        why.push(format!("session +{b:.4}"));
+    }
+    if let Some(b) = e.neighbour_bonus {
+        why.push(format!("neighbour +{b:.4}"));
+    }
     let st = &e.standing;
-    why.push(format!("weight {:.2} age {:.2} prior {:.3}", st.weight, st.age_factor, st.prior));
+    why.push(format!("weight {:.2} age {:.2}", st.weight, st.age_factor));
+    if let Some(f) = st.filing {
+        why.push(format!("{f} x{:.2}", st.filing_factor));
+    }
+    why.push(format!("prior {:.3}", st.prior));
     if st.successes + st.failures > 0 {
         why.push(format!("{} successes {} failures", st.successes, st.failures));
     }
@@ -214,13 +224,37 @@ pub(crate) async fn search(State(web): State<Arc<Web>>, Query(q): Query<SearchQu
     if let Some(why) = &r.team_unavailable {
         body.push_str(&format!("<p class=note>The team scopes were not searched: {}</p>", esc(why)));
     }
-    if !r.fresh {
+    if let Some(why) = &r.degraded {
+        body.push_str(&format!(
+            "<p class=note id=degraded>Ranked by words only (BM25): the embedding model is away: {}</p>",
+            esc(why)
+        ));
+    } else if !r.fresh {
         body.push_str(
             "<p class=note>The indexes are still catching up: the newest memories may be missing.</p>",
         );
     }
     if r.hits.is_empty() {
-        body.push_str("<p id=nohits>No memories match.</p>");
+        body.push_str(if r.degraded.is_none() {
+            "<p id=nohits>No good match: nothing above the relevance floor.</p>"
+        } else {
+            "<p id=nohits>No memories match.</p>"
+        });
+        if !r.elsewhere.is_empty() {
+            let links: Vec<String> = r
+                .elsewhere
+                .iter()
+                .map(|s| {
+                    format!(
+                        "<a href=\"/search?q={}&amp;scope={}\">{}</a>",
+                        url(&q.q),
+                        url(s.as_str()),
+                        esc(s.as_str())
+                    )
+                })
+                .collect();
+            body.push_str(&format!("<p id=elsewhere>Better matches are in {}.</p>", links.join(", ")));
+        }
     }
     body.push_str("<ol id=hits>");
     for h in &r.hits {

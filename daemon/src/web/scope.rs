@@ -113,12 +113,13 @@ async fn render(web: &Web, q: &ScopeQuery) -> Result<Response, ErrorObject> {
     let mut p = MemoriesParams::of(scope.clone());
     (p.limit, p.filings, p.kind, p.trust, p.include_forgotten, p.count) =
         (Some(per), wanted, kind, trust, all, true);
-    // The count first, so a page past the end shows the last one.
-    p.offset = Some(0);
+    // The page asked for, counted; one past the end is asked again as the last.
+    let asked = q.page.unwrap_or(1).max(1);
+    p.offset = Some((asked - 1).saturating_mul(PER_PAGE));
     let mut r = web.call::<m::Memories>(p.clone()).await?;
     let total = r.total.unwrap_or(0);
-    let (n, pages) = page_of(q.page, total, PER_PAGE);
-    if n > 1 {
+    let (n, pages) = page_of(Some(asked), total, PER_PAGE);
+    if n != asked {
         p.offset = Some((n - 1) * PER_PAGE);
         p.count = false;
         r.memories = web.call::<m::Memories>(p).await?.memories;
