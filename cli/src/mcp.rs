@@ -444,7 +444,8 @@ impl AmberMcp {
     }
 
     async fn recall_hits(&self, a: RecallArgs) -> Result<Value, String> {
-        let mut p = json!({ "text": a.query });
+        // An agent is given no weak matches: the relevance floor, always.
+        let mut p = json!({ "text": a.query, "floor": true });
         match (a.scope, self.here_now()) {
             (Some(s), _) => p["scope"] = s.into(),
             (None, Some(h)) => {

@@ -42,7 +42,7 @@ pub(crate) fn run(args: &RecallArgs, client: &mut Client, json: bool) -> anyhow:
     let mut p = RecallParams::new(query.clone());
     p.k = Some(*k);
     p.archived = archived.then_some(true);
-    p.floor = no_floor.then_some(false);
+    p.floor = Some(!no_floor);
     p.mode = Some(mode.parse::<SearchMode>()?);
     if let Some(s) = scope {
         p.scope = Some(s.parse().context("--scope")?);

@@ -105,7 +105,9 @@ fn top10(env: &Env) -> Vec<Vec<String>> {
     prompts
         .iter()
         .map(|p| {
-            let r = c.call_value("recall", json!({ "text": p["prompt"], "scope": SCOPE, "k": 10 })).unwrap();
+            let r = c
+                .call_value("recall", json!({ "text": p["prompt"], "scope": SCOPE, "k": 10, "floor": false }))
+                .unwrap();
             r["hits"]
                 .as_array()
                 .unwrap()

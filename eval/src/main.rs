@@ -57,6 +57,11 @@ enum Command {
     /// capture and another client's single write, each every second, during a
     /// 30,000-chunk ingest: refusals, p50/p99, the bulk's rate.
     Lanes(cmd::lanes::LanesArgs),
+    /// Mixed stores (issue 45): a project's curated memories, a week of its sessions'
+    /// raw captures, its documentation and skills, grown to 1k, 10k and 100k with
+    /// filler: answer@1/@5, raw captures above curated answers, preferences in the
+    /// briefing, "no good match", with and without ranking by filing.
+    Mixed(cmd::mixed::MixedArgs),
     /// Session-end curation on LoCoMo conversations with planted duplicates: found per
     /// edit kind, false merges, a duplicate-threshold sweep.
     Curate(cmd::curate::CurateArgs),
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
         Command::Fairness(a) => cmd::fairness::run(a),
         Command::Ingest(a) => cmd::ingest::run(a),
         Command::Lanes(a) => cmd::lanes::run(a),
+        Command::Mixed(a) => cmd::mixed::run(a),
         Command::Curate(a) => cmd::curate::run(a),
         Command::KgBench(a) => cmd::kg_bench::run(a),
         Command::Briefing(a) => cmd::briefing::run(a),

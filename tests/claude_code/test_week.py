@@ -228,7 +228,7 @@ def all_memories(env):
     """Every live memory of every scope: the union of large vector and BM25 recalls."""
     seen = {}
     for mode, query in (("vector", RECALL_QUERY), ("vector", "session transcript tool output"), ("bm25", "staging"), ("bm25", "the")):
-        r = amber(env, "--json", "recall", "--all-scopes", "--mode", mode, "-k", "1000", query, check=False)
+        r = amber(env, "--json", "recall", "--all-scopes", "--no-floor", "--mode", mode, "-k", "1000", query, check=False)
         if r.returncode != 0:
             continue
         for h in json.loads(r.stdout)["hits"]:

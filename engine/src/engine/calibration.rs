@@ -38,6 +38,11 @@ impl Engine {
         if let Some(c) = m.calibration.get() {
             return Ok(c.clone());
         }
+        // One measurement at a time: many first recalls at once wait for it.
+        let _one = super::lock(&m.calibrating);
+        if let Some(c) = m.calibration.get() {
+            return Ok(c.clone());
+        }
         let key = meta_key(&m.id);
         let stored = self.meta(&key)?.and_then(|s| serde_json::from_str::<Calibration>(&s).ok());
         let c = match stored {
@@ -45,7 +50,11 @@ impl Engine {
             _ => {
                 let c = measure(self, &m)?;
                 tracing::info!(model = %c.model, mean = c.unrelated_mean, sd = c.unrelated_sd, "calibrated");
-                self.set_meta(&key, &serde_json::to_string(&c).unwrap_or_default())?;
+                // Kept for the next start; a store that cannot be written now (a full
+                // disk) keeps it in memory and measures again next time.
+                if let Err(e) = self.set_meta(&key, &serde_json::to_string(&c).unwrap_or_default()) {
+                    tracing::warn!(cause = %e, "could not keep the calibration in the store");
+                }
                 c
             }
         };

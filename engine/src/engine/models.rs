@@ -28,6 +28,8 @@ pub(crate) struct Models {
     /// Where this model puts unrelated texts, once measured or read
     /// ([`Engine::calibration`]).
     pub(crate) calibration: OnceLock<Arc<amber_core::calibration::Calibration>>,
+    /// Held while the calibration is measured (once, however many ask at once).
+    pub(crate) calibrating: std::sync::Mutex<()>,
 }
 
 impl Models {
@@ -37,7 +39,16 @@ impl Models {
             let e = lock(&index);
             (e.model_id().to_string(), e.dim(), e.chunk_config(), e.may_be_away())
         };
-        Arc::new(Models { id, dim, chunking, remote, index, query, calibration: OnceLock::new() })
+        Arc::new(Models {
+            id,
+            dim,
+            chunking,
+            remote,
+            index,
+            query,
+            calibration: OnceLock::new(),
+            calibrating: std::sync::Mutex::new(()),
+        })
     }
 }
 

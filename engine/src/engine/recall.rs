@@ -126,13 +126,14 @@ impl Engine {
         }
         let standing = self.apply_standing(&mut fused, q);
         // The relevance floor: with vectors to judge by, a candidate whose best chunk is
-        // no closer to the query than unrelated text is, and that holds none of its
-        // identifiers, is no good match.
+        // no closer to the query than unrelated text is, that holds none of its
+        // identifiers and that the graph did not bring in (connected to an entity the
+        // query names), is no good match.
         if q.floor && qv.is_some() {
             let floor = self.calibration()?.floor();
             let cosine: HashMap<u64, f32> = vector.iter().map(|v| (v.0, v.1)).collect();
-            let exact: HashSet<u64> = exact_keys.iter().copied().collect();
-            fused.retain(|f| exact.contains(&f.key) || cosine.get(&f.key).is_some_and(|c| *c >= floor));
+            let kept: HashSet<u64> = exact_keys.iter().chain(graph_keys.iter()).copied().collect();
+            fused.retain(|f| kept.contains(&f.key) || cosine.get(&f.key).is_some_and(|c| *c >= floor));
         }
         let top: Vec<_> = fused.into_iter().take(q.k).collect();
         let seqs: Vec<u64> = top.iter().map(|f| f.key).collect();

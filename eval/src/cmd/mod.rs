@@ -20,6 +20,7 @@ pub(crate) mod load;
 pub(crate) mod locomo;
 pub(crate) mod longmemeval;
 pub(crate) mod migrate_bench;
+pub(crate) mod mixed;
 pub(crate) mod node;
 pub(crate) mod plot;
 pub(crate) mod standing;

@@ -47,9 +47,10 @@ pub struct RecallParams {
     /// Include archived memories, marked so in their evidence (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archived: Option<bool>,
-    /// Drop hits below the model's relevance floor (default true): when nothing matches
+    /// Drop hits below the model's relevance floor (default false, as before the floor
+    /// existed; `amber recall` and the MCP server ask for it): when nothing matches
     /// better than unrelated text would, there are no hits rather than the k least bad
-    /// (`amber_core::Query::floor`). False ranks every candidate.
+    /// (`amber_core::Query::floor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<bool>,
 }
@@ -90,7 +91,7 @@ impl RecallParams {
         q.now = self.now;
         q.expand = self.expand.unwrap_or_default();
         q.archived = self.archived.unwrap_or(false);
-        q.floor = self.floor.unwrap_or(true);
+        q.floor = self.floor.unwrap_or(false);
         q
     }
 }
