@@ -208,6 +208,8 @@ pub(crate) async fn search(State(web): State<Arc<Web>>, Query(q): Query<SearchQu
     }
     p.k = Some(SEARCH_HITS);
     p.archived = archived.then_some(true);
+    // As `amber recall`: nothing below the relevance floor.
+    p.floor = Some(true);
     let r = match web.call::<m::Recall>(p).await {
         Ok(r) => r,
         Err(e) => return error(&e),
