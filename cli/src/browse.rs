@@ -34,7 +34,28 @@ pub(crate) enum BrowseCommand {
         /// Forgotten and archived memories too.
         #[arg(long)]
         include_forgotten: bool,
+        /// Only memories filed so: person, promoted, agent, document, skill, raw
+        /// (repeatable).
+        #[arg(long, value_name = "FILING")]
+        filing: Vec<String>,
+        /// Only memories of this type.
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: Option<String>,
+        /// Only memories trusted this far: person, agent or external.
+        #[arg(long)]
+        trust: Option<String>,
     },
+}
+
+/// A trust level from the command line.
+fn trust(s: &str) -> anyhow::Result<amber_core::origin::Trust> {
+    use amber_core::origin::Trust;
+    Ok(match s {
+        "person" => Trust::Person,
+        "agent" => Trust::Agent,
+        "external" => Trust::External,
+        other => anyhow::bail!("--trust must be person, agent or external, got {other:?}"),
+    })
 }
 
 /// Runs a command.
@@ -57,16 +78,17 @@ pub(crate) fn run(cmd: &BrowseCommand, client: &mut Client, json: bool) -> anyho
                 outln!("{} → {} in {}", r.old_id, r.new_id, r.scope);
             }
         }
-        BrowseCommand::List { scope, limit, before, include_forgotten } => {
+        BrowseCommand::List { scope, limit, before, include_forgotten, filing, kind, trust: t } => {
             if *limit == 0 || *limit > MAX_PAGE {
                 anyhow::bail!("--limit must be 1 to {MAX_PAGE}, got {limit}");
             }
-            let p = MemoriesParams {
-                scope: scope.parse().context("SCOPE")?,
-                limit: Some(*limit),
-                before: *before,
-                include_forgotten: *include_forgotten,
-            };
+            let mut p = MemoriesParams::of(scope.parse().context("SCOPE")?);
+            p.limit = Some(*limit);
+            p.before = *before;
+            p.include_forgotten = *include_forgotten;
+            p.filings = filing.iter().map(|f| f.parse()).collect::<Result<_, _>>().context("--filing")?;
+            p.kind = kind.as_deref().map(str::parse).transpose().context("--type")?;
+            p.trust = t.as_deref().map(trust).transpose()?;
             let r = client.send::<method::Memories>(&p)?;
             if json {
                 print_json(&r)?;
@@ -79,18 +101,39 @@ pub(crate) fn run(cmd: &BrowseCommand, client: &mut Client, json: bool) -> anyho
                 } else if m.archived {
                     state.push_str(" (archived)");
                 }
+                // A document section: its file and headings before its first line.
+                let mut trail: Vec<&str> = m.file.iter().map(String::as_str).collect();
+                trail.extend(m.headings.iter().map(String::as_str));
+                let trail =
+                    if trail.is_empty() { String::new() } else { format!("{}: ", trail.join(" › ")) };
                 outln!(
-                    "{} {} {} {} {:.2}{state}  {}",
+                    "{} {} {} {} {} {:.2}{state}  {trail}{}",
                     m.id,
                     m.created,
                     m.kind,
+                    m.filing,
                     m.trust.as_str(),
                     m.weight,
                     m.first_line
                 );
             }
             match r.next {
-                Some(next) => outln!("older: amber list {scope} --before {next}"),
+                Some(next) => {
+                    let mut again = format!("amber list {scope} --before {next}");
+                    for f in filing {
+                        again.push_str(&format!(" --filing {f}"));
+                    }
+                    if let Some(k) = kind {
+                        again.push_str(&format!(" --type {k}"));
+                    }
+                    if let Some(t) = t {
+                        again.push_str(&format!(" --trust {t}"));
+                    }
+                    if *include_forgotten {
+                        again.push_str(" --include-forgotten");
+                    }
+                    outln!("older: {again}")
+                }
                 None if r.memories.is_empty() => outln!("no memories in {scope}"),
                 None => {}
             }

@@ -1,15 +1,18 @@
 //! `amber ui`: asks the daemon for the person's web view (`ui_start`), prints its URL and
 //! opens the browser (`$BROWSER`, else `xdg-open`, else `open`), never failing when there
-//! is none: the URL is printed either way.
+//! is none: the URL is printed either way. The working directory goes with the ask, so
+//! the view's search defaults to the scopes `amber recall` searches here.
 
 use std::process::{Command, Stdio};
 
 use amber_ipc::Client;
-use amber_ipc::protocol::{NoParams, UiStartResult, method};
+use amber_ipc::protocol::{UiStartParams, UiStartResult, method};
 
 /// Starts (or finds) the web view and opens it unless `no_open`.
 pub(crate) fn run(client: &mut Client, json: bool, no_open: bool) -> anyhow::Result<()> {
-    let r: UiStartResult = client.send::<method::UiStart>(&NoParams)?;
+    // No readable working directory: the view searches every scope by default.
+    let cwd = std::env::current_dir().ok();
+    let r: UiStartResult = client.send::<method::UiStart>(&UiStartParams { cwd })?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&r)?);
     } else {

@@ -11,8 +11,8 @@ use amber_ipc::protocol::{ErrorKind, ErrorObject, METHODS, Method, MethodSpec, R
 use serde_json::Value;
 
 use crate::methods::{
-    admin, advice, agents, capture, checkpoint, compile, get_advice, graph, ingest, judge, learn, memory,
-    model, outcome, portable, review, runs, scope, session, sessions, threads,
+    admin, advice, agents, capture, checkpoint, compile, documents, get_advice, graph, ingest, judge, learn,
+    memory, model, outcome, portable, review, runs, scope, session, sessions, threads,
 };
 use crate::peer::Peer;
 use crate::state::Shared;
@@ -56,6 +56,8 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::ScopeMove => scope::move_method(shared, peer, params::<m::ScopeMove>(p)?).await,
         Method::MemoryMove => scope::move_memory(shared, peer, params::<m::MemoryMove>(p)?).await,
         Method::Memories => scope::memories(shared, peer, params::<m::Memories>(p)?).await,
+        Method::Documents => documents::files(shared, peer, params::<m::Documents>(p)?).await,
+        Method::Document => documents::sections(shared, peer, params::<m::Document>(p)?).await,
         Method::SessionStart => session::start(shared, params::<m::SessionStart>(p)?).await,
         Method::SessionEvent => session::event(shared, peer, params::<m::SessionEvent>(p)?).await,
         Method::SessionCheckpoint => {
@@ -69,6 +71,7 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::KgTimeline => graph::query(shared, params::<m::KgTimeline>(p)?, true).await,
         Method::KgTraverse => graph::traverse(shared, params::<m::KgTraverse>(p)?).await,
         Method::KgStats => graph::stats(shared, params::<m::KgStats>(p)?).await,
+        Method::KgEntities => graph::entities(shared, params::<m::KgEntities>(p)?).await,
         Method::Outcome => outcome::outcome(shared, peer, params::<m::Outcome>(p)?).await,
         Method::Outcomes => outcome::outcomes(shared, peer, params::<m::Outcomes>(p)?).await,
         Method::Unarchive => outcome::unarchive(shared, peer, params::<m::Unarchive>(p)?).await,

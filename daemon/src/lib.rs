@@ -236,7 +236,7 @@ async fn serve(
         team,
         compiling: tokio::sync::Mutex::new(()),
         sources: std::sync::Mutex::new(None),
-        ui_start: |s| Box::pin(async move { crate::web::start(&s).await }),
+        ui_start: |s, here| Box::pin(async move { crate::web::start(&s, here).await }),
         web: tokio::sync::Mutex::new(None),
         migrations,
     });

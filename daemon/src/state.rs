@@ -49,6 +49,7 @@ pub(crate) struct Shared {
 /// What starts the web view (or finds it running): [`Shared::ui_start`].
 pub(crate) type UiStarter = fn(
     Arc<Shared>,
+    Option<amber_tiers::scope::Resolved>,
 ) -> std::pin::Pin<
     Box<
         dyn std::future::Future<
@@ -57,12 +58,20 @@ pub(crate) type UiStarter = fn(
     >,
 >;
 
+/// What makes a link to the running web view: [`WebView::link`].
+pub(crate) type Linker = Box<
+    dyn Fn(Option<amber_tiers::scope::Resolved>) -> Result<String, amber_ipc::protocol::ErrorObject>
+        + Send
+        + Sync,
+>;
+
 /// The running web view.
 pub(crate) struct WebView {
     /// Its port on 127.0.0.1.
     pub port: u16,
-    /// A new link to it (its URL with a one-time code; the web view's `Web::link`).
-    pub link: Box<dyn Fn() -> Result<String, amber_ipc::protocol::ErrorObject> + Send + Sync>,
+    /// A new link to it (its URL with a one-time code; the web view's `Web::link`), made
+    /// from a working directory resolved (the scopes its search defaults to), or none.
+    pub link: Linker,
     /// The server's task: it ends at shutdown.
     pub task: tokio::task::JoinHandle<()>,
 }

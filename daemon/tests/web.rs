@@ -1,16 +1,19 @@
 //! The person's web view (`amber ui`, `ui_start`) over raw HTTP: who may start it, the
 //! refusals (no token, a wrong token, a foreign `Host`, a cross-site POST, a POST without
 //! the form token), the headers, hostile memory text rendered as text, a forget and an
-//! unforget, an outcome, a trust and a move through the forms, and a scope's page.
-//! Against the real daemon and model. The same view in a real browser:
-//! tests/web/test_web.py.
+//! unforget, an outcome, a trust and a move through the forms, and a scope's page; and the
+//! view at scale: an ingested tree browsed by file (a file's sections in its order now),
+//! a scope's memories filtered by filing, type and trust and paged with counts, the
+//! search defaulting to the scopes `amber recall` searches where `amber ui` ran, and the
+//! graph opening on the project's entities. Against the real daemon and model. The same
+//! view in a real browser: tests/web/test_web.py.
 
 mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use common::{Daemon, as_person};
+use common::{Daemon, as_person, person_at};
 use serde_json::{Value, json};
 
 const HOSTILE: &str = "the build breaks on <script>alert('amber')</script> and <img src=x onerror=alert(1)>";
@@ -134,7 +137,14 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     assert!(page.contains("&lt;script&gt;alert(&#39;amber&#39;)&lt;/script&gt;"), "{page}");
     assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;"));
     assert!(!page.contains("<script") && !page.contains("<img"), "markup from a memory reached the page");
-    let (_, _, hits) = get("/search?q=build+breaks", &[]);
+    // `amber ui` ran outside proj/web: the search of this project and `user` finds
+    // nothing good and names where better matches are; every scope finds it.
+    let (_, _, none) = get("/search?q=build+breaks", &[]);
+    assert!(none.contains("id=nohits>No good match"), "{none}");
+    let there =
+        "id=elsewhere>Better matches are in <a href=\"/search?q=build%20breaks&amp;scope=proj%2Fweb\">";
+    assert!(none.contains(there), "{none}");
+    let (_, _, hits) = get("/search?q=build+breaks&in=all", &[]);
     assert!(hits.contains(&id[..12]) && hits.contains("&lt;script&gt;"), "{hits}");
     assert!(!hits.contains("<script"));
 
@@ -240,4 +250,238 @@ fn the_web_view_refuses_strangers_and_renders_memories_as_text() {
     );
     let (st, _, _) = post(&format!("/memory/{to}/move"), &[own], &format!("form={form}&to=proj%2Fmoved"));
     assert_eq!(st, 400, "into the scope it is in: refused");
+}
+
+/// The view as the person's browser holds it: its port and the cookie a link's code gave.
+struct View {
+    port: u16,
+    cookie: String,
+}
+
+impl View {
+    /// `amber ui` run in `cwd`, its link's code redeemed for the cookie.
+    fn open(d: &Daemon, cwd: &std::path::Path) -> View {
+        let out = person_at(d, Some(cwd), &["ui", "--no-open"]);
+        assert!(out.status.success(), "amber ui: {}", String::from_utf8_lossy(&out.stderr));
+        let ui: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let port = u16::try_from(ui["port"].as_u64().unwrap()).unwrap();
+        let code = ui["url"].as_str().unwrap().rsplit("code=").next().unwrap().to_string();
+        let (st, head, _) = http(port, "GET", &format!("/?code={code}"), &[], "");
+        assert_eq!(st, 303, "{head}");
+        let set = header(&head, "set-cookie").unwrap();
+        View { port, cookie: set.split(';').next().unwrap().to_string() }
+    }
+
+    /// A page: its status and body.
+    fn get(&self, path: &str) -> (u16, String) {
+        let (st, _, body) = http(self.port, "GET", path, &[("Cookie", &self.cookie)], "");
+        assert!(!body.contains("<script"), "{path} holds a script tag");
+        (st, body)
+    }
+
+    /// A page that must load.
+    fn page(&self, path: &str) -> String {
+        let (st, body) = self.get(path);
+        assert_eq!(st, 200, "{path}: {body}");
+        body
+    }
+}
+
+/// The text after `marker` (an attribute closing its tag) up to the next tag.
+fn text_at<'a>(body: &'a str, marker: &str) -> &'a str {
+    let at = body.find(marker).unwrap_or_else(|| panic!("no {marker} in {body}"));
+    let rest = &body[at + marker.len()..];
+    &rest[..rest.find('<').unwrap_or(rest.len())]
+}
+
+/// The text of the element with this id.
+fn text_of<'a>(body: &'a str, id: &str) -> &'a str {
+    text_at(body, &format!("id={id}>"))
+}
+
+/// One section of a Markdown file.
+fn step(i: usize) -> String {
+    format!("## Step {i:03}\n\nDo step {i} of the rollout: check the gauges on host {i}.\n\n")
+}
+
+const GUIDE_STEPS: usize = 150;
+const OPS_RUNBOOKS: usize = 100;
+
+#[test]
+fn the_web_view_browses_files_filters_pages_and_searches_where_amber_ui_ran() {
+    let d = Daemon::start(&[]);
+    let mut c = d.client();
+    let proj = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(proj.path()).unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    let run = |args: &[&str]| -> Value {
+        let out = person_at(&d, Some(&root), args);
+        assert!(out.status.success(), "amber {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let here = run(&["scope", "here"]);
+    let scope = here["scope"].as_str().unwrap().to_string();
+    let enc = |s: &str| s.replace('/', "%2F");
+
+    // The person's own memories and an agent's in the project, one in `user`, one in
+    // another project that matches the same search.
+    for text in [
+        "The rollout checklist: watch the gauges before every step",
+        "Never roll out on a Friday",
+        "Host 7 needs a manual restart after the rollout",
+    ] {
+        run(&["remember", text]);
+    }
+    run(&["remember", "--scope", "user", "I like the rollout gauges summarised in one line"]);
+    for (text, kind) in
+        [("The gauges live on the ops dashboard", "discovery"), ("Rollouts took 2 hours", "fact")]
+    {
+        c.call_value(
+            "remember",
+            json!({ "content": text, "scope": scope, "type": kind, "author": "claude-code" }),
+        )
+        .unwrap();
+    }
+    let other = json!({ "content": "Rollout gauges checklist of another team", "scope": "elsewhere/team" });
+    c.call_value("remember", other).unwrap();
+
+    // An ingested tree: 151 + 100 + 1 sections in three files (one with hostile headings).
+    let guide = root.join("docs/guide.md");
+    let head = "# Guide\n\nThe rollout, step by step.\n\n";
+    std::fs::write(&guide, format!("{head}{}", (1..=GUIDE_STEPS).map(step).collect::<String>())).unwrap();
+    let ops: String =
+        (1..=OPS_RUNBOOKS).map(|i| format!("## Runbook {i}\n\nRestart worker {i}.\n\n")).collect();
+    std::fs::write(root.join("docs/ops.md"), format!("# Ops\n\n{ops}")).unwrap();
+    std::fs::write(root.join("docs/hostile.md"), format!("# Alert {HOSTILE}\n\nbody {HOSTILE}\n")).unwrap();
+    run(&["ingest", root.join("docs").to_str().unwrap()]);
+    let sections = GUIDE_STEPS + 1 + OPS_RUNBOOKS + 1;
+
+    c.call_value(
+        "kg_add",
+        json!({ "scope": scope, "facts": [
+            { "subject": "rollout", "predicate": "watches", "object": "gauges" },
+            { "subject": "rollout", "predicate": "runs on", "object": "host 7" },
+            { "subject": "gauges", "predicate": "shown on", "object": "ops dashboard" },
+        ] }),
+    )
+    .unwrap();
+    let listed = c.call_value("kg_entities", json!({ "scope": scope })).unwrap();
+    assert_eq!(listed["entities"][0]["entity"]["name"], "rollout", "{listed}");
+    assert_eq!(listed["entities"][0]["facts"], 2, "{listed}");
+
+    let view = View::open(&d, &root);
+    let at = format!("/scope?name={}", enc(&scope));
+
+    // The scope's page: its files apart, with their sections counted; its other
+    // memories listed, counted; no wall of chunks.
+    let page = view.page(&at);
+    assert!(text_of(&page, "held").starts_with(&format!("{} live memories", sections + 5)), "{page}");
+    assert!(page.contains(&format!("{sections} document sections</a> in 3 files")), "{page}");
+    let files_table = &page[page.find("id=files>").unwrap()..page.find("<h2>Memories").unwrap()];
+    assert_eq!(files_table.matches("class=file ").count(), 3, "{files_table}");
+    for (label, n) in
+        [("docs/guide.md", GUIDE_STEPS + 1), ("docs/ops.md", OPS_RUNBOOKS), ("docs/hostile.md", 1)]
+    {
+        let row = files_table.split("<tr>").find(|r| r.contains(&format!(">{label}</a>"))).expect(label);
+        assert!(row.contains(&format!("class=count>{n}<")), "{label}: {row}");
+    }
+    assert_eq!(
+        text_of(&page, "count"),
+        "1–5 of 5 (document sections are listed by file, above), newest filed first"
+    );
+    assert!(!page.contains("class=trail"), "no chunk among the memories by default");
+    assert!(!page.contains("id=older"), "one page");
+
+    // Filters: trust, type, filing; each counted.
+    let agent = view.page(&format!("{at}&trust=agent"));
+    assert!(text_of(&agent, "count").starts_with("1–2 of 2"), "{agent}");
+    let found = view.page(&format!("{at}&type=discovery"));
+    assert!(text_of(&found, "count").starts_with("1–1 of 1") && found.contains("The gauges live"), "{found}");
+    let mine = view.page(&format!("{at}&filing=person"));
+    assert!(text_of(&mine, "count").starts_with("1–3 of 3") && !mine.contains("Rollouts took"), "{mine}");
+    assert_eq!(view.get(&format!("{at}&filing=curated")).0, 400, "a filing that is none");
+
+    // Document sections as a flat list, paged by 40 with counts: first, a middle page, last.
+    let docs = view.page(&format!("{at}&filing=document"));
+    assert!(text_of(&docs, "count").starts_with(&format!("1–40 of {sections}")), "{docs}");
+    assert_eq!(docs.matches("class=trail").count(), 40);
+    assert!(docs.contains("docs/ops.md › Ops") && docs.contains("id=older"), "{docs}");
+    let last = sections.div_ceil(40);
+    assert_eq!(text_of(&docs, "pageno"), format!("page 1 of {last}"));
+    let two = view.page(&format!("{at}&filing=document&page=2"));
+    assert!(text_of(&two, "count").starts_with(&format!("41–80 of {sections}")), "{two}");
+    assert!(two.contains("id=newer") && two.contains("id=older"));
+    let end = view.page(&format!("{at}&filing=document&page={last}"));
+    let first = (last - 1) * 40 + 1;
+    assert!(text_of(&end, "count").starts_with(&format!("{first}–{sections} of {sections}")), "{end}");
+    assert!(!end.contains("id=older") && end.contains("id=newest"));
+    for page in ["999", "18446744073709551615"] {
+        let past = view.page(&format!("{at}&filing=document&page={page}"));
+        assert_eq!(text_of(&past, "pageno"), format!("page {last} of {last}"), "past the end: the last page");
+        assert_eq!(past.matches("class=trail").count(), sections - (last - 1) * 40);
+    }
+    let files_past = view.page(&format!("/files?scope={}&page=18446744073709551615", enc(&scope)));
+    assert!(text_of(&files_past, "count").starts_with("1–3 of 3"), "{files_past}");
+
+    // Every file of the scope, and one file's sections in its order; hostile headings are text.
+    let files = view.page(&format!("/files?scope={}", enc(&scope)));
+    assert!(text_of(&files, "count").starts_with("1–3 of 3"), "{files}");
+    let hostile = view.page(&format!(
+        "/file?scope={}&path={}",
+        enc(&scope),
+        enc(root.join("docs/hostile.md").to_str().unwrap())
+    ));
+    assert!(hostile.contains("&lt;script&gt;alert(&#39;amber&#39;)&lt;/script&gt;"), "{hostile}");
+    let file = format!("/file?scope={}&path={}", enc(&scope), enc(guide.to_str().unwrap()));
+    let sections_of = |body: &str| -> Vec<String> {
+        body.split("<li class=section>").skip(1).map(|li| text_at(li, "class=heading>").to_string()).collect()
+    };
+    let mut want = vec!["Guide".to_string()];
+    want.extend((1..=GUIDE_STEPS).map(|i| format!("Step {i:03}")));
+    let listed = view.page(&file);
+    assert_eq!(sections_of(&listed), want);
+    assert_eq!(
+        text_of(&listed, "count"),
+        format!("{} sections, in their order in the file.", GUIDE_STEPS + 1)
+    );
+    assert!(listed.contains("Do step 1 of the rollout") && listed.contains("lines 5–7"), "{listed}");
+
+    // The file edited, not ingested again: its sections follow the file as it is now.
+    let moved: String = (1..=GUIDE_STEPS).filter(|i| *i != 2).map(step).collect();
+    std::fs::write(&guide, format!("{head}{moved}{}", step(2))).unwrap();
+    let now = view.page(&file);
+    want.remove(2);
+    want.push("Step 002".into());
+    assert_eq!(sections_of(&now), want, "in the order of the file now");
+    assert!(now.contains("this text is still there"), "{now}");
+    assert_eq!(view.get(&format!("/file?scope={}&path=%2Fnone.md", enc(&scope))).0, 404);
+
+    // The search: by default the scopes `amber recall` searches where `amber ui` ran.
+    let searched = view.page("/search?q=rollout+gauges+checklist");
+    assert_eq!(text_of(&searched, "here"), format!("{scope} + user"));
+    assert!(searched.contains("value=here checked"), "{searched}");
+    assert!(searched.contains("The rollout checklist") && !searched.contains("another team"), "{searched}");
+    assert!(!searched.contains("[elsewhere/team]"), "{searched}");
+    assert!(
+        searched.contains("id=everywhere href=\"/search?q=rollout%20gauges%20checklist&amp;in=all\""),
+        "{searched}"
+    );
+    let everywhere = view.page("/search?q=rollout+gauges+checklist&in=all");
+    assert!(everywhere.contains("another team") && everywhere.contains("id=every checked"), "{everywhere}");
+    let one = view.page("/search?q=rollout+gauges&scope=elsewhere%2Fteam");
+    assert!(one.contains("another team") && !one.contains("The rollout checklist"), "{one}");
+
+    // The graph opens on the project's entities, the most connected drawn.
+    let graph = view.page("/graph");
+    assert!(graph.contains("id=entities") && graph.contains(&format!("Entities of {scope}")), "{graph}");
+    assert_eq!(text_of(&graph, "drawn"), "Around rollout");
+    assert!(graph.matches("<circle").count() >= 3, "{graph}");
+
+    // `amber list` filters as the page does.
+    let listed = run(&["list", &scope, "--filing", "person"]);
+    assert_eq!(listed["memories"].as_array().map(Vec::len), Some(3), "{listed}");
+    let chunks = run(&["list", &scope, "--filing", "document", "--limit", "2"]);
+    assert_eq!(chunks["memories"][0]["filing"], "document", "{chunks}");
+    assert!(chunks["memories"][0]["file"].as_str().is_some_and(|f| f.starts_with("docs/")), "{chunks}");
 }

@@ -26,12 +26,15 @@ pub use advice::{
     JudgementsParams, JudgementsResult, NoteWritten, SituationListed,
 };
 pub use browse::{
-    DEFAULT_PAGE, FIRST_LINE_CHARS, MAX_PAGE, MemoriesParams, MemoriesResult, MemoryMoveParams, MemorySummary,
+    DEFAULT_FILES, DEFAULT_PAGE, DocumentFile, DocumentParams, DocumentResult, DocumentSection,
+    DocumentsParams, DocumentsResult, FIRST_LINE_CHARS, MAX_FILES, MAX_PAGE, MAX_SECTIONS, MemoriesParams,
+    MemoriesResult, MemoryMoveParams, MemorySummary, SECTION_OPENING_CHARS, first_line,
 };
 pub use compile::{CompileParams, CompileResult, SkillWritten};
 pub use graph::{
-    KgAddParams, KgAddResult, KgEntityParams, KgFactResult, KgFactsResult, KgInvalidateParams, KgNode,
-    KgStatsParams, KgStatsResult, KgTraverseParams, KgTraverseResult, MAX_KG_BATCH,
+    KgAddParams, KgAddResult, KgEntitiesParams, KgEntitiesResult, KgEntityCount, KgEntityParams,
+    KgFactResult, KgFactsResult, KgInvalidateParams, KgNode, KgStatsParams, KgStatsResult, KgTraverseParams,
+    KgTraverseResult, MAX_KG_BATCH,
 };
 pub use ingest::{IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES, SourcesStatus};
 pub use methods::{Access, METHODS, McpSet, Method, MethodDoors, MethodSpec, NoParams, method};
@@ -59,7 +62,7 @@ pub use standing::{
 pub use threads::{
     GuardParams, GuardResult, Inbox, InboxItem, ReleaseParams, ReleaseResult, ThreadParams, ThreadResult,
 };
-pub use ui::{SessionSummary, SessionsParams, SessionsResult, UiStartResult};
+pub use ui::{SessionSummary, SessionsParams, SessionsResult, UiStartParams, UiStartResult};
 
 /// The protocol version. A client that says another major version in `hello` is refused
 /// with [`ErrorKind::UnsupportedProtocol`]. Bumped when a method changes incompatibly;

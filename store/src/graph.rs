@@ -469,6 +469,34 @@ impl Graph for Store {
     }
 
     /// Counts over a scope's graph (every scope when None); `valid_now` at `now`.
+    fn kg_entities(&self, scope: Option<&Scope>, now: Millis, limit: usize) -> Result<Vec<(Entity, u64)>> {
+        let valid = "f.invalidated_at IS NULL AND (f.valid_from IS NULL OR f.valid_from <= ?2) \
+                     AND (f.valid_to IS NULL OR f.valid_to > ?2)";
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT e.id, (SELECT count(*) FROM kg_facts f WHERE f.subject = e.id AND {valid})
+                     + (SELECT count(*) FROM kg_facts f WHERE f.object = e.id AND {valid}) AS n
+                 FROM kg_entities e WHERE (?1 IS NULL OR e.scope = ?1) ORDER BY n DESC, e.id LIMIT ?3"
+            ))
+            .map_err(self.sql())?;
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let rows = stmt
+            .query_map(params![scope.map(Scope::as_str), now, limit], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })
+            .map_err(self.sql())?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.sql())?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, n) in rows {
+            if let Some(e) = entity_by_id(&self.conn, id)? {
+                out.push((e, n.max(0) as u64));
+            }
+        }
+        Ok(out)
+    }
+
     fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats> {
         let s = scope.map(Scope::as_str);
         let one = |q: &str| -> Result<u64> {

@@ -30,6 +30,7 @@ mod documents;
 mod error;
 mod graph;
 mod keys;
+mod listing;
 #[cfg(feature = "team")]
 mod pg;
 mod portable;
@@ -50,6 +51,7 @@ pub use backend::{
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
 pub use keys::Key;
+pub use listing::{DocFile, ListFilter};
 #[cfg(feature = "team")]
 pub use pg::PgBackend;
 #[cfg(feature = "team")]

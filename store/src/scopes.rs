@@ -1,10 +1,12 @@
 //! Scopes: the project roots they stand for, moving memories between scopes, and ids
 //! looked up by prefix.
 
+use amber_core::filing::Filing;
 use amber_core::{Memory, MemoryId, Millis, Scope};
 use rusqlite::{OptionalExtension, params};
 
 use crate::Scopes;
+use crate::listing::{self, Dialect, ListFilter};
 use crate::store::{MEMORY_COLUMNS, decode, raw_row};
 use crate::{Error, Result, Store};
 
@@ -193,27 +195,43 @@ impl Scopes for Store {
     fn scope_page(
         &self,
         scope: &Scope,
+        filter: &ListFilter,
         before: Option<u64>,
+        offset: u64,
         limit: usize,
-        include_forgotten: bool,
     ) -> Result<Vec<Memory>> {
         let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ?1 AND seq < ?2
-                 AND (?3 OR (forgotten_at IS NULL AND archived_at IS NULL)) ORDER BY seq DESC LIMIT ?4"
+                "SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = ?1 AND seq < ?2{}
+                 ORDER BY seq DESC LIMIT ?3 OFFSET ?4",
+                listing::where_sql(Dialect::Sqlite, filter, true)
             ))
             .map_err(self.sql())?;
         let limit = limit.min(i64::MAX as usize) as i64;
-        let rows = stmt
-            .query_map(params![scope.as_str(), before, include_forgotten, limit], raw_row)
-            .map_err(self.sql())?;
+        let offset = offset.min(i64::MAX as u64) as i64;
+        let rows =
+            stmt.query_map(params![scope.as_str(), before, limit, offset], raw_row).map_err(self.sql())?;
         let mut out = Vec::new();
         for r in rows {
             out.push(decode(r.map_err(self.sql())?, &self.path)?);
         }
         Ok(out)
+    }
+
+    fn scope_tally(&self, scope: &Scope, filter: &ListFilter) -> Result<Vec<(Filing, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {} AS filing, count(*) FROM memories WHERE scope = ?1{} GROUP BY filing",
+                listing::filing_sql(Dialect::Sqlite),
+                listing::where_sql(Dialect::Sqlite, filter, false)
+            ))
+            .map_err(self.sql())?;
+        let rows =
+            stmt.query_map(params![scope.as_str()], |r| Ok((r.get(0)?, r.get(1)?))).map_err(self.sql())?;
+        Ok(listing::tally(rows.collect::<rusqlite::Result<_>>().map_err(self.sql())?))
     }
 }
 
@@ -449,13 +467,15 @@ mod tests {
         s.insert(&NewMemory::new("below").in_scope(scope("a/b/c")), 8).unwrap();
         let gone = s.insert(&NewMemory::new("gone").in_scope(sc.clone()), 9).unwrap().0;
         s.forget(&gone.id, 10).unwrap();
-        let page = |before, n, all| -> Vec<u64> {
-            s.scope_page(&sc, before, n, all).unwrap().iter().map(|m| m.seq).collect()
+        let page = |before, offset, n, all| -> Vec<u64> {
+            let f = ListFilter { include_forgotten: all, ..ListFilter::default() };
+            s.scope_page(&sc, &f, before, offset, n).unwrap().iter().map(|m| m.seq).collect()
         };
         seqs.reverse();
-        assert_eq!(page(None, 4, false), seqs[..4]);
-        assert_eq!(page(Some(seqs[3]), 4, false), seqs[4..]);
-        assert_eq!(page(None, 1, true), vec![gone.seq], "forgotten only when asked");
+        assert_eq!(page(None, 0, 4, false), seqs[..4]);
+        assert_eq!(page(Some(seqs[3]), 0, 4, false), seqs[4..]);
+        assert_eq!(page(None, 4, 4, false), seqs[4..], "an offset skips as a cursor does");
+        assert_eq!(page(None, 0, 1, true), vec![gone.seq], "forgotten only when asked");
     }
 
     #[test]

@@ -5,6 +5,10 @@
 
 #![cfg(feature = "team")]
 
+mod common {
+    pub mod browse;
+}
+
 use std::fmt::Debug;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +19,9 @@ use amber_core::graph::{NewEntity, NewFact};
 use amber_core::{
     Link, LinkKind, MemoryId, MemoryType, NewMemory, NewRun, Outcome, Report, ReportKind, RunReward, Scope,
 };
-use amber_store::{Backend, Error, GuardEntry, MemoryStore, PgBackend, Purged, SessionRow, Store};
+use amber_store::{
+    Backend, Error, GuardEntry, ListFilter, MemoryStore, PgBackend, Purged, SessionRow, Store,
+};
 
 /// Runs `scripts/pg.sh` with these environment variables; its stdout, or a panic with
 /// its message.
@@ -749,7 +755,7 @@ fn scope_page_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
     let mut before = None;
     let mut all = Vec::new();
     loop {
-        let page = s.scope_page(&sc, before, 3, false).unwrap();
+        let page = s.scope_page(&sc, &ListFilter::default(), before, 0, 3).unwrap();
         t.note("page", &page);
         let got = seqs(page);
         all.extend(got.clone());
@@ -763,15 +769,27 @@ fn scope_page_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
     want.insert(0, inv.seq);
     want[1..].reverse();
     assert_eq!(all, want, "newest first, live and not archived, this scope alone");
-    let everything = seqs(s.scope_page(&sc, None, 100, true).unwrap());
+    let all = ListFilter { include_forgotten: true, ..ListFilter::default() };
+    let everything = seqs(s.scope_page(&sc, &all, None, 0, 100).unwrap());
     assert_eq!(everything.len(), 10, "forgotten and archived when asked: {everything:?}");
     t.note("everything", everything);
-    t.note("empty", s.scope_page(&scope("team/none"), None, 10, true).unwrap());
+    t.note("empty", s.scope_page(&scope("team/none"), &all, None, 0, 10).unwrap());
 }
 
 #[test]
 fn a_scope_pages_as_on_the_local_store() {
     conformance(scope_page_scenario);
+}
+
+fn browse_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
+    for (step, seen) in common::browse::scenario(s) {
+        t.note(&step, seen);
+    }
+}
+
+#[test]
+fn a_scope_is_filtered_counted_and_its_files_listed_as_on_the_local_store() {
+    conformance(browse_scenario);
 }
 
 fn advice_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
@@ -905,6 +923,13 @@ fn graph_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
     t.note("mention count", s.kg_mention_count(alice_id).unwrap());
     t.note("mention seqs", s.kg_mention_seqs(&[alice_id, 9999], 5).unwrap());
     t.note("stats", (s.kg_stats(None, 25).unwrap(), s.kg_stats(Some(&scope("team/b")), 25).unwrap()));
+    let entities = s.kg_entities(Some(&sc), 25, 10).unwrap();
+    let named: Vec<(&str, u64)> = entities.iter().map(|(e, n)| (e.name.as_str(), *n)).collect();
+    assert_eq!(named[0], ("Alice", 1), "most facts valid now first: {named:?}");
+    assert_eq!(named.len(), 3, "{named:?}");
+    t.note("entities", &entities);
+    assert_eq!(s.kg_entities(None, 25, 2).unwrap().len(), 2, "every scope's, at most the limit");
+    assert!(s.kg_entities(Some(&scope("team/b")), 25, 10).unwrap().is_empty());
 }
 
 #[test]

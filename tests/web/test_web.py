@@ -3,11 +3,14 @@ driven by Playwright (its Python package; no browser download: the system binary
 
 Against a store seeded through the real doors (the `amber` command as the person, the
 Python client as an agent: memories, a hostile one, a session that was served, graph
-facts, a rewarded run), it loads every page, clicks search -> memory -> session, forgets
-and unforgets a memory asserting on the page, pages through a scope and moves a memory
-to another scope with its form, and checks from the browser that no token, a foreign
-Host and a cross-site POST are refused. Screenshots go to
-target/artifacts/web/*.png (CI keeps them)."""
+facts, a rewarded run, an ingested documentation tree of a few hundred sections), it
+loads every page, clicks search -> memory -> session, forgets and unforgets a memory
+asserting on the page, pages through a scope and moves a memory to another scope with
+its form, browses the tree by file (a file's sections in order), filters and pages a
+scope with counts, searches the scopes `amber recall` searches where `amber ui` ran
+(then every scope), opens the graph on the project's entities, and checks from the
+browser that no token, a foreign Host and a cross-site POST are refused. Screenshots go
+to target/artifacts/web/*.png (CI keeps them)."""
 
 import contextlib
 import http.server
@@ -28,7 +31,9 @@ CHROMIUM = os.environ.get("AMBER_CHROMIUM") or shutil.which("chromium") or "/usr
 SHOTS = ROOT / "target" / "artifacts" / "web"
 STRICT = os.environ.get("AMBER_TESTS_STRICT") == "1"
 SCOPE = "proj/shop"
-MANY = "proj/runbook"  # more memories than a scope page holds (50)
+MANY = "proj/runbook"  # more memories than a scope page holds (40)
+GUIDE_STEPS = 120  # docs/guide.md: a title section and this many steps
+OPS_RUNBOOKS = 100  # docs/ops.md
 HOSTILE = "The checkout page logs <script>window.PWNED=1</script> when the cart is empty"
 
 sys.path.insert(0, str(ROOT / "clients" / "python"))
@@ -47,6 +52,22 @@ def _need_chromium():
     if STRICT:
         pytest.fail(msg)
     pytest.skip(msg)
+
+
+@pytest.fixture(scope="module")
+def project():
+    """The project `amber ui` runs in (a git checkout), with a documentation tree."""
+    root = Path(tempfile.mkdtemp(prefix="amber-web-proj-")).resolve()
+    (root / ".git").mkdir()
+    (root / "docs").mkdir()
+    head = "# Guide\n\nThe rollout, step by step.\n\n"
+    steps = "".join(f"## Step {i:03}\n\nDo step {i} of the rollout: check the gauges on host {i}.\n\n"
+                    for i in range(1, GUIDE_STEPS + 1))
+    (root / "docs" / "guide.md").write_text(head + steps)
+    ops = "".join(f"## Runbook {i}\n\nRestart worker {i} when its queue stalls.\n\n" for i in range(1, OPS_RUNBOOKS + 1))
+    (root / "docs" / "ops.md").write_text("# Ops\n\n" + ops)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +90,8 @@ def env():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def amber(env, *args):
-    out = subprocess.run([AMBER, "--json", *args], env=env, timeout=120, capture_output=True, text=True)
+def amber(env, *args, cwd=None):
+    out = subprocess.run([AMBER, "--json", *args], env=env, timeout=300, capture_output=True, text=True, cwd=cwd)
     assert out.returncode == 0, f"amber {args}: {out.stderr}"
     return json.loads(out.stdout)
 
@@ -102,17 +123,17 @@ def seeded(env):
 
 
 @pytest.fixture(scope="module")
-def ui(env, seeded):
-    """The view's port, and `link()`: a new link from `amber ui`, its one-time code good
-    for one load (the token itself is never in a URL)."""
-    r = amber(env, "ui", "--no-open")
+def ui(env, seeded, project):
+    """The view's port, and `link()`: a new link from `amber ui` run in the project, its
+    one-time code good for one load (the token itself is never in a URL)."""
+    r = amber(env, "ui", "--no-open", cwd=project)
     assert r["url"].startswith(f"http://127.0.0.1:{r['port']}/?code=")
     first = [r["url"]]
 
     def link():
         if first:
             return first.pop()
-        again = amber(env, "ui", "--no-open")
+        again = amber(env, "ui", "--no-open", cwd=project)
         assert again["port"] == r["port"] and not again["started"], again
         return again["url"]
 
@@ -204,6 +225,12 @@ def test_pages_search_memory_session_and_forget_unforget(browser, ui, seeded):
     page.fill("header input[name=q]", "blue-green switch deploys")
     page.click("header button[type=submit]")
     assert page.url.startswith(origin + "/search?")
+    # By default the scopes `amber recall` searches where `amber ui` ran (not proj/shop);
+    # the page offers every scope.
+    assert page.locator("#search input[value=here]").is_checked()
+    assert seeded["deploy"][:12] not in page.locator("main").inner_text()
+    page.click("#everywhere")
+    assert "in=all" in page.url and page.locator("#every").is_checked()
     hit = page.locator("#hits li.hit", has_text=seeded["deploy"][:12])
     assert hit.count() == 1, page.locator("#hits").inner_text()
     assert "fused" in hit.locator(".evidence").inner_text()
@@ -227,12 +254,12 @@ def test_pages_search_memory_session_and_forget_unforget(browser, ui, seeded):
     assert page.url == origin + f"/memory/{seeded['deploy']}"
     assert page.locator("#state").inner_text().startswith("forgotten")
     assert page.locator("#actions button:text-is('unforget')").is_visible()
-    page.goto(origin + "/search?q=blue-green+switch+deploys")
+    page.goto(origin + "/search?q=blue-green+switch+deploys&in=all")
     assert seeded["deploy"][:12] not in page.locator("main").inner_text()
     page.goto(origin + f"/memory/{seeded['deploy']}")
     page.click("#actions button:text-is('unforget')")
     assert page.locator("#state").inner_text() == "live"
-    page.goto(origin + "/search?q=blue-green+switch+deploys")
+    page.goto(origin + "/search?q=blue-green+switch+deploys&in=all")
     assert seeded["deploy"][:12] in page.locator("#hits").inner_text()
 
     # A hostile memory is text on its page: no script ran, the tag is shown.
@@ -296,16 +323,18 @@ def test_a_scope_paged_and_a_memory_moved_from_its_page(browser, ui, env):
     origin = f"http://127.0.0.1:{ui['port']}"
     page.goto(ui["link"]())
 
-    # From the scopes page to the scope's own: newest first, 50 a page, then the older 5.
+    # From the scopes page to the scope's own: newest first, 40 a page, then the older 15.
     page.click(f"#scopes td.scope a:text-is('{MANY}')")
     assert page.url.startswith(origin + "/scope?name="), page.url
     listed = page.locator("#memories a.id")
-    assert listed.count() == 50
+    assert listed.count() == 40
     assert listed.first.inner_text() == ids[-1][:12]
+    assert page.locator("#count").inner_text().startswith("1–40 of 55")
     shot(page, "scope")
     page.click("#older")
-    assert "before=" in page.url
-    assert [listed.nth(i).inner_text() for i in range(listed.count())] == [i[:12] for i in reversed(ids[:5])]
+    assert "page=2" in page.url
+    assert page.locator("#count").inner_text().startswith("41–55 of 55")
+    assert [listed.nth(i).inner_text() for i in range(listed.count())] == [i[:12] for i in reversed(ids[:15])]
     assert page.locator("#older").count() == 0, "the last page has no older one"
 
     # Open the oldest and move it with its form: its page under its new id, in the new scope.
@@ -325,4 +354,92 @@ def test_a_scope_paged_and_a_memory_moved_from_its_page(browser, ui, env):
     assert "moved to another scope" in page.locator("#moved").inner_text()
     page.click("#moved-to")
     assert page.url == origin + f"/memory/{new}"
+    ctx.close()
+
+
+def test_documents_by_file_filters_paging_search_default_and_graph(browser, ui, env, project):
+    """The view at scale: an ingested tree browsed by file, a scope filtered and paged with
+    counts, the search over the scopes `amber recall` searches where `amber ui` ran, and
+    the graph opening on the project's entities."""
+    scope = amber(env, "scope", "here", cwd=project)["scope"]
+    for text in ("The rollout checklist: watch the gauges before every step", "Never roll out on a Friday"):
+        amber(env, "remember", text, cwd=project)
+    c = Client(env["AMBER_SOCKET"], start=False)
+    c.remember("The gauges live on the ops dashboard", scope=scope, type="discovery", author="claude-code")
+    c.remember("Rollout gauges checklist of another team", scope="elsewhere/team")
+    c.kg_add(scope=scope, facts=[
+        {"subject": "rollout", "predicate": "watches", "object": "gauges"},
+        {"subject": "rollout", "predicate": "runs on", "object": "host 7"},
+        {"subject": "gauges", "predicate": "shown on", "object": "ops dashboard"},
+    ])
+    c.close()
+    amber(env, "ingest", str(project / "docs"), cwd=project)
+    sections = GUIDE_STEPS + 1 + OPS_RUNBOOKS
+
+    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = ctx.new_page()
+    origin = f"http://127.0.0.1:{ui['port']}"
+    page.goto(ui["link"]())
+
+    # The project's page: its two files apart, counted; its three other memories listed.
+    page.click(f"#scopes td.scope a:text-is('{scope}')")
+    assert f"{sections} document sections" in page.locator("#held").inner_text()
+    files = page.locator("#files a.file")
+    assert [files.nth(i).inner_text() for i in range(files.count())] == ["docs/guide.md", "docs/ops.md"]
+    counts = page.locator("#files td.count")
+    assert [counts.nth(i).inner_text() for i in range(2)] == [str(GUIDE_STEPS + 1), str(OPS_RUNBOOKS)]
+    assert page.locator("#count").inner_text().startswith("1–3 of 3")
+    assert page.locator("#memories .trail").count() == 0, "no wall of chunks"
+    shot(page, "scope-documents")
+
+    # A file lists its sections in order, each leading to its memory.
+    files.first.click()
+    assert page.url.startswith(origin + "/file?")
+    headings = page.locator("ol#sections li.section b.heading")
+    assert headings.count() == GUIDE_STEPS + 1
+    want = ["Guide"] + [f"Step {i:03}" for i in range(1, GUIDE_STEPS + 1)]
+    assert headings.all_inner_texts() == want
+    assert "Do step 1 of the rollout" in page.locator("ol#sections li.section").nth(1).inner_text()
+    shot(page, "file")
+    page.locator("ol#sections li.section").nth(3).locator("a.id").click()
+    assert page.url.startswith(origin + "/memory/")
+    assert "## Step 003" in page.locator("#content").inner_text()
+
+    # Filters and paging with counts: the document sections, 40 a page; the agent's.
+    page.goto(origin + "/scope?name=" + scope.replace("/", "%2F"))
+    page.select_option("#filters select[name=filing]", "document")
+    page.click("#filters button[type=submit]")
+    assert page.locator("#count").inner_text().startswith(f"1–40 of {sections}")
+    assert page.locator("#memories .trail").count() == 40
+    page.click("#older")
+    assert page.locator("#count").inner_text().startswith(f"41–80 of {sections}")
+    page.click("#oldest")
+    last = -(-sections // 40)
+    assert page.locator("#count").inner_text().startswith(f"{(last - 1) * 40 + 1}–{sections} of {sections}")
+    assert page.locator("#pageno").inner_text() == f"page {last} of {last}"
+    shot(page, "scope-paged")
+    page.select_option("#filters select[name=filing]", "any")
+    page.select_option("#filters select[name=trust]", "agent")
+    page.click("#filters button[type=submit]")
+    assert page.locator("#count").inner_text().startswith("1–1 of 1")
+    assert "The gauges live" in page.locator("#memories").inner_text()
+
+    # The search covers this project and user by default, every scope when asked.
+    page.fill("header input[name=q]", "rollout gauges checklist")
+    page.click("header button[type=submit]")
+    assert page.locator("#here").inner_text() == f"{scope} + user"
+    hits = page.locator("#hits")
+    assert "The rollout checklist" in hits.inner_text() and "another team" not in hits.inner_text()
+    shot(page, "search-here")
+    page.click("#everywhere")
+    assert "another team" in page.locator("#hits").inner_text()
+
+    # The graph opens on the project's entities, the most connected drawn.
+    page.click("header a:text-is('Graph')")
+    assert page.url == origin + "/graph"
+    assert page.locator("#entities").is_visible()
+    assert page.locator("#entities td a", has_text="rollout").count() >= 1
+    assert page.locator("#drawn").inner_text() == "Around rollout"
+    assert page.locator("#graph svg circle").count() >= 3
+    shot(page, "graph-opens")
     ctx.close()

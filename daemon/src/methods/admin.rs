@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use amber_ipc::protocol::{
     ErrorKind, ErrorKindEntry, ErrorObject, HelloParams, HelloResult, IdentityParams, METHODS, Method,
-    NoParams, OkResult, PROTOCOL_VERSION, StatusResult, TeamStatus,
+    NoParams, OkResult, PROTOCOL_VERSION, StatusResult, TeamStatus, UiStartParams,
 };
 use serde_json::Value;
 
@@ -83,12 +83,13 @@ pub(crate) async fn reindex(shared: &Arc<Shared>, _: NoParams) -> Result<Value, 
     to_value(&OkResult { ok: true })
 }
 
-/// Answers; the connection loop stops the daemon once the answer is sent.
-/// `ui_start`: the person's web view (a person's call), started once and then found.
+/// `ui_start`: the person's web view (a person's call), started once and then found. The
+/// link it answers carries the scopes a recall from `cwd` covers (the resolver's), which
+/// the view then searches by default.
 pub(crate) async fn ui_start(
     shared: &Arc<Shared>,
     peer: crate::peer::Peer,
-    _: NoParams,
+    p: UiStartParams,
 ) -> Result<Value, ErrorObject> {
     crate::person_log::person_only(
         shared,
@@ -96,9 +97,14 @@ pub(crate) async fn ui_start(
         "ui_start (`amber ui`)",
         crate::person_log::Undo::Irreversible,
     )?;
-    to_value(&(shared.ui_start)(shared.clone()).await?)
+    let here = match &p.cwd {
+        Some(cwd) => Some(super::scope::resolve(shared, cwd).await?),
+        None => None,
+    };
+    to_value(&(shared.ui_start)(shared.clone(), here).await?)
 }
 
+/// Answers; the connection loop stops the daemon once the answer is sent.
 pub(crate) async fn shutdown(_: NoParams) -> Result<Value, ErrorObject> {
     tracing::info!("shutdown asked by a client");
     to_value(&OkResult { ok: true })

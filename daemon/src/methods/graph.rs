@@ -7,9 +7,9 @@ use std::sync::Arc;
 use amber_core::graph::Fact;
 use amber_core::{Memory, MemoryId, Millis, Scope, now_millis};
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, KgAddParams, KgAddResult, KgEntityParams, KgFactResult, KgFactsResult,
-    KgInvalidateParams, KgNode, KgStatsParams, KgStatsResult, KgTraverseParams, KgTraverseResult,
-    MAX_KG_BATCH,
+    ErrorKind, ErrorObject, KgAddParams, KgAddResult, KgEntitiesParams, KgEntitiesResult, KgEntityCount,
+    KgEntityParams, KgFactResult, KgFactsResult, KgInvalidateParams, KgNode, KgStatsParams, KgStatsResult,
+    KgTraverseParams, KgTraverseResult, MAX_KG_BATCH,
 };
 use amber_store::MemoryStore;
 use amber_tiers::graph::{DEFAULT_HOPS, DEFAULT_PATHS, GraphRead, MAX_HOPS, TraverseOptions};
@@ -170,4 +170,24 @@ pub(crate) async fn stats(shared: &Arc<Shared>, p: KgStatsParams) -> Result<Valu
     })
     .await?;
     to_value(&r)
+}
+
+/// Entities in a `kg_entities` answer when the params give no `limit`, and the most.
+const DEFAULT_ENTITIES: usize = 50;
+const MAX_ENTITIES: usize = 500;
+
+/// `kg_entities`: a graph's entities, most facts valid now first (one scope's, or every
+/// local scope's: the team's graph is asked by naming a team scope).
+pub(crate) async fn entities(shared: &Arc<Shared>, p: KgEntitiesParams) -> Result<Value, ErrorObject> {
+    let limit = p.limit.unwrap_or(DEFAULT_ENTITIES);
+    if limit == 0 || limit > MAX_ENTITIES {
+        return Err(invalid(format!("limit must be 1 to {MAX_ENTITIES}, got {limit}")));
+    }
+    let scope = p.scope;
+    let side = shared.side_of(scope.as_ref())?;
+    let entities =
+        read_on(shared, &side, move |e| e.read_store(|s| s.kg_entities(scope.as_ref(), now_millis(), limit)))
+            .await?;
+    let entities = entities.into_iter().map(|(entity, facts)| KgEntityCount { entity, facts }).collect();
+    to_value(&KgEntitiesResult { entities })
 }

@@ -18,6 +18,7 @@ pub(crate) mod capture;
 pub(crate) mod checkpoint;
 pub(crate) mod compile;
 pub(crate) mod dispute;
+pub(crate) mod documents;
 pub(crate) mod get_advice;
 pub(crate) mod graph;
 pub(crate) mod import_redact;

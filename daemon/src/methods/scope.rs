@@ -10,6 +10,7 @@ use amber_ipc::protocol::{
     MemoryMoveParams, MemoryResult, MemorySummary, MovedEntry, ResolveScopeParams, ScopeEntry,
     ScopeMoveParams, ScopeMoveResult, ScopesResult,
 };
+use amber_store::ListFilter;
 use amber_tiers::scope::Resolved;
 use serde_json::Value;
 
@@ -149,9 +150,10 @@ pub(crate) async fn move_memory(
     })
 }
 
-/// `memories`: one scope's memories, newest filed first, a page at a time (the cursor
-/// is the last seq of the page). A person's: it reads every memory of the scope, mail and
-/// diaries included.
+/// `memories`: one scope's memories that the filters keep (filing, type, trust), newest
+/// filed first, a page at a time (the cursor is the last seq of the page, or an offset),
+/// counted when asked. A person's: it reads every memory of the scope, mail and diaries
+/// included.
 pub(crate) async fn memories(
     shared: &Arc<Shared>,
     peer: Peer,
@@ -168,15 +170,34 @@ pub(crate) async fn memories(
         return Err(invalid(format!("limit must be 1 to {MAX_PAGE}, got {limit}")));
     }
     let side = shared.side_for(&p.scope)?;
-    let (scope, before, all) = (p.scope, p.before, p.include_forgotten);
-    // One more than the page tells whether an older page follows.
-    let mut page = read_on(shared, &side, move |e| e.scope_page(&scope, before, limit + 1, all)).await?;
+    let filter = ListFilter {
+        filings: p.filings,
+        kind: p.kind,
+        trust: p.trust,
+        include_forgotten: p.include_forgotten,
+    };
+    let (scope, before, offset, count) = (p.scope, p.before, p.offset.unwrap_or(0), p.count);
+    let wanted = filter.filings.clone();
+    let (mut page, tally) = read_on(shared, &side, move |e| {
+        e.read_store(|s| {
+            // One more than the page tells whether an older page follows.
+            let page = s.scope_page(&scope, &filter, before, offset, limit + 1)?;
+            let tally = if count { Some(s.scope_tally(&scope, &filter)?) } else { None };
+            Ok((page, tally))
+        })
+    })
+    .await?;
     let next = (page.len() > limit).then(|| {
         page.truncate(limit);
         page.last().map(|m| m.seq)
     });
     let memories = page.iter().map(MemorySummary::of).collect();
-    to_value(&MemoriesResult { memories, next: next.flatten() })
+    // The tally counts every filing under the other filters: the total is the filings kept.
+    let total = tally
+        .as_ref()
+        .map(|t| t.iter().filter(|(f, _)| wanted.is_empty() || wanted.contains(f)).map(|(_, n)| n).sum());
+    let by_filing = tally.map(|t| t.into_iter().collect());
+    to_value(&MemoriesResult { memories, next: next.flatten(), total, by_filing })
 }
 
 /// `get`: a whole id (a moved one says where it went), or a prefix naming one memory.

@@ -73,6 +73,65 @@ pub(crate) fn opening(s: &str, n: usize) -> String {
     t
 }
 
+/// A count with thousands separated (`1,204`).
+pub(crate) fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The page asked for (1-based), kept within `1..=pages` (one page when there is none).
+pub(crate) fn page_of(asked: Option<u64>, total: u64, per: u64) -> (u64, u64) {
+    let pages = total.div_ceil(per).max(1);
+    (asked.unwrap_or(1).clamp(1, pages), pages)
+}
+
+/// Which of `total` a page shows: `41–80 of 1,204`, or `none`.
+pub(crate) fn shown(page: u64, per: u64, total: u64) -> String {
+    if total == 0 {
+        return "none".into();
+    }
+    let first = (page - 1) * per + 1;
+    let last = (page * per).min(total);
+    format!("{}–{} of {}", count(first), count(last), count(total))
+}
+
+/// The links between pages: first, previous, where this is, next, last. `base` is a
+/// URL (already escaped for an attribute) that takes `&amp;page=N`.
+pub(crate) fn pager(base: &str, page: u64, pages: u64) -> String {
+    let link = |n: u64, id: &str, label: &str| format!("<a href=\"{base}&amp;page={n}\" id={id}>{label}</a>");
+    let mut out = String::from("<nav id=paging>");
+    if page > 1 {
+        out.push_str(&link(1, "newest", "« first"));
+        out.push_str(&link(page - 1, "newer", "‹ previous"));
+    }
+    out.push_str(&format!("<span id=pageno>page {} of {}</span>", count(page), count(pages)));
+    if page < pages {
+        out.push_str(&link(page + 1, "older", "next ›"));
+        out.push_str(&link(pages, "oldest", "last »"));
+    }
+    out.push_str("</nav>");
+    out
+}
+
+/// A `<select>` of `name` with `options` (value, label), `chosen` selected.
+pub(crate) fn select(name: &str, label: &str, options: &[(&str, String)], chosen: &str) -> String {
+    let opts: String = options
+        .iter()
+        .map(|(v, l)| {
+            let on = if *v == chosen { " selected" } else { "" };
+            format!("<option value=\"{}\"{on}>{}</option>", esc(v), esc(l))
+        })
+        .collect();
+    format!("<label>{} <select name={name}>{opts}</select></label>", esc(label))
+}
+
 /// A link to a memory page, showing its short id.
 pub(crate) fn memory_link(id: &str) -> String {
     format!("<a class=id href=\"/memory/{}\">{}</a>", url(id), esc(&id.chars().take(12).collect::<String>()))
@@ -105,7 +164,10 @@ table{border-collapse:collapse;width:100%;margin:.5em 0}td,th{border-bottom:1px 
 th{font-weight:600;background:#f1ece0}pre{white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #e4dfd3;padding:.8em}\
 .id{font-family:ui-monospace,monospace}.muted{color:#777}.trust-person{color:#1d6b2f}.trust-agent{color:#2b4f8f}.trust-external{color:#a23b12}\
 form.inline{display:inline;margin-right:.4em}button{cursor:pointer}.note{background:#fff6d8;border:1px solid #e9d48a;padding:.5em .8em}\
-.err{background:#fde4e0;border:1px solid #e0a497;padding:.5em .8em}svg{background:#fff;border:1px solid #e4dfd3}";
+.err{background:#fde4e0;border:1px solid #e0a497;padding:.5em .8em}svg{background:#fff;border:1px solid #e4dfd3}\
+nav#paging{margin:.6em 0}nav#paging>*{margin-right:.8em}ol#sections li{margin:.5em 0}\
+ol#sections .opening{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:13px;color:#444}\
+form.filters label{margin-right:.8em}.trail{color:#5a4a2a}";
 
 const NAV: &[(&str, &str)] = &[
     ("/", "Scopes"),
@@ -166,5 +228,16 @@ mod tests {
         assert_eq!(time(0), "1970-01-01 00:00");
         assert_eq!(time(1_709_251_200_000), "2024-03-01 00:00");
         assert_eq!(opening("abcdef", 3), "abc…");
+        let counts = [count(0), count(999), count(1204), count(1_234_567)];
+        assert_eq!(counts, ["0", "999", "1,204", "1,234,567"]);
+        assert_eq!(shown(2, 40, 1204), "41–80 of 1,204");
+        assert_eq!(shown(31, 40, 1204), "1,201–1,204 of 1,204");
+        assert_eq!(shown(1, 40, 0), "none");
+        assert_eq!(page_of(Some(99), 1204, 40), (31, 31));
+        assert_eq!(page_of(None, 0, 40), (1, 1));
+        let p = pager("/scope?name=a", 2, 3);
+        assert!(p.contains("href=\"/scope?name=a&amp;page=1\" id=newest") && p.contains("id=older"), "{p}");
+        assert!(p.contains("page 2 of 3"), "{p}");
+        assert!(!pager("/x?", 1, 1).contains("<a "), "one page: no links");
     }
 }

@@ -1,17 +1,21 @@
-//! The knowledge graph around an entity, drawn; and runs, rewards and lift, with the
-//! holdout comparison (served against withheld sessions) as a chart.
+//! The knowledge graph: a scope's entities and the graph around one, drawn; and runs,
+//! rewards and lift, with the holdout comparison (served against withheld sessions) as a
+//! chart.
 
 use std::fmt::Write;
 use std::sync::Arc;
 
+use amber_core::Scope;
 use amber_core::graph::FactObject;
-use amber_ipc::protocol::{KgTraverseParams, LiftParams, RunsParams, method as m};
+use amber_ipc::protocol::{
+    KgEntitiesParams, KgEntityCount, KgTraverseParams, LiftParams, RunsParams, method as m,
+};
 use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 
 use super::Web;
-use super::html::{error, esc, memory_link, opening, page, scope_param, time};
+use super::html::{error, esc, memory_link, opening, page, scope_param, time, url};
 use super::svg::{Bar, Edge, Node, graph as draw, lift_chart};
 
 /// The graph page's query string.
@@ -21,30 +25,66 @@ pub(crate) struct GraphQuery {
     entity: String,
     #[serde(default)]
     scope: String,
+    /// Every scope's entities.
+    #[serde(default)]
+    all: Option<String>,
 }
 
-/// `/graph?entity=…&scope=…`: two hops around an entity.
+/// Entities a graph page lists.
+const ENTITIES: usize = 50;
+
+/// `/graph?scope=…&entity=…`: a scope's entities, most connected first, and two hops
+/// around one (the one named, else the most connected). The scope is the one named, else
+/// the project `amber ui` was started in; a project with no graph yet, or `all=1`, shows
+/// every scope's.
 pub(crate) async fn graph(State(web): State<Arc<Web>>, Query(q): Query<GraphQuery>) -> Response {
-    let sc = match scope_param(Some(&q.scope)) {
+    let named = match scope_param(Some(&q.scope)) {
         Ok(s) => s,
         Err(e) => return error(&e),
     };
+    let chosen = if q.all.is_some() { None } else { named.clone().or_else(|| web.here().map(|r| r.scope)) };
+    let ask = |scope: Option<Scope>| KgEntitiesParams { scope, limit: Some(ENTITIES) };
+    let mut listed = match web.call::<m::KgEntities>(ask(chosen.clone())).await {
+        Ok(r) => r.entities,
+        Err(e) => return error(&e),
+    };
+    let mut note = String::new();
+    if let Some(s) = chosen.as_ref().filter(|_| listed.is_empty()) {
+        note = format!(
+            "<p class=note id=nograph>{} has no graph yet: the entities of every scope.</p>",
+            esc(s.as_str())
+        );
+        listed = match web.call::<m::KgEntities>(ask(None)).await {
+            Ok(r) => r.entities,
+            Err(e) => return error(&e),
+        };
+    }
+    let every = chosen.is_none() || !note.is_empty();
     let form = format!(
         "<form action=/graph method=get id=graphform><input name=entity value=\"{}\" placeholder=entity aria-label=entity> \
-<input name=scope value=\"{}\" placeholder=\"default\" aria-label=scope> <button type=submit>Draw</button></form>",
+<input name=scope value=\"{}\" placeholder=\"{}\" aria-label=scope> <button type=submit>Draw</button> \
+<a href=\"/graph?all=1\" id=everygraph>every scope's entities</a></form>",
         esc(&q.entity),
-        esc(&q.scope)
+        esc(&q.scope),
+        esc(chosen.as_ref().map_or("every scope", |s| s.as_str())),
     );
-    if q.entity.trim().is_empty() {
-        return page(
-            "Graph",
-            "/graph",
-            &format!("<h1>Knowledge graph</h1>{form}<p>Name an entity to draw what is around it.</p>"),
-        );
-    }
+    let mut body = format!("<h1>Knowledge graph</h1>{form}{note}");
+    // The entity drawn: the one named, else the most connected listed.
+    let (start, sc) = match (q.entity.trim(), listed.first()) {
+        ("", Some(top)) => (top.entity.name.clone(), Some(top.entity.scope.clone())),
+        ("", None) => {
+            body.push_str(
+                "<p id=unknown>No entities yet: the graph grows from `kg_add`, fact extraction and linking.</p>",
+            );
+            return page("Graph", "/graph", &body);
+        }
+        (name, _) => (name.to_string(), named.clone().or(chosen.clone())),
+    };
+    let title = format!("Graph: {start}");
+    let listing = entities(&listed, every, chosen.as_ref());
     let p = KgTraverseParams {
         scope: sc,
-        start: q.entity.clone(),
+        start: start.clone(),
         max_hops: Some(2),
         as_of: None,
         predicates: Vec::new(),
@@ -55,11 +95,12 @@ pub(crate) async fn graph(State(web): State<Arc<Web>>, Query(q): Query<GraphQuer
         Ok(r) => r,
         Err(e) => return error(&e),
     };
-    let mut body = format!("<h1>Knowledge graph</h1>{form}");
     if r.start.is_none() {
         body.push_str("<p id=unknown>No entity of that name.</p>");
+        body.push_str(&listing);
         return page("Graph", "/graph", &body);
     }
+    body.push_str(&format!("<h2 id=drawn>Around {}</h2>", esc(&start)));
     let nodes: Vec<Node> =
         r.nodes.iter().map(|n| Node { id: n.entity.id, name: n.entity.name.clone(), hops: n.hops }).collect();
     let mut edges = Vec::new();
@@ -106,7 +147,37 @@ pub(crate) async fn graph(State(web): State<Arc<Web>>, Query(q): Query<GraphQuer
         }
         body.push_str("</ul>");
     }
-    page(&format!("Graph: {}", q.entity), "/graph", &body)
+    body.push_str(&listing);
+    page(&title, "/graph", &body)
+}
+
+/// The entities listed, each leading to its own drawing.
+fn entities(listed: &[KgEntityCount], every: bool, chosen: Option<&Scope>) -> String {
+    if listed.is_empty() {
+        return String::new();
+    }
+    let whose = match (every, chosen) {
+        (false, Some(s)) => esc(s.as_str()),
+        _ => "every scope".into(),
+    };
+    let mut out = format!(
+        "<details open id=entities><summary>Entities of {whose}, most connected first</summary>\
+<table><tr><th>entity</th><th>type</th><th>facts now</th><th>scope</th></tr>"
+    );
+    for e in listed {
+        let _ = write!(
+            out,
+            "<tr><td><a href=\"/graph?entity={}&amp;scope={}\">{}</a></td><td>{}</td><td class=count>{}</td><td>{}</td></tr>",
+            url(&e.entity.name),
+            url(e.entity.scope.as_str()),
+            esc(&e.entity.name),
+            esc(e.entity.kind.as_deref().unwrap_or("")),
+            e.facts,
+            esc(e.entity.scope.as_str()),
+        );
+    }
+    out.push_str("</table></details>");
+    out
 }
 
 /// The runs page's query string.

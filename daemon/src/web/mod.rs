@@ -10,7 +10,8 @@
 //! - [`auth`]: who may ask (the per-start token, its cookie, `Host`, `Origin`, the form
 //!   token) and the headers every answer carries (docs/SECURITY.md, "The web view");
 //! - [`html`]: escaping (every memory is hostile text) and the page frame;
-//! - [`pages`], [`memory`], [`sessions`], [`insight`]: the pages; [`actions`]: the forms' POSTs;
+//! - [`pages`], [`scope`], [`files`], [`memory`], [`sessions`], [`insight`]: the pages;
+//!   [`actions`]: the forms' POSTs;
 //! - [`svg`]: the charts and the graph, drawn by the server as inline SVG.
 //!
 //! The server holds the daemon's state weakly, so an open browser never keeps a stopping
@@ -18,10 +19,12 @@
 
 mod actions;
 mod auth;
+mod files;
 mod html;
 mod insight;
 mod memory;
 mod pages;
+mod scope;
 mod sessions;
 mod svg;
 
@@ -34,6 +37,7 @@ use crate::peer::Peer;
 use crate::state::{Shared, WebView, shutdown_asked};
 use amber_core::origin::Door;
 use amber_ipc::protocol::{ErrorKind, ErrorObject, MethodSpec, Request, UiStartResult};
+use amber_tiers::scope::Resolved;
 use axum::Router;
 use axum::routing::{get, post};
 
@@ -53,11 +57,23 @@ pub(crate) struct Web {
     form: String,
     /// The port it listens on.
     port: u16,
-    /// The one-time codes of the links handed out, with when: a code is exchanged once,
-    /// within [`CODE_LIFE`], for the cookie that holds the token. The token itself never
-    /// leaves the daemon but in that cookie: no command line (the browser's, readable in
-    /// `/proc/<pid>/cmdline` by every local user) ever holds it.
-    codes: std::sync::Mutex<Vec<(String, std::time::Instant)>>,
+    /// The one-time codes of the links handed out, with when and the working directory
+    /// `amber ui` ran in (resolved): a code is exchanged once, within [`CODE_LIFE`], for
+    /// the cookie that holds the token. The token itself never leaves the daemon but in
+    /// that cookie: no command line (the browser's, readable in `/proc/<pid>/cmdline` by
+    /// every local user) ever holds it.
+    codes: std::sync::Mutex<Vec<Code>>,
+    /// Where the last link opened was made (`amber ui`'s working directory, resolved):
+    /// the search defaults to its scopes, as `amber recall` there does, and the graph
+    /// opens on its project's. None: every scope.
+    here: std::sync::Mutex<Option<Resolved>>,
+}
+
+/// A link's one-time code.
+struct Code {
+    code: String,
+    at: std::time::Instant,
+    here: Option<Resolved>,
 }
 
 /// How long a link's one-time code is good for.
@@ -67,29 +83,38 @@ pub(crate) const CODE_LIFE: Duration = Duration::from_secs(120);
 const MAX_CODES: usize = 16;
 
 impl Web {
-    /// A new link to the view: its URL with a one-time code.
-    pub(crate) fn link(&self) -> Result<String, ErrorObject> {
+    /// A new link to the view, made from `here` (`amber ui`'s working directory,
+    /// resolved): its URL with a one-time code.
+    pub(crate) fn link(&self, here: Option<Resolved>) -> Result<String, ErrorObject> {
         let code = random_token()?;
         let mut codes = self.codes.lock().unwrap_or_else(|e| e.into_inner());
-        codes.retain(|(_, at)| at.elapsed() < CODE_LIFE);
+        codes.retain(|c| c.at.elapsed() < CODE_LIFE);
         if codes.len() >= MAX_CODES {
             codes.remove(0);
         }
-        codes.push((code.clone(), std::time::Instant::now()));
+        codes.push(Code { code: code.clone(), at: std::time::Instant::now(), here });
         Ok(format!("http://127.0.0.1:{}/?code={code}", self.port))
     }
 
-    /// Takes a link's code: true (once) when it was handed out within [`CODE_LIFE`].
+    /// Takes a link's code: true (once) when it was handed out within [`CODE_LIFE`]; the
+    /// view's defaults then follow the directory that link was made from.
     pub(crate) fn redeem(&self, given: &str) -> bool {
         let mut codes = self.codes.lock().unwrap_or_else(|e| e.into_inner());
-        codes.retain(|(_, at)| at.elapsed() < CODE_LIFE);
-        match codes.iter().position(|(c, _)| auth::same(c.as_bytes(), given.as_bytes())) {
+        codes.retain(|c| c.at.elapsed() < CODE_LIFE);
+        match codes.iter().position(|c| auth::same(c.code.as_bytes(), given.as_bytes())) {
             Some(i) => {
-                codes.remove(i);
+                let code = codes.remove(i);
+                *self.here.lock().unwrap_or_else(|e| e.into_inner()) = code.here;
                 true
             }
             None => false,
         }
+    }
+
+    /// The scopes a search covers by default (the first, then the others), as
+    /// `amber recall` from the directory of the last link opened; None: every scope.
+    pub(crate) fn here(&self) -> Option<Resolved> {
+        self.here.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Calls a method of the registry as the person, through the daemon's own dispatch.
@@ -123,10 +148,13 @@ fn random_token() -> Result<String, ErrorObject> {
 
 /// Starts the web view, or gives the running one's URL (`ui_start`, which checks that a
 /// person asks, calls this through [`Shared::ui_start`]).
-pub(crate) async fn start(shared: &Arc<Shared>) -> Result<UiStartResult, ErrorObject> {
+pub(crate) async fn start(
+    shared: &Arc<Shared>,
+    here: Option<Resolved>,
+) -> Result<UiStartResult, ErrorObject> {
     let mut slot = shared.web.lock().await;
     if let Some(r) = slot.as_ref().filter(|r| !r.task.is_finished()) {
-        return Ok(UiStartResult { url: (r.link)()?, port: r.port, started: false });
+        return Ok(UiStartResult { url: (r.link)(here)?, port: r.port, started: false });
     }
     let token = random_token()?;
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.map_err(|e| {
@@ -135,8 +163,15 @@ pub(crate) async fn start(shared: &Arc<Shared>) -> Result<UiStartResult, ErrorOb
     })?;
     let port = listener.local_addr().map_err(internal)?.port();
     let form = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(format!("amber-ui-form:{token}")));
-    let web = Arc::new(Web { shared: Arc::downgrade(shared), token, form, port, codes: Default::default() });
-    let url = web.link()?;
+    let web = Arc::new(Web {
+        shared: Arc::downgrade(shared),
+        token,
+        form,
+        port,
+        codes: Default::default(),
+        here: Default::default(),
+    });
+    let url = web.link(here)?;
     let mut stop = shared.shutdown.subscribe();
     let app = router(web.clone());
     let task = tokio::spawn(async move {
@@ -147,7 +182,7 @@ pub(crate) async fn start(shared: &Arc<Shared>) -> Result<UiStartResult, ErrorOb
         }
     });
     tracing::info!(port, "web view started on 127.0.0.1");
-    *slot = Some(WebView { port, link: Box::new(move || web.link()), task });
+    *slot = Some(WebView { port, link: Box::new(move |here| web.link(here)), task });
     Ok(UiStartResult { url, port, started: true })
 }
 
@@ -162,7 +197,9 @@ pub(crate) async fn stop(shared: &Shared) {
 fn router(web: Arc<Web>) -> Router {
     Router::new()
         .route("/", get(pages::scopes))
-        .route("/scope", get(pages::scope))
+        .route("/scope", get(scope::scope))
+        .route("/files", get(files::files))
+        .route("/file", get(files::file))
         .route("/search", get(pages::search))
         .route("/memory/{id}", get(memory::memory))
         .route("/memory/{id}/{action}", post(actions::act))

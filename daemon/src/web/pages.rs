@@ -1,11 +1,11 @@
-//! The pages that list: the scopes with their counts, one scope's memories page by page
-//! (`memories`), a search (the same `recall`, with the same evidence the command line
-//! prints), the archive, and the daemon's health.
+//! The pages that list: the scopes with their counts, a search (the same `recall`, with
+//! the same evidence the command line prints, over the same scopes by default), the
+//! archive, and the daemon's health. One scope's page is `scope.rs`.
 
 use std::sync::Arc;
 
 use amber_core::{Hit, Memory};
-use amber_ipc::protocol::{ArchivedParams, MemoriesParams, NoParams, RecallParams, method as m};
+use amber_ipc::protocol::{ArchivedParams, ErrorObject, NoParams, RecallParams, method as m};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -52,75 +52,6 @@ pub(crate) async fn scopes(State(web): State<Arc<Web>>) -> Response {
     page("Scopes", "/", &body)
 }
 
-/// A scope page's query string.
-#[derive(Deserialize)]
-pub(crate) struct ScopeQuery {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    before: Option<u64>,
-    #[serde(default)]
-    all: Option<String>,
-}
-
-/// `/scope?name=…&before=…`: one scope's memories, newest filed first, a page at a time
-/// (`memories`), with a link to the older page; `all=1` shows forgotten and archived ones.
-pub(crate) async fn scope(State(web): State<Arc<Web>>, Query(q): Query<ScopeQuery>) -> Response {
-    let scope = match scope_param(Some(&q.name)) {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            return error(&amber_ipc::protocol::ErrorObject::new(
-                amber_ipc::protocol::ErrorKind::InvalidParams,
-                "name the scope: /scope?name=…",
-            ));
-        }
-        Err(e) => return error(&e),
-    };
-    let all = q.all.is_some();
-    let p = MemoriesParams { scope: scope.clone(), limit: None, before: q.before, include_forgotten: all };
-    let r = match web.call::<m::Memories>(p).await {
-        Ok(r) => r,
-        Err(e) => return error(&e),
-    };
-    let here = format!("/scope?name={}{}", url(scope.as_str()), if all { "&amp;all=1" } else { "" });
-    let mut body = format!(
-        "<h1>Scope {}</h1><p>Its memories, newest filed first{}. <a href=\"{}\">{}</a></p>",
-        esc(scope.as_str()),
-        if all { ", forgotten and archived ones too" } else { "" },
-        if all { format!("/scope?name={}", url(scope.as_str())) } else { format!("{here}&amp;all=1") },
-        if all { "live only" } else { "show forgotten and archived too" },
-    );
-    if r.memories.is_empty() {
-        body.push_str("<p id=empty>No memories here.</p>");
-    }
-    body.push_str("<table id=memories><tr><th>memory</th><th>filed</th><th>type</th><th>trust</th><th>weight</th><th>state</th><th>first line</th></tr>");
-    for mem in &r.memories {
-        let t = mem.trust.as_str();
-        let state = match (mem.forgotten, mem.archived) {
-            (true, _) => "forgotten",
-            (false, true) => "archived",
-            (false, false) => "live",
-        };
-        body.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td><span class=trust-{t}>{t}</span></td><td>{:.2}</td><td>{state}</td><td>{}</td></tr>",
-            memory_link(mem.id.as_str()),
-            time(mem.created),
-            esc(mem.kind.as_str()),
-            mem.weight,
-            esc(&mem.first_line),
-        ));
-    }
-    body.push_str("</table><p id=paging>");
-    if q.before.is_some() {
-        body.push_str(&format!("<a href=\"{here}\" id=newest>newest</a> "));
-    }
-    if let Some(next) = r.next {
-        body.push_str(&format!("<a href=\"{here}&amp;before={next}\" id=older>older</a>"));
-    }
-    body.push_str("</p>");
-    page(&format!("Scope {scope}"), "", &body)
-}
-
 /// A search's query string.
 #[derive(Deserialize)]
 pub(crate) struct SearchQuery {
@@ -130,6 +61,77 @@ pub(crate) struct SearchQuery {
     scope: Option<String>,
     #[serde(default)]
     archived: Option<String>,
+    /// Where: `here` (the scopes `amber recall` searches in the directory `amber ui` ran
+    /// in), `all` (every scope) or `scope` (the one named, and those below it). Absent:
+    /// the scope named, else `here`.
+    #[serde(default, rename = "in")]
+    within: Option<String>,
+}
+
+/// Where a search looks.
+enum Within {
+    /// The scopes `amber recall` searches from the directory `amber ui` ran in: the
+    /// project's, `user` and the team's.
+    Here(Vec<amber_core::Scope>),
+    /// Every scope.
+    Every,
+    /// One scope and those below it.
+    One(amber_core::Scope),
+}
+
+impl Within {
+    fn of(q: &SearchQuery, here: Option<amber_tiers::scope::Resolved>) -> Result<Within, ErrorObject> {
+        let scope = scope_param(q.scope.as_deref())?;
+        let here = || here.map_or(Within::Every, |r| Within::Here(r.search));
+        Ok(match (q.within.as_deref(), scope) {
+            (Some("all"), _) => Within::Every,
+            (Some("here"), _) | (_, None) => here(),
+            (_, Some(s)) => Within::One(s),
+        })
+    }
+
+    /// The scopes, as a person reads them.
+    fn names(&self) -> String {
+        match self {
+            Within::Here(s) => s.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" + "),
+            Within::Every => "every scope".into(),
+            Within::One(s) => format!("{s} (and the scopes below it)"),
+        }
+    }
+}
+
+/// The search form: the query, where (this project and `user` by default, as `amber
+/// recall`; every scope; one scope), archived or not.
+fn search_form(q: &SearchQuery, within: &Within, here: Option<&amber_tiers::scope::Resolved>) -> String {
+    let on = |yes: bool| if yes { " checked" } else { "" };
+    let one = match within {
+        Within::One(s) => s.as_str().to_string(),
+        _ => String::new(),
+    };
+    let here_choice = match here {
+        Some(r) => format!(
+            "<label><input type=radio name=in value=here{}> this project and user: <span id=here>{}</span></label> ",
+            on(matches!(within, Within::Here(_))),
+            esc(&Within::Here(r.search.clone()).names())
+        ),
+        None => {
+            "<span class=muted>(`amber ui` was started without a directory: no project to default to)</span> "
+                .into()
+        }
+    };
+    format!(
+        "<form action=/search method=get id=search><input name=q value=\"{}\" size=50 aria-label=query> \
+<button type=submit>Search</button><br>in {here_choice}\
+<label><input type=radio name=in value=all id=every{}> every scope</label> \
+<label><input type=radio name=in value=scope{}> the scope</label> \
+<input name=scope value=\"{}\" placeholder=\"scope\" aria-label=scope> \
+<label><input type=checkbox name=archived value=1{}> archived too</label></form>",
+        esc(&q.q),
+        on(matches!(within, Within::Every)),
+        on(matches!(within, Within::One(_))),
+        esc(&one),
+        on(q.archived.is_some()),
+    )
 }
 
 /// One hit's evidence, as `amber recall` prints it.
@@ -151,8 +153,18 @@ fn evidence(h: &Hit, disputed: Option<&[amber_core::MemoryId]>) -> String {
     if let Some(r) = e.graph_rank {
         why.push(format!("graph #{r}"));
     }
+    if let Some(b) = e.session_bonus {
+        why.push(format!("session +{b:.4}"));
+    }
+    if let Some(b) = e.neighbour_bonus {
+        why.push(format!("neighbour +{b:.4}"));
+    }
     let st = &e.standing;
-    why.push(format!("weight {:.2} age {:.2} prior {:.3}", st.weight, st.age_factor, st.prior));
+    why.push(format!("weight {:.2} age {:.2}", st.weight, st.age_factor));
+    if let Some(f) = st.filing {
+        why.push(format!("{f} x{:.2}", st.filing_factor));
+    }
+    why.push(format!("prior {:.3}", st.prior));
     if st.successes + st.failures > 0 {
         why.push(format!("{} successes {} failures", st.successes, st.failures));
     }
@@ -170,43 +182,81 @@ fn evidence(h: &Hit, disputed: Option<&[amber_core::MemoryId]>) -> String {
     esc(&why.join(" · "))
 }
 
-/// `/search?q=…&scope=…`: `recall` over every scope (or one), best first.
+/// `/search?q=…&in=here|all|scope&scope=…`: `recall`, best first, over the scopes `amber
+/// recall` searches in the directory `amber ui` ran in (its project and `user`), unless
+/// every scope or one is asked.
 pub(crate) async fn search(State(web): State<Arc<Web>>, Query(q): Query<SearchQuery>) -> Response {
-    let scope = match scope_param(q.scope.as_deref()) {
-        Ok(s) => s,
+    let here = web.here();
+    let within = match Within::of(&q, here.clone()) {
+        Ok(w) => w,
         Err(e) => return error(&e),
     };
     let archived = q.archived.is_some();
-    let form = format!(
-        "<form action=/search method=get id=search><input name=q value=\"{}\" size=50 aria-label=query> \
-<input name=scope value=\"{}\" placeholder=\"every scope\" aria-label=scope> \
-<label><input type=checkbox name=archived value=1{}> archived too</label> <button type=submit>Search</button></form>",
-        esc(&q.q),
-        esc(scope.as_ref().map_or("", |s| s.as_str())),
-        if archived { " checked" } else { "" }
-    );
+    let form = search_form(&q, &within, here.as_ref());
     if q.q.trim().is_empty() {
         return page("Search", "", &format!("<h1>Search</h1>{form}"));
     }
     let mut p = RecallParams::new(q.q.clone());
-    p.scope = scope;
+    match &within {
+        Within::Here(scopes) => {
+            let mut scopes = scopes.iter().cloned();
+            p.scope = scopes.next();
+            p.also = scopes.collect();
+        }
+        Within::Every => {}
+        Within::One(s) => p.scope = Some(s.clone()),
+    }
     p.k = Some(SEARCH_HITS);
     p.archived = archived.then_some(true);
+    // As `amber recall`: nothing below the relevance floor.
+    p.floor = Some(true);
     let r = match web.call::<m::Recall>(p).await {
         Ok(r) => r,
         Err(e) => return error(&e),
     };
-    let mut body = format!("<h1>Search</h1>{form}");
+    let mut body = format!("<h1>Search</h1>{form}<p id=searched>Searched {}.", esc(&within.names()));
+    if !matches!(within, Within::Every) {
+        body.push_str(&format!(
+            " <a id=everywhere href=\"/search?q={}&amp;in=all{}\">Search every scope</a>",
+            url(&q.q),
+            if archived { "&amp;archived=1" } else { "" }
+        ));
+    }
+    body.push_str("</p>");
     if let Some(why) = &r.team_unavailable {
         body.push_str(&format!("<p class=note>The team scopes were not searched: {}</p>", esc(why)));
     }
-    if !r.fresh {
+    if let Some(why) = &r.degraded {
+        body.push_str(&format!(
+            "<p class=note id=degraded>Ranked by words only (BM25): the embedding model is away: {}</p>",
+            esc(why)
+        ));
+    } else if !r.fresh {
         body.push_str(
             "<p class=note>The indexes are still catching up: the newest memories may be missing.</p>",
         );
     }
     if r.hits.is_empty() {
-        body.push_str("<p id=nohits>No memories match.</p>");
+        body.push_str(if r.degraded.is_none() {
+            "<p id=nohits>No good match: nothing above the relevance floor.</p>"
+        } else {
+            "<p id=nohits>No memories match.</p>"
+        });
+        if !r.elsewhere.is_empty() {
+            let links: Vec<String> = r
+                .elsewhere
+                .iter()
+                .map(|s| {
+                    format!(
+                        "<a href=\"/search?q={}&amp;scope={}\">{}</a>",
+                        url(&q.q),
+                        url(s.as_str()),
+                        esc(s.as_str())
+                    )
+                })
+                .collect();
+            body.push_str(&format!("<p id=elsewhere>Better matches are in {}.</p>", links.join(", ")));
+        }
     }
     body.push_str("<ol id=hits>");
     for h in &r.hits {

@@ -1,7 +1,7 @@
 //! Scopes: counts, the project roots they stand for, moving memories between scopes,
 //! and ids named by a prefix.
 
-use amber_core::{Memory, MemoryId, Scope, now_millis};
+use amber_core::{MemoryId, Scope, now_millis};
 use amber_retrieval::Bm25Doc;
 use amber_store::{MoveOne, Moved, PrefixMatch};
 use std::sync::atomic::Ordering::SeqCst;
@@ -79,18 +79,6 @@ impl Engine {
             tracing::info!(from = %m.old_scope, to = %to, merged = m.merged, "memory moved");
         }
         Ok(out)
-    }
-
-    /// A page of one scope's memories, newest filed first (see
-    /// [`amber_store::Scopes::scope_page`]).
-    pub fn scope_page(
-        &self,
-        scope: &Scope,
-        before: Option<u64>,
-        limit: usize,
-        include_forgotten: bool,
-    ) -> Result<Vec<Memory>> {
-        self.read(|s| s.scope_page(scope, before, limit, include_forgotten))
     }
 
     /// The indexes after a move (the caller holds the indexing lock): a moved memory

@@ -163,3 +163,31 @@ pub struct KgStatsResult {
     #[serde(flatten)]
     pub stats: GraphStats,
 }
+
+/// `kg_entities` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KgEntitiesParams {
+    /// One scope's graph (default: every scope's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+    /// At most this many (1 to 500, default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+}
+
+/// One entity in [`KgEntitiesResult`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgEntityCount {
+    /// The entity.
+    pub entity: Entity,
+    /// The facts valid now it takes part in, as subject or object.
+    pub facts: u64,
+}
+
+/// `kg_entities` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgEntitiesResult {
+    /// Most facts first, then in the order they were added.
+    pub entities: Vec<KgEntityCount>,
+}

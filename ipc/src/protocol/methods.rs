@@ -236,6 +236,8 @@ registry! {
     KgTraverse "kg_traverse" (KgTraverseParams => KgTraverseResult) Read, mcp All, cli None, python true;
     /// The graph's counts.
     KgStats "kg_stats" (KgStatsParams => KgStatsResult) Read, mcp All, cli None, python true;
+    /// A graph's entities, most connected first.
+    KgEntities "kg_entities" (KgEntitiesParams => KgEntitiesResult) Read, mcp None, cli None, python false;
     /// The scope a directory files into.
     ResolveScope "resolve_scope" (ResolveScopeParams => ResolveScopeResult) Read, mcp None, cli Some("scope here"), python true;
     /// The scopes with their counts.
@@ -246,6 +248,10 @@ registry! {
     MemoryMove "memory_move" (MemoryMoveParams => MovedEntry) Write, mcp None, cli Some("move"), python false;
     /// A scope's memories, newest first, a page at a time (a person's).
     Memories "memories" (MemoriesParams => MemoriesResult) Read, mcp None, cli Some("list"), python false;
+    /// A scope's ingested files, with their sections counted (a person's).
+    Documents "documents" (DocumentsParams => DocumentsResult) Read, mcp None, cli None, python false;
+    /// One ingested file's sections, in order (a person's).
+    Document "document" (DocumentParams => DocumentResult) Read, mcp None, cli None, python false;
     /// A session's checkpoint: the outcome reminder.
     SessionCheckpoint "session_checkpoint" (SessionCheckpointParams => SessionCheckpointResult) Write, mcp None, cli Some("hook"), python true;
     /// Report what came of relying on a memory.
@@ -305,7 +311,7 @@ registry! {
     /// The stored session records, newest first (or those served a memory).
     Sessions "sessions" (SessionsParams => SessionsResult) Read, mcp None, cli None, python true;
     /// Start the person's local web view (or give the running one's URL).
-    UiStart "ui_start" (NoParams => UiStartResult) Write, mcp None, cli Some("ui"), python true;
+    UiStart "ui_start" (UiStartParams => UiStartResult) Write, mcp None, cli Some("ui"), python true;
 }
 
 impl Method {

@@ -4,6 +4,17 @@
 use amber_core::{MemoryId, Millis};
 use serde::{Deserialize, Serialize};
 
+/// `ui_start` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiStartParams {
+    /// The directory `amber ui` runs in (absolute): the link it answers makes the view's
+    /// search default to the scopes a recall there covers (the project's and `user`), as
+    /// `amber recall` does; without it the view searches every scope by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<std::path::PathBuf>,
+}
+
 /// `ui_start` result: where the web view listens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UiStartResult {

@@ -42,6 +42,10 @@ pub trait Graph {
     fn kg_names(&self) -> Result<Vec<(i64, Scope, String)>>;
     /// Counts of one scope's graph, or all.
     fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats>;
+    /// One scope's entities (every scope's when None), each with the facts valid at
+    /// `now` it takes part in (as subject or object), most first, then by id; at most
+    /// `limit`.
+    fn kg_entities(&self, scope: Option<&Scope>, now: Millis, limit: usize) -> Result<Vec<(Entity, u64)>>;
 }
 
 /// Which memories mention which graph entities.

@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 
+use amber_core::filing::Filing;
 use amber_core::{Memory, MemoryId, Millis, NewMemory, Scope};
 
-use crate::{Key, MoveOne, Moved, PrefixMatch, Purged, Result, Vector};
+use crate::{DocFile, Key, ListFilter, MoveOne, Moved, PrefixMatch, Purged, Result, Vector};
 
 /// The memories themselves, verbatim (the source of truth): filing, forgetting, reading by id, seq and scan, counts, the change log, metadata.
 pub trait Memories {
@@ -82,6 +83,12 @@ pub trait Documents {
     fn by_source(&self, scope: &Scope, source: &str) -> Result<Vec<Memory>>;
     /// The document files a scope holds under a path prefix (`Store::document_sources`).
     fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>>;
+    /// A page of a scope's ingested files with live sections, by path: the first `offset`
+    /// skipped, at most `limit`; and how many there are in all.
+    fn document_files(&self, scope: &Scope, offset: u64, limit: usize) -> Result<(Vec<DocFile>, u64)>;
+    /// A file's live sections (chunks) in a scope, in the order their lines had when
+    /// filed (then by seq), at most `limit`.
+    fn document_sections(&self, scope: &Scope, source: &str, limit: usize) -> Result<Vec<Memory>>;
 }
 
 /// Scopes: project roots, moving a scope or one memory, a scope's memories page by page,
@@ -103,14 +110,18 @@ pub trait Scopes {
     /// each of its memories (new id, the old one forwarded, everything that names it
     /// re-pointed, merged into the same content already there).
     fn move_memory(&mut self, id: &MemoryId, to: &Scope, now: Millis) -> Result<MoveOne>;
-    /// A page of one scope's memories (not those below it), newest filed first: seqs
-    /// below `before`, at most `limit`; forgotten and archived ones only when
-    /// `include_forgotten`.
+    /// A page of one scope's memories (not those below it) that `filter` keeps, newest
+    /// filed first: seqs below `before`, the first `offset` of them skipped, at most
+    /// `limit`.
     fn scope_page(
         &self,
         scope: &Scope,
+        filter: &ListFilter,
         before: Option<u64>,
+        offset: u64,
         limit: usize,
-        include_forgotten: bool,
     ) -> Result<Vec<Memory>>;
+    /// How many of one scope's memories (not those below it) `filter` keeps, by filing
+    /// (its `filings` aside), every filing in [`Filing::ALL`] order.
+    fn scope_tally(&self, scope: &Scope, filter: &ListFilter) -> Result<Vec<(Filing, u64)>>;
 }

@@ -348,6 +348,28 @@ impl Graph for PgStore {
         })
     }
 
+    fn kg_entities(&self, scope: Option<&Scope>, now: Millis, limit: usize) -> Result<Vec<(Entity, u64)>> {
+        let valid = "f.invalidated_at IS NULL AND (f.valid_from IS NULL OR f.valid_from <= $2) \
+                     AND (f.valid_to IS NULL OR f.valid_to > $2)";
+        let sql = format!(
+            "SELECT e.id, (SELECT count(*) FROM kg_facts f WHERE f.subject = e.id AND {valid})
+                 + (SELECT count(*) FROM kg_facts f WHERE f.object = e.id AND {valid}) AS n
+             FROM kg_entities e WHERE ($1::TEXT IS NULL OR e.scope = $1) ORDER BY n DESC, e.id LIMIT $3"
+        );
+        let (s, limit) = (scope.map(Scope::as_str), limit.min(i64::MAX as usize) as i64);
+        self.read(|c| {
+            let st = self.prepared(c, &sql)?;
+            let mut out = Vec::new();
+            for r in c.query(&st, &[&s, &now, &limit])? {
+                let (id, n) = (r.try_get::<_, i64>(0)?, r.try_get::<_, i64>(1)?);
+                if let Some(e) = entity_by_id(c, id, self.path())? {
+                    out.push((e, n.max(0) as u64));
+                }
+            }
+            Ok(out)
+        })
+    }
+
     fn kg_stats(&self, scope: Option<&Scope>, now: Millis) -> Result<GraphStats> {
         let s = scope.map(Scope::as_str);
         let in_scope = "($1::TEXT IS NULL OR e.scope = $1) AND $2::BIGINT IS NOT NULL";

@@ -2,10 +2,12 @@
 //! SQLite). "Below a scope" is `starts_with(scope, 'a/b/')`, which does not depend on
 //! the database's collation.
 
+use amber_core::filing::Filing;
 use amber_core::{Memory, MemoryId, Millis, Scope};
 
 use super::{MEMORY_COLUMNS, PgStore, Q, memories, seq_lock};
 use crate::Scopes;
+use crate::listing::{self, Dialect, ListFilter};
 use crate::{MoveOne, Moved, PrefixMatch, Result, moved_scope};
 
 impl Scopes for PgStore {
@@ -104,18 +106,40 @@ impl Scopes for PgStore {
     fn scope_page(
         &self,
         scope: &Scope,
+        filter: &ListFilter,
         before: Option<u64>,
+        offset: u64,
         limit: usize,
-        include_forgotten: bool,
     ) -> Result<Vec<Memory>> {
         let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
+        let (limit, offset) = (limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as u64) as i64);
         self.query_memories(
             &format!(
-                "SELECT {MEMORY_COLUMNS} FROM memories WHERE scope = $1 AND seq < $2
-                 AND ($3 OR (forgotten_at IS NULL AND archived_at IS NULL)) ORDER BY seq DESC LIMIT $4"
+                "SELECT {MEMORY_COLUMNS} FROM {} WHERE scope = $1 AND seq < $2{}
+                 ORDER BY seq DESC LIMIT $3 OFFSET $4",
+                Dialect::Postgres.from(),
+                listing::where_sql(Dialect::Postgres, filter, true)
             ),
-            &[&scope.as_str(), &before, &include_forgotten, &(limit.min(i64::MAX as usize) as i64)],
+            &[&scope.as_str(), &before, &limit, &offset],
         )
+    }
+
+    fn scope_tally(&self, scope: &Scope, filter: &ListFilter) -> Result<Vec<(Filing, u64)>> {
+        let sql = format!(
+            "SELECT {} AS filing, count(*) FROM {} WHERE scope = $1{} GROUP BY filing",
+            listing::filing_sql(Dialect::Postgres),
+            Dialect::Postgres.from(),
+            listing::where_sql(Dialect::Postgres, filter, false)
+        );
+        let rows = self.read(|c| {
+            let st = self.prepared(c, &sql)?;
+            let mut out = Vec::new();
+            for r in c.query(&st, &[&scope.as_str()])? {
+                out.push((r.try_get::<_, String>(0)?, r.try_get::<_, i64>(1)?));
+            }
+            Ok(out)
+        })?;
+        Ok(listing::tally(rows))
     }
 }
 
