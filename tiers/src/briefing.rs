@@ -129,6 +129,10 @@ pub struct Briefing {
     /// Candidates not briefed because their relevance was under `min_relevance`.
     #[serde(default)]
     pub too_weak: usize,
+    /// The pointer lines of the pinned memories it holds (the person's standing
+    /// preferences), for a client to keep for a start the daemon cannot answer in time.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub standing: String,
 }
 
 /// A memory's importance: `metadata.importance` (a number in 0..=1) when present, else by
@@ -314,6 +318,9 @@ pub fn brief_pinned(
     let mut body = String::new();
     for (h, item) in chosen {
         body.push_str(&entry(&h.memory, cfg, item.expanded));
+        if pinned.contains(&item.id) {
+            out.standing.push_str(&pointer(&h.memory));
+        }
         out.items.push(item);
     }
     if !out.items.is_empty() {
@@ -486,6 +493,8 @@ mod tests {
         let pinned = std::slice::from_ref(&pref);
         let b = brief_pinned("q", &hits, now, &cfg, |_| false, pinned);
         assert_eq!(b.items.iter().filter(|i| i.id == pref).count(), 1);
+        assert_eq!(b.standing, pointer(&hits[10].memory), "its line kept apart too");
+        assert!(plain.standing.is_empty());
         assert!(b.tokens <= 350 && !b.items.is_empty(), "{} tokens", b.tokens);
         // Room for one entry and a short line: the pinned one is packed first.
         let tight = BriefingConfig { budget_tokens: 130, ..cfg };
