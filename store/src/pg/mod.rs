@@ -70,6 +70,7 @@ mod scopes;
 mod sessions;
 mod standing;
 mod threads;
+mod vectors;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -219,6 +220,9 @@ pub(crate) struct PgStore {
     /// The connection's prepared statements by SQL (the frequent reads), dropped with
     /// the connection and after any error.
     statements: RefCell<HashMap<String, postgres::Statement>>,
+    /// The team's embedding cache secret once read on this connection (`vectors.rs`),
+    /// or when it was found unreadable; dropped with the statements.
+    cache_secret: RefCell<Option<(Option<[u8; 32]>, Instant)>>,
     last_used: Cell<Instant>,
 }
 
@@ -240,6 +244,7 @@ impl PgStore {
             location: redact(url),
             client: RefCell::new(None),
             statements: RefCell::new(HashMap::new()),
+            cache_secret: RefCell::new(None),
             last_used: Cell::new(Instant::now()),
         }
     }
@@ -306,7 +311,7 @@ impl PgStore {
         }
         for attempt in 0..2 {
             if slot.is_none() {
-                self.statements.borrow_mut().clear();
+                self.forget_connection_state();
                 *slot = Some(self.new_client()?);
             }
             let client = slot.as_mut().expect("connected above");
@@ -314,7 +319,7 @@ impl PgStore {
                 Ok(v) => return Ok(v),
                 Err(fail) => {
                     // A statement prepared before a migration may no longer fit.
-                    self.statements.borrow_mut().clear();
+                    self.forget_connection_state();
                     let (err, broken) = self.sort(fail);
                     if !broken {
                         return Err(err);
@@ -328,6 +333,13 @@ impl PgStore {
             }
         }
         unreachable!("the loop returns")
+    }
+
+    /// Drops what was kept for the connection: its prepared statements and the cache
+    /// secret read on it.
+    fn forget_connection_state(&self) {
+        self.statements.borrow_mut().clear();
+        self.cache_secret.borrow_mut().take();
     }
 
     /// `sql` prepared on this connection, once per connection.
