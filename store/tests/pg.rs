@@ -1285,6 +1285,46 @@ fn throughput() {
             rates.push((who, [scan, get, by_seqs, per_sec(300, t)]));
         }
     }
+    // The embedding cache (schema 7: a row per scope under the grants, keyed by HMAC):
+    // 20,000 cached vectors of 384 floats, then lookups of 256 chunks (the indexer's
+    // batch) that all hit and writes of 16 new vectors (its embedding batch).
+    let sc = Scope::default();
+    let hash = |i: usize| -> [u8; 32] {
+        let mut h = [0u8; 32];
+        h[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        h
+    };
+    let vector = vec![0.25f32; 384];
+    for start in (0..20_000).step_by(500) {
+        let rows: Vec<_> = (start..start + 500)
+            .map(|i| (ChunkKey { scope: &sc, hash: hash(i) }, vector.as_slice()))
+            .collect();
+        s.put_vectors("bench", &rows).unwrap();
+    }
+    let mut next = 20_000;
+    for _ in 0..2 {
+        for (who, st) in [("owner", &mut s), ("role", &mut role)] {
+            let t = std::time::Instant::now();
+            for b in 0..40 {
+                let keys: Vec<_> =
+                    (0..256).map(|i| ChunkKey { scope: &sc, hash: hash((b * 256 + i) % 20_000) }).collect();
+                assert!(st.cached_vectors("bench", &keys).unwrap().iter().all(Option::is_some));
+            }
+            let read = per_sec(40 * 256, t);
+            let t = std::time::Instant::now();
+            for _ in 0..50 {
+                let rows: Vec<_> = (next..next + 16)
+                    .map(|i| (ChunkKey { scope: &sc, hash: hash(i) }, vector.as_slice()))
+                    .collect();
+                st.put_vectors("bench", &rows).unwrap();
+                next += 16;
+            }
+            let written = per_sec(50 * 16, t);
+            println!(
+                "{who}: cache reads {read:.0} chunks/s (256 a call), writes {written:.0} vectors/s (16 a call)"
+            );
+        }
+    }
     for (i, what) in
         ["scan", "get by id", "get_by_seqs (10 a call)", "insert, 1 per transaction"].iter().enumerate()
     {

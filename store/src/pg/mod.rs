@@ -42,20 +42,28 @@
 //! INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_a', 'team/shared/', false);
 //! ```
 //!
-//! A later schema migration may add tables: run the `GRANT`s again after upgrading.
+//! A later schema migration may add tables: run the `GRANT`s again after upgrading
+//! (schema 7 added `amber_cache_secret`; until a role may read it, its node works
+//! without the embedding cache).
 //! Never grant `TRUNCATE` (or `ALL`): it ignores row-level security.
 //!
 //! The tables every scope shares are under row-level security too (schema 6), whatever
 //! table privileges a role has: `amber_schema` and `meta` are read by all and changed
 //! only by the owner (a role may add a new `meta` key); `amber_seq` only counts up, one
 //! at a time (a trigger), and is never deleted; `amber_grants` shows a role its own
-//! grants only, and no role writes it. The embedding cache is insert-only for every
-//! role: a vector is keyed by model and the SHA-256 of its chunk's text, a second write
-//! for the same key is ignored (`ON CONFLICT DO NOTHING`), and no role updates or
-//! deletes one; `written_by` names the role that wrote it (NULL before schema 6). What
-//! no check can catch: a role may cache a wrong vector for a text nobody embedded yet,
-//! which then serves that exact text for every node; the owner removes a role's
-//! vectors with `DELETE FROM embeddings WHERE written_by = '…'`.
+//! grants only, and no role writes it. The embedding cache (schema 7, `vectors.rs`)
+//! keeps a vector per scope under that scope's grants: a role reads the vectors of the
+//! scopes it may read and caches vectors only in scopes it may write; a vector is keyed
+//! by HMAC-SHA256 under the team's secret (`amber_cache_secret`, read by every role with
+//! a grant, written by none) of its scope and the SHA-256 of its chunk's text, so the
+//! rows confirm no guess about a text; a second write for the same key is ignored (`ON
+//! CONFLICT DO NOTHING`), and no role updates or deletes one; `written_by` names the
+//! role that wrote it. What no check can catch: a role that may write a scope may cache
+//! a wrong vector there for a text nobody embedded yet. One of the model's shape then
+//! stands for that exact text in that scope on every node (it misranks that text, no
+//! other); any other row (not a vector, another dimension, a non-finite value, all
+//! zeros) is skipped and the text embedded again by each node that needs it. The owner
+//! removes a role's vectors with `DELETE FROM embeddings WHERE written_by = '…'`.
 //! Connect each agent's amberd as its role: `postgres://agent_a:…@host:5432/amber`.
 
 mod advice;
