@@ -31,6 +31,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 mod advice;
+pub mod config_error;
 mod install;
 mod transcript;
 

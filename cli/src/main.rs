@@ -309,6 +309,12 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     Ok(Config::resolve(cli.config.as_deref(), cli.data_dir.as_deref(), cli.socket.as_deref())?)
 }
 
+/// The config without the file (defaults, environment, flags), for when the file cannot
+/// be used.
+fn without_config(cli: &Cli) -> Config {
+    Config::without_file(cli.data_dir.as_deref(), cli.socket.as_deref())
+}
+
 /// Refuses what cannot be an id or a prefix of one before asking the daemon.
 fn check_id(id: &str) -> anyhow::Result<()> {
     let min = amber_ipc::protocol::MIN_ID_PREFIX;
@@ -333,7 +339,8 @@ fn connect(cli: &Cli, cfg: &Config) -> anyhow::Result<Client> {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Hook { runtime: HookRuntime::ClaudeCode { event, deadline_ms } } = &cli.command {
-        // A hook must not fail the agent, not even on a bad config: it logs and answers empty.
+        // A hook must not fail the agent, not even on a bad config: it logs why and tells
+        // the person once per session.
         match config(&cli) {
             Ok(cfg) => claude_code::hook(
                 cfg,
@@ -342,7 +349,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 std::time::Duration::from_millis(*deadline_ms),
                 !cli.no_start,
             ),
-            Err(e) => errln!("amber hook: {e:#}"),
+            Err(e) => claude_code::config_error::hook(&without_config(&cli), event, &format!("{e:#}")),
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -390,7 +397,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let cfg = config(&cli)?;
+    let cfg = match (config(&cli), &cli.command) {
+        (Ok(cfg), _) => cfg,
+        // `amber status` says what is wrong, and what a daemon that answers says.
+        (Err(e), Command::Status) => {
+            return Ok(status::config_error(&without_config(&cli), &format!("{e:#}"), cli.json));
+        }
+        (Err(e), _) => return Err(e),
+    };
     match &cli.command {
         Command::Remember {
             text,

@@ -400,3 +400,66 @@ fn the_checkpoint_asks_for_outcomes_of_the_memories_served() {
     let log: Value = serde_json::from_slice(&env.amber(&["--json", "outcomes", &id]).stdout).unwrap();
     assert_eq!(log["reports"][0]["agent"], "claude-code", "{log}");
 }
+
+#[test]
+fn a_config_that_does_not_parse_is_logged_told_once_per_session_and_shown_by_status() {
+    let env = Env::new();
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(proj.path().join(".git")).unwrap();
+    // A daemon runs (started with the defaults); then a key the config no longer knows.
+    assert!(env.amber(&["status"]).status.success());
+    let config = env.root.path().join("config.toml");
+    std::fs::write(&config, "[session]\nidle_timeout_s = 600\ncheckpoint_tools = 3\n").unwrap();
+
+    let hook = |event: &str, claude: &str| {
+        let mut p = payload(event, proj.path(), json!({"source": "startup", "prompt": "deploy it"}));
+        p["session_id"] = json!(claude);
+        let (out, took) = env.hook(event, &p, &[]);
+        assert!(out.status.success(), "a hook always exits 0: {}", text(&out.stderr));
+        assert!(took < Duration::from_secs(2), "{event} took {took:?}");
+        text(&out.stdout)
+    };
+    let told = |stdout: &str| -> String {
+        let v: Value =
+            serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+        assert_eq!(v.as_object().unwrap().len(), 1, "only the message, nothing for the model: {v}");
+        v["systemMessage"].as_str().unwrap().to_string()
+    };
+    let first = hook("SessionStart", "c0nf-a");
+    let msg = told(&first);
+    assert!(msg.starts_with("Amber is off in this session: config file"), "{msg}");
+    assert!(msg.contains("unknown field `checkpoint_tools`") && msg.contains("amber status"), "{msg}");
+    // Once per session: its later hooks print nothing; another session is told too.
+    for event in ["UserPromptSubmit", "PostToolUse", "Stop"] {
+        assert_eq!(hook(event, "c0nf-a"), "", "{event}");
+    }
+    assert!(told(&hook("UserPromptSubmit", "c0nf-b")).contains("checkpoint_tools"));
+    assert_eq!(hook("SessionEnd", "c0nf-c"), "", "SessionEnd's output reaches no one");
+    let log = env.hooks_log();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("the config cannot be used")).collect();
+    assert_eq!(lines.len(), 6, "every hook logs it:\n{log}");
+    assert!(lines.iter().all(|l| l.contains("unknown field `checkpoint_tools`")), "{log}");
+
+    // `amber status` says it, and what the running daemon says; other commands refuse.
+    let st = env.amber(&["status"]);
+    assert_eq!(st.status.code(), Some(1));
+    let out = text(&st.stdout);
+    assert!(out.starts_with("config       INVALID: config file"), "{out}");
+    assert!(out.contains("checkpoint_tools") && out.contains("Amber is off until it is fixed"), "{out}");
+    assert!(out.contains("a daemon answers on") && out.contains("memories "), "{out}");
+    let st = env.amber(&["--json", "status"]);
+    assert_eq!(st.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert!(v["config_error"].as_str().unwrap().contains("checkpoint_tools"), "{v}");
+    assert!(v["pid"].as_u64().is_some(), "{v}");
+    let recall = env.amber(&["recall", "deploy"]);
+    assert!(!recall.status.success() && text(&recall.stderr).contains("checkpoint_tools"));
+
+    // The hooks did nothing: fixed, the daemon holds none of those sessions.
+    std::fs::remove_file(&config).unwrap();
+    for claude in ["c0nf-a", "c0nf-b"] {
+        let o = env.amber(&["session", "show", &env.amber_session(claude)]);
+        assert!(!o.status.success(), "{}", text(&o.stdout));
+    }
+    assert!(env.amber(&["status"]).status.success());
+}
