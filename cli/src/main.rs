@@ -368,6 +368,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 outln!("the previous settings are in {}", b.display());
             }
         }
+        // The MCP server, user-wide: every project gets Amber's tools.
+        match claude_code::register::register(&exe) {
+            claude_code::register::Registered::Added => outln!(
+                "registered Amber's MCP server with Claude Code user-wide ({}): its tools are in every project",
+                claude_code::register::command_line(&exe)
+            ),
+            claude_code::register::Registered::Already => {
+                outln!("Amber's MCP server is already registered with Claude Code user-wide")
+            }
+            claude_code::register::Registered::Replaced(before) => outln!(
+                "registered Amber's MCP server with Claude Code user-wide again (it ran {before}, now {} mcp)",
+                exe.display()
+            ),
+            claude_code::register::Registered::Not { why, run } => errln!(
+                "amber: Amber's MCP server is not registered with Claude Code ({why}); without it no project has Amber's tools. Run:\n  {run}"
+            ),
+        }
         // Claude Code's name is its own: its sessions (inbox, what is addressed to it)
         // need the token its hooks and MCP server read.
         let registered = config(&cli).and_then(|cfg| {
@@ -394,6 +411,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(b) = backup {
                 outln!("the previous settings are in {}", b.display());
             }
+        }
+        match claude_code::register::unregister() {
+            Ok(true) => outln!("removed Amber's MCP server from Claude Code's user config"),
+            Ok(false) => outln!("no user-wide MCP server amber in Claude Code"),
+            Err(why) => errln!(
+                "amber: Amber's MCP server may still be registered with Claude Code ({why}); remove it with:\n  claude mcp remove --scope user amber"
+            ),
         }
         return Ok(ExitCode::SUCCESS);
     }
