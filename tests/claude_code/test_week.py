@@ -944,3 +944,21 @@ def test_the_checkpoint_reaches_the_model_once(week):
                 problems.append(f"{rec['name']} request {q['seq']}: a hook's text labelled a blocking error")
     assert not problems, "\n".join(problems)
     assert answering == 4, f"the model answered {answering} checkpoint requests"
+
+
+def test_a_run_per_session(week):
+    """Each Claude Code session is one run, resumed, compacted and continued as it was
+    (nobody rewarded a run during the week): four sessions, four runs, each holding its
+    session's tool uses."""
+    runs = {}
+    for sid, rec in week.sessions.items():
+        s = rec.get("session") or {}
+        runs[sid] = (s.get("run") or {}).get("runs") or []
+    assert all(len(r) == 1 for r in runs.values()), runs
+    ids = [r[0] for r in runs.values()]
+    assert len(set(ids)) == len(ids) == 4, runs
+    listed = amber_json(week.env, "runs", "list", "--scope", week.scope_here.split()[0], "--limit", "100")
+    assert sorted(r["id"] for r in listed) == sorted(ids), listed
+    traces = {r["id"]: r["trace"].count("\n") + 1 for r in listed}
+    b = next(r for r in week.runs if r["name"] == "s3")["session_id"]
+    assert traces[runs[b][0]] >= 6, f"s3, its compaction and s4 in one run: {traces}"
