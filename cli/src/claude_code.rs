@@ -33,7 +33,8 @@ use serde_json::{Value, json};
 mod advice;
 pub mod config_error;
 mod install;
-pub mod register;
+mod register;
+pub mod setup;
 mod transcript;
 
 pub use install::{EVENTS, edit_settings, install, settings_path, uninstall};

@@ -354,71 +354,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Command::Install { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
-        let path = claude_code::settings_path(*project)?;
-        let exe = std::env::current_exe().context("cannot find this executable's path")?;
-        let (n, backup) = claude_code::edit_settings(&path, |s| claude_code::install(s, &exe))?;
-        if n == 0 {
-            outln!("Amber's Claude Code hooks and permission rules are already in {}", path.display());
-        } else {
-            outln!(
-                "added {n} Amber entries (hooks, and permission rules for its agent tools) to {}",
-                path.display()
-            );
-            if let Some(b) = backup {
-                outln!("the previous settings are in {}", b.display());
-            }
-        }
-        // The MCP server, user-wide: every project gets Amber's tools.
-        match claude_code::register::register(&exe) {
-            claude_code::register::Registered::Added => outln!(
-                "registered Amber's MCP server with Claude Code user-wide ({}): its tools are in every project",
-                claude_code::register::command_line(&exe)
-            ),
-            claude_code::register::Registered::Already => {
-                outln!("Amber's MCP server is already registered with Claude Code user-wide")
-            }
-            claude_code::register::Registered::Replaced(before) => outln!(
-                "registered Amber's MCP server with Claude Code user-wide again (it ran {before}, now {} mcp)",
-                exe.display()
-            ),
-            claude_code::register::Registered::Not { why, run } => errln!(
-                "amber: Amber's MCP server is not registered with Claude Code ({why}); without it no project has Amber's tools. Run:\n  {run}"
-            ),
-        }
         // Claude Code's name is its own: its sessions (inbox, what is addressed to it)
         // need the token its hooks and MCP server read.
-        let registered = config(&cli).and_then(|cfg| {
-            let mut c = connect(&cli, &cfg)?;
-            agents::register(&mut c, &cfg, claude_code::AGENT)
-        });
-        match registered {
-            Ok(path) => {
-                outln!("registered the agent name claude-code (its token is in {})", path.display())
-            }
-            Err(e) => errln!(
-                "amber: the agent name claude-code is not registered ({e:#}); run `amber agent register claude-code` later"
-            ),
-        }
+        claude_code::setup::install(*project, || {
+            let cfg = config(&cli)?;
+            agents::register(&mut connect(&cli, &cfg)?, &cfg, claude_code::AGENT)
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Command::Uninstall { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
-        let path = claude_code::settings_path(*project)?;
-        let (n, backup) = claude_code::edit_settings(&path, |s| Ok(claude_code::uninstall(s)))?;
-        if n == 0 {
-            outln!("no Amber hooks or permission rules in {}", path.display());
-        } else {
-            outln!("removed {n} Amber entries (hooks and permission rules) from {}", path.display());
-            if let Some(b) = backup {
-                outln!("the previous settings are in {}", b.display());
-            }
-        }
-        match claude_code::register::unregister() {
-            Ok(true) => outln!("removed Amber's MCP server from Claude Code's user config"),
-            Ok(false) => outln!("no user-wide MCP server amber in Claude Code"),
-            Err(why) => errln!(
-                "amber: Amber's MCP server may still be registered with Claude Code ({why}); remove it with:\n  claude mcp remove --scope user amber"
-            ),
-        }
+        claude_code::setup::uninstall(*project)?;
         return Ok(ExitCode::SUCCESS);
     }
     let cfg = match (config(&cli), &cli.command) {
