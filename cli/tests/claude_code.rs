@@ -401,6 +401,15 @@ fn the_checkpoint_asks_for_outcomes_of_the_memories_served() {
     assert_eq!(log["reports"][0]["agent"], "claude-code", "{log}");
 }
 
+/// Removes a file when dropped.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 #[test]
 fn a_config_that_does_not_parse_is_logged_told_once_per_session_and_shown_by_status() {
     let env = Env::new();
@@ -410,6 +419,9 @@ fn a_config_that_does_not_parse_is_logged_told_once_per_session_and_shown_by_sta
     assert!(env.amber(&["status"]).status.success());
     let config = env.root.path().join("config.toml");
     std::fs::write(&config, "[session]\nidle_timeout_s = 600\ncheckpoint_tools = 3\n").unwrap();
+    // Dropped before `env` (declared after it): the config goes first, so that `env`'s
+    // `amber daemon stop` can run even when an assertion below fails.
+    let _unbreak = RemoveOnDrop(config.clone());
 
     let hook = |event: &str, claude: &str| {
         let mut p = payload(event, proj.path(), json!({"source": "startup", "prompt": "deploy it"}));

@@ -91,7 +91,7 @@ def test_a_second_project_has_ambers_tools():
         env_at = lambda day, name=None: dict(base, AMBER_CC_HOOKCAP=str(tmp / "hooks" / (name or "setup")))  # noqa: E731
         # Installed from the first project, as test_week.py installs it.
         cc_env, _ = install(tmp, home, first, env_at, fake)
-        again = amber(with_claude(base), "install", "claude-code", cwd=first)
+        again = amber(with_claude(env_at(0, "reinstall")), "install", "claude-code", cwd=first)
         assert "already registered with Claude Code user-wide" in again.stdout, again.stdout + again.stderr
 
         listed = run([str(CLAUDE), "mcp", "list"], cc_env(0, "list"), cwd=second).stdout
