@@ -35,6 +35,7 @@ pub mod config_error;
 mod install;
 mod register;
 pub mod setup;
+mod standing;
 mod transcript;
 
 pub use install::{EVENTS, edit_settings, install, settings_path, uninstall};
@@ -87,6 +88,7 @@ pub fn hook(cfg: Config, config_file: Option<PathBuf>, event: &str, deadline: Du
     let (tx, rx) = mpsc::channel();
     let event_name = event.to_string();
     let worker_cfg = cfg.clone();
+    let cwd = field(&payload, "cwd").map(PathBuf::from);
     std::thread::spawn(move || {
         let r = answer(&worker_cfg, config_file.as_deref(), &event_name, &payload, start, until);
         let _ = tx.send(r);
@@ -97,7 +99,17 @@ pub fn hook(cfg: Config, config_file: Option<PathBuf>, event: &str, deadline: Du
         }
         Ok(Ok(None)) => {}
         Ok(Err(e)) => log(&cfg, event, &format!("{e:#}")),
-        Err(_) => log(&cfg, event, &format!("no answer within {deadline:?}; answered empty")),
+        Err(_) => match cwd.filter(|_| event == "SessionStart").and_then(|d| standing::fallback(&cfg, &d)) {
+            Some(text) => {
+                log(
+                    &cfg,
+                    event,
+                    &format!("no answer within {deadline:?}; answered the kept standing preferences"),
+                );
+                outln!("{}", additional_context(event, &text));
+            }
+            None => log(&cfg, event, &format!("no answer within {deadline:?}; answered empty")),
+        },
     }
 }
 
@@ -339,6 +351,16 @@ fn answer(
                     started.briefing.items.len()
                 ),
             );
+            // A new session's briefing holds every standing preference: kept for a start
+            // the daemon cannot answer in time.
+            if source == "startup"
+                && !started.resumed
+                && !started.withheld
+                && let Some(cwd) = field(payload, "cwd")
+                && let Err(e) = standing::keep(cfg, Path::new(cwd), &started.briefing.standing)
+            {
+                log(cfg, event, &format!("cannot keep the standing preferences: {e:#}"));
+            }
             let text = start_context(&started);
             Ok((!text.is_empty()).then(|| additional_context(event, &text)))
         }

@@ -409,6 +409,13 @@ fn the_persons_standing_preference_is_briefed_whatever_the_volume() {
     const PREF: &str = "The user wants every release announced in #deploys before it starts.";
     let pref = as_person(&d, &["remember", "--scope", "user", "--type", "lifefact", PREF]);
     let pref_id = pref["id"].as_str().expect("an id").to_string();
+    // A dozen of them, as a person has (the first is the one followed below).
+    let mut prefs = vec![pref_id.clone()];
+    for i in 1..12 {
+        let text = format!("Standing preference {i}: the user wants the number {i} spelled out in prose.");
+        let m = as_person(&d, &["remember", "--scope", "user", "--type", "lifefact", &text]);
+        prefs.push(m["id"].as_str().expect("an id").to_string());
+    }
     // Volume on the very topic of the prompt: 600 agent notes about releases.
     let mut c = d.client();
     for batch in 0..6 {
@@ -432,7 +439,10 @@ fn the_persons_standing_preference_is_briefed_whatever_the_volume() {
     p.cwd = Some(proj.path().to_path_buf());
     p.prompt = Some("how do we release to staging?".into());
     let s = c.session_start(&p).unwrap();
-    assert!(s.briefing.items.iter().any(|i| i.id.as_str() == pref_id), "{:#?}", s.briefing);
+    for id in &prefs {
+        assert!(s.briefing.items.iter().any(|i| i.id.as_str() == id), "{id} left out: {:#?}", s.briefing);
+        assert!(s.briefing.standing.contains(&id[..8]), "{id}: {}", s.briefing.standing);
+    }
     assert!(s.briefing.text.contains("#deploys"), "{}", s.briefing.text);
     let shown = c.session_show(&s.session_id).unwrap();
     let served = shown.session.served.iter().find(|x| x.id.as_str() == pref_id).expect("served");

@@ -854,3 +854,110 @@ fn a_node_with_another_embedding_model_refuses_team_scopes_and_says_why() {
     // And the team store was not re-embedded under the other model.
     assert_eq!(recall_ids(&mut ca, "deploy window", Some("team/acme")).len(), 1);
 }
+
+/// Issue 46's attack on the team cache, on real nodes and real roles: agent_r, which may
+/// only read `team/acme/`, cannot seed a vector there at all; agent_w, which may write
+/// there, seeds three bytes and a vector of the wrong dimension for two texts nobody
+/// filed yet (it reads the cache secret, as every role with a grant does, and computes
+/// their keys). At schema 6 a node filing such a text logged `corrupt row` and stopped
+/// indexing vectors for the team store: every later memory got BM25 only. Now the
+/// owner's node files them and two more, and each is found by meaning (vector ranking
+/// only) on the filing node and on agent_r's node, which embeds the two seeded texts
+/// itself and takes the rest from the cache; neither degrades.
+#[test]
+fn a_vector_seeded_for_a_text_not_yet_filed_stops_no_nodes_indexing() {
+    use hmac::{Hmac, KeyInit, Mac};
+    use postgres::error::SqlState;
+    use sha2::{Digest, Sha256};
+
+    let url = database(server(), "seeded");
+    let dir = tempfile::tempdir().unwrap();
+    let a = node(&dir.path().join("a"), &url);
+    let mut ca = a.client();
+    team_ready(&mut ca);
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    for (role, can_write) in [("agent_r", false), ("agent_w", true)] {
+        admin
+            .batch_execute(&format!(
+                "DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+                 GRANT USAGE ON SCHEMA public TO {role};
+                 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role};
+                 GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role};
+                 REVOKE INSERT, UPDATE, DELETE ON amber_grants FROM {role};
+                 INSERT INTO amber_grants (role, prefix, can_write) VALUES ('{role}', 'team/acme/', {can_write});"
+            ))
+            .unwrap();
+    }
+    let url_as = |role: &str| url.replacen("postgres@", &format!("{role}@"), 1);
+    let r = node(&dir.path().join("r"), &url_as("agent_r"));
+    let mut cr = r.client();
+    team_ready(&mut cr);
+
+    let texts = [
+        "The nightly ledger export writes parquet files to the cold storage bucket.",
+        "Rotating the staging certificates needs the ops vault unsealed first.",
+        "The payment retries back off exponentially up to one hour.",
+        "The on-call rotation hands over every Monday at nine in the morning.",
+    ];
+    let questions = [
+        "where do the ledger exports go at night?",
+        "what must happen before staging certs are rotated?",
+        "how long do payment retries wait at most?",
+        "when does the pager duty change hands?",
+    ];
+    let line: String =
+        admin.query_one("SELECT value FROM meta WHERE key = 'embedding_model'", &[]).unwrap().get(0);
+    let model = line.rsplit_once(':').unwrap().0.to_string();
+    let seed = |role: &str, text: &str, vector: &[u8]| {
+        let mut c = postgres::Client::connect(&url_as(role), postgres::NoTls).unwrap();
+        let secret: Vec<u8> = c.query_one("SELECT secret FROM amber_cache_secret", &[]).unwrap().get(0);
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&secret).unwrap();
+        mac.update(b"team/acme\0");
+        mac.update(&Sha256::digest(text.as_bytes()));
+        let key = mac.finalize().into_bytes().to_vec();
+        c.execute(
+            "INSERT INTO embeddings (model, scope, chunk_key, vector) VALUES ($1, 'team/acme', $2, $3)",
+            &[&model, &key, &vector],
+        )
+    };
+    let refused = seed("agent_r", texts[0], &[1, 2, 3]).unwrap_err();
+    assert_eq!(refused.code(), Some(&SqlState::INSUFFICIENT_PRIVILEGE), "{refused}");
+    assert_eq!(seed("agent_w", texts[0], &[1, 2, 3]).unwrap(), 1, "three bytes");
+    let three_floats: Vec<u8> = [0.5f32; 3].iter().flat_map(|x| x.to_le_bytes()).collect();
+    assert_eq!(seed("agent_w", texts[1], &three_floats).unwrap(), 1, "a vector of the wrong dimension");
+
+    for text in texts {
+        remember(&mut ca, text, "team/acme").unwrap();
+    }
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let e = team_ready(&mut cr)["team"]["engine"].clone();
+        if e["memories"] == json!(4) && e["vectors"] == json!(4) {
+            break;
+        }
+        assert!(Instant::now() < until, "agent_r's node never indexed the four vectors: {e}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (who, c) in [("owner's node", &mut ca), ("agent_r's node", &mut cr)] {
+        let e = team_ready(c)["team"]["engine"].clone();
+        assert_eq!((&e["vectors"], &e["degraded"]), (&json!(4), &json!([])), "{who}: {e}");
+        for (text, question) in texts.iter().zip(questions) {
+            let r = c
+                .call_value(
+                    "recall",
+                    json!({ "text": question, "scope": "team/acme", "mode": "vector", "k": 3 }),
+                )
+                .unwrap();
+            assert_eq!(r["hits"][0]["memory"]["content"], json!(text), "{who}, {question}: {r}");
+        }
+    }
+    let stats = team_ready(&mut cr)["team"]["engine"]["stats"].clone();
+    assert_eq!(
+        (&stats["chunks_embedded"], &stats["chunks_from_cache"]),
+        (&json!(2), &json!(2)),
+        "agent_r's node embeds the two seeded texts itself and takes the others from the cache: {stats}"
+    );
+    let seeded: i64 =
+        admin.query_one("SELECT COUNT(*) FROM embeddings WHERE written_by = 'agent_w'", &[]).unwrap().get(0);
+    assert_eq!(seeded, 2, "the seeded rows stay (insert-only) until the owner removes them");
+}

@@ -11,7 +11,7 @@ mod portable;
 mod records;
 mod runs;
 pub use graph::{Graph, Mentions};
-pub use memories::{Documents, Memories, Scopes, VectorCache};
+pub use memories::{ChunkKey, Documents, Memories, Scopes, VectorCache};
 pub use open::{Backend, SqliteBackend};
 pub use portable::Portable;
 pub use records::{Addressing, Sessions, Standing};

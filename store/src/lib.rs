@@ -45,8 +45,8 @@ mod trust;
 mod vectors;
 
 pub use backend::{
-    Addressing, Advice, Backend, Documents, Graph, Memories, MemoryStore, Mentions, Portable, Runs, Scopes,
-    Sessions, SqliteBackend, Standing, VectorCache,
+    Addressing, Advice, Backend, ChunkKey, Documents, Graph, Memories, MemoryStore, Mentions, Portable, Runs,
+    Scopes, Sessions, SqliteBackend, Standing, VectorCache,
 };
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};

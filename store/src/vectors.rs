@@ -6,8 +6,8 @@ use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
 
-use crate::VectorCache;
 use crate::store::{Store, Vector};
+use crate::{ChunkKey, VectorCache};
 use crate::{Error, Result};
 
 pub(crate) fn bytes_to_vector(blob: &[u8], path: &Path) -> Result<Vector> {
@@ -21,29 +21,30 @@ pub(crate) fn bytes_to_vector(blob: &[u8], path: &Path) -> Result<Vector> {
 }
 
 impl VectorCache for Store {
-    /// Cached vectors for these chunk hashes under `model`; missing ones are absent.
-    fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>> {
-        let mut out = HashMap::with_capacity(hashes.len());
+    /// Cached vectors for these chunks under `model`, in the order asked; missing ones
+    /// are None. The local cache is one person's: it is keyed by the chunk's hash alone,
+    /// whatever the scope (a text filed in two scopes is embedded once).
+    fn cached_vectors(&self, model: &str, chunks: &[ChunkKey<'_>]) -> Result<Vec<Option<Vector>>> {
+        let mut found: HashMap<[u8; 32], Option<Vector>> = HashMap::with_capacity(chunks.len());
         let mut stmt = self
             .conn
             .prepare_cached("SELECT vector FROM embeddings WHERE model = ?1 AND chunk_hash = ?2")
             .map_err(self.sql())?;
-        for h in hashes {
-            if out.contains_key(h) {
+        for c in chunks {
+            if found.contains_key(&c.hash) {
                 continue;
             }
             let blob: Option<Vec<u8>> =
-                stmt.query_row(params![model, &h[..]], |r| r.get(0)).optional().map_err(self.sql())?;
-            if let Some(blob) = blob {
-                out.insert(*h, bytes_to_vector(&blob, &self.path)?);
-            }
+                stmt.query_row(params![model, &c.hash[..]], |r| r.get(0)).optional().map_err(self.sql())?;
+            let vector = blob.map(|b| bytes_to_vector(&b, &self.path)).transpose()?;
+            found.insert(c.hash, vector);
         }
-        Ok(out)
+        Ok(chunks.iter().map(|c| found.get(&c.hash).cloned().flatten()).collect())
     }
 
-    /// Caches vectors for chunk hashes under `model` (one transaction); a hash already
-    /// cached keeps its vector, as on the team store.
-    fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
+    /// Caches vectors for chunks under `model` (one transaction); a hash already cached
+    /// keeps its vector, as on the team store.
+    fn put_vectors(&mut self, model: &str, vectors: &[(ChunkKey<'_>, &[f32])]) -> Result<()> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
@@ -53,9 +54,9 @@ impl VectorCache for Store {
                     "INSERT OR IGNORE INTO embeddings (model, chunk_hash, vector) VALUES (?1, ?2, ?3)",
                 )
                 .map_err(sql)?;
-            for (h, v) in vectors {
+            for (c, v) in vectors {
                 let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                stmt.execute(params![model, &h[..], bytes]).map_err(sql)?;
+                stmt.execute(params![model, &c.hash[..], bytes]).map_err(sql)?;
             }
         }
         tx.commit().map_err(sql)

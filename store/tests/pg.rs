@@ -8,6 +8,10 @@
 mod common {
     pub mod browse;
 }
+/// The embedding cache under the scopes' grants, with real roles.
+mod team {
+    pub mod cache;
+}
 
 use std::fmt::Debug;
 use std::process::Command;
@@ -20,7 +24,7 @@ use amber_core::{
     Link, LinkKind, MemoryId, MemoryType, NewMemory, NewRun, Outcome, Report, ReportKind, RunReward, Scope,
 };
 use amber_store::{
-    Backend, Error, GuardEntry, ListFilter, MemoryStore, PgBackend, Purged, SessionRow, Store,
+    Backend, ChunkKey, Error, GuardEntry, ListFilter, MemoryStore, PgBackend, Purged, SessionRow, Store,
 };
 
 /// Runs `scripts/pg.sh` with these environment variables; its stdout, or a panic with
@@ -131,6 +135,11 @@ fn scope(s: &str) -> Scope {
     s.parse().unwrap()
 }
 
+/// A chunk of a memory in `scope` whose text hashes to `byte` repeated.
+fn chunk(scope: &Scope, byte: u8) -> ChunkKey<'_> {
+    ChunkKey { scope, hash: [byte; 32] }
+}
+
 fn insert(s: &mut dyn MemoryStore, m: &NewMemory, now: i64) -> (amber_core::Memory, bool) {
     s.insert_batch(std::slice::from_ref(m), now).unwrap().remove(0)
 }
@@ -228,14 +237,12 @@ fn memories_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
     // invalid input is refused before anything is written
     assert!(matches!(s.insert_batch(&[NewMemory::new("")], 1), Err(Error::Invalid(_))));
     // cache and metadata
-    let h1 = [1u8; 32];
-    let h2 = [2u8; 32];
+    let sc = scope("team/a");
+    let (h1, h2, h3) = (chunk(&sc, 1), chunk(&sc, 2), chunk(&sc, 3));
     s.put_vectors("m", &[(h1, &[1.0, -2.5][..]), (h2, &[0.25][..])]).unwrap();
     s.put_vectors("m", &[(h1, &[3.0][..])]).unwrap(); // ignored: a cached vector is kept
-    let mut cached: Vec<_> = s.cached_vectors("m", &[h1, h2, [3u8; 32], h1]).unwrap().into_iter().collect();
-    cached.sort_by_key(|(h, _)| *h);
-    t.note("cached", cached);
-    t.note("cached other model", s.cached_vectors("x", &[h1]).unwrap().len());
+    t.note("cached", s.cached_vectors("m", &[h1, h2, h3, h1]).unwrap());
+    t.note("cached other model", s.cached_vectors("x", &[h1]).unwrap());
     t.note("cache count", (s.cached_vector_count("m").unwrap(), s.cached_vector_count("x").unwrap()));
     assert_eq!(s.meta("k").unwrap(), None);
     s.set_meta("k", "1").unwrap();
@@ -334,9 +341,10 @@ fn concurrent_remembers_of_the_same_content_give_one_memory() {
     assert_eq!(seqs.len(), N, "one seq per memory");
     // the embedding cache is shared too: what one node embedded, another reads
     let mut one = db.writer();
-    one.put_vectors("model", &[([7u8; 32], &[0.5, -1.0][..])]).unwrap();
+    let sc = scope("team/x");
+    one.put_vectors("model", &[(chunk(&sc, 7), &[0.5, -1.0][..])]).unwrap();
     let other = db.backend().open_reader().unwrap();
-    assert_eq!(other.cached_vectors("model", &[[7u8; 32]]).unwrap()[&[7u8; 32]], vec![0.5, -1.0]);
+    assert_eq!(other.cached_vectors("model", &[chunk(&sc, 7)]).unwrap(), vec![Some(vec![0.5, -1.0])]);
 }
 
 #[test]
@@ -349,6 +357,7 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
     let mut sql = db.sql();
     // back to version 1 (before advice and the change log): opening migrates it
     // forward, keeping the rows
+    sql.batch_execute(BACK_TO_6).unwrap();
     sql.batch_execute(
         "DROP TABLE advice_situations, advice_sorted, advice_notes, advice_served, run_judgements, amber_changes;
          ALTER TABLE amber_seq DROP COLUMN changes;
@@ -403,15 +412,14 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
         "the change log is back"
     );
     let version: i64 = sql.query_one("SELECT version FROM amber_schema", &[]).unwrap().get(0);
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     let basis: i64 = sql
         .query_one("SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'outcomes' AND column_name = 'basis'", &[])
         .unwrap()
         .get(0);
     assert_eq!(basis, 1, "outcomes have their basis column back (schema 5)");
-    let writer: Option<String> =
-        sql.query_one("SELECT written_by::TEXT FROM embeddings", &[]).unwrap().get(0);
-    assert_eq!(writer, None, "a vector cached before schema 6 has no known writer");
+    let cached: i64 = sql.query_one("SELECT COUNT(*) FROM embeddings", &[]).unwrap().get(0);
+    assert_eq!(cached, 0, "a vector cached before schema 7 (no scope, a bare SHA-256) is dropped");
     let went: Option<String> = sql.query_one("SELECT scope FROM moved", &[]).unwrap().get(0);
     assert_eq!(
         went,
@@ -430,6 +438,19 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
     let rows: i64 = sql.query_one("SELECT COUNT(*) FROM memories", &[]).unwrap().get(0);
     assert_eq!((version, rows), (99, 1), "left untouched");
 }
+
+/// Takes a database at schema 7 back to 6: the embedding cache keyed by model and the
+/// chunk's bare SHA-256, readable by every role, and no cache secret.
+const BACK_TO_6: &str = "
+    DROP TABLE amber_cache_secret;
+    DROP POLICY amber_read ON embeddings; DROP POLICY amber_insert ON embeddings;
+    ALTER TABLE embeddings DROP CONSTRAINT embeddings_pkey;
+    ALTER TABLE embeddings DROP COLUMN scope;
+    ALTER TABLE embeddings RENAME COLUMN chunk_key TO chunk_hash;
+    ALTER TABLE embeddings ADD PRIMARY KEY (model, chunk_hash);
+    CREATE POLICY amber_read ON embeddings FOR SELECT USING (TRUE);
+    CREATE POLICY amber_insert ON embeddings FOR INSERT WITH CHECK (written_by = current_user);
+    UPDATE amber_schema SET version = 6;";
 
 /// Forgets and moves are logged in commit order with the scope they left, so other
 /// nodes can follow them; a repeated forget logs nothing; SQLite keeps no log.
@@ -1284,6 +1305,46 @@ fn throughput() {
             rates.push((who, [scan, get, by_seqs, per_sec(300, t)]));
         }
     }
+    // The embedding cache (schema 7: a row per scope under the grants, keyed by HMAC):
+    // 20,000 cached vectors of 384 floats, then lookups of 256 chunks (the indexer's
+    // batch) that all hit and writes of 16 new vectors (its embedding batch).
+    let sc = Scope::default();
+    let hash = |i: usize| -> [u8; 32] {
+        let mut h = [0u8; 32];
+        h[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        h
+    };
+    let vector = vec![0.25f32; 384];
+    for start in (0..20_000).step_by(500) {
+        let rows: Vec<_> = (start..start + 500)
+            .map(|i| (ChunkKey { scope: &sc, hash: hash(i) }, vector.as_slice()))
+            .collect();
+        s.put_vectors("bench", &rows).unwrap();
+    }
+    let mut next = 20_000;
+    for _ in 0..2 {
+        for (who, st) in [("owner", &mut s), ("role", &mut role)] {
+            let t = std::time::Instant::now();
+            for b in 0..40 {
+                let keys: Vec<_> =
+                    (0..256).map(|i| ChunkKey { scope: &sc, hash: hash((b * 256 + i) % 20_000) }).collect();
+                assert!(st.cached_vectors("bench", &keys).unwrap().iter().all(Option::is_some));
+            }
+            let read = per_sec(40 * 256, t);
+            let t = std::time::Instant::now();
+            for _ in 0..50 {
+                let rows: Vec<_> = (next..next + 16)
+                    .map(|i| (ChunkKey { scope: &sc, hash: hash(i) }, vector.as_slice()))
+                    .collect();
+                st.put_vectors("bench", &rows).unwrap();
+                next += 16;
+            }
+            let written = per_sec(50 * 16, t);
+            println!(
+                "{who}: cache reads {read:.0} chunks/s (256 a call), writes {written:.0} vectors/s (16 a call)"
+            );
+        }
+    }
     for (i, what) in
         ["scan", "get by id", "get_by_seqs (10 a call)", "insert, 1 per transaction"].iter().enumerate()
     {
@@ -1337,15 +1398,17 @@ fn a_role_changes_neither_the_schema_version_nor_the_seq_counter_nor_the_grants_
     assert_eq!(tables_without_rls(&mut sql), Vec::<String>::new(), "every table is under row-level security");
     insert(admin.as_mut(), &NewMemory::new("owner's").in_scope(scope("team/a/x")), 1);
     admin.set_meta("embedding_model", "m:2").unwrap();
-    admin.put_vectors("model", &[([1u8; 32], &[1.0, 0.0][..])]).unwrap();
-    a.put_vectors("model", &[([2u8; 32], &[0.0, 1.0][..])]).unwrap();
+    let (sa, sb) = (scope("team/a/x"), scope("team/b"));
+    admin.put_vectors("model", &[(chunk(&sb, 1), &[1.0, 0.0][..])]).unwrap();
+    a.put_vectors("model", &[(chunk(&sa, 2), &[0.0, 1.0][..])]).unwrap();
     let state = |sql: &mut postgres::Client| -> (i64, i64, i64, i64, String) {
         let r = sql
             .query_one(
                 "SELECT (SELECT COUNT(*) FROM amber_schema), (SELECT MAX(version) FROM amber_schema),
                         (SELECT seq FROM amber_seq), (SELECT changes FROM amber_seq),
-                        (SELECT string_agg(encode(chunk_hash, 'hex') || '=' || encode(vector, 'hex'), ',' ORDER BY chunk_hash) FROM embeddings)
+                        (SELECT string_agg(scope || ':' || encode(chunk_key, 'hex') || '=' || encode(vector, 'hex'), ',' ORDER BY chunk_key) FROM embeddings)
                           || ';' || (SELECT string_agg(key || '=' || value, ',') FROM meta)
+                          || ';' || (SELECT encode(secret, 'hex') FROM amber_cache_secret)
                           || ';' || (SELECT COUNT(*) FROM amber_grants)",
                 &[],
             )
@@ -1353,7 +1416,7 @@ fn a_role_changes_neither_the_schema_version_nor_the_seq_counter_nor_the_grants_
         (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4))
     };
     let before = state(&mut sql);
-    assert_eq!((before.0, before.1), (1, 6));
+    assert_eq!((before.0, before.1), (1, 7));
     let mut as_b = postgres::Client::connect(&db.url_as("agent_b"), postgres::NoTls).unwrap();
     let refused = "refused 42501"; // insufficient_privilege, or a row-level security violation
     for (stmt, expected) in [
@@ -1363,14 +1426,19 @@ fn a_role_changes_neither_the_schema_version_nor_the_seq_counter_nor_the_grants_
         ("UPDATE embeddings SET vector = '\\x0000803f00000000'", "0 rows"),
         ("DELETE FROM embeddings", "0 rows"),
         (
-            "INSERT INTO embeddings (model, chunk_hash, vector) VALUES ('model', '\\x0202020202020202020202020202020202020202020202020202020202020202', '\\x0000803f00000000')
-             ON CONFLICT (model, chunk_hash) DO UPDATE SET vector = excluded.vector",
+            // over the owner's vector in agent_b's own scope, the one row it sees
+            "INSERT INTO embeddings (model, scope, chunk_key, vector) SELECT model, scope, chunk_key, '\\x0000803f00000000' FROM embeddings
+             ON CONFLICT (model, scope, chunk_key) DO UPDATE SET vector = excluded.vector",
             refused,
         ),
+        ("INSERT INTO embeddings (model, scope, chunk_key, vector) VALUES ('model', 'team/a/x', '\\x02', '\\x00')", refused),
         (
-            "INSERT INTO embeddings (model, chunk_hash, vector, written_by) VALUES ('model', '\\x03', '\\x00', 'agent_a')",
+            "INSERT INTO embeddings (model, scope, chunk_key, vector, written_by) VALUES ('model', 'team/b', '\\x03', '\\x00', 'agent_a')",
             refused,
         ),
+        ("UPDATE amber_cache_secret SET secret = '\\x00'", "0 rows"),
+        ("DELETE FROM amber_cache_secret", "0 rows"),
+        ("INSERT INTO amber_cache_secret (one, secret) VALUES (FALSE, sha256('\\x00'))", refused),
         ("UPDATE amber_seq SET seq = 0", refused),
         ("UPDATE amber_seq SET seq = seq + 1000", refused),
         ("UPDATE amber_seq SET changes = changes - 1", refused),
@@ -1413,43 +1481,4 @@ fn a_role_changes_neither_the_schema_version_nor_the_seq_counter_nor_the_grants_
     assert_eq!(admin.meta("b's key").unwrap().as_deref(), Some("x"));
     assert!(b.integrity_check().unwrap());
     assert_eq!(state(&mut sql).2, before.2 + 1, "one seq taken");
-}
-
-/// The embedding cache is keyed by model and the SHA-256 of the chunk's text, and
-/// insert-only for everyone: a vector once cached is what every node reads, whoever
-/// tries to write another over it.
-#[test]
-fn a_role_cannot_overwrite_a_vector_another_role_cached() {
-    let (db, [admin, mut a, mut b]) = two_agents();
-    let chunk = [9u8; 32];
-    a.put_vectors("model", &[(chunk, &[0.25, 0.5][..])]).unwrap();
-    // agent_b's store writes another vector for the same chunk: ignored, no error
-    b.put_vectors("model", &[(chunk, &[-1.0, -1.0][..]), ([10u8; 32], &[3.0, 4.0][..])]).unwrap();
-    for (who, s) in [("owner", &admin), ("agent_a", &a), ("agent_b", &b)] {
-        let got = s.cached_vectors("model", &[chunk, [10u8; 32]]).unwrap();
-        assert_eq!(got[&chunk], vec![0.25, 0.5], "{who} reads agent_a's vector");
-        assert_eq!(got[&[10u8; 32]], vec![3.0, 4.0], "{who} reads agent_b's new one");
-    }
-    // ... and in SQL it can neither update nor delete it
-    let mut as_b = postgres::Client::connect(&db.url_as("agent_b"), postgres::NoTls).unwrap();
-    let n = as_b
-        .execute("UPDATE embeddings SET vector = '\\x00000000' WHERE chunk_hash = $1", &[&&chunk[..]])
-        .unwrap();
-    let m = as_b.execute("DELETE FROM embeddings WHERE chunk_hash = $1", &[&&chunk[..]]).unwrap();
-    assert_eq!((n, m), (0, 0));
-    assert_eq!(a.cached_vectors("model", &[chunk]).unwrap()[&chunk], vec![0.25, 0.5]);
-    // Each row says who wrote it, so the owner can find and remove one role's vectors.
-    let mut sql = db.sql();
-    let writers: Vec<(Vec<u8>, String)> = sql
-        .query("SELECT chunk_hash, written_by::TEXT FROM embeddings ORDER BY chunk_hash", &[])
-        .unwrap()
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
-    assert_eq!(
-        writers,
-        vec![(chunk.to_vec(), "agent_a".to_string()), (vec![10u8; 32], "agent_b".to_string())]
-    );
-    assert_eq!(sql.execute("DELETE FROM embeddings WHERE written_by = 'agent_b'", &[]).unwrap(), 1);
-    assert!(admin.cached_vectors("model", &[[10u8; 32]]).unwrap().is_empty());
 }

@@ -129,6 +129,10 @@ pub struct Briefing {
     /// Candidates not briefed because their relevance was under `min_relevance`.
     #[serde(default)]
     pub too_weak: usize,
+    /// The pointer lines of the pinned memories it holds (the person's standing
+    /// preferences), for a client to keep for a start the daemon cannot answer in time.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub standing: String,
 }
 
 /// A memory's importance: `metadata.importance` (a number in 0..=1) when present, else by
@@ -232,6 +236,20 @@ pub fn brief(
     cfg: &BriefingConfig,
     served: impl Fn(&MemoryId) -> bool,
 ) -> Briefing {
+    brief_pinned(query, hits, now, cfg, served, &[])
+}
+
+/// [`brief`], with `pinned` memories (the person's standing preferences,
+/// [`crate::preferences::pin`]) never too weak and packed first, so no volume of other
+/// candidates leaves them out.
+pub fn brief_pinned(
+    query: &str,
+    hits: &[Hit],
+    now: Millis,
+    cfg: &BriefingConfig,
+    served: impl Fn(&MemoryId) -> bool,
+    pinned: &[MemoryId],
+) -> Briefing {
     let mut out =
         Briefing { query: query.to_string(), budget_tokens: cfg.budget_tokens, ..Briefing::default() };
     let best = hits.iter().map(|h| h.evidence.fused).fold(0.0f32, f32::max);
@@ -242,7 +260,7 @@ pub fn brief(
             continue;
         }
         let relevance = if best > 0.0 { h.evidence.fused / best } else { 0.0 };
-        if relevance < cfg.min_relevance {
+        if relevance < cfg.min_relevance && !pinned.contains(&h.memory.id) {
             out.too_weak += 1;
             continue;
         }
@@ -265,7 +283,8 @@ pub fn brief(
         };
         scored.push((h, item));
     }
-    scored.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+    let pin = |i: &BriefItem| pinned.contains(&i.id);
+    scored.sort_by(|a, b| pin(&b.1).cmp(&pin(&a.1)).then(b.1.score.total_cmp(&a.1.score)));
     let header = if cfg.pointers { POINTER_HEADER } else { VERBATIM_HEADER };
     let mut used = estimate_tokens(header);
     let mut chosen: Vec<(&Hit, BriefItem)> = Vec::new();
@@ -299,6 +318,9 @@ pub fn brief(
     let mut body = String::new();
     for (h, item) in chosen {
         body.push_str(&entry(&h.memory, cfg, item.expanded));
+        if pinned.contains(&item.id) {
+            out.standing.push_str(&pointer(&h.memory));
+        }
         out.items.push(item);
     }
     if !out.items.is_empty() {
@@ -453,6 +475,32 @@ mod tests {
         assert_eq!(b.left_out, 6);
         assert!(!b.items.iter().any(|i| i.id == first));
         assert!(b.text.contains(&hits[1].memory.content), "verbatim content");
+    }
+
+    #[test]
+    fn pinned_memories_are_never_too_weak_and_packed_first() {
+        let now = 100 * DAY;
+        let long = "x".repeat(400);
+        let mut hits: Vec<Hit> = (0..10)
+            .map(|i| hit(&format!("{i} {long}"), MemoryType::Intent, 1.0 - i as f32 * 0.01, now))
+            .collect();
+        // Old, of a plain type and far below the best: too weak, and last on score.
+        hits.push(hit("I prefer fish shell syntax", MemoryType::Lifefact, 0.1, 0));
+        let pref = hits[10].memory.id.clone();
+        let cfg = BriefingConfig { budget_tokens: 350, pointers: false, ..BriefingConfig::default() };
+        let plain = brief("q", &hits, now, &cfg, |_| false);
+        assert!(!plain.items.iter().any(|i| i.id == pref), "unpinned, it is too weak");
+        let pinned = std::slice::from_ref(&pref);
+        let b = brief_pinned("q", &hits, now, &cfg, |_| false, pinned);
+        assert_eq!(b.items.iter().filter(|i| i.id == pref).count(), 1);
+        assert_eq!(b.standing, pointer(&hits[10].memory), "its line kept apart too");
+        assert!(plain.standing.is_empty());
+        assert!(b.tokens <= 350 && !b.items.is_empty(), "{} tokens", b.tokens);
+        // Room for one entry and a short line: the pinned one is packed first.
+        let tight = BriefingConfig { budget_tokens: 130, ..cfg };
+        assert_eq!(brief("q", &hits, now, &tight, |_| false).items[0].id, hits[0].memory.id);
+        let b = brief_pinned("q", &hits, now, &tight, |_| false, pinned);
+        assert_eq!(b.items.iter().map(|i| i.id.clone()).collect::<Vec<_>>(), vec![pref]);
     }
 
     #[test]

@@ -50,6 +50,7 @@ pub mod judge;
 pub mod leads;
 pub mod lift;
 pub mod moment;
+pub mod preferences;
 pub mod redact;
 pub mod review;
 pub mod run_log;

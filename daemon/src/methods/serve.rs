@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use amber_core::{Millis, Query};
 use amber_ipc::protocol::{ErrorObject, Inbox, InboxItem, Reminder};
-use amber_tiers::briefing::brief;
+use amber_tiers::briefing::brief_pinned;
 use amber_tiers::identity::estimate_tokens;
+use amber_tiers::preferences;
 use amber_tiers::session::{Served, Session, Tier};
 
 use crate::rpc::{read, read_on};
@@ -85,7 +86,8 @@ pub(crate) async fn briefing(
     let keep = |m: &amber_core::Memory| !(overview && amber_core::document::is_chunk(&m.metadata));
     let mut hits = candidates(shared, session, &query, cfg.candidates, keep).await?;
     let standing = standing_preferences(shared, session, &mut hits).await?;
-    let briefing = brief(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some());
+    let briefing =
+        brief_pinned(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some(), &standing);
     for item in &briefing.items {
         let why = match standing.contains(&item.id) {
             true => "the person's standing preference (briefed in every session)".to_string(),
@@ -110,37 +112,16 @@ pub(crate) async fn briefing(
     Ok(briefing)
 }
 
-/// The person's standing preferences a briefing keeps, at most this many.
-const MAX_STANDING: usize = 8;
-
-/// Puts the person's standing preferences in the session's scopes (their lifefacts,
-/// [`amber_engine::Engine::standing_preferences`]) among a briefing's candidates as the
-/// most relevant, whatever the ranking found: volume never pushes them out. Returns
-/// their ids. What the session filed itself or was served already is left as it is.
+/// The person's standing preferences in the session's scopes, put among a briefing's
+/// candidates (`amber_tiers::preferences::pin`). Returns their ids.
 async fn standing_preferences(
     shared: &Arc<Shared>,
     session: &Session,
     hits: &mut Vec<amber_core::Hit>,
 ) -> Result<Vec<amber_core::MemoryId>, ErrorObject> {
     let scopes = session.scopes();
-    let prefs = read(shared, move |e| e.standing_preferences(&scopes, MAX_STANDING)).await?;
-    let best = hits.iter().map(|h| h.evidence.fused).fold(f32::MIN_POSITIVE, f32::max);
-    let mut ids = Vec::new();
-    for m in prefs {
-        if session.is_echo(&m) || !session.may_serve(&m) {
-            continue;
-        }
-        ids.push(m.id.clone());
-        match hits.iter_mut().find(|h| h.memory.id == m.id) {
-            Some(h) => h.evidence.fused = best,
-            None => hits.push(amber_core::Hit {
-                memory: m,
-                evidence: amber_core::Evidence { fused: best, ..amber_core::Evidence::default() },
-                place: None,
-            }),
-        }
-    }
-    Ok(ids)
+    let prefs = read(shared, move |e| e.standing_preferences(&scopes, preferences::MAX_STANDING)).await?;
+    Ok(preferences::pin(hits, prefs, session))
 }
 
 /// The session's inbox: memories addressed to its agent (or to `all`) in its scopes

@@ -22,6 +22,7 @@ impl Engine {
             .enumerate()
             .map(|(i, m)| Text {
                 seq: i as u64,
+                scope: &m.scope,
                 content: &m.content,
                 context: contexts.get(&i).map(String::as_str),
             })

@@ -7,8 +7,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::Instant;
 
-use amber_core::Memory;
+use amber_core::{Memory, Scope};
 use amber_retrieval::{Bm25Doc, CONTEXT_CHUNK, chunk_key};
+use amber_store::ChunkKey;
 use sha2::{Digest, Sha256};
 
 use super::health::INDEXING;
@@ -221,16 +222,14 @@ impl Engine {
             .iter()
             .map(|m| Text {
                 seq: m.seq,
+                scope: &m.scope,
                 content: &m.content,
                 context: contexts.get(&m.seq).map(String::as_str),
             })
             .collect();
         let chunks = self.chunks_of(m, &texts);
         let vectors = self.vectors_of(m, &chunks)?;
-        Ok(chunks
-            .iter()
-            .filter_map(|c| vectors.get(&c.hash).map(|v| (chunk_key(c.seq, c.index), v.clone())))
-            .collect())
+        Ok(chunks.iter().zip(vectors).map(|(c, v)| (chunk_key(c.seq, c.index), v)).collect())
     }
 
     /// The chunks the vector index holds for these texts: each chunk of the content, the
@@ -249,6 +248,7 @@ impl Engine {
                 let text = &t.content[span];
                 chunks.push(Chunk {
                     seq: t.seq,
+                    scope: t.scope,
                     index: i,
                     hash: chunk_hash(text),
                     text: Cow::Borrowed(text),
@@ -258,6 +258,7 @@ impl Engine {
                 let text = format!("{}\n{context}", t.content);
                 chunks.push(Chunk {
                     seq: t.seq,
+                    scope: t.scope,
                     index: CONTEXT_CHUNK,
                     hash: chunk_hash(&text),
                     text: Cow::Owned(text),
@@ -267,32 +268,43 @@ impl Engine {
         chunks
     }
 
-    /// The vector of each chunk (by hash), from the cache or the model (a cached vector
-    /// unfit for the model counts as a miss: [`usable_vector`]): misses are
-    /// embedded and cached.
-    pub(super) fn vectors_of(&self, m: &Models, chunks: &[Chunk<'_>]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
-        let hashes: Vec<[u8; 32]> = chunks.iter().map(|c| c.hash).collect();
-        let mut cached = self.cache_read(|s| s.cached_vectors(&m.id, &hashes))?;
+    /// The vector of each chunk, in order, from the cache (by its scope and hash) or the
+    /// model (a cached vector unfit for the model counts as a miss: [`usable_vector`]):
+    /// misses are embedded (each text once) and cached.
+    pub(super) fn vectors_of(&self, m: &Models, chunks: &[Chunk<'_>]) -> Result<Vec<Vec<f32>>> {
+        let keys: Vec<ChunkKey<'_>> =
+            chunks.iter().map(|c| ChunkKey { scope: c.scope, hash: c.hash }).collect();
+        let mut found = self.cache_read(|s| s.cached_vectors(&m.id, &keys))?;
+        // One answer per chunk (a backend's contract); any shortfall counts as misses.
+        found.resize(chunks.len(), None);
         // A cached vector is used only when it is one this model could have given: its
         // dimensions, every value finite, a norm above zero. Any other (a row a team
         // role seeded, a damaged one) is embedded here again, never trusted.
-        let before = cached.len();
-        cached.retain(|_, v| usable_vector(v, m.dim));
-        if cached.len() < before {
-            tracing::warn!(skipped = before - cached.len(), model = %m.id, "cached vectors unfit for the model: embedded again");
+        let mut unfit = 0;
+        for v in &mut found {
+            if v.as_ref().is_some_and(|v| !usable_vector(v, m.dim)) {
+                *v = None;
+                unfit += 1;
+            }
         }
-        let mut missing: Vec<(&str, [u8; 32])> = Vec::new();
+        if unfit > 0 {
+            tracing::warn!(skipped = unfit, model = %m.id, "cached vectors unfit for the model: embedded again");
+        }
+        // The misses: each text once (by hash), with every key it is cached under.
+        let mut texts: Vec<(&str, [u8; 32])> = Vec::new();
+        let mut missing: HashSet<ChunkKey<'_>> = HashSet::new();
         let mut seen = HashSet::new();
-        for c in chunks {
-            if !cached.contains_key(&c.hash) && seen.insert(c.hash) {
-                missing.push((&c.text, c.hash));
+        for (c, (k, v)) in chunks.iter().zip(keys.iter().zip(&found)) {
+            if v.is_none() && missing.insert(*k) && seen.insert(c.hash) {
+                texts.push((&c.text, c.hash));
             }
         }
         lock(&self.stats).chunks_from_cache += (chunks.len() - missing.len()) as u64;
-        for group in missing.chunks(EMBED_BATCH) {
+        let mut embedded: HashMap<[u8; 32], Vec<f32>> = HashMap::with_capacity(texts.len());
+        for group in texts.chunks(EMBED_BATCH) {
             let t0 = Instant::now();
-            let texts: Vec<&str> = group.iter().map(|(t, _)| *t).collect();
-            let vecs = self.embed_texts(m, &texts)?;
+            let batch: Vec<&str> = group.iter().map(|(t, _)| *t).collect();
+            let vecs = self.embed_texts(m, &batch)?;
             if vecs.len() != group.len() {
                 return Err(amber_retrieval::Error::Model(format!(
                     "the model returned {} vectors for {} texts",
@@ -306,14 +318,18 @@ impl Engine {
                 stats.embed_seconds += t0.elapsed().as_secs_f64();
                 stats.chunks_embedded += group.len() as u64;
             }
-            let rows: Vec<([u8; 32], &[f32])> =
-                group.iter().zip(&vecs).map(|((_, h), v)| (*h, v.as_slice())).collect();
-            self.cache_write(|s| s.put_vectors(&m.id, &rows))?;
+            let hashes: HashSet<[u8; 32]> = group.iter().map(|(_, h)| *h).collect();
             for ((_, h), v) in group.iter().zip(vecs) {
-                cached.insert(*h, v);
+                embedded.insert(*h, v);
             }
+            let rows: Vec<(ChunkKey<'_>, &[f32])> = missing
+                .iter()
+                .filter(|k| hashes.contains(&k.hash))
+                .map(|k| (*k, embedded[&k.hash].as_slice()))
+                .collect();
+            self.cache_write(|s| s.put_vectors(&m.id, &rows))?;
         }
-        Ok(cached)
+        Ok(chunks.iter().zip(found).map(|(c, v)| v.unwrap_or_else(|| embedded[&c.hash].clone())).collect())
     }
 }
 
@@ -321,6 +337,8 @@ impl Engine {
 /// and session context.
 pub(super) struct Text<'a> {
     pub(super) seq: u64,
+    /// The scope it is (to be) filed in: the team cache keeps vectors per scope.
+    pub(super) scope: &'a Scope,
     pub(super) content: &'a str,
     pub(super) context: Option<&'a str>,
 }
@@ -328,6 +346,7 @@ pub(super) struct Text<'a> {
 /// One text the vector index holds a vector of.
 pub(super) struct Chunk<'a> {
     seq: u64,
+    scope: &'a Scope,
     /// The chunk's index in its memory, or `CONTEXT_CHUNK`.
     index: usize,
     text: Cow<'a, str>,

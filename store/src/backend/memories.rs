@@ -1,8 +1,6 @@
 //! Memories and what is kept beside them: the embedding cache, documents, scopes. Part of the storage boundary ([`crate::MemoryStore`]):
 //! each trait is implemented once per backend, in the file that owns its tables.
 
-use std::collections::HashMap;
-
 use amber_core::filing::Filing;
 use amber_core::{Memory, MemoryId, Millis, NewMemory, Scope};
 
@@ -66,14 +64,31 @@ pub trait Memories {
     fn integrity_check(&self) -> Result<bool>;
 }
 
-/// The embedding cache: vectors by (model, chunk hash), so that rebuilding an index never re-embeds.
+/// Where a chunk's vector is cached: the scope of the memory the chunk belongs to and the
+/// SHA-256 of the chunk's text. The local store keys its cache by the hash alone (one
+/// person's cache, in a private file); the team store by model, scope and a keyed hash
+/// of both (HMAC-SHA256 under the team's secret, `store/src/pg/vectors.rs`), under the
+/// scope's grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChunkKey<'a> {
+    /// The scope of the memory the chunk is from.
+    pub scope: &'a Scope,
+    /// SHA-256 of the chunk's text.
+    pub hash: [u8; 32],
+}
+
+/// The embedding cache: vectors by model and chunk ([`ChunkKey`]), so that rebuilding an
+/// index never re-embeds.
 pub trait VectorCache {
-    /// Cached vectors of these chunk hashes under a model.
-    fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>>;
-    /// Caches vectors under a model. A hash already cached keeps its vector (the team
+    /// The cached vector of each chunk under a model, in the order asked (None when
+    /// missing, or not readable by this connection's role).
+    fn cached_vectors(&self, model: &str, chunks: &[ChunkKey<'_>]) -> Result<Vec<Option<Vector>>>;
+    /// Caches vectors under a model. A chunk already cached keeps its vector (the team
     /// store is insert-only for every role from schema 6; the local store does the same).
-    fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()>;
-    /// Vectors cached under a model.
+    /// A vector this role may not cache (the team store: a scope it may not write) is
+    /// left out, with no error.
+    fn put_vectors(&mut self, model: &str, vectors: &[(ChunkKey<'_>, &[f32])]) -> Result<()>;
+    /// Vectors cached under a model (that this connection's role may read).
     fn cached_vector_count(&self, model: &str) -> Result<u64>;
 }
 

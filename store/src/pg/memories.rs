@@ -1,5 +1,5 @@
-//! Memories, the embedding cache and metadata on PostgreSQL (as `store.rs` does on
-//! SQLite).
+//! Memories and metadata on PostgreSQL (as `store.rs` does on SQLite; the embedding
+//! cache is in `vectors.rs`).
 
 use std::collections::HashMap;
 
@@ -8,11 +8,9 @@ use postgres::GenericClient;
 
 use super::{MEMORY_COLUMNS, PgStore, Q, memories, raw_row, raw_row_at, seq_lock};
 use crate::Memories;
-use crate::VectorCache;
 use crate::keys::{Key, PG_KEY_COLUMNS};
 use crate::store::decode;
-use crate::vectors::bytes_to_vector;
-use crate::{Change, Error, Purged, Result, Vector};
+use crate::{Change, Error, Purged, Result};
 
 /// Converts a seq bound to PostgreSQL's BIGINT.
 pub(crate) fn big(n: u64) -> i64 {
@@ -402,54 +400,5 @@ impl Memories for PgStore {
             )?;
             Ok(row.try_get::<_, Option<bool>>(0)?.unwrap_or(false))
         })
-    }
-}
-
-impl VectorCache for PgStore {
-    fn cached_vectors(&self, model: &str, hashes: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vector>> {
-        let keys: Vec<&[u8]> = hashes.iter().map(|h| &h[..]).collect();
-        self.read(|c| {
-            let rows = c.query(
-                "SELECT chunk_hash, vector FROM embeddings WHERE model = $1 AND chunk_hash = ANY($2)",
-                &[&model, &keys],
-            )?;
-            let mut out = HashMap::with_capacity(rows.len());
-            for r in rows {
-                let h: Vec<u8> = r.try_get(0)?;
-                let v: Vec<u8> = r.try_get(1)?;
-                let Ok(h) = <[u8; 32]>::try_from(h.as_slice()) else { continue };
-                // A row that is no vector (another role's write) is left out: the
-                // chunk is embedded again here, and indexing goes on.
-                match bytes_to_vector(&v, self.path()) {
-                    Ok(vector) => {
-                        out.insert(h, vector);
-                    }
-                    Err(e) => {
-                        tracing::warn!(cause = %e, "a cached team vector is unreadable: embedded again")
-                    }
-                }
-            }
-            Ok(out)
-        })
-    }
-
-    fn put_vectors(&mut self, model: &str, vectors: &[([u8; 32], &[f32])]) -> Result<()> {
-        self.write(|c| {
-            let mut tx = c.transaction()?;
-            let stmt = tx.prepare(
-                "INSERT INTO embeddings (model, chunk_hash, vector) VALUES ($1, $2, $3)
-                 ON CONFLICT (model, chunk_hash) DO NOTHING",
-            )?;
-            for (h, v) in vectors {
-                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                tx.execute(&stmt, &[&model, &&h[..], &bytes])?;
-            }
-            tx.commit()?;
-            Ok(())
-        })
-    }
-
-    fn cached_vector_count(&self, model: &str) -> Result<u64> {
-        self.number("SELECT COUNT(*) FROM embeddings WHERE model = $1", &[&model])
     }
 }

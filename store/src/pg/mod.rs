@@ -42,20 +42,28 @@
 //! INSERT INTO amber_grants (role, prefix, can_write) VALUES ('agent_a', 'team/shared/', false);
 //! ```
 //!
-//! A later schema migration may add tables: run the `GRANT`s again after upgrading.
+//! A later schema migration may add tables: run the `GRANT`s again after upgrading
+//! (schema 7 added `amber_cache_secret`; until a role may read it, its node works
+//! without the embedding cache).
 //! Never grant `TRUNCATE` (or `ALL`): it ignores row-level security.
 //!
 //! The tables every scope shares are under row-level security too (schema 6), whatever
 //! table privileges a role has: `amber_schema` and `meta` are read by all and changed
 //! only by the owner (a role may add a new `meta` key); `amber_seq` only counts up, one
 //! at a time (a trigger), and is never deleted; `amber_grants` shows a role its own
-//! grants only, and no role writes it. The embedding cache is insert-only for every
-//! role: a vector is keyed by model and the SHA-256 of its chunk's text, a second write
-//! for the same key is ignored (`ON CONFLICT DO NOTHING`), and no role updates or
-//! deletes one; `written_by` names the role that wrote it (NULL before schema 6). What
-//! no check can catch: a role may cache a wrong vector for a text nobody embedded yet,
-//! which then serves that exact text for every node; the owner removes a role's
-//! vectors with `DELETE FROM embeddings WHERE written_by = '…'`.
+//! grants only, and no role writes it. The embedding cache (schema 7, `vectors.rs`)
+//! keeps a vector per scope under that scope's grants: a role reads the vectors of the
+//! scopes it may read and caches vectors only in scopes it may write; a vector is keyed
+//! by HMAC-SHA256 under the team's secret (`amber_cache_secret`, read by every role with
+//! a grant, written by none) of its scope and the SHA-256 of its chunk's text, so the
+//! rows confirm no guess about a text; a second write for the same key is ignored (`ON
+//! CONFLICT DO NOTHING`), and no role updates or deletes one; `written_by` names the
+//! role that wrote it. What no check can catch: a role that may write a scope may cache
+//! a wrong vector there for a text nobody embedded yet. One of the model's shape then
+//! stands for that exact text in that scope on every node (it misranks that text, no
+//! other); any other row (not a vector, another dimension, a non-finite value, all
+//! zeros) is skipped and the text embedded again by each node that needs it. The owner
+//! removes a role's vectors with `DELETE FROM embeddings WHERE written_by = '…'`.
 //! Connect each agent's amberd as its role: `postgres://agent_a:…@host:5432/amber`.
 
 mod advice;
@@ -70,6 +78,7 @@ mod scopes;
 mod sessions;
 mod standing;
 mod threads;
+mod vectors;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -219,6 +228,9 @@ pub(crate) struct PgStore {
     /// The connection's prepared statements by SQL (the frequent reads), dropped with
     /// the connection and after any error.
     statements: RefCell<HashMap<String, postgres::Statement>>,
+    /// The team's embedding cache secret once read on this connection (`vectors.rs`),
+    /// or when it was found unreadable; dropped with the statements.
+    cache_secret: RefCell<Option<(Option<[u8; 32]>, Instant)>>,
     last_used: Cell<Instant>,
 }
 
@@ -240,6 +252,7 @@ impl PgStore {
             location: redact(url),
             client: RefCell::new(None),
             statements: RefCell::new(HashMap::new()),
+            cache_secret: RefCell::new(None),
             last_used: Cell::new(Instant::now()),
         }
     }
@@ -306,7 +319,7 @@ impl PgStore {
         }
         for attempt in 0..2 {
             if slot.is_none() {
-                self.statements.borrow_mut().clear();
+                self.forget_connection_state();
                 *slot = Some(self.new_client()?);
             }
             let client = slot.as_mut().expect("connected above");
@@ -314,7 +327,7 @@ impl PgStore {
                 Ok(v) => return Ok(v),
                 Err(fail) => {
                     // A statement prepared before a migration may no longer fit.
-                    self.statements.borrow_mut().clear();
+                    self.forget_connection_state();
                     let (err, broken) = self.sort(fail);
                     if !broken {
                         return Err(err);
@@ -328,6 +341,13 @@ impl PgStore {
             }
         }
         unreachable!("the loop returns")
+    }
+
+    /// Drops what was kept for the connection: its prepared statements and the cache
+    /// secret read on it.
+    fn forget_connection_state(&self) {
+        self.statements.borrow_mut().clear();
+        self.cache_secret.borrow_mut().take();
     }
 
     /// `sql` prepared on this connection, once per connection.

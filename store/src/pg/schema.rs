@@ -6,7 +6,7 @@ use super::{MIGRATE_LOCK, PgStore, Q};
 use crate::{Error, Result};
 
 /// The newest team schema version this binary knows.
-pub(crate) const PG_SCHEMA_VERSION: i64 = 6;
+pub(crate) const PG_SCHEMA_VERSION: i64 = 7;
 
 /// Whether a grant to the current role covers a scope (`$scope` is the column).
 macro_rules! granted {
@@ -477,6 +477,36 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE amber_grants ENABLE ROW LEVEL SECURITY;
     CREATE POLICY amber_read ON amber_grants FOR SELECT USING (role = current_user);
     "#,
+    // 6 -> 7: the embedding cache under the scopes' grants, and no guessing oracle: a
+    // vector is kept per scope, readable where the scope is, written only under a write
+    // grant on it, keyed by HMAC-SHA256 of the scope and the chunk's SHA-256 under the
+    // team's secret (store/src/pg/vectors.rs), which every role with a grant reads and
+    // none writes. The old rows (keyed by the bare SHA-256, with no scope) cannot be
+    // rekeyed here: the cache is derived, so they go, and are embedded again.
+    concat!(
+        r#"
+    TRUNCATE embeddings;
+    ALTER TABLE embeddings DROP CONSTRAINT embeddings_pkey;
+    ALTER TABLE embeddings RENAME COLUMN chunk_hash TO chunk_key;
+    ALTER TABLE embeddings ADD COLUMN scope TEXT NOT NULL;
+    ALTER TABLE embeddings ADD PRIMARY KEY (model, scope, chunk_key);
+    DROP POLICY amber_read ON embeddings;
+    DROP POLICY amber_insert ON embeddings;
+    CREATE TABLE amber_cache_secret (
+        one     BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+        secret  BYTEA NOT NULL CHECK (length(secret) = 32)
+    );
+    INSERT INTO amber_cache_secret (secret)
+        VALUES (sha256(convert_to(gen_random_uuid()::TEXT || gen_random_uuid()::TEXT, 'UTF8')));
+    ALTER TABLE amber_cache_secret ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY amber_read ON amber_cache_secret
+        FOR SELECT USING (EXISTS (SELECT 1 FROM amber_grants g WHERE g.role = current_user));
+    "#,
+        readable_when!("embeddings", [granted!("scope", "")]),
+        "CREATE POLICY amber_insert ON embeddings FOR INSERT WITH CHECK (written_by = current_user AND ",
+        granted!("scope", " AND g.can_write"),
+        ");\n",
+    ),
 ];
 
 impl PgStore {

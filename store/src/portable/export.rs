@@ -48,11 +48,16 @@ const SECTIONS: &[Section] = &[
     Section {
         kind: "outcome",
         paging: Paging::Key,
-        sql: "SELECT o.n, m.id, o.kind, o.result, o.session_id, o.agent, o.note, o.at, o.basis
+        // `nth`: how many identical reports came before this one (two failures reported
+        // in one millisecond are two reports), so an import keeps both and twice keeps two.
+        sql: "SELECT o.n, m.id, o.kind, o.result, o.session_id, o.agent, o.note, o.at, o.basis,
+                     (SELECT COUNT(*) FROM outcomes p WHERE p.seq = o.seq AND p.n < o.n AND p.kind = o.kind
+                        AND p.at = o.at AND p.result IS o.result AND p.session_id IS o.session_id
+                        AND p.agent IS o.agent AND p.note IS o.note)
               FROM outcomes o JOIN memories m ON m.seq = o.seq
               WHERE (:scope IS NULL OR m.scope = :scope) AND (:since IS NULL OR o.at >= :since)
                 AND o.n > :pos ORDER BY o.n LIMIT :limit",
-        fields: &["memory", "kind", "result", "session_id", "agent", "note", "at", "basis"],
+        fields: &["memory", "kind", "result", "session_id", "agent", "note", "at", "basis", "nth"],
     },
     Section {
         kind: "supersession",

@@ -334,13 +334,16 @@ fn outcome(tx: &Transaction<'_>, r: &Rec<'_>, refresh: &mut HashSet<i64>) -> Out
         field!(r.opt_str("note")),
         field!(r.opt_str("basis")),
     );
-    let there: bool = tx.query_row(
-        "SELECT EXISTS (SELECT 1 FROM outcomes WHERE seq = ?1 AND kind = ?2 AND at = ?3
-             AND result IS ?4 AND session_id IS ?5 AND agent IS ?6 AND note IS ?7)",
+    // The file's nth identical report is there when the store holds more than nth of them
+    // (an export without `nth` counts each distinct report once).
+    let nth = r.0.get("nth").and_then(Value::as_i64).unwrap_or(0).max(0);
+    let held: i64 = tx.query_row(
+        "SELECT COUNT(*) FROM outcomes WHERE seq = ?1 AND kind = ?2 AND at = ?3
+             AND result IS ?4 AND session_id IS ?5 AND agent IS ?6 AND note IS ?7",
         params![seq, kind, at, result, session, agent, note],
         |row| row.get(0),
     )?;
-    if there {
+    if held > nth {
         return Ok(Ok(Did::Present));
     }
     tx.execute(

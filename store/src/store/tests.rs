@@ -1,6 +1,7 @@
 use super::*;
+use crate::ChunkKey;
 use crate::prelude::*;
-use amber_core::MemoryType;
+use amber_core::{MemoryType, Scope};
 
 #[test]
 fn idempotent_insert_stores_once() {
@@ -36,12 +37,14 @@ fn batch_collapses_duplicates_and_keeps_order() {
 #[test]
 fn vectors_round_trip_bit_exact() {
     let mut s = Store::open_in_memory().unwrap();
+    let (a, b): (Scope, Scope) = ("a".parse().unwrap(), "b".parse().unwrap());
+    let key = |scope, byte| ChunkKey { scope, hash: [byte; 32] };
     let v = vec![0.1f32, -2.5, f32::MIN_POSITIVE, 1e30];
-    s.put_vectors("m", &[([7u8; 32], &v)]).unwrap();
-    let got = s.cached_vectors("m", &[[7u8; 32], [8u8; 32]]).unwrap();
-    assert_eq!(got.len(), 1);
-    assert_eq!(got[&[7u8; 32]], v);
-    assert!(s.cached_vectors("other-model", &[[7u8; 32]]).unwrap().is_empty());
+    s.put_vectors("m", &[(key(&a, 7), &v)]).unwrap();
+    let got = s.cached_vectors("m", &[key(&a, 7), key(&a, 8), key(&b, 7)]).unwrap();
+    // The local cache is one person's: a text is keyed by its hash whatever its scope.
+    assert_eq!(got, vec![Some(v.clone()), None, Some(v)]);
+    assert_eq!(s.cached_vectors("other-model", &[key(&a, 7)]).unwrap(), vec![None]);
 }
 
 #[test]

@@ -5,9 +5,9 @@
 //! one ranking, `candidates` times 8 fetched), minus what the session may not be served
 //! unasked (`Session::is_echo`: raw captures, anything external, skills;
 //! `Session::may_serve`), the first `candidates` kept; then the person's standing
-//! preferences (`Engine::standing_preferences`, at most 8, as the daemon's
-//! `standing_preferences`) put among them as the most relevant; then
-//! `amber_tiers::briefing::brief` with the default `[briefing]` settings. No inbox (no
+//! preferences (`Engine::standing_preferences`, pinned by `amber_tiers::preferences`
+//! as the daemon does: as relevant as the best, packed first); then
+//! `amber_tiers::briefing::brief_pinned` with the default `[briefing]` settings. No inbox (no
 //! mail is addressed to the agent), so the whole budget is the briefing's.
 //!
 //! Measured: how many of the person's standing preferences (the fixture's
@@ -16,8 +16,9 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use amber_core::{Evidence, Hit, MAX_K, MemoryId, Millis};
-use amber_tiers::briefing::{Briefing, BriefingConfig, brief};
+use amber_core::{MAX_K, MemoryId, Millis};
+use amber_tiers::briefing::{Briefing, BriefingConfig, brief_pinned};
+use amber_tiers::preferences::{MAX_STANDING, pin};
 use amber_tiers::session::Session;
 use serde_json::{Value, json};
 
@@ -28,8 +29,6 @@ use super::measure::Asker;
 const ECHO_OVERFETCH: usize = 8;
 /// The longest opening prompt searched (the daemon's `serve::MAX_QUERY_CHARS`).
 const MAX_QUERY_CHARS: usize = 2000;
-/// The most standing preferences a briefing keeps (the daemon's `serve::MAX_STANDING`).
-const MAX_STANDING: usize = 8;
 
 /// A new session's briefing for `prompt` (None: the overview).
 pub(crate) fn briefing(
@@ -64,22 +63,10 @@ pub(crate) fn briefing(
     });
     hits.truncate(n);
     // The daemon's `standing_preferences`: the person's lifefacts in the session's
-    // scopes, as relevant as the best candidate, whatever the ranking found.
-    let best = hits.iter().map(|h| h.evidence.fused).fold(f32::MIN_POSITIVE, f32::max);
-    for m in a.engine.standing_preferences(&session.scopes(), MAX_STANDING)? {
-        if session.is_echo(&m) || !session.may_serve(&m) {
-            continue;
-        }
-        match hits.iter_mut().find(|h| h.memory.id == m.id) {
-            Some(h) => h.evidence.fused = best,
-            None => hits.push(Hit {
-                memory: m,
-                evidence: Evidence { fused: best, ..Evidence::default() },
-                place: None,
-            }),
-        }
-    }
-    Ok(brief(&query, &hits, now, &cfg, |_| false))
+    // scopes, pinned whatever the ranking found.
+    let prefs = a.engine.standing_preferences(&session.scopes(), MAX_STANDING)?;
+    let pinned = pin(&mut hits, prefs, &session);
+    Ok(brief_pinned(&query, &hits, now, &cfg, |_| false, &pinned))
 }
 
 /// Every opening and the overview: the share of `preferences` each briefing holds.

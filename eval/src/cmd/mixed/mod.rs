@@ -229,6 +229,7 @@ pub(crate) fn run(a: MixedArgs) -> anyhow::Result<()> {
         }
         bar.finish_and_clear();
         engine.flush()?;
+        held_no_more(&engine, &mix, size)?;
         let s = engine.stats();
         let grown = json!({
             "size": size,
@@ -290,6 +291,20 @@ pub(crate) fn run(a: MixedArgs) -> anyhow::Result<()> {
         std::io::Write::flush(w)?;
     }
     write_report(&report, a.out.as_deref())
+}
+
+/// A kept store (`--store`) may hold more than this run filed (a larger earlier run):
+/// it would be measured as a size it is not.
+fn held_no_more(engine: &Engine, mix: &Mix, size: usize) -> anyhow::Result<()> {
+    let held = engine.status()?.memories;
+    if held > mix.seen.len() as u64 {
+        bail!(
+            "the store holds {held} memories, more than the {} this run filed for --scale {size}: \
+             measure a smaller size on a fresh store (or without --store)",
+            mix.seen.len()
+        );
+    }
+    Ok(())
 }
 
 /// Issue 45's goals, as met or not by one run (they are set for 100k memories).
