@@ -31,7 +31,10 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
 mod advice;
+pub mod config_error;
 mod install;
+mod register;
+pub mod setup;
 mod standing;
 mod transcript;
 
@@ -112,6 +115,32 @@ pub fn hook(cfg: Config, config_file: Option<PathBuf>, event: &str, deadline: Du
 
 fn additional_context(event: &str, text: &str) -> String {
     json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } }).to_string()
+}
+
+/// The oldest Claude Code measured to go on after a Stop hook's `additionalContext`
+/// (tests/claude_code: 2.1.197, the pinned release, and 2.1.332).
+const CONTEXT_AT_STOP: (u32, u32, u32) = (2, 1, 197);
+
+/// Claude Code's version, from the `AI_AGENT` it sets for its hooks
+/// (`claude-code_2-1-197_harness`).
+fn claude_code_version() -> Option<(u32, u32, u32)> {
+    let agent = std::env::var("AI_AGENT").ok()?;
+    let v = agent.strip_prefix("claude-code_")?.split('_').next()?;
+    let mut n = v.split('-').map(|x| x.parse::<u32>().ok());
+    Some((n.next()??, n.next()??, n.next()??))
+}
+
+/// The Stop hook's answer that makes Claude go on with `reason`. As
+/// `hookSpecificOutput.additionalContext` where Claude Code was measured to take it
+/// (it goes on, and the model reads the text once, as `Stop hook additional context:`,
+/// live and in a resumed session); `{"decision": "block", "reason"}`, the documented
+/// form, elsewhere (Claude Code also keeps it as a "blocking error", which 2.1.332 sends
+/// the model beside the feedback and 2.1.197 in a resumed session's history: twice).
+fn stop_answer(reason: &str) -> String {
+    match claude_code_version().is_some_and(|v| v >= CONTEXT_AT_STOP) {
+        true => additional_context("Stop", reason),
+        false => json!({ "decision": "block", "reason": reason }).to_string(),
+    }
 }
 
 /// Starts or continues the Amber session of a Claude Code session (its `session_id` is
@@ -448,7 +477,7 @@ fn answer(
                 }
                 (false, None) => None,
             };
-            Ok(reason.map(|reason| json!({ "decision": "block", "reason": reason }).to_string()))
+            Ok(reason.map(|reason| stop_answer(&reason)))
         }
         "SessionEnd" => {
             let raw = read_transcript(payload).unwrap_or_else(|e| {

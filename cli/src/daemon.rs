@@ -16,17 +16,44 @@ const WAIT: Duration = Duration::from_secs(60);
 /// background first (saying so on stderr).
 pub fn connect_or_start(cfg: &Config, config_file: Option<&Path>, start: bool) -> anyhow::Result<Client> {
     let socket = cfg.socket_path();
-    match Client::connect(&socket) {
-        Ok(c) => return Ok(c),
-        Err(e) if e.is_not_running() && start => {}
+    let mut c = match Client::connect(&socket) {
+        Ok(c) => c,
+        Err(e) if e.is_not_running() && start => {
+            spawn(cfg, config_file)?;
+            Client::connect(&socket).context("amberd started but does not answer")?
+        }
         Err(e) if e.is_not_running() => {
             // One clear sentence: the client error behind it says the same thing again.
             return Err(anyhow::Error::new(NotRunning(socket)));
         }
         Err(e) => return Err(e.into()),
+    };
+    same_store(&mut c, cfg)?;
+    Ok(c)
+}
+
+/// Refuses a daemon that serves another store than the data directory this command names
+/// (a flag, `AMBER_DATA_DIR`, `AMBER_HOME` or the config file naming one other than the
+/// default): its writes would land in that other store. With the default data directory
+/// any daemon on the socket is the one (a daemon started with its own data directory and
+/// the default socket serves the plain `amber`).
+fn same_store(c: &mut Client, cfg: &Config) -> anyhow::Result<()> {
+    if cfg.data_dir == Config::default().data_dir {
+        return Ok(());
     }
-    spawn(cfg, config_file)?;
-    Client::connect(&socket).context("amberd started but does not answer")
+    let Some(theirs) = c.hello("amber")?.data_dir else { return Ok(()) };
+    let ours = cfg.data_dir.canonicalize().unwrap_or_else(|_| cfg.data_dir.clone());
+    if ours == theirs {
+        return Ok(());
+    }
+    bail!(
+        "the daemon on {} serves the store in {}, not {} (the data directory this command names): \
+         nothing was done. Stop that daemon first (`amber daemon stop` without --data-dir), or give \
+         this store a daemon of its own on another socket (--socket or AMBER_SOCKET)",
+        c.path().display(),
+        theirs.display(),
+        cfg.data_dir.display()
+    )
 }
 
 /// No daemon answers on the socket, and none may be started.
@@ -122,6 +149,7 @@ pub fn stop(cfg: &Config) -> anyhow::Result<Option<u32>> {
         Err(e) if e.is_not_running() => return Ok(None),
         Err(e) => return Err(e.into()),
     };
+    same_store(&mut c, cfg)?;
     let pid = c.status()?.pid;
     c.shutdown()?;
     let t0 = Instant::now();

@@ -309,6 +309,12 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
     Ok(Config::resolve(cli.config.as_deref(), cli.data_dir.as_deref(), cli.socket.as_deref())?)
 }
 
+/// The config without the file (defaults, environment, flags), for when the file cannot
+/// be used.
+fn without_config(cli: &Cli) -> Config {
+    Config::without_file(cli.data_dir.as_deref(), cli.socket.as_deref())
+}
+
 /// Refuses what cannot be an id or a prefix of one before asking the daemon.
 fn check_id(id: &str) -> anyhow::Result<()> {
     let min = amber_ipc::protocol::MIN_ID_PREFIX;
@@ -333,7 +339,8 @@ fn connect(cli: &Cli, cfg: &Config) -> anyhow::Result<Client> {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Hook { runtime: HookRuntime::ClaudeCode { event, deadline_ms } } = &cli.command {
-        // A hook must not fail the agent, not even on a bad config: it logs and answers empty.
+        // A hook must not fail the agent, not even on a bad config: it logs why and tells
+        // the person once per session.
         match config(&cli) {
             Ok(cfg) => claude_code::hook(
                 cfg,
@@ -342,55 +349,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 std::time::Duration::from_millis(*deadline_ms),
                 !cli.no_start,
             ),
-            Err(e) => errln!("amber hook: {e:#}"),
+            Err(e) => claude_code::config_error::hook(&without_config(&cli), event, &format!("{e:#}")),
         }
         return Ok(ExitCode::SUCCESS);
     }
     if let Command::Install { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
-        let path = claude_code::settings_path(*project)?;
-        let exe = std::env::current_exe().context("cannot find this executable's path")?;
-        let (n, backup) = claude_code::edit_settings(&path, |s| claude_code::install(s, &exe))?;
-        if n == 0 {
-            outln!("Amber's Claude Code hooks and permission rules are already in {}", path.display());
-        } else {
-            outln!(
-                "added {n} Amber entries (hooks, and permission rules for its agent tools) to {}",
-                path.display()
-            );
-            if let Some(b) = backup {
-                outln!("the previous settings are in {}", b.display());
-            }
-        }
         // Claude Code's name is its own: its sessions (inbox, what is addressed to it)
         // need the token its hooks and MCP server read.
-        let registered = config(&cli).and_then(|cfg| {
-            let mut c = connect(&cli, &cfg)?;
-            agents::register(&mut c, &cfg, claude_code::AGENT)
-        });
-        match registered {
-            Ok(path) => {
-                outln!("registered the agent name claude-code (its token is in {})", path.display())
-            }
-            Err(e) => errln!(
-                "amber: the agent name claude-code is not registered ({e:#}); run `amber agent register claude-code` later"
-            ),
-        }
+        claude_code::setup::install(*project, || {
+            let cfg = config(&cli)?;
+            agents::register(&mut connect(&cli, &cfg)?, &cfg, claude_code::AGENT)
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Command::Uninstall { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
-        let path = claude_code::settings_path(*project)?;
-        let (n, backup) = claude_code::edit_settings(&path, |s| Ok(claude_code::uninstall(s)))?;
-        if n == 0 {
-            outln!("no Amber hooks or permission rules in {}", path.display());
-        } else {
-            outln!("removed {n} Amber entries (hooks and permission rules) from {}", path.display());
-            if let Some(b) = backup {
-                outln!("the previous settings are in {}", b.display());
-            }
-        }
+        claude_code::setup::uninstall(*project)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let cfg = config(&cli)?;
+    let cfg = match (config(&cli), &cli.command) {
+        (Ok(cfg), _) => cfg,
+        // `amber status` says what is wrong, and what a daemon that answers says.
+        (Err(e), Command::Status) => {
+            return Ok(status::config_error(&without_config(&cli), &format!("{e:#}"), cli.json));
+        }
+        (Err(e), _) => return Err(e),
+    };
     match &cli.command {
         Command::Remember {
             text,

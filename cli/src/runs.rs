@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use amber_core::NewRun;
 use amber_ipc::Client;
-use amber_ipc::protocol::{MAX_RUN_BATCH, RunRecordResult, RunRewardResult, RunShowResult, RunsResult};
+use amber_ipc::protocol::{
+    MAX_RUN_BATCH, RunRecordResult, RunRewardResult, RunShowResult, RunsResult, SessionsResult,
+};
 use anyhow::Context;
 use clap::Subcommand;
 use serde_json::json;
@@ -45,15 +47,19 @@ pub(crate) enum RunsAction {
     },
     /// One run with its rewards.
     Show {
-        /// The run id.
+        /// The run: its id or a prefix of it (at least 8 hex digits, as `runs list`
+        /// prints 12).
         id: String,
+        /// Where a prefix looks (default: every scope of this machine).
+        #[arg(long)]
+        scope: Option<String>,
     },
     /// Reward a run as a person: how it went, -1 (wrong) to 1 (right). A reward moves
     /// the weights of the memories the run used, and learning counts it. Any run may be
     /// rewarded by a person (a Claude Code session is recorded as one when it ends).
     Reward {
-        /// The run: its id, a prefix of it (at least 8 hex digits), or `last` (the newest
-        /// run of the scope).
+        /// The run: its id, a prefix of it (at least 8 hex digits), or `last` (the run of
+        /// the session that ended last in the scope, a Claude Code session for one).
         run: String,
         /// The reward, -1..1.
         #[arg(allow_negative_numbers = true)]
@@ -61,37 +67,74 @@ pub(crate) enum RunsAction {
         /// Why (kept with the reward).
         #[arg(long)]
         reason: Option<String>,
-        /// Where `last` and a prefix look (default: the project here).
+        /// Where `last` looks (default: the project here) and a prefix (default: every
+        /// scope of this machine).
         #[arg(long)]
         scope: Option<String>,
     },
 }
 
-/// The id of the run `run` names (`last`, a prefix or a whole id) among `scope`'s.
+/// How many runs or sessions one look-up reads (the most `runs` and `sessions` give).
+const LOOKUP: usize = 1000;
+
+/// The id of the run `run` names: a whole id, or a prefix among the newest runs of
+/// `scope` (every scope of this machine when None). An ambiguous prefix is an error.
 fn run_id(client: &mut Client, run: &str, scope: Option<&str>) -> anyhow::Result<String> {
     let run = run.trim();
-    if run.len() == 32 {
-        return Ok(run.to_string());
+    if run.len() == 32 && run.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(run.to_ascii_lowercase());
     }
-    if run != "last" && (run.len() < 8 || !run.bytes().all(|b| b.is_ascii_hexdigit())) {
-        anyhow::bail!(
-            "bad run {run:?}: a run id is 32 hex digits, a prefix of at least 8 of them, or `last`"
-        );
+    if run.len() < 8 || run.len() > 32 || !run.bytes().all(|b| b.is_ascii_hexdigit()) {
+        anyhow::bail!("bad run {run:?}: a run id is 32 hex digits, or a prefix of at least 8 of them");
     }
-    let scope = match scope {
-        Some(s) => s.to_string(),
-        None => crate::scope::here(client)?.scope.to_string(),
-    };
-    let r: RunsResult = client.call("runs", &json!({ "scope": scope, "limit": 1000 }))?;
-    let found: Vec<&str> = match run {
-        "last" => r.runs.iter().take(1).map(|x| x.id.as_str()).collect(),
-        prefix => r.runs.iter().filter(|x| x.id.starts_with(prefix)).map(|x| x.id.as_str()).collect(),
-    };
+    let r: RunsResult = client.call("runs", &json!({ "scope": scope, "limit": LOOKUP }))?;
+    let among = scope.map(|s| format!(" of {s}")).unwrap_or_default();
+    Ok(by_prefix(&r.runs, &run.to_ascii_lowercase(), &among)?.id.clone())
+}
+
+/// The one run among `runs` whose id starts with `prefix`; none, or more than one, is an
+/// error that says so (naming up to 5 of them).
+fn by_prefix<'a>(
+    runs: &'a [amber_core::Run],
+    prefix: &str,
+    among: &str,
+) -> anyhow::Result<&'a amber_core::Run> {
+    let found: Vec<&amber_core::Run> = runs.iter().filter(|x| x.id.starts_with(prefix)).collect();
     match found.as_slice() {
-        [one] => Ok(one.to_string()),
-        [] => anyhow::bail!("no run {run} in {scope} (amber runs list --scope {scope})"),
-        _ => anyhow::bail!("{} runs of {scope} start with {run}: give more of the id", found.len()),
+        [one] => Ok(one),
+        [] => {
+            anyhow::bail!("no run{among} starts with {prefix} (among the newest {LOOKUP}: amber runs list)")
+        }
+        many => {
+            let ids: Vec<String> =
+                many.iter().take(5).map(|x| format!("{} [{}]", &x.id[..12], x.scope)).collect();
+            let more = if many.len() > 5 { ", ..." } else { "" };
+            anyhow::bail!(
+                "{} runs{among} start with {prefix}: give more of the id ({}{more})",
+                many.len(),
+                ids.join(", ")
+            )
+        }
     }
+}
+
+/// The run of the session that ended last in `scope` (and the scopes under it), with that
+/// session's id and when it ended: what `amber runs reward last` rewards. Sessions that
+/// recorded no run (they did no work) are passed over.
+fn last_run(client: &mut Client, scope: &str) -> anyhow::Result<(String, String, amber_core::Millis)> {
+    let wanted: amber_core::Scope = scope.parse().context("--scope")?;
+    let r: SessionsResult = client.call("sessions", &json!({ "limit": LOOKUP }))?;
+    r.sessions
+        .into_iter()
+        .filter(|s| s.scope.parse::<amber_core::Scope>().is_ok_and(|sc| sc.is_within(&wanted)))
+        .filter_map(|s| Some((s.ended_at?, s.runs.last()?.clone(), s.id)))
+        .max_by_key(|(ended, _, _)| *ended)
+        .map(|(ended, run, session)| (run, session, ended))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no ended session in {scope} was recorded as a run (amber runs list --scope {scope}; a session that did no work records none)"
+            )
+        })
 }
 
 fn read_runs(file: &PathBuf) -> anyhow::Result<Vec<NewRun>> {
@@ -193,7 +236,18 @@ pub(crate) fn run(
             if !(-1.0..=1.0).contains(reward) {
                 anyhow::bail!("a reward is -1..1, got {reward}");
             }
-            let id = run_id(client, run, scope.as_deref())?;
+            let (id, session) = match run.trim() {
+                "last" => {
+                    let scope = match scope {
+                        Some(s) => s.clone(),
+                        None => crate::scope::here(client)?.scope.to_string(),
+                    };
+                    let (id, session, ended) = last_run(client, &scope)?;
+                    let when = amber_tiers::session::date(ended);
+                    (id, Some(format!(" (the run of session {session}, which ended {when})")))
+                }
+                run => (run_id(client, run, scope.as_deref())?, None),
+            };
             let r: RunRewardResult = client.call(
                 "run_reward",
                 &json!({ "agent": PERSON, "run_id": id, "reward": reward, "reason": reason }),
@@ -201,9 +255,11 @@ pub(crate) fn run(
             if as_json {
                 return print_json(&r);
             }
-            outln!("run {id} rewarded {reward:+.2}: {} memory weights moved", r.weights_moved);
+            let session = session.unwrap_or_default();
+            outln!("run {id}{session} rewarded {reward:+.2}: {} memory weights moved", r.weights_moved);
         }
-        RunsAction::Show { id } => {
+        RunsAction::Show { id, scope } => {
+            let id = run_id(client, id, scope.as_deref())?;
             let r: RunShowResult = client.call("run_show", &json!({ "id": id }))?;
             if as_json {
                 return print_json(&r);
@@ -232,4 +288,40 @@ pub(crate) fn run(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str) -> amber_core::Run {
+        amber_core::Run {
+            id: id.into(),
+            scope: "p".parse().unwrap(),
+            agent: "a".into(),
+            task: "t".into(),
+            trace: String::new(),
+            used: Vec::new(),
+            outcome: None,
+            advice: Vec::new(),
+            created_at: 0,
+            reward: None,
+        }
+    }
+
+    #[test]
+    fn a_prefix_names_one_run_or_says_why_not() {
+        let runs = [
+            run("0123456789ab0000000000000000aaaa"),
+            run("0123456789ab1111111111111111bbbb"),
+            run("fedcba98765400000000000000000000"),
+        ];
+        assert_eq!(by_prefix(&runs, "fedcba98", "").unwrap().id, runs[2].id);
+        assert_eq!(by_prefix(&runs, "0123456789ab1", "").unwrap().id, runs[1].id);
+        let e = by_prefix(&runs, "01234567", " of p").unwrap_err().to_string();
+        assert!(e.starts_with("2 runs of p start with 01234567: give more of the id"), "{e}");
+        assert!(e.contains("0123456789ab [p], 0123456789ab [p]"), "{e}");
+        let e = by_prefix(&runs, "aaaaaaaa", "").unwrap_err().to_string();
+        assert!(e.starts_with("no run starts with aaaaaaaa"), "{e}");
+    }
 }

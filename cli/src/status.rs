@@ -1,6 +1,49 @@
 //! `amber status` and `amber daemon status`: the daemon's state, printed.
 
-use serde_json::Value;
+use std::process::ExitCode;
+
+use amber_ipc::Config;
+use serde_json::{Value, json};
+
+/// `amber status` when the config file cannot be used: says so, and what that means
+/// (Amber's hooks do nothing, and say so; other commands refuse to run), then what a
+/// daemon answering on the socket the defaults and the environment name says (no daemon
+/// is started). Exits 1.
+pub(crate) fn config_error(cfg: &Config, error: &str, as_json: bool) -> ExitCode {
+    let socket = cfg.socket_path();
+    let status = crate::daemon::connect_or_start(cfg, None, false).and_then(|mut c| Ok(c.status()?));
+    if as_json {
+        let mut v =
+            status.as_ref().ok().and_then(|st| serde_json::to_value(st).ok()).unwrap_or_else(|| json!({}));
+        v["config_error"] = json!(error);
+        let _ = crate::print_json(&v);
+        return ExitCode::FAILURE;
+    }
+    let mut lines = error.lines();
+    outln!("config       INVALID: {}", lines.next().unwrap_or_default());
+    for l in lines {
+        outln!("             {l}");
+    }
+    outln!(
+        "             Amber is off until it is fixed: its Claude Code hooks do nothing (each logs why in {}, \
+         and the person is told once per session); other amber commands refuse to run.",
+        cfg.state_dir.join("logs").join("hooks.log").display()
+    );
+    match status {
+        Ok(st) => {
+            outln!(
+                "a daemon answers on {} (the socket named without the file: flags, environment, defaults):",
+                socket.display()
+            );
+            print(&st);
+        }
+        Err(_) => outln!(
+            "daemon       none answers on {} (the socket named without the file: flags, environment, defaults; the file may name another)",
+            socket.display()
+        ),
+    }
+    ExitCode::FAILURE
+}
 
 /// The daemon's status for a person to read.
 pub(crate) fn print(st: &amber_ipc::protocol::StatusResult) {

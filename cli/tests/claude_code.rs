@@ -400,3 +400,190 @@ fn the_checkpoint_asks_for_outcomes_of_the_memories_served() {
     let log: Value = serde_json::from_slice(&env.amber(&["--json", "outcomes", &id]).stdout).unwrap();
     assert_eq!(log["reports"][0]["agent"], "claude-code", "{log}");
 }
+
+/// Removes a file when dropped.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn a_config_that_does_not_parse_is_logged_told_once_per_session_and_shown_by_status() {
+    let env = Env::new();
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(proj.path().join(".git")).unwrap();
+    // A daemon runs (started with the defaults); then a key the config no longer knows.
+    assert!(env.amber(&["status"]).status.success());
+    let config = env.root.path().join("config.toml");
+    std::fs::write(&config, "[session]\nidle_timeout_s = 600\ncheckpoint_tools = 3\n").unwrap();
+    // Dropped before `env` (declared after it): the config goes first, so that `env`'s
+    // `amber daemon stop` can run even when an assertion below fails.
+    let _unbreak = RemoveOnDrop(config.clone());
+
+    let hook = |event: &str, claude: &str| {
+        let mut p = payload(event, proj.path(), json!({"source": "startup", "prompt": "deploy it"}));
+        p["session_id"] = json!(claude);
+        let (out, took) = env.hook(event, &p, &[]);
+        assert!(out.status.success(), "a hook always exits 0: {}", text(&out.stderr));
+        assert!(took < Duration::from_secs(2), "{event} took {took:?}");
+        text(&out.stdout)
+    };
+    let told = |stdout: &str| -> String {
+        let v: Value =
+            serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+        assert_eq!(v.as_object().unwrap().len(), 1, "only the message, nothing for the model: {v}");
+        v["systemMessage"].as_str().unwrap().to_string()
+    };
+    let first = hook("SessionStart", "c0nf-a");
+    let msg = told(&first);
+    assert!(msg.starts_with("Amber is off in this session: config file"), "{msg}");
+    assert!(msg.contains("unknown field `checkpoint_tools`") && msg.contains("amber status"), "{msg}");
+    // Once per session: its later hooks print nothing; another session is told too.
+    for event in ["UserPromptSubmit", "PostToolUse", "Stop"] {
+        assert_eq!(hook(event, "c0nf-a"), "", "{event}");
+    }
+    assert!(told(&hook("UserPromptSubmit", "c0nf-b")).contains("checkpoint_tools"));
+    assert_eq!(hook("SessionEnd", "c0nf-c"), "", "SessionEnd's output reaches no one");
+    let log = env.hooks_log();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("the config cannot be used")).collect();
+    assert_eq!(lines.len(), 6, "every hook logs it:\n{log}");
+    assert!(lines.iter().all(|l| l.contains("unknown field `checkpoint_tools`")), "{log}");
+
+    // `amber status` says it, and what the running daemon says; other commands refuse.
+    let st = env.amber(&["status"]);
+    assert_eq!(st.status.code(), Some(1));
+    let out = text(&st.stdout);
+    assert!(out.starts_with("config       INVALID: config file"), "{out}");
+    assert!(out.contains("checkpoint_tools") && out.contains("Amber is off until it is fixed"), "{out}");
+    assert!(out.contains("a daemon answers on") && out.contains("memories "), "{out}");
+    let st = env.amber(&["--json", "status"]);
+    assert_eq!(st.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert!(v["config_error"].as_str().unwrap().contains("checkpoint_tools"), "{v}");
+    assert!(v["pid"].as_u64().is_some(), "{v}");
+    let recall = env.amber(&["recall", "deploy"]);
+    assert!(!recall.status.success() && text(&recall.stderr).contains("checkpoint_tools"));
+
+    // The hooks did nothing: fixed, the daemon holds none of those sessions.
+    std::fs::remove_file(&config).unwrap();
+    for claude in ["c0nf-a", "c0nf-b"] {
+        let o = env.amber(&["session", "show", &env.amber_session(claude)]);
+        assert!(!o.status.success(), "{}", text(&o.stdout));
+    }
+    assert!(env.amber(&["status"]).status.success());
+}
+
+/// A stand-in for Claude Code's `claude mcp add|get|remove --scope user` (the real one
+/// is driven in tests/claude_code): one user-scope server kept in `$FAKE_CLAUDE_STATE`
+/// (its command), every call logged in `$FAKE_CLAUDE_CALLS`, answering as Claude Code
+/// 2.1 does.
+const FAKE_CLAUDE: &str = r#"#!/bin/sh
+echo "$*" >> "$FAKE_CLAUDE_CALLS"
+case "$1 $2" in
+  "mcp add")
+    if [ -f "$FAKE_CLAUDE_STATE" ]; then echo "MCP server $5 already exists in user config" >&2; exit 1; fi
+    echo "$7" > "$FAKE_CLAUDE_STATE"; echo "Added stdio MCP server $5 with command: $7 $8 to user config" ;;
+  "mcp get")
+    if [ ! -f "$FAKE_CLAUDE_STATE" ]; then echo "No MCP server found with name: $3" >&2; exit 1; fi
+    printf '%s:\n  Scope: User config (available in all your projects)\n  Status: ok\n  Type: stdio\n  Command: %s\n  Args: mcp\n  Environment:\n' "$3" "$(cat "$FAKE_CLAUDE_STATE")" ;;
+  "mcp remove")
+    if [ ! -f "$FAKE_CLAUDE_STATE" ]; then echo "No MCP server named \"$3\" in user scope" >&2; exit 1; fi
+    rm "$FAKE_CLAUDE_STATE"; echo "Removed MCP server $3 from user config" ;;
+esac
+"#;
+
+#[test]
+fn install_registers_the_mcp_server_user_wide_or_says_exactly_what_to_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let amber = std::fs::canonicalize(env!("CARGO_BIN_EXE_amber")).unwrap();
+    let bin = env.root.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let (state, calls) = (env.root.path().join("claude-state"), env.root.path().join("claude-calls"));
+    let install = |args: &[&str], path: &Path| {
+        let o = env
+            .cmd(args)
+            .env("HOME", env.root.path().join("home"))
+            .env("PATH", path)
+            .env("FAKE_CLAUDE_STATE", &state)
+            .env("FAKE_CLAUDE_CALLS", &calls)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        (text(&o.stdout), text(&o.stderr))
+    };
+    // No `claude` on the PATH: the hooks go in, and the exact command is the answer.
+    let (_, err) = install(&["install", "claude-code"], &bin);
+    let run = format!("claude mcp add --scope user amber -- {} mcp", amber.display());
+    assert!(err.contains("`claude` is not on the PATH") && err.contains(&format!("Run:\n  {run}")), "{err}");
+
+    std::fs::write(bin.join("claude"), FAKE_CLAUDE).unwrap();
+    std::fs::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = std::path::PathBuf::from(format!("{}:/usr/bin:/bin", bin.display()));
+    let (out, _) = install(&["install", "claude-code"], &bin);
+    assert!(out.contains("registered Amber's MCP server with Claude Code user-wide"), "{out}");
+    assert_eq!(std::fs::read_to_string(&state).unwrap().trim(), amber.to_str().unwrap());
+    let (out, _) = install(&["install", "claude-code"], &bin);
+    assert!(out.contains("already registered with Claude Code user-wide"), "{out}");
+    // An older install's path is replaced.
+    std::fs::write(&state, "/old/amber\n").unwrap();
+    let (out, _) = install(&["install", "claude-code"], &bin);
+    assert!(out.contains("again (it ran /old/amber mcp"), "{out}");
+    assert_eq!(std::fs::read_to_string(&state).unwrap().trim(), amber.to_str().unwrap());
+    let logged = std::fs::read_to_string(&calls).unwrap();
+    assert_eq!(
+        logged.lines().filter(|l| l.starts_with("mcp add --scope user amber -- ")).count(),
+        4,
+        "added, refused twice as present, added again:\n{logged}"
+    );
+
+    let (out, _) = install(&["uninstall", "claude-code"], &bin);
+    assert!(out.contains("removed Amber's MCP server from Claude Code's user config"), "{out}");
+    assert!(!state.exists());
+    let (out, _) = install(&["uninstall", "claude-code"], &bin);
+    assert!(out.contains("no user-wide MCP server amber"), "{out}");
+}
+
+/// The checkpoint's request reaches the model once: to the Claude Code releases measured
+/// to go on after a Stop hook's `additionalContext` (its `AI_AGENT` says which runs the
+/// hook), it comes as that, which Claude Code hands the model once and labels as no
+/// error; to an older or unknown one, as the documented `decision: block`.
+#[test]
+fn the_checkpoint_comes_in_the_form_the_running_claude_code_shows_once() {
+    let env = Env::new();
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(proj.path().join(".git")).unwrap();
+    let stop_after_work = |claude: &str, agent: &str| -> Value {
+        let with = |event: &str, extra: Value| {
+            let mut p = payload(event, proj.path(), extra);
+            p["session_id"] = json!(claude);
+            let (out, _) = env.hook(event, &p, &[("AI_AGENT", agent)]);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            text(&out.stdout)
+        };
+        with("UserPromptSubmit", json!({"prompt": "run the three build steps please"}));
+        for n in 0..3 {
+            let t = json!({"tool_name": "Bash", "tool_input": {"command": format!("make step{n}")},
+                           "tool_response": {"stdout": format!("step {n} done"), "stderr": ""}});
+            with("PostToolUse", t);
+        }
+        let out = with("Stop", json!({"stop_hook_active": false, "last_assistant_message": "Done."}));
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{agent}: not JSON ({e}): {out}"))
+    };
+    for agent in ["claude-code_2-1-197_harness", "claude-code_2-1-332_harness", "claude-code_3-0-0_harness"] {
+        let v = stop_after_work(&format!("cc-{agent}"), agent);
+        assert_eq!(v.as_object().unwrap().len(), 1, "{agent}: no decision beside it: {v}");
+        let h = &v["hookSpecificOutput"];
+        assert_eq!(h["hookEventName"], "Stop", "{agent}: {v}");
+        let reason = h["additionalContext"].as_str().unwrap();
+        assert!(reason.starts_with("Amber checkpoint:") && reason.contains("No takeaway:"), "{reason}");
+    }
+    for agent in ["claude-code_2-1-196_harness", "claude-code_x_harness", "cursor"] {
+        let v = stop_after_work(&format!("cc-{agent}"), agent);
+        assert_eq!(v["decision"], "block", "{agent}: {v}");
+        assert!(v["reason"].as_str().unwrap().starts_with("Amber checkpoint:"), "{v}");
+    }
+}

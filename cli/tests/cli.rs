@@ -338,3 +338,58 @@ fn advice_without_a_model_says_so_and_the_read_commands_answer_empty() {
     let o = env.amber(&["advice", "show", "proj", "db/migrations"]);
     assert!(!o.status.success() && text(&o.stderr).contains("no situation"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn a_data_dir_the_daemon_on_the_socket_does_not_serve_is_refused() {
+    let env = Env::new();
+    ok(env.amber(&["remember", "--scope", "notes", "the first store's only memory"]));
+    let count = || -> u64 {
+        let (out, _) = ok(env.amber(&["--json", "status"]));
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["engine"]["memories"].as_u64().unwrap()
+    };
+    assert_eq!(count(), 1);
+    // The same socket, another data directory: by flag, and by the environment.
+    let other = env.root.path().join("other");
+    let run = |flag: bool, args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_amber"));
+        if flag {
+            c.arg("--data-dir").arg(&other);
+        } else {
+            c.env("AMBER_DATA_DIR", &other);
+        }
+        c.arg("--socket")
+            .arg(env.socket())
+            .args(args)
+            .env("AMBER_STATE_DIR", env.root.path().join("state"))
+            .env("AMBER_CONFIG", env.root.path().join("config.toml"))
+            .env_remove("AMBER_NO_START")
+            .output()
+            .unwrap()
+    };
+    let served = env.root.path().join("data").canonicalize().unwrap();
+    for flag in [true, false] {
+        for args in [&["remember", "--scope", "notes", "meant for the other store"][..], &["daemon", "stop"]]
+        {
+            let o = run(flag, args);
+            assert!(!o.status.success(), "{args:?}: {}", text(&o.stdout));
+            let err = text(&o.stderr);
+            let says = format!("serves the store in {}, not {}", served.display(), other.display());
+            assert!(err.contains(&says) && err.contains("nothing was done"), "{err}");
+        }
+    }
+    assert_eq!(count(), 1, "nothing was written into the daemon's store");
+    assert!(!other.join("amber.db").exists());
+    // The same store named another way is the same store.
+    let same = env.root.path().join("run").join("..").join("data");
+    let o = Command::new(env!("CARGO_BIN_EXE_amber"))
+        .arg("--data-dir")
+        .arg(&same)
+        .arg("--socket")
+        .arg(env.socket())
+        .arg("status")
+        .env("AMBER_STATE_DIR", env.root.path().join("state"))
+        .env("AMBER_CONFIG", env.root.path().join("config.toml"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}

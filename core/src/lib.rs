@@ -48,7 +48,7 @@ pub use memory::{
     valid_recipient,
 };
 pub use query::{Evidence, Expand, Hit, MAX_K, MAX_QUERY_BYTES, Query, SearchMode, Standing};
-pub use run::{MAX_TASK_CHARS, MAX_TRACE_CHARS, NewRun, Run, RunReward};
+pub use run::{MAX_TASK_CHARS, MAX_TRACE_CHARS, NewRun, Run, RunReward, RunWrite};
 pub use scope::{MAX_SCOPE_BYTES, Scope};
 pub use standing::{Basis, Outcome, Report, ReportKind};
 

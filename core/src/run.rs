@@ -33,6 +33,33 @@ pub struct NewRun {
     /// again). Not part of its id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reward: Option<f64>,
+    /// The session the run records (a session's run, `session_start` with `run`): its id
+    /// is then the session's and [`NewRun::part`]'s, not its content's, so the session's
+    /// later ends rewrite it (see [`RunWrite`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Which of the session's runs this is (0 the first): a session's run that was
+    /// rewarded stays as it was, and what the session does after goes to its next part.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub part: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// What recording a run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunWrite {
+    /// A new run.
+    New,
+    /// A session's run (same session and part) rewritten with what the session did since:
+    /// nobody had rewarded it; a judgement of it is dropped (it is judged again).
+    Rewritten,
+    /// A run with that id was there and stays as it was: the same content recorded again,
+    /// or a session's run rewarded since (the session's next part takes what follows).
+    Kept,
 }
 
 impl NewRun {
@@ -57,10 +84,20 @@ impl NewRun {
         Ok(())
     }
 
-    /// The run's id: the first 128 bits of SHA-256 over its scope, agent and content, as
-    /// 32 hex digits, so the same runs loaded into a fresh store get the same ids.
+    /// The run's id, 32 hex digits: the first 128 bits of SHA-256 over its scope, agent
+    /// and content, so the same runs loaded into a fresh store get the same ids; a
+    /// session's run over its scope, agent, session and part instead, so two sessions
+    /// that did the same work are two runs, and a session's later ends find its run.
     pub fn id(&self, scope: &Scope, agent: &str) -> String {
         let mut h = Sha256::new();
+        if let Some(session) = &self.session {
+            let part = self.part.to_string();
+            for x in ["session run", scope.as_str(), agent, session.as_str(), part.as_str()] {
+                h.update(x.as_bytes());
+                h.update([0u8]);
+            }
+            return hex::encode(&h.finalize()[..16]);
+        }
         for part in [
             scope.as_str(),
             agent,
@@ -121,4 +158,43 @@ pub struct RunReward {
     pub agent: String,
     /// When.
     pub at: Millis,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(trace: &str, session: Option<&str>, part: u32) -> NewRun {
+        NewRun {
+            task: "deploy".into(),
+            trace: trace.into(),
+            used: Vec::new(),
+            outcome: None,
+            advice: Vec::new(),
+            reward: None,
+            session: session.map(str::to_string),
+            part,
+        }
+    }
+
+    #[test]
+    fn a_sessions_run_is_named_by_its_session_and_part_and_any_other_by_its_content() {
+        let scope: Scope = "project/p".parse().unwrap();
+        let id = |r: &NewRun| r.id(&scope, "claude-code");
+        // Two sessions that did the same work are two runs; a session's run keeps its id
+        // as it grows; its next part is another run.
+        assert_ne!(id(&run("Bash: make", Some("k-a"), 0)), id(&run("Bash: make", Some("k-b"), 0)));
+        assert_eq!(
+            id(&run("Bash: make", Some("k-a"), 0)),
+            id(&run("Bash: make\nBash: test", Some("k-a"), 0))
+        );
+        assert_ne!(id(&run("Bash: make", Some("k-a"), 0)), id(&run("Bash: make", Some("k-a"), 1)));
+        // Without a session: by content, as always (the same runs loaded anywhere keep
+        // their ids, and this one is the id it had before sessions counted).
+        assert_eq!(id(&run("Bash: make", None, 0)), id(&run("Bash: make", None, 0)));
+        assert_ne!(id(&run("Bash: make", None, 0)), id(&run("Bash: test", None, 0)));
+        assert_eq!(id(&run("Bash: make", None, 0)), "1622ee4319e5012260b6457c589e9828");
+        let json = serde_json::to_string(&run("x", None, 0)).unwrap();
+        assert!(!json.contains("session") && !json.contains("part"), "{json}");
+    }
 }

@@ -287,6 +287,14 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
             Err(source) => return Err(ConfigError::Read { path: path.to_path_buf(), source }),
         };
+        cfg.apply_env();
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    /// The environment over what the file (or the defaults) said.
+    fn apply_env(&mut self) {
+        let cfg = self;
         let home_set_in_file = cfg.amber_home != paths::default_amber_home();
         let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
         if let Some(h) = env("AMBER_HOME") {
@@ -308,8 +316,27 @@ impl Config {
         {
             cfg.log = l;
         }
-        cfg.check()?;
-        Ok(cfg)
+    }
+
+    /// The config without the file: the defaults, the environment and the flags. What a
+    /// command that must not fail falls back on when the file cannot be used (to log
+    /// where the state directory is, to find a daemon to ask for its status); never to
+    /// act on a store, which the file may name otherwise.
+    pub fn without_file(data_dir: Option<&Path>, socket: Option<&Path>) -> Config {
+        let mut c = Config::default();
+        c.apply_env();
+        c.with_flags(data_dir, socket)
+    }
+
+    /// The `--data-dir` and `--socket` flags over the rest.
+    fn with_flags(mut self, data_dir: Option<&Path>, socket: Option<&Path>) -> Config {
+        if let Some(d) = data_dir {
+            self.data_dir = d.to_path_buf();
+        }
+        if let Some(s) = socket {
+            self.socket = Some(s.to_path_buf());
+        }
+        self
     }
 
     /// Loads the file at `file` (default: `$AMBER_CONFIG`, else the XDG config path) and
@@ -321,14 +348,7 @@ impl Config {
         socket: Option<&Path>,
     ) -> Result<Config, ConfigError> {
         let path = file.map(Path::to_path_buf).unwrap_or_else(paths::default_config_path);
-        let mut c = Config::load(&path)?;
-        if let Some(d) = data_dir {
-            c.data_dir = d.to_path_buf();
-        }
-        if let Some(s) = socket {
-            c.socket = Some(s.to_path_buf());
-        }
-        Ok(c)
+        Ok(Config::load(&path)?.with_flags(data_dir, socket))
     }
 
     /// Parses TOML over the defaults.

@@ -285,6 +285,10 @@ pub struct HelloResult {
     /// itself against.
     #[serde(default)]
     pub method_doors: Vec<MethodDoors>,
+    /// The data directory whose store this daemon serves (absolute): a client that names
+    /// another refuses to go on (its writes would land in this one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 /// An error kind and its JSON-RPC code, as `hello` lists them.

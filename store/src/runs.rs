@@ -1,6 +1,6 @@
 //! Runs and their rewards.
 
-use amber_core::{Millis, NewRun, Run, RunReward, Scope};
+use amber_core::{Millis, NewRun, Run, RunReward, RunWrite, Scope};
 use rusqlite::{OptionalExtension, params};
 
 use crate::Runs;
@@ -46,28 +46,42 @@ fn decode_run(raw: RawRun, path: &std::path::Path) -> Result<Run> {
 }
 
 impl Runs for Store {
-    /// Records runs in one transaction (all or nothing); each is (id, run with its trace
-    /// already redacted). A run already there (same id) is kept as it was. Returns, per
-    /// run, whether it was new.
     fn insert_runs(
         &mut self,
         scope: &Scope,
         agent: &str,
         runs: &[(String, NewRun)],
         now: Millis,
-    ) -> Result<Vec<bool>> {
+    ) -> Result<Vec<RunWrite>> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(sql)?;
         let mut out = Vec::with_capacity(runs.len());
         {
-            let mut stmt = tx
+            let mut exists =
+                tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)").map_err(sql)?;
+            let mut insert = tx
                 .prepare_cached(
                     "INSERT OR IGNORE INTO runs (id, scope, agent, task, trace, used, outcome, advice, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .map_err(sql)?;
+            // A session's run, unless rewarded, is rewritten with what the session did since.
+            let mut upsert = tx
+                .prepare_cached(
+                    "INSERT INTO runs (id, scope, agent, task, trace, used, outcome, advice, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                     ON CONFLICT(id) DO UPDATE SET task = excluded.task, trace = excluded.trace,
+                       used = excluded.used, outcome = excluded.outcome, advice = excluded.advice,
+                       created_at = excluded.created_at
+                     WHERE NOT EXISTS (SELECT 1 FROM run_rewards w WHERE w.run_id = runs.id)",
+                )
+                .map_err(sql)?;
+            let mut unjudge =
+                tx.prepare_cached("DELETE FROM run_judgements WHERE run_id = ?1").map_err(sql)?;
             for (id, r) in runs {
+                let was: bool = exists.query_row([id], |row| row.get(0)).map_err(sql)?;
+                let stmt = if r.session.is_some() { &mut upsert } else { &mut insert };
                 let n = stmt
                     .execute(params![
                         id,
@@ -81,7 +95,14 @@ impl Runs for Store {
                         now
                     ])
                     .map_err(sql)?;
-                out.push(n == 1);
+                out.push(match (n == 1, was) {
+                    (true, false) => RunWrite::New,
+                    (true, true) => {
+                        unjudge.execute([id]).map_err(sql)?;
+                        RunWrite::Rewritten
+                    }
+                    (false, _) => RunWrite::Kept,
+                });
             }
         }
         tx.commit().map_err(sql)?;
@@ -191,6 +212,8 @@ mod tests {
             outcome: None,
             advice: Vec::new(),
             reward: None,
+            session: None,
+            part: 0,
         };
         for (scope, task) in [("proj", "a"), ("proj/sub", "b"), ("projx", "c")] {
             let scope: Scope = scope.parse().unwrap();
@@ -222,5 +245,66 @@ mod tests {
             s.archived(Some(&proj), 10).unwrap().into_iter().map(|m| m.scope.to_string()).collect();
         assert_eq!(archived, ["proj/sub"]);
         assert_eq!(s.archived(None, 10).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_sessions_run_is_rewritten_until_it_is_rewarded_and_other_runs_never() {
+        let mut s = Store::open_in_memory().unwrap();
+        let scope: Scope = "proj".parse().unwrap();
+        let run = |trace: &str, session: Option<&str>| NewRun {
+            task: "deploy".into(),
+            trace: trace.into(),
+            used: Vec::new(),
+            outcome: None,
+            advice: Vec::new(),
+            reward: None,
+            session: session.map(str::to_string),
+            part: 0,
+        };
+        let put = |s: &mut Store, r: NewRun, now: Millis| {
+            let id = r.id(&scope, "cc");
+            (id.clone(), s.insert_runs(&scope, "cc", &[(id, r)], now).unwrap()[0])
+        };
+        let (id, w) = put(&mut s, run("Bash: make", Some("k-a")), 1);
+        assert_eq!(w, RunWrite::New);
+        assert_eq!(
+            put(&mut s, run("Bash: make\nBash: test", Some("k-a")), 5),
+            (id.clone(), RunWrite::Rewritten)
+        );
+        let (content, w) = put(&mut s, run("Bash: make", None), 6);
+        assert_eq!(w, RunWrite::New);
+        assert_eq!(put(&mut s, run("Bash: make", None), 7), (content.clone(), RunWrite::Kept));
+        let got = s.run(&id).unwrap().unwrap();
+        assert_eq!(
+            (got.trace.as_str(), got.created_at),
+            ("Bash: make\nBash: test", 5),
+            "the time of its last recording"
+        );
+        assert_eq!(s.run(&content).unwrap().unwrap().created_at, 6);
+
+        // A judgement of the run is dropped when it is rewritten (it is judged again).
+        let judgement = |run_id: &str| amber_core::advice::Judgement {
+            run_id: run_id.to_string(),
+            verdict: Some(1),
+            reason: "fine".into(),
+            model: "m".into(),
+            at: 8,
+        };
+        s.put_judgements(&[judgement(&id)]).unwrap();
+        assert_eq!(
+            put(&mut s, run("Bash: make\nBash: test\nBash: ship", Some("k-a")), 9).1,
+            RunWrite::Rewritten
+        );
+        assert!(s.judgements(None, 10).unwrap().iter().all(|j| j.run_id != id));
+
+        // Rewarded: it stays as the person rewarded it.
+        let reward = RunReward { reward: 1.0, reason: None, agent: "person".into(), at: 10 };
+        s.reward_runs(&[(id.clone(), reward)]).unwrap();
+        assert_eq!(
+            put(&mut s, run("Bash: make\nBash: test\nBash: ship\nBash: more", Some("k-a")), 11).1,
+            RunWrite::Kept
+        );
+        let got = s.run(&id).unwrap().unwrap();
+        assert_eq!((got.trace.lines().count(), got.created_at, got.reward), (3, 9, Some(1.0)));
     }
 }

@@ -652,6 +652,8 @@ fn addressing_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
         outcome: Some("ok".into()),
         advice: vec![],
         reward: None,
+        session: None,
+        part: 0,
     };
     let runs = [("r1".to_string(), run("one")), ("r2".to_string(), run("two"))];
     t.note("insert_runs", s.insert_runs(&scope("team/a"), "bob", &runs, 10).unwrap());
@@ -667,6 +669,20 @@ fn addressing_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
     t.note("runs limited", s.runs(None, None, 2).unwrap());
     t.note("rewards", s.run_rewards("r1").unwrap());
     t.note("activity", (s.agent_activity("bob", 0).unwrap(), s.agent_activity("bob", 21).unwrap()));
+    // A session's run: rewritten (its judgement dropped) until it is rewarded.
+    let part = |trace: &str| NewRun { session: Some("k-s".into()), trace: trace.into(), ..run("session") };
+    t.note(
+        "session run",
+        s.insert_runs(&scope("team/a"), "bob", &[("r5".to_string(), part("a"))], 30).unwrap(),
+    );
+    let verdict =
+        Judgement { run_id: "r5".into(), verdict: Some(1), reason: "ok".into(), model: "m".into(), at: 31 };
+    s.put_judgements(&[verdict]).unwrap();
+    let again = s.insert_runs(&scope("team/a"), "bob", &[("r5".to_string(), part("a\nb"))], 32).unwrap();
+    t.note("rewritten", (again, s.run("r5").unwrap(), s.judgements(None, 10).unwrap()));
+    s.reward_runs(&[("r5".into(), reward(1.0, 33))]).unwrap();
+    let kept = s.insert_runs(&scope("team/a"), "bob", &[("r5".to_string(), part("a\nb\nc"))], 34).unwrap();
+    t.note("kept once rewarded", (kept, s.run("r5").unwrap()));
 }
 
 #[test]
@@ -872,6 +888,8 @@ fn advice_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
                 outcome: None,
                 advice: vec![],
                 reward: None,
+                session: None,
+                part: 0,
             },
         )],
         1,
@@ -1085,6 +1103,8 @@ fn row_level_security_covers_links_runs_judgements_moves_and_a_readers_own_books
         outcome: None,
         advice: vec![],
         reward: None,
+        session: None,
+        part: 0,
     };
     a.insert_runs(&here, "agent-a", &[("ra".to_string(), task)], 4).unwrap();
     let reward = RunReward { reward: 1.0, reason: Some("a's reason".into()), agent: "agent-a".into(), at: 5 };

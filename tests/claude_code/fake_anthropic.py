@@ -30,8 +30,10 @@ first answer, 1 after the first tool results came back, ...). A step is `{"text"
 "tools": [{"name": "Bash", "input": {...}}, ...]}`; with tools the stop reason is
 `tool_use`, else `end_turn`. Past the last step the answer is the text "Done.".
 
-**Stop hook feedback.** When the newest prompt begins `Stop hook feedback:` (Claude Code
-sends a Stop hook's block reason back as a user turn so), the model complies: the first
+**Stop hook feedback.** When the newest prompt carries a Stop hook's text (`Stop hook
+feedback:`, how Claude Code sends a block reason back as a user turn, or `Stop hook
+additional context:`, how it sends a Stop hook's `additionalContext`, both possibly in a
+<system-reminder>), the model complies: the first
 answer calls `mcp__amber__remember` with the scene's `takeaway` (`{"content", "type"}`,
 the scene being the one of the prompt before the feedback), plus, when the reason lists
 served memory ids and a session id, `mcp__amber__outcome` on the first of them with
@@ -106,6 +108,19 @@ def is_main(body):
 
 
 STOP_FEEDBACK = "Stop hook feedback:"
+# How a Stop hook's text reaches the model: its block reason as a user turn starting
+# `Stop hook feedback:` (2.1.197; inside a <system-reminder> in 2.1.332), its
+# `additionalContext` as `Stop hook additional context:` in a <system-reminder>.
+STOP_MARKS = (STOP_FEEDBACK, "Stop hook additional context:")
+
+
+def stop_text(msg):
+    """The whole text of a user message that carries a Stop hook's text (reminders
+    included), else None."""
+    if msg.get("role") != "user" or any(b.get("type") == "tool_result" for b in _blocks(msg.get("content"))):
+        return None
+    text = message_text(msg)
+    return text if any(m in text for m in STOP_MARKS) else None
 
 
 def find_scene(script, text):
@@ -183,18 +198,18 @@ def plan_reply(body, script):
         )
     idx = None
     for i in range(len(messages) - 1, -1, -1):
-        if is_prompt(messages[i]) and prompt_text(messages[i]):
+        if stop_text(messages[i]) or (is_prompt(messages[i]) and prompt_text(messages[i])):
             idx = i
             break
     if idx is None:
         return [{"type": "text", "text": "Done."}], {"why": "no prompt"}
-    text = prompt_text(messages[idx])
+    text = stop_text(messages[idx]) or prompt_text(messages[idx])
     step = sum(1 for m in messages[idx + 1 :] if m.get("role") == "assistant")
-    if text.startswith(STOP_FEEDBACK) or STOP_FEEDBACK in text:
+    if stop_text(messages[idx]):
         # The scene is the one of the prompt before the feedback.
         scene = None
         for j in range(idx - 1, -1, -1):
-            if is_prompt(messages[j]) and not prompt_text(messages[j]).startswith(STOP_FEEDBACK):
+            if is_prompt(messages[j]) and prompt_text(messages[j]) and not stop_text(messages[j]):
                 scene = find_scene(script, prompt_text(messages[j]))
                 if scene:
                     break

@@ -7,7 +7,7 @@ holdout arm and `amber lift` computing over those sessions. Plus the moments: th
 Pitfalls re-read at a failed tool, the Steps at the stop.
 
 The harness is test_week.py's (Claude Code 2.1.197 from npm, `fake_anthropic.py` as the
-model, Amber installed with `amber install claude-code` and `claude mcp add`, every hook
+model, Amber installed with `amber install claude-code` (which registers the MCP server), every hook
 wrapped to keep its input, output and time). Amber's `[learn]` model is
 `fake_openai.py` (it answers by the system prompt: sort, tidy, write, route, judge), and
 the config sets `[holdout] share = 0.5`.
@@ -49,7 +49,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fake_anthropic import FakeAnthropic, prompt_text, read_log, request_strings
+from fake_anthropic import FakeAnthropic, prompt_text, read_log, request_strings, stop_text
 from fake_openai import NOTE, PITFALLS, SITUATION, STEPS, FakeOpenAI
 from test_week import (
     AMBER,
@@ -73,7 +73,6 @@ SHARE = 0.5
 ADVICE_HEAD = "Amber: advice for this task"
 STUCK_HEAD = "Amber, at stuck: the Pitfalls"
 DONE_HEAD = "Amber, at done: the Steps"
-STOP_FEEDBACK = "Stop hook feedback:"
 
 # name, day, holdout draw, the person's reward (None: not rewarded), a failing Bash.
 PLAN = [
@@ -321,13 +320,14 @@ def body_text(q):
     return "\n".join(request_strings(q["body"] or {}))
 
 
-def newest_prompt(q):
+def newest_stop_turn(q):
+    """The text of a Stop hook as Claude Code handed it over (`Stop hook feedback:` or
+    `Stop hook additional context:`, reminders and all) when that is the newest user turn
+    of the request, else ""."""
     msgs = (q["body"] or {}).get("messages") or []
     for m in reversed(msgs):
-        if m.get("role") == "user":
-            t = prompt_text(m)
-            if t:
-                return t
+        if m.get("role") == "user" and (stop_text(m) or prompt_text(m)):
+            return stop_text(m) or ""
     return ""
 
 
@@ -500,8 +500,8 @@ def test_steps_are_given_once_at_the_stop(loop):
     assert len(given) == 1, f"Stop added the Steps {len(given)} times; hooks.log:\n{s7['hooks_log'][-2000:]}"
     for line in STEPS.splitlines():
         assert f"│ {line}" in given[0], given[0]
-    turns = [q for q in main_requests(s7) if newest_prompt(q).startswith(STOP_FEEDBACK) and DONE_HEAD in newest_prompt(q)]
-    assert turns, "the Steps never reached the model in a Stop hook feedback turn"
+    turns = [q for q in main_requests(s7) if DONE_HEAD in newest_stop_turn(q)]
+    assert turns, "the Steps never reached the model in a Stop hook's turn"
     last = body_text(main_requests(s7)[-1])
     assert last.count(DONE_HEAD) == 1, f"the Steps appear {last.count(DONE_HEAD)} times in the last request"
 

@@ -4,7 +4,8 @@ Claude Code (`@anthropic-ai/claude-code`, pinned by tests/claude_code/package-lo
 runs `claude -p ... --output-format json` sessions in a git project, with Amber installed
 the way a user installs it: `amber install claude-code` (six command hooks and the
 permission rules for Amber's four agent tools in the private HOME's
-~/.claude/settings.json), `claude mcp add amber -- $AMBER_BIN mcp`, and the user's own
+~/.claude/settings.json, and the MCP server registered user-wide with `claude mcp add
+--scope user amber -- $AMBER_BIN mcp`, `claude` being on the PATH), and the user's own
 rules `Bash`, `Read` (as root Claude Code refuses --dangerously-skip-permissions). The model is `fake_anthropic.py` (same folder): it
 answers from a script (each session: Bash, Read, the same `mcp__amber__recall {"query":
 "staging database connection"}`, Bash again; s3 also `get`s a briefed id, s5 runs a
@@ -276,8 +277,8 @@ def added_text(c):
     o = c["output"]
     if not isinstance(o, dict):
         return ""
-    if c["event"] == "Stop":
-        return o.get("reason", "") if o.get("decision") == "block" else ""
+    if c["event"] == "Stop" and o.get("decision") == "block":
+        return o.get("reason", "")
     return (o.get("hookSpecificOutput") or {}).get("additionalContext", "") or ""
 
 
@@ -305,7 +306,10 @@ def install(tmp, home, project, env_at, fake):
     )
     version = run([str(CLAUDE), "--version"], cc_env(0, "setup")).stdout
     assert CLAUDE_VERSION in version, version
-    amber(env_at(0), "install", "claude-code", cwd=project)
+    # `amber install` registers the MCP server user-wide itself, with the `claude` it
+    # finds on the PATH (no `claude mcp add` of the user's own).
+    installed = amber(with_claude(env_at(0)), "install", "claude-code", cwd=project)
+    assert "registered Amber's MCP server with Claude Code user-wide" in installed.stdout, installed.stdout + installed.stderr
     settings_path = home / ".claude" / "settings.json"
     settings = json.loads(settings_path.read_text())
     wrapper = tmp / "hookwrap.sh"
@@ -327,8 +331,12 @@ def install(tmp, home, project, env_at, fake):
         assert f"mcp__amber__{tool}" in allow, settings["permissions"]
     allow += ["Bash", "Read"]
     settings_path.write_text(json.dumps(settings, indent=2))
-    run([str(CLAUDE), "mcp", "add", "amber", "--", AMBER, "mcp"], cc_env(0, "mcp-add"), cwd=project)
     return cc_env, commands
+
+
+def with_claude(env):
+    """`env` with Claude Code's `claude` first on the PATH."""
+    return dict(env, PATH=f"{CLAUDE.parent}{os.pathsep}{env.get('PATH', '')}")
 
 
 class Week:
@@ -912,3 +920,45 @@ def test_amber_tool_definitions_within_budget(week):
     assert all(n > 0 for n, _ in sizes.values()), f"Amber's tools were not offered: {sizes}"
     over = {k: v for k, v in sizes.items() if v[1] > 4000}
     assert not over, f"Amber's MCP tool definitions (count, characters) over 4000 characters: {over}"
+
+
+def test_the_checkpoint_reaches_the_model_once(week):
+    """Every request that carries a checkpoint's text carries it once: the request that
+    answers it, and the later ones of a resumed session (Claude Code keeps a `decision:
+    block` reason as a "blocking error" too, and sends both: 2.1.197 in a resumed
+    session's history, 2.1.332 at once). Nothing is labelled an error."""
+    checkpoints = [added_text(c) for rec in week.runs for c in rec["hooks"] if c["event"] == "Stop" and added_text(c)]
+    assert len(checkpoints) == 4, f"one per working session: {len(checkpoints)}"
+    heads = [t.strip().splitlines()[0] for t in checkpoints]
+    answering, problems = 0, []
+    for rec in week.runs:
+        for q in main_requests(rec):
+            strings = request_strings(q["body"])
+            for head in heads:
+                n = sum(s.count(head) for s in strings)
+                if n > 1:
+                    problems.append(f"{rec['name']} request {q['seq']}: the checkpoint {n} times")
+                if n and (q.get("reply") or {}).get("why") == "stop feedback" and (q.get("reply") or {}).get("step") == 0:
+                    answering += 1
+            if any("blocking error" in s for s in strings):
+                problems.append(f"{rec['name']} request {q['seq']}: a hook's text labelled a blocking error")
+    assert not problems, "\n".join(problems)
+    assert answering == 4, f"the model answered {answering} checkpoint requests"
+
+
+def test_a_run_per_session(week):
+    """Each Claude Code session is one run, resumed, compacted and continued as it was
+    (nobody rewarded a run during the week): four sessions, four runs, each holding its
+    session's tool uses."""
+    runs = {}
+    for sid, rec in week.sessions.items():
+        s = rec.get("session") or {}
+        runs[sid] = (s.get("run") or {}).get("runs") or []
+    assert all(len(r) == 1 for r in runs.values()), runs
+    ids = [r[0] for r in runs.values()]
+    assert len(set(ids)) == len(ids) == 4, runs
+    listed = amber_json(week.env, "runs", "list", "--scope", week.scope_here.split()[0], "--limit", "100")
+    assert sorted(r["id"] for r in listed) == sorted(ids), listed
+    traces = {r["id"]: r["trace"].count("\n") + 1 for r in listed}
+    b = next(r for r in week.runs if r["name"] == "s3")["session_id"]
+    assert traces[runs[b][0]] >= 6, f"s3, its compaction and s4 in one run: {traces}"

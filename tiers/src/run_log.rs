@@ -49,12 +49,35 @@ pub struct RunLog {
     /// The notes `get_advice` gave the session.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub advice: Vec<AdviceGiven>,
-    /// When the last run was recorded (0: none yet): what came before is in it.
+    /// When the session's current run began (0: with the session): what came before is
+    /// in its earlier runs. The trace, tool counts, servings, reports and advice since
+    /// then make the current run.
     #[serde(default)]
     pub since: Millis,
-    /// The runs recorded, oldest first.
+    /// The runs recorded, oldest first (the last one is `open`'s when there is one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<String>,
+    /// The current run as last recorded: each end of the session rewrites it with what
+    /// came since, until a reward closes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<OpenRun>,
+}
+
+/// The run a session records at its ends, as last recorded.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct OpenRun {
+    /// Its id.
+    pub id: String,
+    /// When it was last recorded.
+    pub at: Millis,
+    /// What it held then (`crate::session_run::digest`).
+    pub digest: String,
+    /// The trace lines it held then.
+    pub lines: usize,
+    /// The tool uses it counted then.
+    pub tools: u64,
+    /// Of those, the failed ones.
+    pub failed: u64,
 }
 
 impl RunLog {
@@ -103,12 +126,28 @@ impl RunLog {
         }
     }
 
-    /// Notes that a run was recorded at `now`: what follows goes to the next one.
-    pub fn recorded(&mut self, id: String, now: Millis) {
-        self.runs.push(id);
-        self.since = now;
-        self.trace.clear();
-        self.tools = 0;
-        self.failed = 0;
+    /// Which of the session's runs the current one is (0 the first).
+    pub fn part(&self) -> u32 {
+        (self.runs.len() - usize::from(self.open.is_some())) as u32
+    }
+
+    /// Notes that the current run was recorded (or rewritten) as `id`, holding what
+    /// `digest` says, at `now`; the session's next end rewrites it with what came since.
+    pub fn recorded(&mut self, id: String, digest: String, now: Millis) {
+        if self.open.as_ref().is_none_or(|o| o.id != id) {
+            self.runs.push(id.clone());
+        }
+        let (lines, tools, failed) = (self.trace.len(), self.tools, self.failed);
+        self.open = Some(OpenRun { id, at: now, digest, lines, tools, failed });
+    }
+
+    /// Closes the current run as it was last recorded (it was rewarded since): what came
+    /// after goes to the session's next run.
+    pub fn close(&mut self) {
+        let Some(o) = self.open.take() else { return };
+        self.trace.drain(..o.lines.min(self.trace.len()));
+        self.tools = self.tools.saturating_sub(o.tools);
+        self.failed = self.failed.saturating_sub(o.failed);
+        self.since = o.at;
     }
 }

@@ -10,18 +10,25 @@
 //!   the failed tool uses;
 //! - **advice**: the situations whose note it was given.
 //!
-//! A resumed session's next end records what happened since as another run (the same
-//! task; the tool uses, servings, reports and advice since the last run). A stretch with
-//! no tool use, nothing served and no report records nothing.
+//! **A run per session.** The run's id is its session's and its part's
+//! ([`NewRun::id`]), never its content's. A resumed, continued or compacted session's
+//! next end rewrites its run with everything since the run began (the same id, its time
+//! the end's): one session, one run, however often it ends. Once someone has rewarded the
+//! run (a person, `amber runs reward`), it stays as it was rewarded, and what the session
+//! does after goes to its next part, a new run (the same task; the tool uses, servings,
+//! reports and advice since the rewarded run was last recorded). A session that did
+//! nothing (no tool use, nothing served, no report) records no run, and an end with
+//! nothing new since the run was last recorded leaves it as it is.
 
 use amber_core::standing::{Outcome, Report};
 use amber_core::{MemoryId, NewRun};
 
-pub use crate::run_log::{AdviceGiven, MAX_LINE_CHARS, MAX_TRACE_LINES, RunLog};
+pub use crate::run_log::{AdviceGiven, MAX_LINE_CHARS, MAX_TRACE_LINES, OpenRun, RunLog};
 use crate::session::Session;
 
-/// The run of what `s` did since its last run, given its reports (memory, word): None
-/// when it is not a run, has no task, or did nothing since.
+/// The session's current run as it stands, given its reports (memory, word): None when
+/// it is not a run, has no task, did nothing in this run, or nothing since the run was
+/// last recorded.
 pub fn as_run(s: &Session, reports: &[(MemoryId, Report)]) -> Option<NewRun> {
     let log = &s.run;
     let task = log.task.clone().filter(|_| log.on)?;
@@ -49,7 +56,23 @@ pub fn as_run(s: &Session, reports: &[(MemoryId, Report)]) -> Option<NewRun> {
             advice.push(a.situation.clone());
         }
     }
-    Some(NewRun { task, trace, used, outcome: outcome(s, &reports), advice, reward: None })
+    let run = NewRun {
+        task,
+        trace,
+        used,
+        outcome: outcome(s, &reports),
+        advice,
+        reward: None,
+        session: Some(s.id.clone()),
+        part: log.part(),
+    };
+    (log.open.as_ref().map(|o| &o.digest) != Some(&digest(s, &run))).then_some(run)
+}
+
+/// What a session's run holds, as a digest: an end whose run has the digest it was last
+/// recorded with leaves it as it is.
+pub fn digest(s: &Session, run: &NewRun) -> String {
+    NewRun { session: None, part: 0, ..run.clone() }.id(&s.scope, &s.agent)
 }
 
 /// How the session went, in words: the client's outcome, the checkpoint's answer, the
@@ -163,19 +186,39 @@ mod tests {
     }
 
     #[test]
-    fn a_resumed_session_records_only_what_came_since_and_nothing_when_idle() {
+    fn a_sessions_later_ends_rewrite_its_run_until_it_is_rewarded() {
         let mut s = session();
         s.run.note_prompt("deploy");
         assert!(as_run(&s, &[]).is_none(), "no tool use, nothing served, no report: no run");
         s.run.note_tool("Bash: make deploy\nok");
         let first = as_run(&s, &[]).unwrap();
-        s.run.recorded("r1".into(), 100);
-        assert!(as_run(&s, &[report("0123456789abcdef0123456789abcdef", Outcome::Success, 50)]).is_none());
+        let id = first.id(&s.scope, &s.agent);
+        assert_eq!((first.session.as_deref(), first.part), (Some("s"), 0));
+        s.run.recorded(id.clone(), digest(&s, &first), 100);
+        assert!(as_run(&s, &[]).is_none(), "nothing new since it was recorded: left as it is");
+
+        // Resumed: a report and a tool use later, the same run holds all of it.
+        let reports = [report("0123456789abcdef0123456789abcdef", Outcome::Success, 150)];
         s.run.note_tool("Bash: make verify\nok");
-        let second = as_run(&s, &[]).unwrap();
-        assert_eq!(second.task, first.task);
-        assert_eq!(second.trace, "Bash: make verify");
-        assert_ne!(second.id(&s.scope, &s.agent), first.id(&s.scope, &s.agent));
+        let grown = as_run(&s, &reports).unwrap();
+        assert_eq!(grown.id(&s.scope, &s.agent), id, "one session, one run");
+        assert_eq!(grown.trace, "Bash: make deploy\nBash: make verify");
+        assert_eq!(grown.used.len(), 1);
+        s.run.recorded(id.clone(), digest(&s, &grown), 200);
+        assert_eq!(s.run.runs, vec![id.clone()]);
+
+        // Rewarded since: it is closed, and what follows is the session's next run.
+        s.run.note_tool("Bash: make rollback\n[failed]\nExit code 2\nno such target");
+        s.run.close();
+        let next = as_run(&s, &reports).unwrap();
+        assert_eq!(next.part, 1);
+        assert_ne!(next.id(&s.scope, &s.agent), id);
+        assert_eq!(next.task, "deploy");
+        assert_eq!(next.trace, "Bash: make rollback → failed (exit 2): no such target");
+        assert!(next.used.is_empty(), "the report before it belongs to the rewarded run");
+        assert!(next.outcome.clone().unwrap().contains("1 of 1 tool uses failed"));
+        s.run.recorded(next.id(&s.scope, &s.agent), digest(&s, &next), 300);
+        assert_eq!(s.run.runs.len(), 2);
     }
 
     #[test]

@@ -46,7 +46,8 @@ pub fn runs_amber(command: &str) -> bool {
 }
 
 /// True for a user turn that carries Amber's own checkpoint back to the model (Claude
-/// Code sends a Stop hook's reason as `Stop hook feedback: …`).
+/// Code sends a Stop hook's text as `Stop hook feedback: …` or `Stop hook additional
+/// context: …`).
 fn is_ambers_feedback(text: &str) -> bool {
     text.contains("Amber checkpoint:")
 }

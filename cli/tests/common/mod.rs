@@ -32,7 +32,9 @@ impl Env {
             .env("AMBER_CONFIG", self.root.path().join("config.toml"))
             .env_remove("AMBER_NO_START")
             .env_remove("AMBERD")
-            .env_remove("AMBER_HOOK_DEADLINE_MS");
+            .env_remove("AMBER_HOOK_DEADLINE_MS")
+            // Not Claude Code's own (its Stop answers in the form measured for it).
+            .env_remove("AI_AGENT");
         c
     }
 

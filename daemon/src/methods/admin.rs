@@ -35,6 +35,9 @@ pub(crate) async fn hello(shared: &Arc<Shared>, p: HelloParams) -> Result<Value,
             .map(|k| ErrorKindEntry { kind: k.as_str().to_string(), code: k.code() })
             .collect(),
         method_doors: Method::ALL.iter().map(|m| m.doors()).collect(),
+        data_dir: Some(
+            shared.config.data_dir.canonicalize().unwrap_or_else(|_| shared.config.data_dir.clone()),
+        ),
     })
 }
 

@@ -276,8 +276,10 @@ pub(crate) async fn audit(shared: &Arc<Shared>, peer: Peer, p: AuditParams) -> R
 
 /// `lift`: rewarded sessions served memory against those of the holdout arm. A session's
 /// reward is the one its client gave at its end, else the latest reward of a run it was
-/// recorded as (a person's, `amber runs reward`), else, unless `judged` is false, the
-/// judge's verdict on its run or on it.
+/// recorded as (a person's, `amber runs reward`) given after the run was last recorded
+/// and after the session began, else, unless `judged` is false, the judge's verdict on
+/// its run or on it, given after the session began: a reward of an earlier session's run
+/// that this one happened to name never counts for it.
 pub(crate) async fn lift(
     shared: &Arc<Shared>,
     p: amber_ipc::protocol::LiftParams,
@@ -288,11 +290,11 @@ pub(crate) async fn lift(
     }
     let judged_too = p.judged.unwrap_or(shared.config.learn.judged);
     let (read_n, rewards) = read(shared, move |e| {
-        let verdicts: HashMap<String, i8> = match judged_too {
+        let verdicts: HashMap<String, (i8, amber_core::Millis)> = match judged_too {
             true => e
                 .judgements(None, super::learn::MAX_RUNS)?
                 .into_iter()
-                .filter_map(|j| Some((j.run_id, j.verdict?)))
+                .filter_map(|j| Some((j.run_id, (j.verdict?, j.at))))
                 .collect(),
             false => HashMap::new(),
         };
@@ -311,8 +313,10 @@ pub(crate) async fn lift(
             }
             let mut by_run = None;
             for id in s.run.runs.iter().rev() {
-                if let Some(r) = e.run(id)?.and_then(|r| r.reward) {
-                    by_run = Some(r);
+                let Some(run) = e.run(id)?.filter(|r| r.reward.is_some()) else { continue };
+                let after = run.created_at.max(s.started_at);
+                if let Some(w) = e.run_rewards(id)?.into_iter().rev().find(|w| w.at >= after) {
+                    by_run = Some(w.reward);
                     break;
                 }
             }
@@ -322,8 +326,8 @@ pub(crate) async fn lift(
                     .iter()
                     .rev()
                     .chain(std::iter::once(&format!("session:{}", s.id)))
-                    .find_map(|id| verdicts.get(id))
-                    .map(|v| f32::from(*v))
+                    .find_map(|id| verdicts.get(id).filter(|(_, at)| *at >= s.started_at))
+                    .map(|(v, _)| f32::from(*v))
             };
             let reward = match (s.reward, by_run) {
                 (Some(r), _) => Some((r, Given::Client)),

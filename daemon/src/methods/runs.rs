@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use amber_core::origin::Trust;
-use amber_core::{NewRun, RunReward, Scope, now_millis};
+use amber_core::{NewRun, RunReward, RunWrite, Scope, now_millis};
 use amber_ipc::protocol::{
     ErrorKind, ErrorObject, MAX_RUN_BATCH, MAX_RUN_BATCH_BYTES, RewardEntry, RunRecordParams,
     RunRecordResult, RunRecorded, RunRewardParams, RunRewardResult, RunShowParams, RunShowResult, RunsParams,
@@ -67,6 +67,8 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
                 outcome: p.outcome,
                 advice: p.advice,
                 reward: None,
+                session: None,
+                part: 0,
             }],
             false,
         ),
@@ -84,7 +86,8 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
         r.validate().map_err(|e| invalid(if batch { format!("runs[{i}]: {e}") } else { e.to_string() }))?;
     }
     let inline: Vec<Option<f64>> = runs.iter().map(|r| r.reward).collect();
-    let (ids, created) = store(shared, &scope, &agent, runs).await?;
+    let (ids, writes) = store(shared, &scope, &agent, runs).await?;
+    let created: Vec<bool> = writes.iter().map(|w| *w == RunWrite::New).collect();
     // A batch's inline rewards, for the runs this call recorded (a run loaded again is not
     // rewarded again), through `run_reward`'s own checks and limit.
     let rewards: Vec<RewardEntry> = ids
@@ -110,13 +113,14 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
 }
 
 /// Stores checked runs of `agent` in `scope` (the team database keeps a team scope's),
-/// within the agent's daily limit, redacted like captures: their ids, and which are new.
+/// within the agent's daily limit, redacted like captures: their ids, and what was done
+/// with each (a session's unrewarded run is rewritten).
 pub(crate) async fn store(
     shared: &Arc<Shared>,
     scope: &Scope,
     agent: &str,
     runs: Vec<NewRun>,
-) -> Result<(Vec<String>, Vec<bool>), ErrorObject> {
+) -> Result<(Vec<String>, Vec<RunWrite>), ErrorObject> {
     let side = shared.side_for(scope)?;
     within_limit(shared, &side, agent, runs.len() as u64, 0).await?;
     let prepared: Vec<(String, NewRun)> = runs
@@ -132,8 +136,8 @@ pub(crate) async fn store(
         .collect();
     let ids: Vec<String> = prepared.iter().map(|(id, _)| id.clone()).collect();
     let (s, a) = (scope.clone(), agent.to_string());
-    let created = crate::rpc::write_with_on(shared, &side, move |e| e.record_runs(&s, &a, &prepared)).await?;
-    Ok((ids, created))
+    let writes = crate::rpc::write_with_on(shared, &side, move |e| e.record_runs(&s, &a, &prepared)).await?;
+    Ok((ids, writes))
 }
 
 /// `run_reward`: by the agent that recorded the run, or by a person (the `amber` command

@@ -29,6 +29,7 @@ fn summary(s: &Session, servings: Vec<amber_tiers::session::Served>) -> SessionS
         filed: s.filed.len(),
         captured: s.captured.len(),
         reward: s.reward,
+        runs: s.run.runs.clone(),
         servings,
     }
 }

@@ -4,15 +4,20 @@
 //! neutral; logged as `run` words under the session key `run:<id>`, so a later reward
 //! of the same run replaces the earlier one's effect.
 
-use amber_core::{Millis, NewRun, Outcome, Report, ReportKind, Run, RunReward, Scope, now_millis};
+use amber_core::{Millis, NewRun, Outcome, Report, ReportKind, Run, RunReward, RunWrite, Scope, now_millis};
 
 use super::{Engine, lock};
 use crate::Result;
 
 impl Engine {
     /// Records runs (ids given, traces already redacted) in one transaction; per run,
-    /// whether it was new.
-    pub fn record_runs(&self, scope: &Scope, agent: &str, runs: &[(String, NewRun)]) -> Result<Vec<bool>> {
+    /// what was done (a session's unrewarded run is rewritten: `Runs::insert_runs`).
+    pub fn record_runs(
+        &self,
+        scope: &Scope,
+        agent: &str,
+        runs: &[(String, NewRun)],
+    ) -> Result<Vec<RunWrite>> {
         Ok(lock(&self.writer).insert_runs(scope, agent, runs, now_millis())?)
     }
 

@@ -62,6 +62,9 @@ pub struct SessionSummary {
     /// Its reward, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reward: Option<f32>,
+    /// The runs it was recorded as, oldest first (a session with `run`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
     /// With `served`: each serving of that memory in this session, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servings: Vec<amber_tiers::session::Served>,

@@ -2,20 +2,23 @@
 //! each trait is implemented once per backend, in the file that owns its tables.
 
 use amber_core::advice::{Judgement, Note, Situation};
-use amber_core::{Millis, NewRun, Run, RunReward, Scope};
+use amber_core::{Millis, NewRun, Run, RunReward, RunWrite, Scope};
 
 use crate::Result;
 
 /// Runs and their rewards.
 pub trait Runs {
-    /// Records runs in one transaction; per run, whether it was new.
+    /// Records runs in one transaction (all or nothing); each is (id, run with its trace
+    /// already redacted), its time `now`. A run with that id already there is kept as it
+    /// was, unless it is a session's run (`NewRun::session`) nobody has rewarded: that one
+    /// is rewritten (time `now`) and its judgement dropped. Per run, what was done.
     fn insert_runs(
         &mut self,
         scope: &Scope,
         agent: &str,
         runs: &[(String, NewRun)],
         now: Millis,
-    ) -> Result<Vec<bool>>;
+    ) -> Result<Vec<RunWrite>>;
     /// A run by id.
     fn run(&self, id: &str) -> Result<Option<Run>>;
     /// The newest runs.

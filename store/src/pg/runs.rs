@@ -1,6 +1,6 @@
 //! Runs and their rewards on PostgreSQL (as `runs.rs` does on SQLite).
 
-use amber_core::{Millis, NewRun, Run, RunReward, Scope};
+use amber_core::{Millis, NewRun, Run, RunReward, RunWrite, Scope};
 
 use super::{PgStore, Q};
 use crate::Runs;
@@ -38,17 +38,29 @@ impl Runs for PgStore {
         agent: &str,
         runs: &[(String, NewRun)],
         now: Millis,
-    ) -> Result<Vec<bool>> {
+    ) -> Result<Vec<RunWrite>> {
         self.write(|c| {
             let mut tx = c.transaction()?;
-            let stmt = tx.prepare(
+            let exists = tx.prepare("SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)")?;
+            let insert = tx.prepare(
                 "INSERT INTO runs (id, scope, agent, task, trace, used, outcome, advice, created_at)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
             )?;
+            // A session's run, unless rewarded, is rewritten with what the session did since.
+            let upsert = tx.prepare(
+                "INSERT INTO runs (id, scope, agent, task, trace, used, outcome, advice, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 ON CONFLICT (id) DO UPDATE SET task = excluded.task, trace = excluded.trace,
+                   used = excluded.used, outcome = excluded.outcome, advice = excluded.advice,
+                   created_at = excluded.created_at
+                 WHERE NOT EXISTS (SELECT 1 FROM run_rewards w WHERE w.run_id = runs.id)",
+            )?;
+            let unjudge = tx.prepare("DELETE FROM run_judgements WHERE run_id = $1")?;
             let mut out = Vec::with_capacity(runs.len());
             for (id, r) in runs {
+                let was: bool = tx.query_one(&exists, &[id])?.try_get(0)?;
                 let n = tx.execute(
-                    &stmt,
+                    if r.session.is_some() { &upsert } else { &insert },
                     &[
                         id,
                         &scope.as_str(),
@@ -61,7 +73,14 @@ impl Runs for PgStore {
                         &now,
                     ],
                 )?;
-                out.push(n == 1);
+                out.push(match (n == 1, was) {
+                    (true, false) => RunWrite::New,
+                    (true, true) => {
+                        tx.execute(&unjudge, &[id])?;
+                        RunWrite::Rewritten
+                    }
+                    (false, _) => RunWrite::Kept,
+                });
             }
             tx.commit()?;
             Ok(out)
