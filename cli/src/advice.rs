@@ -87,7 +87,7 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
                 outln!(
                     "\n--- version {}{whose} · {} · {} runs ({} wrong) of {} agents{held}\n{}",
                     n.version,
-                    amber_tiers::session::date(n.created_at),
+                    crate::when::local(n.created_at),
                     n.run_count,
                     n.wrong_count,
                     n.agents,
@@ -158,7 +158,7 @@ pub(crate) fn judgements(
             "{} · {verdict} · {} · {}{reward}: {}",
             &j.judgement.run_id[..12.min(j.judgement.run_id.len())],
             j.judgement.model,
-            amber_tiers::session::date(j.judgement.at),
+            crate::when::local(j.judgement.at),
             one_line(&j.judgement.reason, 80)
         );
     }

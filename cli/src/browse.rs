@@ -109,7 +109,7 @@ pub(crate) fn run(cmd: &BrowseCommand, client: &mut Client, json: bool) -> anyho
                 outln!(
                     "{} {} {} {} {} {:.2}{state}  {trail}{}",
                     m.id,
-                    m.created,
+                    crate::when::local(m.created),
                     m.kind,
                     m.filing,
                     m.trust.as_str(),

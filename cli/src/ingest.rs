@@ -146,7 +146,8 @@ pub(crate) fn run(
     if args.watch {
         watch(args, &roots, scope, known, connect, json)?;
     }
-    Ok(ExitCode::SUCCESS)
+    // Files that could not be read: done in part, exit status 2 (scripts see it).
+    Ok(if tally.skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
 /// One `ingest` call; `busy` (indexing far behind) is waited out.

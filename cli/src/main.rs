@@ -16,6 +16,7 @@ mod compile;
 mod daemon;
 #[cfg(test)]
 mod doors;
+mod help;
 mod import;
 mod ingest;
 mod mcp;
@@ -24,22 +25,20 @@ mod outcomes;
 mod portable;
 mod progress;
 mod recall;
+mod remember;
 mod runs;
 mod scope;
 mod session;
 mod status;
 mod ui;
+mod when;
 
 use output::quiet_on_closed_pipe;
 pub(crate) use output::{one_line, print_json};
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use amber_core::{MemoryType, NewMemory, Scope};
-use amber_ipc::protocol::RememberParams;
 use amber_ipc::{Client, Config};
-use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 /// Amber: a local-first memory for AI agents.
@@ -80,45 +79,7 @@ enum AgentAction {
 enum Command {
     /// File a memory, verbatim but for secrets (redacted unless --keep-secrets). TEXT of
     /// `-` reads standard input.
-    Remember {
-        /// The text to remember, or `-` for standard input.
-        text: String,
-        /// Where it lives [default: this project's scope (the repository root above the
-        /// working directory, else the directory), or `default` outside any project].
-        /// `user` is for what is true of you across projects.
-        #[arg(long)]
-        scope: Option<String>,
-        /// intent, fact, pattern, invalidation, discovery, event or lifefact.
-        #[arg(long = "type", default_value = "fact")]
-        kind: String,
-        /// Where it came from (a file, a tool, a URL).
-        #[arg(long)]
-        source: Option<String>,
-        /// The agent filing it.
-        #[arg(long)]
-        author: Option<String>,
-        /// The session filing it.
-        #[arg(long)]
-        session: Option<String>,
-        /// Free metadata, a JSON object.
-        #[arg(long, value_name = "JSON")]
-        meta: Option<String>,
-        /// With `--type invalidation`: a memory this one replaces (id or prefix; repeat
-        /// for several). It leaves recall while this one stands.
-        #[arg(long, value_name = "ID")]
-        supersedes: Vec<String>,
-        /// Who it is for: an agent's name, `all`, or `self` (your diary; needs --author).
-        #[arg(long, value_name = "AGENT")]
-        to: Option<String>,
-        /// The memory it answers (id or prefix): it joins that memory's thread.
-        #[arg(long, value_name = "ID")]
-        reply_to: Option<String>,
-        /// File secrets as given. By default secret-looking strings (keys, tokens,
-        /// passwords) in the text, the source and the metadata are replaced by
-        /// `[REDACTED:<kind>]` before anything is stored.
-        #[arg(long)]
-        keep_secrets: bool,
-    },
+    Remember(remember::RememberArgs),
     /// Search memories by hybrid BM25 + embedding retrieval.
     Recall(recall::RecallArgs),
     /// Bring documents in (Markdown, text, source) and keep them in step with their
@@ -242,6 +203,20 @@ enum Command {
         #[arg(long)]
         judge: bool,
     },
+    /// Print a shell's completion script (`amber completions bash >
+    /// ~/.local/share/bash-completion/completions/amber`; zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page amber(1), or with --out write one per command into DIR/man1
+    /// (`amber man --out ~/.local/share/man`).
+    Man {
+        /// The MANPATH folder to write into (its man1/).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -294,7 +269,11 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let matches = help::grouped(<Cli as clap::CommandFactory>::command()).get_matches();
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -338,6 +317,17 @@ fn connect(cli: &Cli, cfg: &Config) -> anyhow::Result<Client> {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match &cli.command {
+        Command::Completions { shell } => {
+            help::completions(*shell, help::grouped(<Cli as clap::CommandFactory>::command()));
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Man { out } => {
+            help::man(<Cli as clap::CommandFactory>::command(), out.as_deref())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ => {}
+    }
     if let Command::Hook { runtime: HookRuntime::ClaudeCode { event, deadline_ms } } = &cli.command {
         // A hook must not fail the agent, not even on a bad config: it logs why and tells
         // the person once per session.
@@ -375,67 +365,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         (Err(e), _) => return Err(e),
     };
     match &cli.command {
-        Command::Remember {
-            text,
-            scope,
-            kind,
-            source,
-            author,
-            session,
-            meta,
-            supersedes,
-            to,
-            reply_to,
-            keep_secrets,
-        } => {
-            let content = if text == "-" {
-                let mut buf = Vec::new();
-                std::io::stdin().read_to_end(&mut buf).context("reading standard input")?;
-                String::from_utf8(buf).context("standard input is not valid UTF-8")?
-            } else {
-                text.clone()
-            };
-            let kind = kind.parse::<MemoryType>().context("--type")?;
-            let explicit: Option<Scope> = scope.as_deref().map(str::parse).transpose().context("--scope")?;
-            let mut client = connect(&cli, &cfg)?;
-            let scope = match explicit {
-                Some(s) => s,
-                None => scope::here(&mut client)?.scope,
-            };
-            let mut m = NewMemory::new(content).in_scope(scope).of_type(kind);
-            m.source = source.clone();
-            m.author = author.clone();
-            m.session_id = session.clone();
-            if let Some(meta) = meta {
-                m.metadata = serde_json::from_str(meta).context("--meta is not JSON")?;
-            }
-            for id in supersedes {
-                m.supersedes.push(full_id(&mut client, id).context("--supersedes")?);
-            }
-            m.to = to.clone();
-            if let Some(r) = reply_to {
-                m.reply_to = Some(full_id(&mut client, r).context("--reply-to")?);
-            }
-            m.validate()?;
-            let scope = m.scope.clone();
-            let r = client.remember_with(&RememberParams { memory: m, allow_secrets: *keep_secrets })?;
-            if cli.json {
-                print_json(&r)?;
-            } else {
-                if r.created {
-                    outln!("remembered {} in {scope}", r.id);
-                } else {
-                    outln!("already remembered as {} in {scope}", r.id);
-                }
-                if r.redacted > 0 {
-                    let s = if r.redacted == 1 { "" } else { "s" };
-                    errln!(
-                        "amber: {} secret{s} redacted before storing (--keep-secrets files them as given)",
-                        r.redacted
-                    );
-                }
-            }
-        }
+        Command::Remember(args) => remember::run(args, &mut connect(&cli, &cfg)?, cli.json)?,
         Command::Outcomes(cmd) => {
             if !outcomes::run(cmd, &mut connect(&cli, &cfg)?, cli.json)? {
                 return Ok(ExitCode::from(2));
@@ -471,7 +401,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     m.id,
                     m.scope,
                     m.kind,
-                    m.created_at,
+                    when::local(m.created_at),
                     m.weight
                 );
                 outln!("{}", m.content);
@@ -550,16 +480,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 session::print(&r);
             }
         }
-        Command::Hook { .. } | Command::Install { .. } | Command::Uninstall { .. } => {
+        Command::Hook { .. }
+        | Command::Install { .. }
+        | Command::Uninstall { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => {
             unreachable!("handled above")
         }
+        Command::Config { action: ConfigAction::Show } if cli.json => print_json(&cfg.effective())?,
         Command::Config { action: ConfigAction::Show } => out!("{}", cfg.to_toml()),
         Command::Agent { action: AgentAction::Register { name } } => {
             let path = agents::register(&mut connect(&cli, &cfg)?, &cfg, name)?;
-            outln!(
-                "registered {name}: its sessions now need the token in {} (a new token replaces the old)",
-                path.display()
-            );
+            if cli.json {
+                print_json(&serde_json::json!({ "agent": name, "token_file": path }))?;
+            } else {
+                outln!(
+                    "registered {name}: its sessions now need the token in {} (a new token replaces the old)",
+                    path.display()
+                );
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -170,7 +170,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 let note = x.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default();
                 outln!(
                     "  {} {} {result} {}{note}",
-                    amber_tiers::session::date(x.at),
+                    crate::when::local(x.at),
                     x.kind.as_str(),
                     who.join(", ")
                 );
@@ -255,9 +255,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
                 );
             }
             for a in &r.person_actions {
-                let when = chrono::DateTime::from_timestamp_millis(a.at)
-                    .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-                    .unwrap_or_default();
+                let when = crate::when::local(a.at);
                 let how = match (a.tty, a.detached) {
                     (true, _) => "at a terminal",
                     (false, true) => "from no terminal, detached from whatever started it",

@@ -256,7 +256,7 @@ fn import(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyhow::Re
                 if !header {
                     bail!("{} is not an Amber export: line {lineno} is not JSON ({e})", args.file.display());
                 }
-                tally.skip("?", format!("line {lineno}"), format!("not JSON: {e}"));
+                tally.fail("?", format!("line {lineno}"), format!("not JSON: {e}"));
                 continue;
             }
         };
@@ -276,7 +276,7 @@ fn import(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyhow::Re
     send(&mut batch, &mut tally, read_bytes)?;
     progress.finish();
     report(&tally, json_mode)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(exit(&tally))
 }
 
 /// `amber import --from FORMAT PATH`: what the source held, what was filed, what was
@@ -299,7 +299,7 @@ fn import_from(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyho
     let r = crate::import::run(args.from, &args.file, &opts, client)?;
     if json_mode {
         crate::print_json(&r)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(exit(&r.tally));
     }
     let found: Vec<String> = r.found.iter().map(|(k, n)| format!("{n} {k}")).collect();
     outln!(
@@ -314,7 +314,19 @@ fn import_from(args: &ImportArgs, client: &mut Client, json_mode: bool) -> anyho
     if r.redacted > 0 {
         outln!("{} secrets redacted before storing", r.redacted);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit(&r.tally))
+}
+
+/// An import with records it could not read or file is done in part: exit status 2
+/// (what a rule left out, a forget or a guard, is not a fault).
+fn exit(t: &ImportTally) -> ExitCode {
+    match t.broken() {
+        0 => ExitCode::SUCCESS,
+        n => {
+            errln!("amber: imported in part: {n} records could not be read or filed (exit status 2)");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// The first line must be an export header of a version this binary reads.

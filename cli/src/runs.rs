@@ -227,7 +227,7 @@ pub(crate) fn run(
                     &x.id[..12],
                     x.scope,
                     x.agent,
-                    amber_tiers::session::date(x.created_at),
+                    crate::when::local(x.created_at),
                     one_line(&x.task, 80)
                 );
             }
@@ -243,7 +243,7 @@ pub(crate) fn run(
                         None => crate::scope::here(client)?.scope.to_string(),
                     };
                     let (id, session, ended) = last_run(client, &scope)?;
-                    let when = amber_tiers::session::date(ended);
+                    let when = crate::when::local(ended);
                     (id, Some(format!(" (the run of session {session}, which ended {when})")))
                 }
                 run => (run_id(client, run, scope.as_deref())?, None),
@@ -265,13 +265,7 @@ pub(crate) fn run(
                 return print_json(&r);
             }
             let x = &r.run;
-            outln!(
-                "run {} [{}] by {} at {}",
-                x.id,
-                x.scope,
-                x.agent,
-                amber_tiers::session::date(x.created_at)
-            );
+            outln!("run {} [{}] by {} at {}", x.id, x.scope, x.agent, crate::when::local(x.created_at));
             outln!("task: {}", x.task);
             if let Some(o) = &x.outcome {
                 outln!("outcome: {o}");
@@ -282,7 +276,7 @@ pub(crate) fn run(
             }
             for w in &r.rewards {
                 let why = w.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
-                outln!("reward {:+.2} by {} at {}{why}", w.reward, w.agent, amber_tiers::session::date(w.at));
+                outln!("reward {:+.2} by {} at {}{why}", w.reward, w.agent, crate::when::local(w.at));
             }
             outln!("trace:\n{}", x.trace);
         }

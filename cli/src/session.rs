@@ -27,7 +27,7 @@ pub(crate) fn print(r: &amber_ipc::protocol::SessionResult) {
     if let Some(at) = s.checkpoint.blocked_at {
         outln!(
             "checkpoint: asked at {} after {} tool uses · {}{}",
-            amber_tiers::session::date(at),
+            crate::when::local(at),
             s.checkpoint.tool_uses,
             s.checkpoint.outcome.as_deref().unwrap_or("no answer yet"),
             s.checkpoint.decline.as_deref().map(|d| format!(": {d}")).unwrap_or_default()

@@ -115,9 +115,7 @@ pub(crate) fn print(st: &amber_ipc::protocol::StatusResult) {
             if paths.is_empty() { "none readable".to_string() } else { paths.join(", ") },
             if src.ready { "watching" } else { "first pass" },
             src.files,
-            src.last_change
-                .map(|t| format!(", last change {}", amber_tiers::session::date(t)))
-                .unwrap_or_default()
+            src.last_change.map(|t| format!(", last change {}", crate::when::local(t))).unwrap_or_default()
         );
         for u in &src.unreadable {
             outln!("             cannot read {u}");

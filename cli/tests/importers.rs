@@ -31,10 +31,17 @@ fn cmd(env: &Env, home: &Path, args: &[&str]) -> std::process::Command {
 }
 
 /// `amber --json import …` with HOME at `home`; its report.
+/// Runs an import; its exit status must agree with its report: 2 when a record could not
+/// be read or filed (done in part), 0 otherwise (what a rule left out is no fault).
 fn import(env: &Env, home: &Path, args: &[&str]) -> Value {
     let mut a = vec!["--json", "import"];
     a.extend_from_slice(args);
-    serde_json::from_str(&ok(cmd(env, home, &a).output().unwrap())).unwrap()
+    let out = cmd(env, home, &a).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: stdout {} stderr {}", text(&out.stdout), text(&out.stderr)));
+    let broken = v["skipped"].as_array().unwrap().iter().filter(|s| s["broken"] == true).count();
+    assert_eq!(out.status.code(), Some(if broken > 0 { 2 } else { 0 }), "{v}\n{}", text(&out.stderr));
+    v
 }
 
 /// Every live memory of a scope, as `amber export` writes it.
@@ -83,6 +90,7 @@ fn a_mem0_export_files_each_memory_external_with_its_ids_and_twice_files_nothing
     assert_eq!(skipped.len(), 1, "{r}");
     assert_eq!(skipped[0]["what"], "mem0 d2c4e6f8-0a1b-4c3d-8e5f-7a9b1c3d5e7f");
     assert!(skipped[0]["reason"].as_str().unwrap().contains("no \"memory\" text"), "{r}");
+    assert_eq!(skipped[0]["broken"], true, "a record it could not file: exit status 2");
 
     let ms = memories(&env, scope);
     assert_eq!(ms.len(), 3);
@@ -118,7 +126,10 @@ fn a_mem0_export_files_each_memory_external_with_its_ids_and_twice_files_nothing
     c.call_value("forget", json!({ "id": token["id"] })).unwrap();
     let third = import(&env, &home, &["--from", "mem0", "--scope", scope, file.to_str().unwrap()]);
     assert!(third["added"].as_object().unwrap().is_empty(), "{third}");
-    let forgotten = third["skipped"].as_array().unwrap().iter();
+    let left: Vec<&Value> =
+        third["skipped"].as_array().unwrap().iter().filter(|s| s["broken"] == false).collect();
+    assert!(left.iter().all(|s| !s["reason"].as_str().unwrap().contains("no \"memory\"")), "{third}");
+    let forgotten = left.into_iter();
     assert_eq!(
         forgotten.filter(|s| s["reason"].as_str().unwrap().contains("forgotten")).count(),
         2,

@@ -403,3 +403,22 @@ fn watch_follows_an_editors_saves_renames_and_deletions() {
         "{reported:?}"
     );
 }
+
+#[test]
+fn an_ingest_that_cannot_read_a_file_is_done_in_part_exit_status_2() {
+    let env = Env::new();
+    let p = env.root.path().join("proj");
+    std::fs::create_dir_all(p.join(".git")).unwrap();
+    std::fs::write(p.join("good.md"), "# Good\n\nThe nightly job rotates the ledger keys.\n").unwrap();
+    // Latin-1, not UTF-8: a document type Amber reads, but it cannot read this one.
+    std::fs::write(p.join("latin1.md"), b"# Caf\xe9\n\nThe d\xe9p\xf4t is closed on Sundays.\n").unwrap();
+    let out = env.amber(&["--json", "ingest", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(file(&r, "good.md")["status"], "new", "{r}");
+    assert_eq!(file(&r, "latin1.md")["status"], "skipped", "{r}");
+    assert!(file(&r, "latin1.md")["reason"].as_str().unwrap().contains("UTF-8"), "{r}");
+    // Once the file is readable, the same ingest is whole again: exit 0.
+    std::fs::write(p.join("latin1.md"), "# Café\n\nThe dépôt is closed on Sundays.\n").unwrap();
+    ingest(&env, &[p.to_str().unwrap()]);
+}

@@ -197,8 +197,13 @@ fn an_export_imported_into_an_empty_store_is_the_same_store_and_twice_changes_no
     bad.push_str(&format!("{huge}\n"));
     let bad_file = c.root.path().join("bad.jsonl");
     std::fs::write(&bad_file, bad).unwrap();
-    let t: Value =
-        serde_json::from_str(&ok(c.amber(&["--json", "import", bad_file.to_str().unwrap()]))).unwrap();
+    // Done in part: exit status 2, the report says which records could not be read or filed.
+    let out = c.amber(&["--json", "import", bad_file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("3 records could not be read or filed"), "{}", text(&out.stderr));
+    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let broken = t["skipped"].as_array().unwrap().iter().filter(|s| s["broken"] == true).count();
+    assert_eq!(broken, 3, "not JSON, an unknown kind, metadata over the limit (not the vectors): {t}");
     let all: Vec<&str> =
         t["skipped"].as_array().unwrap().iter().map(|s| s["reason"].as_str().unwrap()).collect();
     // A file's vectors are not taken without --keep-trust: the memories are embedded here.

@@ -71,6 +71,11 @@ pub struct Skipped {
     pub what: String,
     /// Why it was left out.
     pub reason: String,
+    /// True when the record could not be read or filed (malformed, over a limit, naming
+    /// what is not there): the import is done in part. False when a rule left it out (a
+    /// forget, a move, a guard against what the file did not bring).
+    #[serde(default)]
+    pub broken: bool,
 }
 
 /// What an import did, by record kind.
@@ -111,9 +116,21 @@ impl ImportTally {
         *self.present.entry(kind.to_string()).or_default() += 1;
     }
 
-    /// Notes one record left out.
+    /// Notes one record a rule left out.
     pub fn skip(&mut self, kind: &str, what: impl Into<String>, reason: impl Into<String>) {
-        self.skipped.push(Skipped { record: kind.to_string(), what: what.into(), reason: reason.into() });
+        let (record, what, reason) = (kind.to_string(), what.into(), reason.into());
+        self.skipped.push(Skipped { record, what, reason, broken: false });
+    }
+
+    /// Notes one record that could not be read or filed.
+    pub fn fail(&mut self, kind: &str, what: impl Into<String>, reason: impl Into<String>) {
+        let (record, what, reason) = (kind.to_string(), what.into(), reason.into());
+        self.skipped.push(Skipped { record, what, reason, broken: true });
+    }
+
+    /// How many records could not be read or filed (not those a rule left out).
+    pub fn broken(&self) -> usize {
+        self.skipped.iter().filter(|s| s.broken).count()
     }
 }
 

@@ -429,9 +429,14 @@ impl Config {
 
     /// The effective config as TOML (the socket resolved).
     pub fn to_toml(&self) -> String {
+        toml::to_string(&self.effective()).unwrap_or_default()
+    }
+
+    /// The configuration as `config show` prints it: with the socket it resolves to.
+    pub fn effective(&self) -> Self {
         let mut shown = self.clone();
         shown.socket = Some(self.socket_path());
-        toml::to_string(&shown).unwrap_or_default()
+        shown
     }
 }
 

@@ -40,7 +40,7 @@ pub(crate) fn run(path: &Path, scope: &Scope, filer: &mut Filer, report: &mut Re
         let text = match std::fs::read_to_string(f) {
             Ok(t) => t,
             Err(e) => {
-                report.tally.skip("note", rel, format!("cannot read it: {e}"));
+                report.tally.fail("note", rel, format!("cannot read it: {e}"));
                 continue;
             }
         };
@@ -98,7 +98,7 @@ fn graph(
         let e = NewEntity { name: n.title.clone(), kind: Some(n.kind.clone()), aliases: Vec::new() };
         match e.validate() {
             Ok(()) => items.push((Some(e), None)),
-            Err(err) => report.tally.skip("entity", rel.clone(), err.to_string()),
+            Err(err) => report.tally.fail("entity", rel.clone(), err.to_string()),
         }
         for r in &n.relations {
             let object =
@@ -116,7 +116,7 @@ fn graph(
             };
             match f.validate() {
                 Ok(()) => items.push((None, Some(f))),
-                Err(err) => report.tally.skip("relation", format!("{rel}:{}", r.line), err.to_string()),
+                Err(err) => report.tally.fail("relation", format!("{rel}:{}", r.line), err.to_string()),
             }
         }
     }

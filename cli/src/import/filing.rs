@@ -165,7 +165,7 @@ impl<'a> Filer<'a> {
         let mut memories = Vec::new();
         for (m, what) in std::mem::take(&mut self.pending) {
             if let Err(e) = m.validate() {
-                report.tally.skip("memory", what, e.to_string());
+                report.tally.fail("memory", what, e.to_string());
                 continue;
             }
             if self.forgotten(&m)? {
@@ -281,7 +281,7 @@ fn tally_files(r: &IngestResult, report: &mut Report) {
         match f.status {
             IngestStatus::Unchanged => report.tally.had("files"),
             IngestStatus::Skipped => {
-                report.tally.skip("file", f.path.clone(), f.reason.clone().unwrap_or_default())
+                report.tally.fail("file", f.path.clone(), f.reason.clone().unwrap_or_default())
             }
             IngestStatus::New | IngestStatus::Changed | IngestStatus::Deleted => {}
         }

@@ -51,7 +51,7 @@ pub(crate) fn run(path: &Path, scope: &Scope, filer: &mut Filer, report: &mut Re
     let mut seen = std::collections::HashSet::new();
     for (i, item) in items.iter().enumerate() {
         let Some(o) = item.as_object() else {
-            report.tally.skip("memory", format!("item {i}"), "not an object");
+            report.tally.fail("memory", format!("item {i}"), "not an object");
             continue;
         };
         let what = match o.get("id") {
@@ -62,7 +62,7 @@ pub(crate) fn run(path: &Path, scope: &Scope, filer: &mut Filer, report: &mut Re
         let text = match o.get("memory") {
             Some(Value::String(t)) if !t.trim().is_empty() => t.clone(),
             _ => {
-                report.tally.skip("memory", what, "no \"memory\" text");
+                report.tally.fail("memory", what, "no \"memory\" text");
                 continue;
             }
         };

@@ -72,6 +72,8 @@ impl Rec<'_> {
 enum Did {
     Added,
     Present,
+    /// Left out by a rule, not for a fault of the record (a guard, a move).
+    LeftOut(String),
 }
 
 impl Store {
@@ -100,7 +102,7 @@ impl Store {
             let kind = obj.get("record").and_then(Value::as_str).unwrap_or("?");
             let what = describe(kind, &r);
             let did = match guard(&tx, kind, &r, opts, &runs).map_err(sql)? {
-                Some(reason) => Ok(Err(reason)),
+                Some(reason) => Ok(Ok(Did::LeftOut(reason))),
                 None => match kind {
                     "memory" => memory(&tx, &r, opts, now),
                     "outcome" => outcome(&tx, &r, &mut refresh),
@@ -124,7 +126,8 @@ impl Store {
             match did {
                 Ok(Did::Added) => tally.add(kind),
                 Ok(Did::Present) => tally.had(kind),
-                Err(reason) => tally.skip(kind, what, reason),
+                Ok(Did::LeftOut(reason)) => tally.skip(kind, what, reason),
+                Err(reason) => tally.fail(kind, what, reason),
             }
         }
         let mut out = Vec::new();
@@ -273,7 +276,7 @@ fn memory(tx: &Transaction<'_>, r: &Rec<'_>, opts: ImportOptions, now: Millis) -
         .query_row("SELECT new_id FROM moved WHERE old_id = ?1", [id], |r| r.get::<_, String>(0))
         .optional()?
     {
-        return Ok(Err(format!("the store moved it (now {to})")));
+        return Ok(Ok(Did::LeftOut(format!("the store moved it (now {to})"))));
     }
     let mut metadata = match r.0.get("metadata") {
         None | Some(Value::Null) => json!({}),
