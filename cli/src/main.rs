@@ -12,11 +12,14 @@ mod advice;
 mod agents;
 mod browse;
 mod claude_code;
+mod codex;
 mod compile;
 mod daemon;
 #[cfg(test)]
 mod doors;
+mod gemini;
 mod help;
+mod hooks;
 mod import;
 mod ingest;
 mod mcp;
@@ -219,30 +222,58 @@ enum Command {
     },
 }
 
+/// `amber hook RUNTIME EVENT`: the event, and the answer's deadline.
+#[derive(clap::Args, Debug)]
+struct HookArgs {
+    /// The hook event, as the runtime names it.
+    event: String,
+    /// Answer (possibly empty) within this many milliseconds.
+    #[arg(long, env = "AMBER_HOOK_DEADLINE_MS", default_value_t = 2000)]
+    deadline_ms: u64,
+}
+
 #[derive(Subcommand, Debug)]
 enum HookRuntime {
-    /// Claude Code: SessionStart, UserPromptSubmit, PostToolUse, Stop (or SessionEnd).
-    ClaudeCode {
-        /// The hook event.
-        event: String,
-        /// Answer (possibly empty) within this many milliseconds.
-        #[arg(long, env = "AMBER_HOOK_DEADLINE_MS", default_value_t = 2000)]
-        deadline_ms: u64,
-    },
+    /// Claude Code: SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, Stop, SessionEnd.
+    ClaudeCode(HookArgs),
+    /// Codex CLI: SessionStart, UserPromptSubmit, PostToolUse, Stop, SessionEnd.
+    Codex(HookArgs),
+    /// Gemini CLI: SessionStart, BeforeAgent, AfterTool, AfterAgent, SessionEnd.
+    Gemini(HookArgs),
+}
+
+impl HookRuntime {
+    fn parts(&self) -> (&'static dyn hooks::Runtime, &HookArgs) {
+        match self {
+            HookRuntime::ClaudeCode(a) => (&claude_code::ClaudeCode, a),
+            HookRuntime::Codex(a) => (&codex::Codex, a),
+            HookRuntime::Gemini(a) => (&gemini::Gemini, a),
+        }
+    }
+}
+
+/// Where an install goes.
+#[derive(clap::Args, Debug)]
+struct InstallTarget {
+    /// This project's settings instead of yours.
+    #[arg(long, conflicts_with = "user")]
+    project: bool,
+    /// Your own settings (the default).
+    #[arg(long)]
+    user: bool,
 }
 
 #[derive(Subcommand, Debug)]
 enum InstallRuntime {
     /// Claude Code's settings.json: ~/.claude/settings.json (--user, the default) or
-    /// ./.claude/settings.json (--project).
-    ClaudeCode {
-        /// This project's .claude/settings.json.
-        #[arg(long, conflicts_with = "user")]
-        project: bool,
-        /// Your ~/.claude/settings.json (the default).
-        #[arg(long)]
-        user: bool,
-    },
+    /// ./.claude/settings.json (--project); its MCP server user-wide.
+    ClaudeCode(InstallTarget),
+    /// Codex CLI: $CODEX_HOME/hooks.json (~/.codex; --project: ./.codex/hooks.json), the
+    /// MCP server in $CODEX_HOME/config.toml, the hooks trusted through `codex app-server`.
+    Codex(InstallTarget),
+    /// Gemini CLI: ~/.gemini/settings.json (--project: ./.gemini/settings.json), hooks and
+    /// the MCP server.
+    Gemini(InstallTarget),
 }
 
 #[derive(Subcommand, Debug)]
@@ -328,32 +359,47 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
-    if let Command::Hook { runtime: HookRuntime::ClaudeCode { event, deadline_ms } } = &cli.command {
+    if let Command::Hook { runtime } = &cli.command {
         // A hook must not fail the agent, not even on a bad config: it logs why and tells
         // the person once per session.
+        let (rt, a) = runtime.parts();
         match config(&cli) {
-            Ok(cfg) => claude_code::hook(
+            Ok(cfg) => hooks::run(
+                rt,
                 cfg,
                 cli.config.clone(),
-                event,
-                std::time::Duration::from_millis(*deadline_ms),
+                &a.event,
+                std::time::Duration::from_millis(a.deadline_ms),
                 !cli.no_start,
             ),
-            Err(e) => claude_code::config_error::hook(&without_config(&cli), event, &format!("{e:#}")),
+            Err(e) => {
+                hooks::config_error::hook(&without_config(&cli), rt.name(), &a.event, &format!("{e:#}"))
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if let Command::Install { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
-        // Claude Code's name is its own: its sessions (inbox, what is addressed to it)
-        // need the token its hooks and MCP server read.
-        claude_code::setup::install(*project, || {
+    if let Command::Install { runtime } = &cli.command {
+        // Each runtime's name is its own: its sessions (inbox, what is addressed to it)
+        // need the token its hooks read.
+        let register = |name: &str| {
             let cfg = config(&cli)?;
-            agents::register(&mut connect(&cli, &cfg)?, &cfg, claude_code::AGENT)
-        })?;
+            agents::register(&mut connect(&cli, &cfg)?, &cfg, name)
+        };
+        match runtime {
+            InstallRuntime::ClaudeCode(t) => {
+                claude_code::setup::install(t.project, || register(claude_code::AGENT))?
+            }
+            InstallRuntime::Codex(t) => codex::install::install(t.project, || register(codex::AGENT))?,
+            InstallRuntime::Gemini(t) => gemini::install::install(t.project, || register(gemini::AGENT))?,
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    if let Command::Uninstall { runtime: InstallRuntime::ClaudeCode { project, .. } } = &cli.command {
-        claude_code::setup::uninstall(*project)?;
+    if let Command::Uninstall { runtime } = &cli.command {
+        match runtime {
+            InstallRuntime::ClaudeCode(t) => claude_code::setup::uninstall(t.project)?,
+            InstallRuntime::Codex(t) => codex::install::uninstall(t.project)?,
+            InstallRuntime::Gemini(t) => gemini::install::uninstall(t.project)?,
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let cfg = match (config(&cli), &cli.command) {

@@ -6,45 +6,30 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde_json::{Value, json};
 
+pub(crate) use crate::hooks::settings::edit_settings;
+use crate::hooks::settings::{self, HookSpec};
+
 /// The events `amber hook claude-code` answers.
 pub const EVENTS: &[&str] =
     &["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"];
 
-/// The command a hook entry runs.
-fn hook_command(amber: &Path, event: &str) -> String {
-    let exe = amber.display().to_string();
-    let exe = if exe.contains(' ') { format!("\"{exe}\"") } else { exe };
-    format!("{exe} hook claude-code {event}")
-}
-
-fn is_ours(entry: &Value) -> bool {
-    entry.get("command").and_then(Value::as_str).is_some_and(|c| c.contains(" hook claude-code "))
-}
+/// How Claude Code takes Amber's hooks (timeouts in seconds).
+pub(crate) const SPEC: HookSpec = HookSpec {
+    runtime: "claude-code",
+    events: EVENTS,
+    timeout: 10,
+    tool_events: &["PostToolUse", "PostToolUseFailure"],
+    name: None,
+};
 
 /// Adds Amber's hooks to a settings object (idempotent). Returns how many were added.
 pub fn merge_hooks(settings: &mut Value, amber: &Path) -> anyhow::Result<usize> {
-    let obj = settings.as_object_mut().context("settings.json is not a JSON object")?;
-    let hooks = obj.entry("hooks").or_insert_with(|| json!({}));
-    let hooks = hooks.as_object_mut().context("\"hooks\" in settings.json is not an object")?;
-    let mut added = 0;
-    for event in EVENTS {
-        let groups = hooks.entry(*event).or_insert_with(|| json!([]));
-        let groups = groups.as_array_mut().with_context(|| format!("hooks.{event} is not an array"))?;
-        let present = groups
-            .iter()
-            .any(|g| g.get("hooks").and_then(Value::as_array).is_some_and(|hs| hs.iter().any(is_ours)));
-        if present {
-            continue;
-        }
-        let mut group =
-            json!({ "hooks": [{ "type": "command", "command": hook_command(amber, event), "timeout": 10 }] });
-        if event.starts_with("PostToolUse") {
-            group["matcher"] = json!("*");
-        }
-        groups.push(group);
-        added += 1;
-    }
-    Ok(added)
+    settings::merge_hooks(settings, amber, &SPEC)
+}
+
+/// Removes exactly Amber's hooks. Returns how many were removed.
+pub fn remove_hooks(settings: &mut Value) -> usize {
+    settings::remove_hooks(settings, SPEC.runtime)
 }
 
 /// The permission rules that let a Claude Code session use Amber's agent-facing MCP
@@ -101,81 +86,14 @@ pub fn uninstall(settings: &mut Value) -> usize {
     removed
 }
 
-/// Removes exactly Amber's hooks (and the groups and events they leave empty). Returns
-/// how many were removed.
-pub fn remove_hooks(settings: &mut Value) -> usize {
-    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else { return 0 };
-    let mut removed = 0;
-    for groups in hooks.values_mut() {
-        let Some(groups) = groups.as_array_mut() else { continue };
-        for g in groups.iter_mut() {
-            if let Some(hs) = g.get_mut("hooks").and_then(Value::as_array_mut) {
-                let before = hs.len();
-                hs.retain(|h| !is_ours(h));
-                removed += before - hs.len();
-            }
-        }
-        groups.retain(|g| g.get("hooks").and_then(Value::as_array).is_none_or(|hs| !hs.is_empty()));
-    }
-    hooks.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
-    if hooks.is_empty()
-        && let Some(o) = settings.as_object_mut()
-    {
-        o.remove("hooks");
-    }
-    removed
-}
-
 /// The settings file: `<cwd>/.claude/settings.json` for a project, else
 /// `~/.claude/settings.json`.
 pub fn settings_path(project: bool) -> anyhow::Result<PathBuf> {
     if project {
         Ok(std::env::current_dir()?.join(".claude").join("settings.json"))
     } else {
-        Ok(dirs_home()?.join(".claude").join("settings.json"))
+        Ok(settings::home()?.join(".claude").join("settings.json"))
     }
-}
-
-fn dirs_home() -> anyhow::Result<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).context("HOME is not set")
-}
-
-/// Reads, edits and writes a settings file, keeping a backup of the old one. Returns the
-/// edit's count and the backup path.
-pub fn edit_settings(
-    path: &Path,
-    edit: impl FnOnce(&mut Value) -> anyhow::Result<usize>,
-) -> anyhow::Result<(usize, Option<PathBuf>)> {
-    let old = match std::fs::read_to_string(path) {
-        Ok(s) => Some(s),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let mut settings: Value = match &old {
-        Some(s) if !s.trim().is_empty() => serde_json::from_str(s)
-            .with_context(|| format!("{} is not valid JSON; left as it is", path.display()))?,
-        _ => json!({}),
-    };
-    let n = edit(&mut settings)?;
-    if n == 0 {
-        return Ok((0, None));
-    }
-    let backup = match &old {
-        Some(s) => {
-            let b = path.with_extension(format!("json.amber-backup-{}", amber_core::now_millis()));
-            std::fs::write(&b, s).with_context(|| format!("writing the backup {}", b.display()))?;
-            Some(b)
-        }
-        None => None,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let tmp = path.with_extension("json.amber-tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(&settings)? + "\n")
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
-    Ok((n, backup))
 }
 
 #[cfg(test)]
@@ -229,7 +147,7 @@ mod tests {
         // again adds the missing ones and leaves the rest alone.
         let mut old = json!({ "hooks": {} });
         for e in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"] {
-            old["hooks"][e] = json!([{ "hooks": [{ "type": "command", "command": hook_command(amber, e), "timeout": 10 }] }]);
+            old["hooks"][e] = json!([{ "hooks": [{ "type": "command", "command": settings::hook_command(amber, "claude-code", e), "timeout": 10 }] }]);
         }
         assert_eq!(
             install(&mut old, amber).unwrap(),

@@ -1,56 +1,10 @@
 //! Reading a Claude Code transcript (JSONL, internal to Claude Code): the text of its
-//! messages, for filing at SessionEnd, and the last assistant message, for the checkpoint.
+//! messages, for filing at a stop and at SessionEnd, and the last assistant message, for
+//! the checkpoint.
 
 use serde_json::Value;
 
-/// A string field of a JSON object.
-pub(super) fn field<'a>(p: &'a Value, k: &str) -> Option<&'a str> {
-    p.get(k).and_then(Value::as_str)
-}
-
-/// True for a tool that writes files (Edit, MultiEdit, Write, NotebookEdit): what it
-/// wrote is in its input, which the transcript's text leaves out, so the PostToolUse hook
-/// captures it when it runs and the transcript keeps only the call. Every other tool's
-/// output is in the transcript, filed at each Stop, and is not captured on its own.
-pub fn writes_files(name: &str) -> bool {
-    matches!(name, "Edit" | "MultiEdit" | "Write" | "NotebookEdit")
-}
-
-/// A tool result as the transcript keeps it: whole up to 2,000 characters, else its
-/// first 1,500 and last 500 (an error's last lines are often what matters).
-fn result_text(text: &str) -> String {
-    const HEAD: usize = 1500;
-    const TAIL: usize = 500;
-    let n = text.chars().count();
-    if n <= HEAD + TAIL {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(HEAD).collect();
-    let tail: String = text.chars().skip(n - TAIL).collect();
-    format!("{head}\n[… {} characters …]\n{tail}", n - HEAD - TAIL)
-}
-
-/// True for a tool of Amber's own MCP server (`mcp__amber__recall`, …): what it returns
-/// is Amber's output, never captured again.
-pub fn is_ambers_tool(name: &str) -> bool {
-    name.starts_with("mcp__amber__")
-}
-
-/// True for a Bash command that runs Amber's own command line (`amber recall …`,
-/// `/path/to/amber get …`): its output is Amber's, never captured again.
-pub fn runs_amber(command: &str) -> bool {
-    command.split(['&', '|', ';', '\n']).any(|part| {
-        let first = part.split_whitespace().find(|w| !w.contains('='));
-        first.is_some_and(|w| matches!(w.rsplit('/').next(), Some("amber" | "amberd")))
-    })
-}
-
-/// True for a user turn that carries Amber's own checkpoint back to the model (Claude
-/// Code sends a Stop hook's text as `Stop hook feedback: …` or `Stop hook additional
-/// context: …`).
-fn is_ambers_feedback(text: &str) -> bool {
-    text.contains("Amber checkpoint:")
-}
+use crate::hooks::{field, is_ambers_feedback, is_ambers_tool, result_text, runs_amber, writes_files};
 
 /// The text of the messages in a Claude Code transcript (JSONL: one object per line,
 /// `type` `user` or `assistant`, `message.content` a string or content blocks), in
@@ -131,7 +85,7 @@ pub fn transcript_text(jsonl: &str) -> String {
 }
 
 /// The last assistant message's text in a transcript, if any.
-pub(super) fn last_assistant_text(jsonl: &str) -> Option<String> {
+pub(crate) fn last_assistant_text(jsonl: &str) -> Option<String> {
     jsonl.lines().rev().find_map(|line| {
         let v: Value = serde_json::from_str(line).ok()?;
         (field(&v, "type") == Some("assistant")).then_some(())?;

@@ -1,8 +1,8 @@
-//! Advice in Claude Code's hooks: asked at the opening prompt (`start`: the daemon's
-//! model routes the prompt to a learned situation), and re-read at the moments Claude
-//! Code exposes, with no model call: a failed tool (`stuck`: the Pitfalls) and the stop
-//! (`done`: the Steps). Claude Code has no point where the agent is about to choose
-//! between paths, so `fork` is never sent. Without a model (`no_model`), with nothing
+//! Advice in the hooks: asked at the opening prompt (`start`: the daemon's model routes
+//! the prompt to a learned situation), and re-read at the moments the runtimes expose,
+//! with no model call: a failed tool (`stuck`: the Pitfalls) and the stop (`done`: the
+//! Steps). No runtime has a point where the agent is about to choose between paths, so
+//! `fork` is never sent. Without a model (`no_model`), with nothing
 //! learned, or in the holdout arm, nothing is added and nothing fails.
 
 use std::time::{Duration, Instant};
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use amber_ipc::Client;
 use amber_ipc::protocol::{ErrorKind, GetAdviceParams, GetAdviceResult};
 
-use super::log;
+use super::Hook;
 
 /// Time kept back from the hook's deadline for the answer to reach Claude Code.
 const MARGIN: Duration = Duration::from_millis(300);
@@ -21,17 +21,15 @@ const MIN_LEFT: Duration = Duration::from_millis(200);
 /// deadline (the model's call gets what is left of it, so that a note is marked given
 /// only when the answer can still reach the agent).
 pub(super) fn ask(
+    hook: &Hook<'_>,
     client: &mut Client,
-    cfg: &amber_ipc::Config,
-    event: &str,
     session_id: &str,
     task: &str,
     moment: &str,
-    until: Instant,
 ) -> Option<String> {
-    let left = until.saturating_duration_since(Instant::now()).saturating_sub(MARGIN);
+    let left = hook.until.saturating_duration_since(Instant::now()).saturating_sub(MARGIN);
     if left < MIN_LEFT {
-        log(cfg, event, &format!("advice at {moment} not asked: {left:?} left"));
+        hook.log(&format!("advice at {moment} not asked: {left:?} left"));
         return None;
     }
     let task: String = task.trim().chars().take(2_000).collect();
@@ -44,12 +42,12 @@ pub(super) fn ask(
     };
     match client.call::<_, GetAdviceResult>("get_advice", &p) {
         Ok(r) => {
-            log(cfg, event, &format!("advice at {moment}: {}", r.message));
+            hook.log(&format!("advice at {moment}: {}", r.message));
             (!r.text.is_empty()).then_some(r.text)
         }
         Err(e) if e.kind() == Some(ErrorKind::NoModel) => None,
         Err(e) => {
-            log(cfg, event, &format!("advice at {moment} failed: {e}"));
+            hook.log(&format!("advice at {moment} failed: {e}"));
             None
         }
     }

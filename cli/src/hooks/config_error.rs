@@ -1,7 +1,8 @@
 //! A config file that cannot be used never silences Amber. Every hook says why in
-//! `hooks.log`, and the first hook of each Claude Code session that can show the person
-//! something answers with a `systemMessage` (Claude Code shows it to the person, not to
-//! the model) saying that Amber is off in this session and why. Nothing else is done:
+//! `hooks.log`, and the first hook of each agent session that can show the person
+//! something answers with a `systemMessage` (Claude Code and Codex CLI show it to the
+//! person, Gemini CLI on its standard error; none to the model) saying that Amber is off
+//! in this session and why. Nothing else is done:
 //! the broken file may name another store or socket, so no daemon is guessed at.
 
 use std::io::{Read, Write};
@@ -20,16 +21,17 @@ const MAX_ERROR_CHARS: usize = 600;
 /// Answers a hook when the config cannot be used: `cfg` is the config without the file
 /// (the state directory from the environment or the default), `error` why the file was
 /// refused. Prints the `systemMessage` when this session was not told yet.
-pub fn hook(cfg: &Config, event: &str, error: &str) {
+pub fn hook(cfg: &Config, runtime: &str, event: &str, error: &str) {
     let mut input = String::new();
     let _ = std::io::stdin().take(16 * 1024 * 1024).read_to_string(&mut input);
     let session = serde_json::from_str::<Value>(&input)
         .ok()
         .and_then(|p| p.get("session_id").and_then(Value::as_str).map(str::to_string));
     let error = one_line(error);
-    super::log(cfg, event, &format!("the config cannot be used, so Amber does nothing: {error}"));
+    super::log(cfg, runtime, event, &format!("the config cannot be used, so Amber does nothing: {error}"));
     // SessionEnd's output reaches no one; a payload without a session cannot be told once.
     let Some(session) = session.filter(|_| event != "SessionEnd") else { return };
+    let session = format!("{runtime}:{session}");
     if !first_time(cfg, &session, &error) {
         return;
     }
@@ -72,7 +74,12 @@ fn first_time(cfg: &Config, session: &str, error: &str) -> bool {
     let keep = &lines[lines.len().saturating_sub(MAX_TOLD)..];
     let written = std::fs::File::create(&path).and_then(|mut f| writeln!(f, "{}", keep.join("\n")));
     if let Err(e) = written {
-        super::log(cfg, "config", &format!("cannot note in {} that {session} was told: {e}", path.display()));
+        super::log(
+            cfg,
+            "amber",
+            "config",
+            &format!("cannot note in {} that {session} was told: {e}", path.display()),
+        );
     }
     true
 }
