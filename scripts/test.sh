@@ -41,6 +41,12 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   echo "== apt: chromium for the web view's browser test" >&2
   apt-get update && apt-get install -y chromium
 fi
+# The Neovim plugin's test (tests/nvim) drives Debian's Neovim headless against a real
+# amberd; installed when missing as root (CI), else skipped (failed under AMBER_TESTS_STRICT=1).
+if ! command -v nvim >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  echo "== apt: neovim for the Neovim plugin's test" >&2
+  apt-get update && apt-get install -y neovim
+fi
 # The official MCP TypeScript SDK (npm, pinned by tests/mcp/ts/package-lock.json) as a
 # second MCP client nobody here wrote.
 echo "== node: the MCP TypeScript SDK" >&2
@@ -49,9 +55,15 @@ npm ci --prefix tests/mcp/ts --no-audit --no-fund --loglevel=error
 # simulated week against a fake Anthropic API on 127.0.0.1 (tests/claude_code/test_week.py).
 echo "== node: Claude Code for the week-long acceptance test" >&2
 npm ci --prefix tests/claude_code --no-audit --no-fund --loglevel=error
+# Real Codex CLI and Gemini CLI (npm, pinned by their package-lock.json) driving Amber over a
+# simulated week against fake model APIs on 127.0.0.1 (tests/codex, tests/gemini).
+echo "== node: Codex CLI and Gemini CLI for their week-long acceptance tests" >&2
+npm ci --prefix tests/codex --no-audit --no-fund --loglevel=error
+npm ci --prefix tests/gemini --no-audit --no-fund --loglevel=error
 tests=(clients/python clients/amplifier)
 [ -d tests/mcp ] && tests+=(tests/mcp)
-tests+=(tests/claude_code)
+tests+=(tests/claude_code tests/codex tests/gemini)
 # Screenshots of the web view land in target/artifacts/web/*.png (keep them as CI artifacts).
 tests+=(tests/web)
+tests+=(tests/nvim)
 AMBERD="$PWD/target/release/amberd" AMBER_BIN="$PWD/target/release/amber" "$PY" -m pytest -q -p no:amplifier_module "${tests[@]}"

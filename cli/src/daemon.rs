@@ -126,9 +126,20 @@ fn spawn(cfg: &Config, config_file: Option<&Path>) -> anyhow::Result<()> {
     if let Some(mut e) = child.stderr.take() {
         let _ = e.read_to_string(&mut err);
     }
-    let _ = child.wait();
-    // Another `amber` may have started one at the same moment: wait for it.
+    let status = child.wait();
+    // Another `amber` may have started one at the same moment: wait for it, unless the
+    // daemon that holds the store listens on another socket (it never comes to this one).
     if err.contains("already serving") || err.contains("another daemon is listening") {
+        if let Some(other) = holder_socket(&err).filter(|s| *s != socket) {
+            bail!(
+                "the store in {} is served by another amberd on {}, not on {}: point this command at that \
+                 socket (--socket or AMBER_SOCKET; a client started without your environment, such as an \
+                 agent's MCP server, may need XDG_RUNTIME_DIR), or stop that daemon",
+                cfg.data_dir.display(),
+                other.display(),
+                socket.display()
+            );
+        }
         let t0 = Instant::now();
         while t0.elapsed() < WAIT {
             if Client::connect(&socket).is_ok() {
@@ -137,7 +148,23 @@ fn spawn(cfg: &Config, config_file: Option<&Path>) -> anyhow::Result<()> {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    bail!("amberd did not start: {}", err.trim())
+    let why = match (err.trim(), status) {
+        ("", Ok(st)) => format!("{} exited ({st}) and said nothing", exe.display()),
+        ("", Err(e)) => format!("{}: {e}", exe.display()),
+        (err, _) => err.to_string(),
+    };
+    bail!("amberd did not start: {why}")
+}
+
+/// The socket of the daemon that holds the store, from its pid in amberd's refusal
+/// (`another amberd (pid N) is already serving …`) and its command line's `--socket`.
+fn holder_socket(err: &str) -> Option<PathBuf> {
+    let pid: u32 = err.split("(pid ").nth(1)?.split(')').next()?.trim().parse().ok()?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+    let at = args.iter().position(|a| *a == b"--socket")?;
+    let s = std::str::from_utf8(args.get(at + 1)?).ok()?;
+    Some(PathBuf::from(s))
 }
 
 /// Asks the daemon to stop and waits until its socket is gone. The pid it had, or None
@@ -229,4 +256,32 @@ pub(crate) fn command(
         },
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_holders_socket_is_read_from_its_command_line() {
+        // A process whose command line names a socket, as `amber` starts amberd.
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 5; true", "amberd", "--data-dir", "/d", "--socket", "/run/other/amber.sock"])
+            .spawn()
+            .unwrap();
+        let err = format!(
+            "another amberd (pid {}) is already serving /d; stop it with `amber daemon stop`",
+            child.id()
+        );
+        // Until the child has exec'd, its command line is this test's.
+        let t0 = Instant::now();
+        while holder_socket(&err).is_none() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(holder_socket(&err), Some(PathBuf::from("/run/other/amber.sock")));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(holder_socket("another amberd (pid 4294967295) is already serving /d"), None);
+        assert_eq!(holder_socket("some other failure"), None);
+    }
 }

@@ -27,6 +27,17 @@ pub(crate) const SPEC: HookSpec =
 /// The line that marks the MCP server's table Amber wrote in config.toml.
 const MARK: &str = "# amber install codex: Amber's MCP server (amber uninstall codex removes it)";
 
+/// The environment variables Amber's MCP server needs from the session's environment.
+const PASSED_VARS: &[&str] = &[
+    "XDG_RUNTIME_DIR",
+    "AMBER_HOME",
+    "AMBER_DATA_DIR",
+    "AMBER_SOCKET",
+    "AMBER_STATE_DIR",
+    "AMBER_CONFIG",
+    "AMBERD",
+];
+
 /// How long Codex's app-server gets to answer.
 const APP_SERVER_WAIT: Duration = Duration::from_secs(30);
 
@@ -51,7 +62,13 @@ fn mcp_table(amber: &Path) -> String {
     let exe = toml::Value::String(amber.display().to_string()).to_string();
     // required: Codex waits for the server before the first request (without it the
     // first turns go out without Amber's tools).
-    format!("{MARK}\n[mcp_servers.amber]\ncommand = {exe}\nargs = [\"mcp\"]\nrequired = true\n")
+    // env_vars: Codex starts MCP servers with a short list of variables (HOME, PATH, …);
+    // these pass through, so the server finds the daemon the hooks started (its socket is
+    // under XDG_RUNTIME_DIR by default) and the store the person set.
+    let vars = PASSED_VARS.iter().map(|v| format!("\"{v}\"")).collect::<Vec<_>>().join(", ");
+    format!(
+        "{MARK}\n[mcp_servers.amber]\ncommand = {exe}\nargs = [\"mcp\"]\nrequired = true\nenv_vars = [{vars}]\n"
+    )
 }
 
 /// config.toml without Amber's marked table (and the text it had).
@@ -107,7 +124,7 @@ fn add_mcp(path: &Path, amber: &Path) -> anyhow::Result<Mcp> {
         if !ours {
             return Ok(Mcp::Foreign(command.to_string()));
         }
-        if command == amber.display().to_string() {
+        if command == amber.display().to_string() && old.contains(&mcp_table(amber)) {
             return Ok(Mcp::Already);
         }
     }
@@ -357,6 +374,8 @@ mod tests {
         let t: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(t["mcp_servers"]["amber"]["command"].as_str(), Some("/usr/bin/amber"));
         assert_eq!(t["mcp_servers"]["amber"]["required"].as_bool(), Some(true));
+        let vars = t["mcp_servers"]["amber"]["env_vars"].as_array().unwrap();
+        assert!(vars.iter().any(|v| v.as_str() == Some("XDG_RUNTIME_DIR")), "{vars:?}");
         assert_eq!(t["mcp_servers"]["docs"]["command"].as_str(), Some("docs-mcp"));
         assert!(remove_mcp(&path).unwrap());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), mine, "uninstall restores the file");
