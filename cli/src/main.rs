@@ -107,10 +107,14 @@ enum Command {
         /// The memory id or a prefix of it.
         id: String,
     },
-    /// Delete a forgotten memory's content for good.
+    /// Delete a forgotten memory's content for good (while an agent session is live, in a
+    /// day: until then `unforget` brings it back).
     Purge {
         /// The memory id or a prefix of it.
         id: String,
+        /// At once even while an agent session is live (from your own terminal).
+        #[arg(long)]
+        now: bool,
     },
     /// Bring a forgotten memory back, as it was (yours to do, not an agent's).
     Unforget {
@@ -473,12 +477,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 outln!("unforgot {}: recall finds it again", m.id);
             }
         }
-        Command::Purge { id } => {
+        Command::Purge { id, now } => {
             let mut c = connect(&cli, &cfg)?;
             let id = full_id(&mut c, id)?;
-            let r = c.purge(&id)?;
+            let r = c.purge(&id, *now)?;
             if cli.json {
                 print_json(&r)?;
+            } else if let Some(due) = r.due_at {
+                outln!(
+                    "{} will be purged at {} (an agent session is live: until then `amber unforget {}` brings it \
+                     back; `amber purge --now {}` from your terminal purges it at once)",
+                    r.id,
+                    when::local(due),
+                    r.id,
+                    r.id
+                );
             } else {
                 outln!("purged {}", r.id);
             }

@@ -37,6 +37,7 @@ mod model;
 mod paths;
 mod peer;
 mod person_log;
+mod purge_due;
 mod route;
 mod rpc;
 mod server;
@@ -255,6 +256,7 @@ async fn serve(
     }
     let idle = tokio::spawn(crate::methods::session::idle_loop(shared.clone()));
     let advice_timer = tokio::spawn(crate::methods::judge::timer(shared.clone()));
+    tokio::spawn(crate::purge_due::sweep_loop(shared.clone()));
     crate::sources::start(&shared);
     spawn_signal_handler(shared.shutdown.clone());
 

@@ -35,11 +35,12 @@ pub(crate) enum Undo {
 
 /// Refuses a person's method to every door but the person's (`Peer::person_only`); while
 /// an agent session is live, refuses an irreversible one to a detached caller with no
-/// terminal, and records the rest with their caller.
-pub(crate) fn person_only(shared: &Shared, peer: Peer, what: &str, undo: Undo) -> Result<(), ErrorObject> {
+/// terminal, and records the rest with their caller. Ok(true) when an agent session is
+/// live (what cannot be undone may then wait: `crate::purge_due`).
+pub(crate) fn person_only(shared: &Shared, peer: Peer, what: &str, undo: Undo) -> Result<bool, ErrorObject> {
     peer.person_only(what)?;
     if peer.door == amber_core::origin::Door::Web {
-        return Ok(());
+        return Ok(false);
     }
     let now = now_millis();
     let live: Vec<String> = shared
@@ -50,7 +51,7 @@ pub(crate) fn person_only(shared: &Shared, peer: Peer, what: &str, undo: Undo) -
         .map(|s| format!("{} ({})", s.id, s.agent))
         .collect();
     if live.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     let refused = undo == Undo::Irreversible && peer.detached && !peer.tty;
     let action = PersonAction {
@@ -81,7 +82,7 @@ pub(crate) fn person_only(shared: &Shared, peer: Peer, what: &str, undo: Undo) -
             ),
         ));
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The caller's command line as one line of text, cut to 200 characters.

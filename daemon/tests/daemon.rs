@@ -223,7 +223,7 @@ fn forget_hides_from_recall_and_purge_deletes() {
     assert!(c.get(&gone.id).unwrap().memory.forgotten_at.is_some(), "content kept until purge");
 
     // Purging is the person's: a client library is refused, the `amber` command is not.
-    assert_eq!(c.purge(&gone.id).unwrap_err().kind(), Some(ErrorKind::NotPermitted));
+    assert_eq!(c.purge(&gone.id, false).unwrap_err().kind(), Some(ErrorKind::NotPermitted));
     assert_eq!(
         c.get(&gone.id).unwrap().memory.content,
         "the staging database password is in vault at kv/staging"

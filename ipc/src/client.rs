@@ -25,11 +25,11 @@ use serde_json::Value;
 use crate::protocol::{
     CaptureParams, CaptureResult, ErrorKind, ErrorObject, GetParams, HelloParams, HelloResult, IdParams,
     IdentityParams, IdentityResult, LinksResult, MemoryResult, MethodSpec, NoParams, OkResult,
-    PROTOCOL_VERSION, PurgeResult, RecallParams, RecallResult, RememberBatchParams, RememberBatchResult,
-    RememberParams, RememberResult, Request, ResolveScopeParams, ResolveScopeResult, Response,
-    ScopeMoveParams, ScopeMoveResult, ScopesResult, SessionCheckpointParams, SessionCheckpointResult,
-    SessionEndParams, SessionEventParams, SessionEventResult, SessionResult, SessionShowParams,
-    SessionStartParams, SessionStartResult, StatusResult, method,
+    PROTOCOL_VERSION, PurgeParams, PurgeResult, RecallParams, RecallResult, RememberBatchParams,
+    RememberBatchResult, RememberParams, RememberResult, Request, ResolveScopeParams, ResolveScopeResult,
+    Response, ScopeMoveParams, ScopeMoveResult, ScopesResult, SessionCheckpointParams,
+    SessionCheckpointResult, SessionEndParams, SessionEventParams, SessionEventResult, SessionResult,
+    SessionShowParams, SessionStartParams, SessionStartResult, StatusResult, method,
 };
 use amber_core::{MemoryId, NewMemory};
 
@@ -383,8 +383,8 @@ impl Client {
     }
 
     /// `purge`: deletes a forgotten memory for good.
-    pub fn purge(&mut self, id: &MemoryId) -> Result<PurgeResult, ClientError> {
-        self.send::<method::Purge>(&IdParams { id: id.clone() })
+    pub fn purge(&mut self, id: &MemoryId, now: bool) -> Result<PurgeResult, ClientError> {
+        self.send::<method::Purge>(&PurgeParams { id: id.clone(), now })
     }
 
     /// `unforget`: a forgotten memory back, as it was (a person's call).

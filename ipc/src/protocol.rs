@@ -317,7 +317,7 @@ pub struct AgentRegisterResult {
     pub token: String,
 }
 
-/// `get`, `forget` and `purge` params.
+/// `get` and `forget` params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IdParams {
@@ -332,13 +332,31 @@ pub struct MemoryResult {
     pub memory: Memory,
 }
 
+/// `purge` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeParams {
+    /// The memory id (a forgotten memory's).
+    pub id: MemoryId,
+    /// Purge at once even while an agent session is live: only for a caller at a
+    /// terminal in its own lineage (not detached).
+    #[serde(default)]
+    pub now: bool,
+}
+
 /// `purge` result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PurgeResult {
-    /// The purged id.
+    /// The id.
     pub id: MemoryId,
-    /// Always true: a purge that did nothing is an error.
+    /// True when its content is deleted now; false when the purge is due later
+    /// (`due_at`): asked while an agent session was live, it waits out a grace period in
+    /// which `unforget` still brings the memory back. A purge that could do nothing is an
+    /// error.
     pub purged: bool,
+    /// When a deferred purge deletes the content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_at: Option<amber_core::Millis>,
 }
 
 /// `identity` params.

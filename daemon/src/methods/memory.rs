@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use amber_core::NewMemory;
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, IdParams, LinksResult, MAX_BATCH, MemoryResult, PurgeResult, RecallParams,
-    RecallResult, RememberBatchParams, RememberParams,
+    ErrorKind, ErrorObject, IdParams, LinksResult, MAX_BATCH, MemoryResult, PurgeParams, PurgeResult,
+    RecallParams, RecallResult, RememberBatchParams, RememberParams,
 };
 use serde_json::{Value, json};
 
@@ -383,12 +383,37 @@ pub(crate) async fn forget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Res
     Err(away.unwrap_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))))
 }
 
-pub(crate) async fn purge(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Result<Value, ErrorObject> {
-    crate::person_log::person_only(shared, peer, "purge", crate::person_log::Undo::Irreversible)?;
+/// `purge`: a forgotten memory's content deleted for good. While an agent session is
+/// live it is deferred (`crate::purge_due`: `unforget` still undoes it for a day), unless
+/// `now` comes from a caller at a terminal in its own lineage.
+pub(crate) async fn purge(shared: &Arc<Shared>, peer: Peer, p: PurgeParams) -> Result<Value, ErrorObject> {
+    let live = crate::person_log::person_only(shared, peer, "purge", crate::person_log::Undo::Irreversible)?;
+    if live && p.now && (!peer.tty || peer.detached) {
+        return Err(ErrorObject::new(
+            ErrorKind::NotPermitted,
+            "purge --now while an agent session is live needs your own terminal; without --now the purge is done in a day",
+        ));
+    }
+    if live && !p.now {
+        let (side, id) = super::scope::resolve_id(shared, p.id.as_str()).await?;
+        let m = crate::rpc::read_on(shared, &side, move |e| e.get(&id))
+            .await?
+            .ok_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id)))?;
+        if m.forgotten_at.is_none() {
+            return Err(ErrorObject::new(
+                ErrorKind::NotForgotten,
+                "purge deletes forgotten memories only: forget it first",
+            ));
+        }
+        let due = crate::purge_due::defer(&shared.config.data_dir, &m.id).map_err(|e| {
+            ErrorObject::new(ErrorKind::Internal, format!("cannot note the deferred purge: {e}"))
+        })?;
+        return to_value(&PurgeResult { id: m.id, purged: false, due_at: Some(due) });
+    }
     let (sides, away) = shared.id_sides();
     for side in sides {
         if let WriteDone::Purged(true) = write_on(shared, &side, WriteOp::Purge(p.id.clone())).await? {
-            return to_value(&PurgeResult { id: p.id, purged: true });
+            return to_value(&PurgeResult { id: p.id, purged: true, due_at: None });
         }
     }
     Err(away.unwrap_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))))

@@ -203,7 +203,7 @@ registry! {
     /// Register an agent name and its token.
     AgentRegister "agent_register" (AgentRegisterParams => AgentRegisterResult) Write, mcp None, cli Some("agent register"), python true;
     /// Delete a forgotten memory's content.
-    Purge "purge" (IdParams => PurgeResult) Write, mcp None, cli Some("purge"), python true;
+    Purge "purge" (PurgeParams => PurgeResult) Write, mcp None, cli Some("purge"), python true;
     /// Counts, model and index health.
     Status "status" (NoParams => StatusResult) Read, mcp All, cli Some("status"), python true;
     /// Rebuild the indexes from the store.
