@@ -33,6 +33,11 @@ pub(crate) fn register(client: &mut amber_ipc::Client, cfg: &Config, name: &str)
         .mode(0o700)
         .create(dir)
         .with_context(|| format!("creating {}", dir.display()))?;
+    // The token it replaces is kept beside it, for `amber agent restore NAME`.
+    if path.exists() {
+        std::fs::rename(&path, previous_path(&path))
+            .with_context(|| format!("keeping {}", path.display()))?;
+    }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -42,4 +47,36 @@ pub(crate) fn register(client: &mut amber_ipc::Client, cfg: &Config, name: &str)
         .with_context(|| format!("writing {}", path.display()))?;
     f.write_all(r.token.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
+}
+
+/// Where the token a registration replaced is kept.
+fn previous_path(token: &std::path::Path) -> PathBuf {
+    token.with_extension("token.previous")
+}
+
+/// Undoes the last registration of `name` (within a week): the daemon takes the replaced
+/// token back, and its file is the name's token file again (the undone one kept beside
+/// it, so a restore can be undone the same way). Returns when the restored token had
+/// been retired.
+pub(crate) fn restore(client: &mut amber_ipc::Client, cfg: &Config, name: &str) -> anyhow::Result<i64> {
+    let r: amber_ipc::protocol::AgentRestoreResult =
+        client.call("agent_restore", &amber_ipc::protocol::AgentRegisterParams { name: name.to_string() })?;
+    let path = token_path(cfg, &r.name);
+    let previous = previous_path(&path);
+    if previous.exists() {
+        let swap = path.with_extension("token.swap");
+        if path.exists() {
+            std::fs::rename(&path, &swap).with_context(|| format!("moving {}", path.display()))?;
+        }
+        std::fs::rename(&previous, &path).with_context(|| format!("restoring {}", path.display()))?;
+        if swap.exists() {
+            std::fs::rename(&swap, &previous).with_context(|| format!("keeping {}", previous.display()))?;
+        }
+    } else {
+        errln!(
+            "amber: the daemon took {name}'s previous token back, but {} is gone: its clients need a new one (`amber agent register {name}`)",
+            previous.display()
+        );
+    }
+    Ok(r.retired_at)
 }

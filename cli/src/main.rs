@@ -76,6 +76,12 @@ enum AgentAction {
         /// The agent's name.
         name: String,
     },
+    /// Undo the last registration of a name (within a week): the token it replaced works
+    /// again and its file is back; the undone token is retired in its place.
+    Restore {
+        /// The agent's name.
+        name: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -548,6 +554,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Config { action: ConfigAction::Show } if cli.json => print_json(&cfg.effective())?,
         Command::Config { action: ConfigAction::Show } => out!("{}", cfg.to_toml()),
+        Command::Agent { action: AgentAction::Restore { name } } => {
+            let at = agents::restore(&mut connect(&cli, &cfg)?, &cfg, name)?;
+            match cli.json {
+                true => print_json(&serde_json::json!({ "agent": name, "retired_at": at }))?,
+                false => outln!("restored {name}'s token retired at {}", when::local(at)),
+            }
+        }
         Command::Agent { action: AgentAction::Register { name } } => {
             let path = agents::register(&mut connect(&cli, &cfg)?, &cfg, name)?;
             if cli.json {

@@ -183,7 +183,10 @@ fn a_week_of_sessions_never_feeds_on_itself() {
     assert!(env.amber(&["daemon", "stop"]).status.success());
     let later = "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a";
     let q = payload("SessionStart", later, proj.path(), &transcript, json!({"source": "startup"}));
-    let (out, _) = env.hook("SessionStart", &q, &[("AMBER_CLOCK_OFFSET_S", TWO_DAYS)]);
+    // The hook starts the stopped daemon: a deadline that a loaded machine's cold start
+    // fits in (this test is about what is briefed; cold_start.rs about a missed deadline).
+    let cold = [("AMBER_CLOCK_OFFSET_S", TWO_DAYS), ("AMBER_HOOK_DEADLINE_MS", "15000")];
+    let (out, _) = env.hook("SessionStart", &q, &cold);
     let ctx = context_of(&out, "SessionStart").expect("a briefing");
     assert!(ctx.contains(&fact_id[..8]), "{ctx}");
     assert!(!ctx.contains("· event ·"), "no raw capture is briefed: {ctx}");

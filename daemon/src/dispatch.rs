@@ -48,6 +48,7 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::Purge => memory::purge(shared, peer, params::<m::Purge>(p)?).await,
         Method::Unforget => memory::unforget(shared, peer, params::<m::Unforget>(p)?).await,
         Method::AgentRegister => agents::register(shared, peer, params::<m::AgentRegister>(p)?).await,
+        Method::AgentRestore => agents::restore(shared, peer, params::<m::AgentRestore>(p)?).await,
         Method::Links => memory::links(shared, params::<m::Links>(p)?).await,
         Method::Capture => capture::capture(shared, peer, params::<m::Capture>(p)?).await,
         Method::Get => scope::get(shared, peer, params::<m::Get>(p)?).await,

@@ -301,6 +301,7 @@ fn every_method_keeps_another_agents_mail_and_diary_theirs() {
         ("forget", Rule::Read(id(&diary))),
         ("unforget", Rule::PersonOnly(id(&diary))),
         ("agent_register", Rule::PersonOnly(json!({ "name": "thief" }))),
+        ("agent_restore", Rule::PersonOnly(json!({ "name": "thief" }))),
         ("purge", Rule::PersonOnly(id(&diary))),
         ("status", Rule::NoText("counts and health")),
         ("reindex", Rule::NoText("ok")),

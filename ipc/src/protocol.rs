@@ -317,6 +317,15 @@ pub struct AgentRegisterResult {
     pub token: String,
 }
 
+/// `agent_restore` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRestoreResult {
+    /// The agent's name.
+    pub name: String,
+    /// When the token it restored was retired (by the registration it undoes).
+    pub retired_at: amber_core::Millis,
+}
+
 /// `get` and `forget` params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -68,28 +68,102 @@ pub(crate) async fn register(
     tokio::task::spawn_blocking(move || -> Result<(), ErrorObject> {
         let _guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
         let mut agents = load(&shared2)?;
-        agents.insert(n, sha(&t));
-        let body = serde_json::to_vec_pretty(&agents).map_err(|e| internal("agents.json", e))?;
-        let file = path(&shared2);
-        let tmp = file.with_extension("json.tmp");
-        {
-            use std::io::Write;
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&tmp)
-                .map_err(|e| internal("agents.json", e))?;
-            f.write_all(&body).and_then(|_| f.sync_all()).map_err(|e| internal("agents.json", e))?;
+        // The token it replaces is kept (its hash) for `agent_restore`, the undo.
+        if let Some(old) = agents.insert(n.clone(), sha(&t)) {
+            let mut retired = load_retired(&shared2)?;
+            retired.insert(n, Retired { sha: old, retired_at: amber_core::now_millis() });
+            save(&retired_path(&shared2), &retired)?;
         }
-        std::fs::rename(&tmp, &file).map_err(|e| internal("agents.json", e))
+        save(&path(&shared2), &agents)
     })
     .await
     .map_err(|e| internal("agent_register", e))??;
     tracing::info!(agent = %name, "agent name registered");
     to_value(&AgentRegisterResult { name, token })
+}
+
+/// A token a registration replaced: its hash, and when.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Retired {
+    sha: String,
+    retired_at: amber_core::Millis,
+}
+
+/// How long a replaced token can be restored.
+const RESTORE_WITHIN_MS: amber_core::Millis = 7 * 24 * 3600 * 1000;
+
+fn retired_path(shared: &Shared) -> PathBuf {
+    shared.config.data_dir.join("agents-retired.json")
+}
+
+fn load_retired(shared: &Shared) -> Result<BTreeMap<String, Retired>, ErrorObject> {
+    match std::fs::read(retired_path(shared)) {
+        Ok(raw) => {
+            serde_json::from_slice(&raw).map_err(|e| internal("agents-retired.json is not readable", e))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+        Err(e) => Err(internal("agents-retired.json", e)),
+    }
+}
+
+/// Writes a JSON file whole: 0600, through a temporary file.
+fn save(file: &std::path::Path, value: &impl serde::Serialize) -> Result<(), ErrorObject> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let what = file.display().to_string();
+    let body = serde_json::to_vec_pretty(value).map_err(|e| internal(&what, e))?;
+    let tmp = file.with_extension("json.tmp");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(|e| internal(&what, e))?;
+    f.write_all(&body).and_then(|_| f.sync_all()).map_err(|e| internal(&what, e))?;
+    std::fs::rename(&tmp, file).map_err(|e| internal(&what, e))
+}
+
+/// `agent_restore`: undoes the last registration of a name within a week: the token it
+/// replaced is the name's again, and the one it made is retired in its place (so the
+/// restore can be undone the same way). A person's call.
+pub(crate) async fn restore(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: AgentRegisterParams,
+) -> Result<Value, ErrorObject> {
+    crate::person_log::person_only(
+        shared,
+        peer,
+        "agent_restore (`amber agent restore NAME`)",
+        crate::person_log::Undo::Reversible,
+    )?;
+    let name = crate::rpc::agent_name(&p.name)?;
+    let shared2 = shared.clone();
+    let n = name.clone();
+    let retired_at = tokio::task::spawn_blocking(move || -> Result<amber_core::Millis, ErrorObject> {
+        let _guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+        let mut retired = load_retired(&shared2)?;
+        let now = amber_core::now_millis();
+        let Some(old) = retired.get(&n).filter(|r| now - r.retired_at <= RESTORE_WITHIN_MS).cloned() else {
+            return Err(ErrorObject::new(
+                ErrorKind::NotFound,
+                format!("no token of {n:?} was replaced in the last 7 days: nothing to restore"),
+            ));
+        };
+        let mut agents = load(&shared2)?;
+        match agents.insert(n.clone(), old.sha) {
+            Some(current) => retired.insert(n, Retired { sha: current, retired_at: now }),
+            None => retired.remove(&n),
+        };
+        save(&retired_path(&shared2), &retired)?;
+        save(&path(&shared2), &agents)?;
+        Ok(old.retired_at)
+    })
+    .await
+    .map_err(|e| internal("agent_restore", e))??;
+    tracing::info!(agent = %name, "agent token restored");
+    to_value(&amber_ipc::protocol::AgentRestoreResult { name, retired_at })
 }
 
 /// One registration at a time.

@@ -202,6 +202,8 @@ registry! {
     Unforget "unforget" (IdParams => MemoryResult) Write, mcp None, cli Some("unforget"), python true;
     /// Register an agent name and its token.
     AgentRegister "agent_register" (AgentRegisterParams => AgentRegisterResult) Write, mcp None, cli Some("agent register"), python true;
+    /// Undoes the last registration of an agent name within a week.
+    AgentRestore "agent_restore" (AgentRegisterParams => AgentRestoreResult) Write, mcp None, cli Some("agent restore"), python false;
     /// Delete a forgotten memory's content.
     Purge "purge" (PurgeParams => PurgeResult) Write, mcp None, cli Some("purge"), python true;
     /// Counts, model and index health.
