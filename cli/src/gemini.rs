@@ -122,6 +122,11 @@ impl Runtime for Gemini {
         p
     }
 
+    /// AfterAgent carries the turn's response as `prompt_response`.
+    fn stop_message(&self, payload: &Value) -> Option<String> {
+        payload.get("prompt_response").and_then(Value::as_str).map(str::to_string)
+    }
+
     fn transcript_text(&self, raw: &str) -> String {
         transcript::transcript_text(raw)
     }

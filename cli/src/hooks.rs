@@ -80,6 +80,11 @@ pub(crate) trait Runtime: Sync {
     fn transcript_text(&self, raw: &str) -> String;
     /// The last assistant message of a transcript file.
     fn last_message(&self, raw: &str) -> Option<String>;
+    /// The agent's last message as a stop's payload carries it (Claude Code's and Codex's
+    /// `last_assistant_message`), when it does.
+    fn stop_message(&self, payload: &Value) -> Option<String> {
+        payload.get("last_assistant_message").and_then(Value::as_str).map(str::to_string)
+    }
     /// The answer that adds `text` to the model's context at `event`.
     fn context(&self, event: &str, text: &str) -> String {
         json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } }).to_string()
@@ -104,6 +109,8 @@ pub(crate) struct Hook<'a> {
     rt: &'a dyn Runtime,
     cfg: &'a Config,
     event: &'a str,
+    /// What the event is, in Amber's terms.
+    kind: Event,
     until: Instant,
     /// The agent's token (`amber install <runtime>` registers its name).
     token: Option<String>,
@@ -154,8 +161,8 @@ pub fn run(
     let cwd = payload.get("cwd").and_then(Value::as_str).map(PathBuf::from);
     std::thread::spawn(move || {
         let token = crate::agents::token(&worker_cfg, rt.name());
-        let hook = Hook { rt, cfg: &worker_cfg, event: &event_name, until, token };
-        let r = policy::answer(&hook, config_file.as_deref(), kind, &payload, start);
+        let hook = Hook { rt, cfg: &worker_cfg, event: &event_name, kind, until, token };
+        let r = policy::answer(&hook, config_file.as_deref(), &payload, start);
         let _ = tx.send(r);
     });
     match rx.recv_timeout(deadline) {

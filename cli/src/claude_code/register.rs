@@ -33,8 +33,7 @@ pub fn command_line(amber: &Path) -> String {
 
 /// `claude` on the PATH.
 fn claude() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("claude")).find(|p| p.is_file())
+    crate::hooks::settings::on_path("claude")
 }
 
 fn run(claude: &Path, args: &[&str]) -> std::io::Result<Output> {

@@ -162,8 +162,7 @@ fn codex() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("AMBER_CODEX_BIN").filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(p));
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("codex")).find(|p| p.is_file())
+    settings::on_path("codex")
 }
 
 /// A JSON-RPC conversation with `codex app-server` on its stdio.

@@ -16,12 +16,11 @@ use super::{Event, Hook, ToolUse, advice, field, read_transcript, standing};
 pub(super) fn answer(
     hook: &Hook<'_>,
     config_file: Option<&Path>,
-    kind: Event,
     payload: &Value,
     start_daemon: bool,
 ) -> anyhow::Result<Option<String>> {
     let mut client = crate::daemon::connect_or_start(hook.cfg, config_file, start_daemon)?;
-    match kind {
+    match hook.kind {
         Event::Start => brief(hook, &mut client, payload),
         Event::Prompt => prompt(hook, &mut client, payload),
         Event::Tool => tool(hook, &mut client, payload),
@@ -143,10 +142,8 @@ fn checkpoint(
         hook.log(&format!("{e:#}; going on without it"));
         None
     });
-    let message = match field(payload, "last_assistant_message").or(field(payload, "prompt_response")) {
-        Some(m) => Some(m.to_string()),
-        None => raw.as_ref().and_then(|(_, t)| hook.rt.last_message(t)),
-    };
+    let message =
+        hook.rt.stop_message(payload).or_else(|| raw.as_ref().and_then(|(_, t)| hook.rt.last_message(t)));
     let part = raw.as_ref().and_then(|(path, raw)| transcript_part(hook, path, raw));
     let Some(r) = on_known_session(hook, client, payload, |c, id| {
         c.session_checkpoint(&SessionCheckpointParams {

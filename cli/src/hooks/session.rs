@@ -86,10 +86,7 @@ pub(super) fn on_known_session<T>(
     match call(client, &id) {
         Ok(r) => Ok(Some(r)),
         Err(e) if not_live(&e) => match client.session_show(&id) {
-            Ok(s)
-                if s.session.end_reason.as_deref() == Some("ended")
-                    && hook.rt.event(hook.event) == Some(super::Event::End) =>
-            {
+            Ok(s) if s.session.end_reason.as_deref() == Some("ended") && hook.kind == super::Event::End => {
                 Ok(None)
             }
             Ok(_) => {

@@ -91,6 +91,12 @@ pub(crate) fn remove_hooks(settings: &mut Value, runtime: &str) -> usize {
     removed
 }
 
+/// An executable named `name` on the PATH.
+pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
 /// The person's home folder.
 pub(crate) fn home() -> anyhow::Result<PathBuf> {
     std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).context("HOME is not set")
