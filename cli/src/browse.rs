@@ -34,7 +34,7 @@ pub(crate) enum BrowseCommand {
         /// Forgotten and archived memories too.
         #[arg(long)]
         include_forgotten: bool,
-        /// Only memories filed so: person, promoted, agent, document, skill, raw
+        /// Only memories filed so: person, promoted, agent, document, skill, reference, raw
         /// (repeatable).
         #[arg(long, value_name = "FILING")]
         filing: Vec<String>,

@@ -1,6 +1,7 @@
 //! How a memory came to be filed, for ranking: what the person filed outranks what an
-//! agent filed, which outranks document chunks, compiled skills and raw captures, all
-//! else being equal. A memory's filing is read from what the daemon stamped (its trust,
+//! agent filed and the sections of the project's own documents, which outrank compiled
+//! skills, then documents from outside (vendored, cloned), then raw captures, all else
+//! being equal. A memory's filing is read from what the daemon stamped (its trust,
 //! `captured`, `doc`, `skill`, a person's `trust_set`), never from a client's say-so.
 //!
 //! The engine multiplies a candidate's fused score by its filing's prior (see
@@ -26,10 +27,15 @@ pub enum Filing {
     Promoted,
     /// Filed on purpose by an agent, or curated by the daemon: a durable memory.
     Agent,
-    /// A chunk of an ingested document (`amber ingest`).
+    /// A chunk of a document the person or an agent stands behind (`amber ingest` of the
+    /// person's own files, a file an agent wrote).
     Document,
     /// A compiled skill (`amber compile`).
     Skill,
+    /// A chunk of a document from outside (trust `external`): a vendored tree, another
+    /// repository inside the project, an ingest asked through an agent's door or with
+    /// `--external`. Reference material nobody here wrote.
+    Reference,
     /// A raw capture: a prompt, a tool's output, a transcript piece (type `event` filed
     /// in a session or by a capture). Evidence, never briefed nor interjected.
     Raw,
@@ -84,8 +90,15 @@ impl Marks {
 
 impl Filing {
     /// Every filing, best first.
-    pub const ALL: [Filing; 6] =
-        [Filing::Person, Filing::Promoted, Filing::Agent, Filing::Document, Filing::Skill, Filing::Raw];
+    pub const ALL: [Filing; 7] = [
+        Filing::Person,
+        Filing::Promoted,
+        Filing::Agent,
+        Filing::Document,
+        Filing::Skill,
+        Filing::Reference,
+        Filing::Raw,
+    ];
 
     /// A memory's filing.
     pub fn of(m: &Memory) -> Filing {
@@ -98,6 +111,8 @@ impl Filing {
         let person = marks.trust == Some(Trust::Person);
         if marks.skill {
             Filing::Skill
+        } else if marks.doc && marks.trust == Some(Trust::External) {
+            Filing::Reference
         } else if marks.doc {
             Filing::Document
         } else if person && marks.trust_set {
@@ -119,6 +134,7 @@ impl Filing {
             Filing::Agent => "agent",
             Filing::Document => "document",
             Filing::Skill => "skill",
+            Filing::Reference => "reference",
             Filing::Raw => "raw",
         }
     }
@@ -129,13 +145,24 @@ impl Filing {
     /// lift each other (session prior, neighbours) to about twice a lone memory's score
     /// at the same ranks, so at 0.3 the best capture of a session ranks with a durable
     /// memory about sixth in words and meaning, not above the first.
+    ///
+    /// A document is weighed by who stands behind it, as any memory: a section of the
+    /// person's own files (or of a file an agent wrote) as an agent's note, what the
+    /// person filed one by one above both; a section from outside (`reference`) below
+    /// anything the project wrote, above raw captures.
     pub fn prior(self) -> f32 {
         match self {
             Filing::Person | Filing::Promoted => 1.0,
-            Filing::Agent => 0.85,
-            Filing::Document | Filing::Skill => 0.75,
+            Filing::Agent | Filing::Document => 0.85,
+            Filing::Skill => 0.75,
+            Filing::Reference => 0.6,
             Filing::Raw => 0.3,
         }
+    }
+
+    /// True for a document's section, the project's own or from outside.
+    pub fn is_document(self) -> bool {
+        matches!(self, Filing::Document | Filing::Reference)
     }
 }
 
@@ -149,7 +176,9 @@ impl std::str::FromStr for Filing {
     type Err = crate::InvalidInput;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Filing::ALL.into_iter().find(|f| f.as_str() == s).ok_or_else(|| crate::InvalidInput::BadQuery {
-            reason: format!("unknown filing {s:?}: one of person, promoted, agent, document, skill, raw"),
+            reason: format!(
+                "unknown filing {s:?}: one of person, promoted, agent, document, skill, reference, raw"
+            ),
         })
     }
 }
@@ -186,6 +215,10 @@ mod tests {
             Filing::Document,
             "a person's document is still a document"
         );
+        let vendored = json!({ "trust": "external", "external": true, "doc": { "path": "vendor/a.md" } });
+        assert_eq!(filing(MemoryType::Fact, false, vendored), Filing::Reference, "a document from outside");
+        let written = json!({ "trust": "agent", "doc": { "path": "notes.md" } });
+        assert_eq!(filing(MemoryType::Fact, false, written), Filing::Document, "a file an agent wrote");
         assert_eq!(filing(MemoryType::Pattern, false, json!({ "skill": { "name": "x" } })), Filing::Skill);
         // A client's own `trust_set` without the person's trust promotes nothing.
         let forged = json!({ "trust": "agent", "trust_set": { "by": "person" } });

@@ -166,3 +166,58 @@ fn the_floor_leaves_out_what_matches_no_better_than_unrelated_text() {
     let e = open(dir.path(), 1.0);
     assert_eq!(*e.calibration().unwrap(), *c);
 }
+
+/// Files a section of an ingested file: the project's own (`person`) or from outside
+/// (`external`: a vendored tree).
+fn section(e: &Engine, path: &str, body: &str, trust: Trust) -> MemoryId {
+    let heading = vec!["Configuration".to_string()];
+    let text = amber_core::document::chunk_content(path, &heading, body);
+    let mut m = NewMemory::new(text).in_scope(project());
+    m.kind = MemoryType::Fact;
+    m.metadata = json!({ "doc": { "path": path, "headings": heading } });
+    if trust == Trust::External {
+        m.metadata["external"] = json!(true);
+    }
+    let origin =
+        Origin { door: Some(Door::Cli.as_str().into()), tool: Some("ingest".into()), ..Origin::default() };
+    stamp(&mut m.metadata, &origin, trust);
+    e.remember(m).unwrap().memory.id
+}
+
+#[test]
+fn the_projects_own_document_outranks_a_vendored_one_on_the_same_subject() {
+    const ASKED: &str = "how is the retry timeout configured";
+    let file = |e: &Engine| {
+        let own = section(
+            e,
+            "docs/config.md",
+            "Set `retry_timeout_ms` in ledger.toml; the ledger client gives up after it.",
+            Trust::Person,
+        );
+        // The vendored README repeats the question's words: words alone rank it first.
+        let vendored = section(
+            e,
+            "vendor/httpkit/README.md",
+            "How is the retry timeout configured? The retry timeout is configured with RetryTimeout; the retry timeout defaults to 30 s.",
+            Trust::External,
+        );
+        (own, vendored)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let off = open(&dir.path().join("off"), 0.0);
+    let (own, vendored) = file(&off);
+    let hits = recall(&off, Query::new(ASKED).in_scope(project()).top(5));
+    assert!(
+        rank(&hits, &vendored) < rank(&hits, &own),
+        "the case must be one that ranking by words alone gets wrong: {hits:#?}"
+    );
+    let on = open(&dir.path().join("on"), 1.0);
+    let (own, vendored) = file(&on);
+    let hits = recall(&on, Query::new(ASKED).in_scope(project()).top(5));
+    assert_eq!(rank(&hits, &own), Some(0), "{hits:#?}");
+    let standing = |id: &MemoryId| hits[rank(&hits, id).unwrap()].evidence.standing.clone();
+    assert_eq!(standing(&own).filing, Some(Filing::Document));
+    assert_eq!(standing(&vendored).filing, Some(Filing::Reference));
+    assert!((standing(&vendored).filing_factor - Filing::Reference.prior()).abs() < 1e-6);
+    assert!(Filing::Reference.prior() < Filing::Document.prior());
+}

@@ -132,14 +132,16 @@ pub(crate) fn trust_sql(d: Dialect) -> String {
 /// A memory's filing, as [`Filing::of`] reads it (`Filing::from_marks`, in its order).
 pub(crate) fn filing_sql(d: Dialect) -> String {
     let person = d.is_text(&["trust"], "person");
+    let chunk = d.is_chunk();
     format!(
-        "(CASE WHEN {} OR {} THEN 'skill' WHEN {} THEN 'document' \
+        "(CASE WHEN {} OR {} THEN 'skill' WHEN {chunk} AND {} = 'external' THEN 'reference' \
+         WHEN {chunk} THEN 'document' \
          WHEN {person} AND {} THEN 'promoted' \
          WHEN kind = 'event' AND (session_id IS NOT NULL OR {}) THEN 'raw' \
          WHEN {person} THEN 'person' ELSE 'agent' END)",
         d.is_object(&[amber_core::skill::SKILL_KEY]),
         d.is_object(&[amber_core::skill::REVISION_KEY]),
-        d.is_chunk(),
+        trust_sql(d),
         d.is_text(&["trust_set", "by"], "person"),
         d.is_true(&["captured"]),
     )

@@ -77,7 +77,7 @@ fn trust_word(s: &str) -> Result<Option<Trust>, ErrorObject> {
 /// The filings a `filing` word keeps (empty: every filing).
 fn filings(w: &str) -> Result<Vec<Filing>, ErrorObject> {
     Ok(match w.trim() {
-        BUT_DOCUMENTS => Filing::ALL.into_iter().filter(|f| *f != Filing::Document).collect(),
+        BUT_DOCUMENTS => Filing::ALL.into_iter().filter(|f| !f.is_document()).collect(),
         "any" => Vec::new(),
         w => vec![w.parse().map_err(|e: amber_core::InvalidInput| invalid(e.to_string()))?],
     })
@@ -90,6 +90,7 @@ fn filing_label(f: Filing) -> &'static str {
         Filing::Promoted => "promoted by you",
         Filing::Agent => "filed by agents",
         Filing::Document => "document sections",
+        Filing::Reference => "sections of documents from outside",
         Filing::Skill => "skills",
         Filing::Raw => "raw captures",
     }
@@ -146,11 +147,14 @@ async fn render(web: &Web, q: &ScopeQuery) -> Result<Response, ErrorObject> {
 
     // What it holds, by filing (under the type and trust filters), each a filter link.
     let by = r.by_filing.unwrap_or_default();
+    // The files are counted once, after the last document filing held.
+    let last_doc =
+        Filing::ALL.into_iter().rev().find(|f| f.is_document() && by.get(f).is_some_and(|n| *n > 0));
     let parts: Vec<String> = Filing::ALL
         .iter()
         .filter_map(|f| by.get(f).filter(|n| **n > 0).map(|n| (f, *n)))
         .map(|(f, n)| {
-            let files = if *f == Filing::Document {
+            let files = if Some(*f) == last_doc {
                 format!(" in {} files", count(files.total))
             } else {
                 String::new()

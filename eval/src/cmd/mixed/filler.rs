@@ -184,7 +184,7 @@ impl Filler {
         for m in chunks {
             self.pending[1].push_back(Planned {
                 memory: m,
-                filing: Filing::Document,
+                filing: Filing::Reference,
                 role: SHARES[1].0,
                 promote: false,
             });
