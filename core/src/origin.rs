@@ -136,12 +136,35 @@ pub fn stamp(metadata: &mut Value, origin: &Origin, trust: Trust) {
     }
 }
 
-/// Sets a memory's trust by a person's word (`amber trust`, the web view): the new level
-/// in `trust`, and what it was and when in `trust_set`. The origin is kept as it was.
-/// False when the trust was already this.
-pub fn set_trust(metadata: &mut Value, trust: Trust, now: crate::Millis) -> bool {
+/// Who changes a memory's trust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetBy {
+    /// The person's word (`amber trust`, the web view): raises or lowers.
+    Person,
+    /// The daemon, on learning the text was not the person's (an agent wrote the file it
+    /// came from): only ever lowers.
+    Daemon,
+}
+
+impl SetBy {
+    /// The stable lowercase name, as `trust_set.by` records it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SetBy::Person => "person",
+            SetBy::Daemon => "daemon",
+        }
+    }
+}
+
+/// Sets a memory's trust: the new level in `trust`, and what it was, when and by whom in
+/// `trust_set`. The origin is kept as it was. False when nothing changed: the trust was
+/// already this, or the daemon was asked to raise it.
+pub fn set_trust(metadata: &mut Value, trust: Trust, by: SetBy, now: crate::Millis) -> bool {
     let was = trust_of(metadata);
     if was == trust && metadata.get(TRUST_KEY).is_some() {
+        return false;
+    }
+    if by == SetBy::Daemon && trust >= was {
         return false;
     }
     if !metadata.is_object() {
@@ -149,7 +172,7 @@ pub fn set_trust(metadata: &mut Value, trust: Trust, now: crate::Millis) -> bool
     }
     if let Some(o) = metadata.as_object_mut() {
         o.insert(TRUST_KEY.into(), Value::from(trust.as_str()));
-        o.insert("trust_set".into(), json!({ "at": now, "was": was.as_str(), "by": "person" }));
+        o.insert("trust_set".into(), json!({ "at": now, "was": was.as_str(), "by": by.as_str() }));
     }
     true
 }
@@ -223,6 +246,20 @@ pub fn quoted_name(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_daemon_only_ever_lowers_a_trust() {
+        let mut m = json!({ "trust": "person" });
+        assert!(set_trust(&mut m, Trust::Agent, SetBy::Daemon, 5));
+        assert_eq!(
+            (trust_of(&m), &m["trust_set"]["by"], &m["trust_set"]["was"]),
+            (Trust::Agent, &json!("daemon"), &json!("person"))
+        );
+        assert!(!set_trust(&mut m, Trust::Person, SetBy::Daemon, 6), "never raised by the daemon");
+        assert!(!set_trust(&mut m, Trust::Agent, SetBy::Daemon, 6), "nothing to do");
+        assert!(set_trust(&mut m, Trust::Person, SetBy::Person, 7), "the person may raise it");
+        assert_eq!(m["trust_set"]["by"], "person");
+    }
 
     #[test]
     fn a_name_cannot_forge_amber_s_separator_or_label() {

@@ -6,8 +6,10 @@
 //! files it as `agent` at most, whatever folder it is in: an agent cannot launder text
 //! into the person's word by writing it where the person's documents are read from.
 //!
-//! What it cannot see: a file an agent wrote through its shell (`echo … > file`) or a
-//! program it ran; those keep the folder's rule.
+//! A file an agent wrote through its shell (`echo … > file`, a program it ran) is found
+//! after the command by the time it changed ([`crate::shell_writes`]) and noted here too.
+//! What neither sees: a process the agent left running that writes after its command
+//! returned; such a file keeps the folder's rule.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -23,6 +25,10 @@ const KEEP_MS: Millis = 90 * 24 * 3600 * 1000;
 /// Past this size the ledger is rewritten with the latest write of each path.
 const COMPACT_BYTES: u64 = 4 << 20;
 
+/// Margin on a write's window: a file's time (the kernel's coarse clock) and the
+/// daemon's clock are read apart.
+pub(crate) const SLACK_MS: Millis = 1000;
+
 /// The tools that write files, as the hooks name them in an event's source.
 const WRITING_TOOLS: &[&str] = &["Edit", "MultiEdit", "Write", "NotebookEdit"];
 
@@ -35,8 +41,20 @@ pub(crate) struct AgentWrite {
     pub agent: String,
     /// The session.
     pub session: String,
-    /// When.
+    /// When it was noted.
     pub at: Millis,
+    /// The earliest it can have been written: the session's event before the one that
+    /// said so (None: `at`). What an ingest filed of the file from then on, before the
+    /// write was noted, is lowered to the agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Millis>,
+}
+
+impl AgentWrite {
+    /// The earliest it can have been written.
+    pub(crate) fn since(&self) -> Millis {
+        self.since.unwrap_or(self.at)
+    }
 }
 
 /// The file a tool event says was written: `source` `<runtime>:tool:<Tool>` for a
@@ -127,6 +145,7 @@ mod tests {
             agent: "claude-code".into(),
             session: "s1".into(),
             at: now_millis(),
+            since: None,
         };
         note(d.path(), &w);
         let got = load(d.path());

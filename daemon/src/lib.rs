@@ -41,6 +41,7 @@ mod purge_due;
 mod route;
 mod rpc;
 mod server;
+mod shell_writes;
 mod sources;
 mod state;
 mod team;

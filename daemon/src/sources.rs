@@ -83,7 +83,12 @@ fn run(shared: &Arc<Shared>, handle: &tokio::runtime::Handle, paths: Vec<PathBuf
 
 /// One piece of work through the `ingest` method's code; what it did, or nothing when it
 /// failed (logged).
-fn sync(shared: &Arc<Shared>, handle: &tokio::runtime::Handle, root: &Root, work: Work) -> Vec<IngestedFile> {
+pub(crate) fn sync(
+    shared: &Arc<Shared>,
+    handle: &tokio::runtime::Handle,
+    root: &Root,
+    work: Work,
+) -> Vec<IngestedFile> {
     let mut p = IngestParams { cwd: Some(root.cwd().to_path_buf()), ..IngestParams::default() };
     match work {
         Work::Files(files) => p.files = files,

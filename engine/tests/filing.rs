@@ -113,7 +113,7 @@ fn what_the_person_filed_outranks_raw_captures_that_repeat_the_question() {
     // A capture the person promotes ranks as theirs (and stays so after a reopen,
     // when the filing is read back from the store).
     let promoted = f.captures[1].clone();
-    e.set_trust(&promoted, Trust::Person).unwrap().expect("it exists");
+    e.set_trust(&promoted, Trust::Person, amber_core::origin::SetBy::Person).unwrap().expect("it exists");
     let hits = recall(&e, Query::new(QUESTION).in_scope(project()).top(5));
     let h = &hits[rank(&hits, &promoted).expect("still found")];
     assert_eq!(h.evidence.standing.filing, Some(Filing::Promoted));

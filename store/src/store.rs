@@ -372,9 +372,10 @@ impl Memories for Store {
         &mut self,
         id: &MemoryId,
         trust: amber_core::origin::Trust,
+        by: amber_core::origin::SetBy,
         now: Millis,
     ) -> Result<Option<(Memory, bool)>> {
-        crate::trust::set_trust(self, id, trust, now)
+        crate::trust::set_trust(self, id, trust, by, now)
     }
 
     /// Deletes a forgotten memory's row for good; a memory that is not forgotten is left

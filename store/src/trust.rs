@@ -11,11 +11,12 @@ pub(crate) fn set_trust(
     store: &mut Store,
     id: &MemoryId,
     trust: amber_core::origin::Trust,
+    by: amber_core::origin::SetBy,
     now: Millis,
 ) -> Result<Option<(Memory, bool)>> {
     // One writer connection: nothing changes the row between the read and the update.
     let Some(mut m) = store.get(id)? else { return Ok(None) };
-    let changed = amber_core::origin::set_trust(&mut m.metadata, trust, now);
+    let changed = amber_core::origin::set_trust(&mut m.metadata, trust, by, now);
     if changed {
         store
             .conn

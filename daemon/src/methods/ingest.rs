@@ -233,6 +233,9 @@ struct FileNow {
     memories: Vec<(NewMemory, usize)>,
     file_sha256: String,
     trust: Trust,
+    /// An agent wrote the file (the ledger of agent writes), at the earliest then: what
+    /// was filed of it since at a higher trust is lowered to `trust`.
+    agent_wrote: Option<amber_core::Millis>,
 }
 
 async fn one_file(
@@ -300,7 +303,8 @@ fn read_file(ctx: &Context, path: &Path) -> Read {
         return Read::Skipped(format!("a block of lines over {MAX_BODY_BYTES} bytes with no blank line"));
     }
     let theirs = ctx.person && belongs_to_project(ctx, path) && !super::vendored::vendored(&ctx.named, path);
-    let trust = match ctx.agent_written.get(path) {
+    let agent_wrote = ctx.agent_written.get(path).map(|w| w.since());
+    let trust = match agent_wrote {
         // An agent wrote it: its word at most, whoever names the file.
         Some(_) if theirs => Trust::Agent,
         _ if theirs => Trust::Person,
@@ -329,7 +333,7 @@ fn read_file(ctx: &Context, path: &Path) -> Read {
             (m, redacted)
         })
         .collect();
-    Read::Doc(FileNow { memories, file_sha256, trust })
+    Read::Doc(FileNow { memories, file_sha256, trust, agent_wrote })
 }
 
 /// True when the file's own repository (the nearest folder above it holding `.git`) is
@@ -355,9 +359,9 @@ fn sync(
 ) -> amber_engine::Result<IngestedFile> {
     let mut held = e.by_source(&ctx.scope, source)?;
     let was_known = held.iter().any(|m| document::is_chunk(&m.metadata));
-    let (memories, file_sha256, trust) = match new {
-        Some(now) => (now.memories, Some(now.file_sha256), now.trust),
-        None => (Vec::new(), None, if ctx.person { Trust::Person } else { Trust::External }),
+    let (memories, file_sha256, trust, agent_wrote) = match new {
+        Some(now) => (now.memories, Some(now.file_sha256), now.trust, now.agent_wrote),
+        None => (Vec::new(), None, if ctx.person { Trust::Person } else { Trust::External }, None),
     };
     let want: HashSet<MemoryId> = memories.iter().map(|(m, _)| m.id()).collect();
     // Chunks back in the file that an earlier revision of it retired: that revision goes.
@@ -382,6 +386,20 @@ fn sync(
             .count();
     }
     let live: HashSet<MemoryId> = held.iter().filter(|m| is_live_chunk(m)).map(|m| m.id.clone()).collect();
+    // Chunks filed of the file after an agent wrote it, before the write was noted (a
+    // watched folder is read within moments): the agent's word (the daemon only ever
+    // lowers a trust). What was filed before the write stays the person's.
+    let mut lowered = 0;
+    if let Some(since) = agent_wrote {
+        let after = |m: &&Memory| m.created_at >= since.saturating_sub(crate::agent_writes::SLACK_MS);
+        for m in held.iter().filter(|m| is_live_chunk(m) && want.contains(&m.id)).filter(after) {
+            if amber_core::origin::trust_of(&m.metadata) > trust
+                && e.set_trust(&m.id, trust, amber_core::origin::SetBy::Daemon)?.is_some_and(|(_, c)| c)
+            {
+                lowered += 1;
+            }
+        }
+    }
     let gone: Vec<MemoryId> =
         held.iter().filter(|m| is_live_chunk(m) && !want.contains(&m.id)).map(|m| m.id.clone()).collect();
     let mut batch: Vec<NewMemory> = Vec::new();
@@ -410,7 +428,9 @@ fn sync(
             return Ok(skipped(source.to_string(), "no such file, and the scope holds none of it".into()));
         }
         (Some(_), false) => IngestStatus::New,
-        (Some(_), true) if added == 0 && gone.is_empty() && revived == 0 => IngestStatus::Unchanged,
+        (Some(_), true) if added == 0 && gone.is_empty() && revived == 0 && lowered == 0 => {
+            IngestStatus::Unchanged
+        }
         (Some(_), true) => IngestStatus::Changed,
     };
     Ok(IngestedFile {
@@ -419,6 +439,7 @@ fn sync(
         added,
         retired: gone.len(),
         revived,
+        lowered,
         redacted,
         ..empty(source)
     })
@@ -433,6 +454,7 @@ fn empty(source: &str) -> IngestedFile {
         added: 0,
         retired: 0,
         revived: 0,
+        lowered: 0,
         redacted: 0,
         reason: None,
     }

@@ -195,7 +195,10 @@ pub(crate) async fn set_trust(
     )?;
     let (side, id) = resolve_id(shared, &p.id).await?;
     let (key, trust) = (id.clone(), p.trust);
-    let got = crate::rpc::write_with_on(shared, &side, move |e| e.set_trust(&key, trust)).await?;
+    let got = crate::rpc::write_with_on(shared, &side, move |e| {
+        e.set_trust(&key, trust, amber_core::origin::SetBy::Person)
+    })
+    .await?;
     let (memory, changed) = got.ok_or_else(|| not_a_memory(&id))?;
     if changed {
         tracing::info!(memory = %memory.id, trust = trust.as_str(), door = peer.door.as_str(), "trust set by a person");

@@ -203,6 +203,7 @@ pub(crate) async fn event(
         let mut live = shared.sessions.lock();
         let s = live.get_mut(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
         s.events += 1;
+        let before = s.last_active;
         s.last_active = now_millis();
         if matches!(p.kind, EventKind::ToolCall | EventKind::ToolResult) {
             s.tool_uses += 1;
@@ -219,8 +220,13 @@ pub(crate) async fn event(
                 agent: s.agent.clone(),
                 session: s.id.clone(),
                 at: now_millis(),
+                since: Some(before),
             };
             crate::agent_writes::note(&shared.config.data_dir, &w);
+        }
+        // What its shell wrote is found by when it changed (after the lock is let go).
+        if p.kind == EventKind::ToolResult && crate::shell_writes::is_shell(p.source.as_deref()) {
+            crate::shell_writes::spawn(shared, s, before);
         }
         // The session's first prompt is its opening prompt (and its run's task).
         let opening = p.kind == EventKind::Prompt && s.run.prompts == 0;

@@ -60,14 +60,16 @@ impl Engine {
         }
     }
 
-    /// Sets a memory's trust by a person's word (`amber trust`, the web view): the memory,
-    /// and whether it changed; None when no memory has this id.
+    /// Sets a memory's trust by a person's word (`amber trust`, the web view), or lowers it
+    /// by the daemon's ([`amber_core::origin::SetBy`]): the memory, and whether it
+    /// changed; None when no memory has this id.
     pub fn set_trust(
         &self,
         id: &MemoryId,
         trust: amber_core::origin::Trust,
+        by: amber_core::origin::SetBy,
     ) -> Result<Option<(Memory, bool)>> {
-        let out = lock(&self.writer).set_trust(id, trust, now_millis())?;
+        let out = lock(&self.writer).set_trust(id, trust, by, now_millis())?;
         // Raised to the person's, it ranks as promoted (lowered, as what it was).
         if let Some((m, true)) = &out
             && !m.is_forgotten()

@@ -72,6 +72,10 @@ pub struct IngestedFile {
     /// Retired chunks back in the file again (an undone edit), live again.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub revived: usize,
+    /// Chunks held at a higher trust than the file now earns (an agent wrote it since),
+    /// lowered to it by this call.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lowered: usize,
     /// Secrets replaced by `[REDACTED:<kind>]` in its chunks.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub redacted: usize,

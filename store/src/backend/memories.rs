@@ -12,12 +12,14 @@ pub trait Memories {
     fn insert_batch(&mut self, memories: &[NewMemory], now: Millis) -> Result<Vec<(Memory, bool)>>;
     /// Marks a memory forgotten (see `Store::forget`).
     fn forget(&mut self, id: &MemoryId, now: Millis) -> Result<Option<(Memory, bool)>>;
-    /// Sets a memory's trust (a person's word, `amber_core::origin::set_trust`); the
-    /// memory, and whether it changed. None when no memory has this id.
+    /// Sets a memory's trust (a person's word, or the daemon lowering it:
+    /// `amber_core::origin::set_trust`); the memory, and whether it changed. None when no
+    /// memory has this id.
     fn set_trust(
         &mut self,
         id: &MemoryId,
         trust: amber_core::origin::Trust,
+        by: amber_core::origin::SetBy,
         now: Millis,
     ) -> Result<Option<(Memory, bool)>>;
     /// Deletes a forgotten memory for good.

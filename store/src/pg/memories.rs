@@ -193,12 +193,13 @@ impl Memories for PgStore {
         &mut self,
         id: &MemoryId,
         trust: amber_core::origin::Trust,
+        by: amber_core::origin::SetBy,
         now: Millis,
     ) -> Result<Option<(Memory, bool)>> {
         self.write(|c| {
             let mut tx = c.transaction()?;
             let Some(mut m) = self.get_in(&mut tx, id.as_str())? else { return Ok(None) };
-            let changed = amber_core::origin::set_trust(&mut m.metadata, trust, now);
+            let changed = amber_core::origin::set_trust(&mut m.metadata, trust, by, now);
             if changed {
                 tx.execute(
                     "UPDATE memories SET metadata = $2 WHERE id = $1",

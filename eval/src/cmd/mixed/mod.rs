@@ -115,8 +115,9 @@ fn file(engine: &Engine, batch: Vec<Planned>, mix: &mut Mix) -> anyhow::Result<(
     for (r, (want, role, promote)) in engine.remember_batch(memories)?.into_iter().zip(meta) {
         let mut got = Filing::of(&r.memory);
         if promote {
-            let (m, _) =
-                engine.set_trust(&r.memory.id, Trust::Person)?.context("a promoted memory is gone")?;
+            let (m, _) = engine
+                .set_trust(&r.memory.id, Trust::Person, amber_core::origin::SetBy::Person)?
+                .context("a promoted memory is gone")?;
             got = Filing::of(&m);
         }
         if got != want {

@@ -20,7 +20,7 @@ fn as_stored(p: &Planned, seq: u64) -> Memory {
     let mut m = Memory::filed(p.memory.clone(), seq, p.memory.event_time.unwrap_or_default());
     if p.promote {
         assert_eq!(Filing::of(&m), Filing::Raw, "a promoted memory is a capture first");
-        assert!(set_trust(&mut m.metadata, Trust::Person, 1));
+        assert!(set_trust(&mut m.metadata, Trust::Person, amber_core::origin::SetBy::Person, 1));
     }
     m
 }
