@@ -61,10 +61,15 @@ pub const CLOCK_OFFSET_ENV: &str = "AMBER_CLOCK_OFFSET_S";
 
 /// The current wall-clock time in [`Millis`], shifted by [`CLOCK_OFFSET_ENV`] when set.
 pub fn now_millis() -> Millis {
-    static OFFSET: std::sync::OnceLock<Millis> = std::sync::OnceLock::new();
-    let offset = *OFFSET.get_or_init(|| {
-        std::env::var(CLOCK_OFFSET_ENV).ok().and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(0) * 1000
-    });
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    d.as_millis() as Millis + offset
+    d.as_millis() as Millis + clock_offset()
+}
+
+/// How far [`now_millis`] is ahead of the system clock ([`CLOCK_OFFSET_ENV`]; 0 unless
+/// a test set it): what turns a time the system stamped (a file's) into Amber's.
+pub fn clock_offset() -> Millis {
+    static OFFSET: std::sync::OnceLock<Millis> = std::sync::OnceLock::new();
+    *OFFSET.get_or_init(|| {
+        std::env::var(CLOCK_OFFSET_ENV).ok().and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(0) * 1000
+    })
 }

@@ -73,7 +73,7 @@ fn changed(roots: &[Root], from: Millis, to: Millis) -> Vec<PathBuf> {
             let at = std::fs::metadata(p).and_then(|m| m.modified()).ok();
             let ms = at
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_millis() as Millis);
+                .map(|d| d.as_millis() as Millis + amber_core::clock_offset());
             ms.is_some_and(|t| (from..=to).contains(&t))
         })
         .collect();
