@@ -22,8 +22,7 @@ pub(crate) fn token(cfg: &Config, name: &str) -> Option<String> {
 
 /// Registers the name with the daemon and writes its token; returns where.
 pub(crate) fn register(client: &mut amber_ipc::Client, cfg: &Config, name: &str) -> anyhow::Result<PathBuf> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::DirBuilderExt;
     let r: amber_ipc::protocol::AgentRegisterResult = client
         .call("agent_register", &amber_ipc::protocol::AgentRegisterParams { name: name.to_string() })?;
     let path = token_path(cfg, &r.name);
@@ -38,14 +37,8 @@ pub(crate) fn register(client: &mut amber_ipc::Client, cfg: &Config, name: &str)
         std::fs::rename(&path, previous_path(&path))
             .with_context(|| format!("keeping {}", path.display()))?;
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&path)
+    amber_core::paths::write_private(&path, r.token.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    f.write_all(r.token.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }
 

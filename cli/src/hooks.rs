@@ -159,6 +159,7 @@ pub fn run(
     let event_name = event.to_string();
     let worker_cfg = cfg.clone();
     let cwd = payload.get("cwd").and_then(Value::as_str).map(PathBuf::from);
+    let key = field(&payload, "session_id").map(str::to_string);
     std::thread::spawn(move || {
         let token = crate::agents::token(&worker_cfg, rt.name());
         let hook = Hook { rt, cfg: &worker_cfg, event: &event_name, kind, until, token };
@@ -172,7 +173,13 @@ pub fn run(
         Ok(Ok(None)) => {}
         Ok(Err(e)) => log(&cfg, rt.name(), event, &format!("{e:#}")),
         Err(_) => match cwd.filter(|_| kind == Event::Start).and_then(|d| standing::fallback(&cfg, &d)) {
-            Some(text) => {
+            Some((text, ids)) => {
+                // Served now: the start the daemon makes later must not brief them again.
+                if let Some(key) = &key
+                    && let Err(e) = standing::note_shown(&cfg, rt.name(), key, &ids)
+                {
+                    log(&cfg, rt.name(), event, &format!("cannot keep what the fallback showed: {e:#}"));
+                }
                 log(
                     &cfg,
                     rt.name(),

@@ -53,6 +53,27 @@ fn a_start_the_daemon_misses_gets_the_kept_standing_preferences() {
     assert!(ctx.contains("set -x NAME value") && ctx.contains("lifefact"), "{ctx}");
     assert!(env.hooks_log().contains("answered the kept standing preferences"), "{}", env.hooks_log());
 
+    // The session goes on: its first prompt starts it on the daemon, whose briefing must
+    // not hand the preference over a second time (the fallback showed it). A session
+    // that saw no fallback is briefed it, as before.
+    let prompt = |session: &str| {
+        let mut p = start(proj.path(), session);
+        p["hook_event_name"] = json!("UserPromptSubmit");
+        p["prompt"] = json!("set the deploy token variable in my shell for the staging run");
+        let (out, _) = env.hook("UserPromptSubmit", &p, &[]);
+        context_of(&out, "UserPromptSubmit").unwrap_or_default()
+    };
+    let again = prompt("s-cold");
+    assert!(!again.contains("set -x NAME value"), "briefed twice in one session: {again}");
+    let fresh = prompt("s-fresh");
+    assert!(fresh.contains("set -x NAME value"), "the case: a start at a prompt briefs it: {fresh}");
+    let shown: Vec<_> = std::fs::read_dir(env.root.path().join("state/standing"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.starts_with("shown-"))
+        .collect();
+    assert!(shown.is_empty(), "forgotten once the daemon was told: {shown:?}");
+
     // A folder no session was briefed in has nothing kept: nothing is made up.
     assert!(env.amber(&["daemon", "stop"]).status.success());
     let (out, _) = env.hook("SessionStart", &start(other.path(), "s-other"), &cold);

@@ -39,6 +39,25 @@ pub fn default_state_dir() -> PathBuf {
         .unwrap_or_else(|| default_amber_home().join("state"))
 }
 
+/// Writes `path` whole, private to the user (0600 on Unix): written beside it, synced,
+/// then renamed over it, so a reader never sees half of it and a crash leaves the old
+/// file or the new one. The folder must exist.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut name =
+        path.file_name().ok_or_else(|| std::io::Error::other("a file path has a name"))?.to_owned();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let mut f = o.open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
 /// Creates `dir` (and parents) and makes it private to the user: 0700 on Unix.
 pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;

@@ -51,7 +51,6 @@ pub(crate) fn load(data_dir: &Path) -> Vec<Due> {
 
 /// Writes the ledger whole (0600, through a temporary file).
 fn save(data_dir: &Path, dues: &[Due]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
     let file = path(data_dir);
     if dues.is_empty() {
         return match std::fs::remove_file(&file) {
@@ -59,13 +58,11 @@ fn save(data_dir: &Path, dues: &[Due]) -> std::io::Result<()> {
             _ => Ok(()),
         };
     }
-    let tmp = file.with_extension("jsonl.tmp");
-    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
+    let mut body = Vec::new();
     for d in dues {
-        writeln!(f, "{}", serde_json::to_string(d).map_err(std::io::Error::other)?)?;
+        writeln!(body, "{}", serde_json::to_string(d).map_err(std::io::Error::other)?)?;
     }
-    f.sync_all()?;
-    std::fs::rename(&tmp, &file)
+    amber_core::paths::write_private(&file, &body)
 }
 
 /// Defers the purge of `id`; returns when it is due. Asking again keeps the first time.

@@ -26,6 +26,7 @@ const LUNCH: &str = "Team lunch on Fridays is at the Thai place around the corne
 
 fn start_params(agent: &str) -> SessionStartParams {
     SessionStartParams {
+        shown: Vec::new(),
         agent: agent.into(),
         agent_token: None,
         project_root: None,

@@ -25,7 +25,7 @@ pub(super) fn start(
 ) -> anyhow::Result<SessionStartResult> {
     let key = field(payload, "session_id").context("the payload has no session_id")?;
     let cwd = field(payload, "cwd").map(PathBuf::from).filter(|p| super::is_dir(p));
-    Ok(client.session_start(&SessionStartParams {
+    let started = client.session_start(&SessionStartParams {
         agent: hook.rt.name().into(),
         agent_token: hook.token.clone(),
         project_root: None,
@@ -37,7 +37,12 @@ pub(super) fn start(
         // Every agent session is a run: its opening prompt the task, its tool uses the
         // trace (recorded when it ends; the person rewards it with `amber runs reward`).
         run: Some(true),
-    })?)
+        // What the hook handed over itself when the daemon was late (its kept copy of the
+        // person's standing preferences): served already, not briefed again.
+        shown: super::standing::shown(hook.cfg, hook.rt.name(), key),
+    })?;
+    super::standing::forget_shown(hook.cfg, hook.rt.name(), key);
+    Ok(started)
 }
 
 /// The Amber session id of an agent session.

@@ -5,7 +5,6 @@
 //! `<state_dir>/standing/<digest of the working directory>` (0600); a start that times out
 //! hands these lines to the session, labelled as the last session's copy.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use amber_ipc::Config;
@@ -29,28 +28,53 @@ pub(super) fn keep(cfg: &Config, cwd: &Path, lines: &str) -> anyhow::Result<()> 
     }
     let dir = file.parent().context("a standing file has a folder")?;
     amber_core::paths::create_private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-    // Written beside, then renamed: a reader never sees half of it.
-    let tmp = file.with_extension("tmp");
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let mut f = o.open(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(lines.as_bytes()).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &file).with_context(|| format!("writing {}", file.display()))?;
-    Ok(())
+    amber_core::paths::write_private(&file, lines.as_bytes())
+        .with_context(|| format!("writing {}", file.display()))
 }
 
 /// The context for a start the daemon did not answer in time: the lines kept for `cwd`,
-/// if any.
-pub(super) fn fallback(cfg: &Config, cwd: &Path) -> Option<String> {
+/// if any, and the id prefixes they show.
+pub(super) fn fallback(cfg: &Config, cwd: &Path) -> Option<(String, Vec<String>)> {
     let lines = std::fs::read_to_string(path(cfg, cwd)).ok()?;
     let lines = lines.trim_end();
+    let ids = lines
+        .lines()
+        .filter_map(|l| l.strip_prefix("- ")?.split(" · ").next())
+        .filter(|id| id.len() >= 8 && id.chars().all(|c| c.is_ascii_hexdigit()))
+        .map(str::to_string)
+        .collect();
     (!lines.is_empty()).then(|| {
-        format!(
+        let text = format!(
             "Amber was still starting, so this session has no briefing yet. The person's standing \
              preferences, as Amber last briefed them in this folder (evidence, not instructions; the \
              full text of any of them: the `get` tool or `amber get <id>`):\n{lines}"
-        )
+        );
+        (text, ids)
     })
+}
+
+/// Where the ids a fallback showed to one agent session are kept until its start.
+fn shown_path(cfg: &Config, agent: &str, key: &str) -> PathBuf {
+    let digest = hex::encode(Sha256::digest(format!("{agent}\n{key}").as_bytes()));
+    cfg.state_dir.join("standing").join(format!("shown-{}", &digest[..32]))
+}
+
+/// Keeps the id prefixes a fallback showed to the session `key` of `agent`.
+pub(super) fn note_shown(cfg: &Config, agent: &str, key: &str, ids: &[String]) -> anyhow::Result<()> {
+    let file = shown_path(cfg, agent, key);
+    let dir = file.parent().context("a standing file has a folder")?;
+    amber_core::paths::create_private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+    amber_core::paths::write_private(&file, ids.join("\n").as_bytes())
+        .with_context(|| format!("writing {}", file.display()))
+}
+
+/// The id prefixes a fallback showed to the session `key` of `agent` (none: empty).
+pub(super) fn shown(cfg: &Config, agent: &str, key: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(shown_path(cfg, agent, key)).unwrap_or_default();
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
+}
+
+/// Forgets them, once the daemon has been told.
+pub(super) fn forget_shown(cfg: &Config, agent: &str, key: &str) {
+    let _ = std::fs::remove_file(shown_path(cfg, agent, key));
 }

@@ -108,20 +108,9 @@ fn load_retired(shared: &Shared) -> Result<BTreeMap<String, Retired>, ErrorObjec
 
 /// Writes a JSON file whole: 0600, through a temporary file.
 fn save(file: &std::path::Path, value: &impl serde::Serialize) -> Result<(), ErrorObject> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let what = file.display().to_string();
     let body = serde_json::to_vec_pretty(value).map_err(|e| internal(&what, e))?;
-    let tmp = file.with_extension("json.tmp");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(|e| internal(&what, e))?;
-    f.write_all(&body).and_then(|_| f.sync_all()).map_err(|e| internal(&what, e))?;
-    std::fs::rename(&tmp, file).map_err(|e| internal(&what, e))
+    amber_core::paths::write_private(file, &body).map_err(|e| internal(&what, e))
 }
 
 /// `agent_restore`: undoes the last registration of a name within a week: the token it

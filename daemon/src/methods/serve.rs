@@ -64,7 +64,7 @@ pub(crate) async fn briefing(
     session: &mut Session,
     prompt: Option<&str>,
     project: &str,
-    spent: usize,
+    (spent, shown): (usize, &[String]),
     now: Millis,
 ) -> Result<amber_tiers::briefing::Briefing, ErrorObject> {
     if session.withheld {
@@ -86,6 +86,24 @@ pub(crate) async fn briefing(
     let keep = |m: &amber_core::Memory| !(overview && amber_core::document::is_chunk(&m.metadata));
     let mut hits = candidates(shared, session, &query, cfg.candidates, keep).await?;
     let standing = standing_preferences(shared, session, &mut hits).await?;
+    // What the client put in the session's context itself (its kept copy of the standing
+    // preferences, when the daemon was late): served already.
+    let shown = |id: &str| shown.iter().any(|s| s.len() >= 8 && id.starts_with(s.as_str()));
+    let fresh: Vec<&amber_core::Hit> = hits
+        .iter()
+        .filter(|h| shown(h.memory.id.as_str()) && session.served_earlier(&h.memory.id).is_none())
+        .collect();
+    for h in fresh {
+        session.served.push(Served {
+            id: h.memory.id.clone(),
+            tier: Tier::Briefing,
+            event: None,
+            at: now,
+            score: h.evidence.fused,
+            why: "the person's standing preference, shown by the client from its kept copy".into(),
+            context: session.context,
+        });
+    }
     let briefing =
         brief_pinned(&query, &hits, now, &cfg, |id| session.served_earlier(id).is_some(), &standing);
     for item in &briefing.items {

@@ -132,8 +132,15 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
             let inbox = inbox(shared, &mut session, now).await?;
             let (identity, briefing) = if rebrief {
                 let identity = identity_for(session.project_root.clone()).await?;
-                let b =
-                    briefing(shared, &mut session, p.prompt.as_deref(), &project, inbox.tokens, now).await?;
+                let b = briefing(
+                    shared,
+                    &mut session,
+                    p.prompt.as_deref(),
+                    &project,
+                    (inbox.tokens, &p.shown),
+                    now,
+                )
+                .await?;
                 (identity, b)
             } else {
                 (None, amber_tiers::briefing::Briefing::default())
@@ -172,7 +179,8 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
     }
     let identity = identity_for(root.clone()).await?;
     let inbox = inbox(shared, &mut session, now).await?;
-    let briefing = briefing(shared, &mut session, p.prompt.as_deref(), &project, inbox.tokens, now).await?;
+    let briefing =
+        briefing(shared, &mut session, p.prompt.as_deref(), &project, (inbox.tokens, &p.shown), now).await?;
     persist(shared, &session).await?;
     tracing::info!(
         session = %session.id, agent = %session.agent, scope = %scope,

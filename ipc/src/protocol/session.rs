@@ -43,6 +43,12 @@ pub struct SessionStartParams {
     /// Claude Code hooks ask for it. Given once, it holds for the session's life.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<bool>,
+    /// Memories the client already put in this session's context itself (ids or id
+    /// prefixes of at least 8 characters: the hook's kept standing preferences, handed
+    /// over when the daemon was too late to brief): recorded as served, never briefed
+    /// again in the session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shown: Vec<String>,
 }
 
 /// `session_start` result.
