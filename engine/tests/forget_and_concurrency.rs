@@ -336,3 +336,46 @@ fn a_recall_does_not_wait_for_an_indexing_batch() {
     });
     assert_eq!(e.indexed_through(), e.committed_through());
 }
+
+/// The chunk hashes the local embedding cache holds.
+fn cached_hashes(dir: &Path) -> HashSet<Vec<u8>> {
+    let db = rusqlite::Connection::open(dir.join("amber.db")).unwrap();
+    let mut stmt = db.prepare("SELECT chunk_hash FROM embeddings").unwrap();
+    stmt.query_map([], |r| r.get::<_, Vec<u8>>(0)).unwrap().map(Result::unwrap).collect()
+}
+
+fn hash(text: &str) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes()).to_vec()
+}
+
+#[test]
+fn a_purged_memorys_cached_vectors_go_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    let in_session = |t: &str| {
+        let mut m = NewMemory::new(t);
+        m.session_id = Some("s1".into());
+        e.remember(m).unwrap().memory.id
+    };
+    let (before, secret, after) = (in_session(FILLER[0]), in_session(SECRET), in_session(FILLER[1]));
+    e.flush().unwrap();
+    // Its own text, its session-context text, and the next memory's (ending with it).
+    let carrying =
+        [hash(SECRET), hash(&format!("{SECRET}\n{}", FILLER[0])), hash(&format!("{}\n{SECRET}", FILLER[1]))];
+    let held = cached_hashes(dir.path());
+    for (i, h) in carrying.iter().enumerate() {
+        assert!(held.contains(h), "text {i} was cached: the case");
+    }
+    e.forget(&secret).unwrap();
+    assert!(e.purge(&secret).unwrap());
+    let held = cached_hashes(dir.path());
+    for (i, h) in carrying.iter().enumerate() {
+        assert!(!held.contains(h), "text {i} carrying the purged memory's words is still cached");
+    }
+    assert!(
+        held.contains(&hash(FILLER[0])) && held.contains(&hash(FILLER[1])),
+        "the others' own vectors stay"
+    );
+    assert!(e.get(&before).unwrap().is_some() && e.get(&after).unwrap().is_some());
+}

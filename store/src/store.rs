@@ -379,7 +379,7 @@ impl Memories for Store {
     }
 
     /// Deletes a forgotten memory's row for good; a memory that is not forgotten is left
-    /// alone. The embedding cache is kept (it holds vectors keyed by chunk hash, no text).
+    /// alone. The embedding cache is the engine's to clear (`forget_vectors`).
     fn purge(&mut self, id: &MemoryId) -> Result<Purged> {
         let path = self.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };

@@ -62,6 +62,22 @@ impl VectorCache for Store {
         tx.commit().map_err(sql)
     }
 
+    /// Deletes the cached vectors of these chunk hashes, under every model.
+    fn forget_vectors(&mut self, hashes: &[[u8; 32]]) -> Result<u64> {
+        let path = self.path.clone();
+        let sql = |source| Error::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sql)?;
+        let mut gone = 0;
+        {
+            let mut stmt = tx.prepare_cached("DELETE FROM embeddings WHERE chunk_hash = ?1").map_err(sql)?;
+            for h in hashes {
+                gone += stmt.execute(params![&h[..]]).map_err(sql)? as u64;
+            }
+        }
+        tx.commit().map_err(sql)?;
+        Ok(gone)
+    }
+
     /// The number of cached vectors under `model`.
     fn cached_vector_count(&self, model: &str) -> Result<u64> {
         self.conn

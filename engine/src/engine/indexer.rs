@@ -204,6 +204,39 @@ impl Engine {
         previous[tail..].to_string()
     }
 
+    /// The hashes of every text the vector cache may hold that carries `m`'s words (a
+    /// forgotten memory, about to be purged): its chunks under the model in force, its
+    /// session-context text, and the session-context text of the memory filed after it
+    /// in its session (which ends with `m`'s last chunk).
+    pub(super) fn hashes_carrying(&self, m: &Memory) -> Result<Vec<[u8; 32]>> {
+        let models = self.models();
+        let (mut before, mut after) = (None, None);
+        if let (true, Some(session)) = (self.opts.session_context, &m.session_id) {
+            let live = self.read(|s| s.session_memories(session))?;
+            before = live.iter().filter(|x| x.seq < m.seq).max_by_key(|x| x.seq).cloned();
+            after = live.iter().filter(|x| x.seq > m.seq).min_by_key(|x| x.seq).cloned();
+        }
+        let own_context = before.map(|p| self.context_from(&models, &p.content));
+        let tail = self.context_from(&models, &m.content);
+        let mut texts =
+            vec![Text { seq: m.seq, scope: &m.scope, content: &m.content, context: own_context.as_deref() }];
+        if let Some(next) = &after {
+            texts.push(Text {
+                seq: next.seq,
+                scope: &next.scope,
+                content: &next.content,
+                context: Some(&tail),
+            });
+        }
+        let hashes = self
+            .chunks_of(&models, &texts)
+            .into_iter()
+            .filter(|c| c.seq == m.seq || c.index == CONTEXT_CHUNK)
+            .map(|c| c.hash)
+            .collect();
+        Ok(hashes)
+    }
+
     /// Chunks the memories and gets each chunk's vector, from the cache or the model
     /// (misses only, cached afterwards), with the session context vector of those that
     /// have one: (vector-index key, vector).

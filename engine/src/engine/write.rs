@@ -142,15 +142,28 @@ impl Engine {
 
     /// Deletes a forgotten memory's row for good. Ok(true) when deleted, Ok(false) when
     /// no memory has this id, [`Error::NotForgotten`] (and nothing deleted) when the
-    /// memory is not forgotten. The embedding cache keeps its vectors (keyed by chunk
-    /// hash, no text).
+    /// memory is not forgotten. The local embedding cache loses the vectors of every
+    /// text that carried its words ([`Engine::hashes_carrying`]); a text another memory
+    /// shares is embedded again when next needed.
     pub fn purge(&self, id: &MemoryId) -> Result<bool> {
         // The vector index on disk may still hold the memory's vectors (or a session
         // context made from it) until it is saved: saved first, so that no index file
         // outlives the row.
         self.flush()?;
-        match lock(&self.writer).purge(id)? {
-            Purged::Deleted => Ok(true),
+        let carrying = match self.read(|s| s.get(id))? {
+            Some(m) if m.is_forgotten() => self.hashes_carrying(&m)?,
+            _ => Vec::new(),
+        };
+        // The writer's lock is let go before the cache (on the same connection) is written.
+        let purged = lock(&self.writer).purge(id)?;
+        match purged {
+            Purged::Deleted => {
+                if !carrying.is_empty() {
+                    let gone = self.cache_forget(&carrying)?;
+                    tracing::debug!(memory = %id, vectors = gone, "a purged memory's cached vectors deleted");
+                }
+                Ok(true)
+            }
             Purged::NotFound => Ok(false),
             Purged::NotForgotten => Err(Error::NotForgotten),
         }

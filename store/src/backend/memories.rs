@@ -92,6 +92,11 @@ pub trait VectorCache {
     fn put_vectors(&mut self, model: &str, vectors: &[(ChunkKey<'_>, &[f32])]) -> Result<()>;
     /// Vectors cached under a model (that this connection's role may read).
     fn cached_vector_count(&self, model: &str) -> Result<u64>;
+    /// Deletes the cached vectors of these chunk hashes, under every model (a purged
+    /// memory's: a vector can say much of its text). Returns how many rows went. The
+    /// team store's cache is insert-only for every role (schema 6) and keyed per scope
+    /// under a team secret: it deletes nothing here (0).
+    fn forget_vectors(&mut self, hashes: &[[u8; 32]]) -> Result<u64>;
 }
 
 /// Memories filed from documents, by their source file.

@@ -139,6 +139,12 @@ impl VectorCache for PgStore {
     fn cached_vector_count(&self, model: &str) -> Result<u64> {
         self.number("SELECT COUNT(*) FROM embeddings WHERE model = $1", &[&model])
     }
+
+    /// The team cache is insert-only for every role (schema 6): nothing is deleted here;
+    /// an operator clears it (docs/TEAM.md).
+    fn forget_vectors(&mut self, _hashes: &[[u8; 32]]) -> Result<u64> {
+        Ok(0)
+    }
 }
 
 #[cfg(test)]
