@@ -57,10 +57,15 @@ impl AgentWrite {
     }
 }
 
+/// The tool a tool event's source names (`<runtime>:tool:<Tool>`).
+pub(crate) fn tool_of(source: Option<&str>) -> Option<&str> {
+    Some(source?.rsplit_once(":tool:")?.1)
+}
+
 /// The file a tool event says was written: `source` `<runtime>:tool:<Tool>` for a
 /// writing tool, `text` opening with `<Tool>: <absolute path>`.
 pub(crate) fn written_path(source: Option<&str>, text: &str) -> Option<PathBuf> {
-    let tool = source?.rsplit_once(":tool:")?.1;
+    let tool = tool_of(source)?;
     if !WRITING_TOOLS.contains(&tool) {
         return None;
     }
@@ -112,14 +117,12 @@ fn compact(data_dir: &Path) -> std::io::Result<()> {
     let mut latest: Vec<AgentWrite> = load(data_dir).into_values().collect();
     latest.sort_by(|a, b| (a.at, &a.path).cmp(&(b.at, &b.path)));
     latest.dedup_by(|a, b| a.path == b.path && a.at == b.at);
-    let tmp = data_dir.join(format!("{FILE}.tmp"));
     let mut body = Vec::new();
     for w in &latest {
         body.extend(serde_json::to_vec(w).map_err(std::io::Error::other)?);
         body.push(b'\n');
     }
-    std::fs::write(&tmp, body)?;
-    std::fs::rename(tmp, data_dir.join(FILE))
+    amber_core::paths::write_private(&data_dir.join(FILE), &body)
 }
 
 #[cfg(test)]
@@ -154,5 +157,11 @@ mod tests {
         let old = AgentWrite { at: now_millis() - KEEP_MS - 1, path: d.path().join("old.md"), ..w };
         note(d.path(), &old);
         assert!(!load(d.path()).contains_key(&old.path), "an old write is forgotten");
+        // Rewritten whole, the ledger stays the user's alone.
+        compact(d.path()).unwrap();
+        assert!(load(d.path()).contains_key(&real));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(d.path().join(FILE)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
     }
 }

@@ -24,7 +24,7 @@ use crate::state::Shared;
 /// True for a tool event of an agent's shell: `<runtime>:tool:Bash`, as the hooks name
 /// Claude Code's Bash, Codex's shell and Gemini's `run_shell_command`.
 pub(crate) fn is_shell(source: Option<&str>) -> bool {
-    source.and_then(|s| s.rsplit_once(":tool:")).is_some_and(|(_, tool)| tool == "Bash")
+    crate::agent_writes::tool_of(source) == Some("Bash")
 }
 
 /// After a shell command of `session`, whose previous event was at `since`: looks for

@@ -382,16 +382,8 @@ impl Engine {
         }
     }
 
-    /// Deletes cached vectors by chunk hash (see `VectorCache::forget_vectors`).
-    fn cache_forget(&self, hashes: &[[u8; 32]]) -> Result<u64> {
-        match &self.cache {
-            Some(cache) => Ok(lock(cache).forget_vectors(hashes)?),
-            None => Ok(lock(&self.writer).forget_vectors(hashes)?),
-        }
-    }
-
     /// Writes the embedding cache.
-    fn cache_write(&self, f: impl FnOnce(&mut dyn MemoryStore) -> amber_store::Result<()>) -> Result<()> {
+    fn cache_write<R>(&self, f: impl FnOnce(&mut dyn MemoryStore) -> amber_store::Result<R>) -> Result<R> {
         match &self.cache {
             Some(cache) => Ok(f(lock(cache).as_mut())?),
             None => Ok(f(lock(&self.writer).as_mut())?),

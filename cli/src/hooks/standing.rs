@@ -26,10 +26,7 @@ pub(super) fn keep(cfg: &Config, cwd: &Path, lines: &str) -> anyhow::Result<()> 
             _ => Ok(()),
         };
     }
-    let dir = file.parent().context("a standing file has a folder")?;
-    amber_core::paths::create_private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-    amber_core::paths::write_private(&file, lines.as_bytes())
-        .with_context(|| format!("writing {}", file.display()))
+    save(&file, lines.as_bytes())
 }
 
 /// The context for a start the daemon did not answer in time: the lines kept for `cwd`,
@@ -61,11 +58,14 @@ fn shown_path(cfg: &Config, agent: &str, key: &str) -> PathBuf {
 
 /// Keeps the id prefixes a fallback showed to the session `key` of `agent`.
 pub(super) fn note_shown(cfg: &Config, agent: &str, key: &str, ids: &[String]) -> anyhow::Result<()> {
-    let file = shown_path(cfg, agent, key);
+    save(&shown_path(cfg, agent, key), ids.join("\n").as_bytes())
+}
+
+/// Writes a file of the standing folder (made private if new), 0600.
+fn save(file: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = file.parent().context("a standing file has a folder")?;
     amber_core::paths::create_private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-    amber_core::paths::write_private(&file, ids.join("\n").as_bytes())
-        .with_context(|| format!("writing {}", file.display()))
+    amber_core::paths::write_private(file, bytes).with_context(|| format!("writing {}", file.display()))
 }
 
 /// The id prefixes a fallback showed to the session `key` of `agent` (none: empty).

@@ -37,10 +37,18 @@ fn internal(what: &str, e: impl std::fmt::Display) -> ErrorObject {
 
 /// The registered names and their tokens' hashes (none when the file is absent).
 fn load(shared: &Shared) -> Result<BTreeMap<String, String>, ErrorObject> {
-    match std::fs::read(path(shared)) {
-        Ok(raw) => serde_json::from_slice(&raw).map_err(|e| internal("agents.json is not readable", e)),
+    read_map(&path(shared))
+}
+
+/// A JSON map kept in the data directory (empty when the file is absent).
+fn read_map<V: serde::de::DeserializeOwned>(
+    file: &std::path::Path,
+) -> Result<BTreeMap<String, V>, ErrorObject> {
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match std::fs::read(file) {
+        Ok(raw) => serde_json::from_slice(&raw).map_err(|e| internal(&format!("{name} is not readable"), e)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-        Err(e) => Err(internal("agents.json", e)),
+        Err(e) => Err(internal(&name, e)),
     }
 }
 
@@ -97,13 +105,7 @@ fn retired_path(shared: &Shared) -> PathBuf {
 }
 
 fn load_retired(shared: &Shared) -> Result<BTreeMap<String, Retired>, ErrorObject> {
-    match std::fs::read(retired_path(shared)) {
-        Ok(raw) => {
-            serde_json::from_slice(&raw).map_err(|e| internal("agents-retired.json is not readable", e))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-        Err(e) => Err(internal("agents-retired.json", e)),
-    }
+    read_map(&retired_path(shared))
 }
 
 /// Writes a JSON file whole: 0600, through a temporary file.

@@ -159,7 +159,7 @@ impl Engine {
         match purged {
             Purged::Deleted => {
                 if !carrying.is_empty() {
-                    let gone = self.cache_forget(&carrying)?;
+                    let gone = self.cache_write(|s| s.forget_vectors(&carrying))?;
                     tracing::debug!(memory = %id, vectors = gone, "a purged memory's cached vectors deleted");
                 }
                 Ok(true)

@@ -141,7 +141,7 @@ impl VectorCache for PgStore {
     }
 
     /// The team cache is insert-only for every role (schema 6): nothing is deleted here;
-    /// an operator clears it (docs/TEAM.md).
+    /// an operator clears it (docs/SECURITY.md).
     fn forget_vectors(&mut self, _hashes: &[[u8; 32]]) -> Result<u64> {
         Ok(0)
     }
