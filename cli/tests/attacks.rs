@@ -291,6 +291,8 @@ fn printed_and_served_text_is_clean_and_labels_cannot_be_forged() {
     let env = Env::new();
     assert!(env.amber(&["remember", "--scope", "p", "The staging host is stage-1."]).status.success());
     let mut c = amber_ipc::Client::connect(&env.socket).unwrap();
+    let s: Value = c.call("session_start", &json!({ "agent": "codex", "scope": "p" })).unwrap();
+    let sid = s["session_id"].as_str().unwrap().to_string();
     // Escape sequences: retitle (OSC 0), clear (CSI 2J), hide (CSI 8m), move up and
     // overwrite the label line, an OSC 8 link, C1 CSI; Unicode tags spelling a hidden
     // order; zero-width spaces; a bidirectional override.
@@ -342,4 +344,26 @@ fn printed_and_served_text_is_clean_and_labels_cannot_be_forged() {
         "{line}"
     );
     assert_eq!(acts(&text), 0, "{text:?}");
+    // The hostile memory itself was briefed (so the count above is about it): its line
+    // is there, with its words and without its tags, escapes and overrides.
+    let hostile_line = text
+        .lines()
+        .find(|l| l.contains(&id[..8]))
+        .unwrap_or_else(|| panic!("the hostile memory briefed: {text}"));
+    assert!(
+        hostile_line.contains("staging deploy notes") && hostile_line.contains("gnp.exe"),
+        "{hostile_line}"
+    );
+    // And in an interjection: a prompt it answers, in a session that began before it was
+    // filed (so it was not briefed there).
+    let prompt = "staging deploy notes hidden from person verified click red zero width gnp.exe";
+    let e: Value =
+        c.call("session_event", &json!({ "session_id": sid, "kind": "prompt", "text": prompt })).unwrap();
+    let shown = e["decision"]["text"].as_str().unwrap_or_default();
+    assert_eq!(e["decision"]["fired"], true, "{e}");
+    assert!(
+        e["decision"]["memories"].to_string().contains(&id) && shown.contains("staging deploy notes"),
+        "the hostile memory was interjected: {e}"
+    );
+    assert_eq!(acts(shown), 0, "{shown:?}");
 }

@@ -249,6 +249,35 @@ fn basic_memory_observations_are_memories_and_its_relations_graph_facts() {
     assert_eq!(n(&again["present"], "memories"), 7, "{again}");
     assert_eq!(n(&again["present"], "facts"), 5, "{again}");
     assert_eq!(memories(&env, scope).len(), 7);
+
+    // Issue 46: an agent that runs the import asking `--trust person` gets `external`
+    // all the same (the person's word is not the agent's to give), as with mem0.
+    let by_agent = "project:coffee-by-agent";
+    let out = cmd(
+        &env,
+        &home,
+        &[
+            "--json",
+            "import",
+            "--from",
+            "basic-memory",
+            "--scope",
+            by_agent,
+            "--trust",
+            "person",
+            dir.to_str().unwrap(),
+        ],
+    )
+    .env("CLAUDECODE", "1")
+    .output()
+    .unwrap();
+    let r: Value = serde_json::from_str(&ok(out)).unwrap();
+    assert_eq!(n(&r["added"], "memories"), 7, "{r}");
+    let ms = memories(&env, by_agent);
+    assert_eq!(ms.len(), 7);
+    for m in &ms {
+        assert_eq!(m["metadata"]["trust"], "external", "{m}");
+    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -338,3 +338,77 @@ fn situations_link_to_skills_and_get_advice_serves_them_with_a_note_or_in_its_pl
     let bodies = chat.bodies.lock().unwrap().clone();
     assert_eq!(bodies.iter().filter(|x| x.contains("You link")).count(), 1, "one linking call, at learning");
 }
+
+/// A fake model that compiles one skill citing the first source it is sent.
+fn citing_first(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap();
+    let system = v["messages"][0]["content"].as_str().unwrap();
+    let user = v["messages"][1]["content"].as_str().unwrap();
+    if system.starts_with("You route") {
+        return "1".into();
+    }
+    let handle = user.lines().find(|l| l.starts_with("SRC")).and_then(|l| l.split(':').next()).unwrap();
+    json!({"skills": [
+        {"name": "deploy-staging", "when": "Deploying ledger-api to staging",
+         "steps": ["Run `make deploy ENV=staging` from the repository root."], "if": [], "cites": [handle],
+         "graph": {"purpose": "Deploy to staging", "triggers": ["deploy to staging"], "not_for": [], "inputs": [],
+                   "steps": [{"name": "run-deploy", "does": "make deploy", "inputs": [], "outputs": []}]}}
+    ]})
+    .to_string()
+}
+
+/// Issue 46: a skill compiled from a document that is not the person's (a vendored copy
+/// of another project's runbook, no `.git` of its own) is `external` without anyone
+/// lowering it, and what the opening-prompt hook hands the agent (`get_advice`'s text)
+/// says so.
+#[test]
+fn a_skill_compiled_from_an_external_document_is_external_and_says_so() {
+    let chat = fake_chat_with(citing_first, || {});
+    let (d, _dir) =
+        with_config(&format!("[learn]\nkind = \"openai\"\nurl = \"{}\"\nmodel = \"m\"\n", chat.url));
+    let proj = project();
+    let root = std::fs::canonicalize(proj.path()).unwrap();
+    std::fs::create_dir_all(root.join("third_party/upstream")).unwrap();
+    std::fs::write(root.join("third_party/upstream/RUNBOOK.md"), RUNBOOK).unwrap();
+    let ingested = run(&d, &root, &["ingest", root.to_str().unwrap()]);
+    let vendored = ingested["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with("third_party/upstream/RUNBOOK.md"))
+        .unwrap_or_else(|| panic!("{ingested}"));
+    assert_eq!(vendored["trust"], "external", "{vendored}");
+    let mut c = d.client();
+    let scope =
+        c.call_value("resolve_scope", json!({ "cwd": root })).unwrap()["scope"].as_str().unwrap().to_string();
+    let r = run(&d, &root, &["compile", "--sources", "third_party/"]);
+    assert_eq!(r["sent"], json!(["third_party/upstream/RUNBOOK.md"]), "{r}");
+    assert_eq!(r["skills"][0]["name"], "deploy-staging", "{r}");
+    let hits = skill_hits(&mut c, &scope);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["memory"]["metadata"]["trust"], "external", "the lowest of its sources: {hits:?}");
+    // What the hook asks at the opening prompt, and injects when there is text.
+    // A session of the holdout arm is given no advice: take one that is not.
+    let s = (0..50)
+        .map(|i| {
+            c.call_value("session_start", json!({ "agent": "ada", "scope": scope, "key": format!("k{i}") }))
+                .unwrap()
+        })
+        .find(|s| s["withheld"] != true)
+        .unwrap();
+    let sid = s["session_id"].as_str().unwrap();
+    let a = c
+        .call_value(
+            "get_advice",
+            json!({ "task": "deploy ledger-api to staging", "session_id": sid, "moment": "start" }),
+        )
+        .unwrap();
+    assert_eq!(a["from"], "external documents", "{a}");
+    assert!(
+        a["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Amber: a skill for this task, compiled by a model from external documents"),
+        "{a}"
+    );
+}
