@@ -209,6 +209,9 @@ pub struct EngineStats {
     pub chunks_from_cache: u64,
     /// Queries sent to the model.
     pub queries_embedded: u64,
+    /// Queries whose vector was the one of the same text asked a moment before (the
+    /// last 256 questions are kept).
+    pub queries_from_recent: u64,
     /// Seconds spent in the model.
     pub embed_seconds: f64,
 }

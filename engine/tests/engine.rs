@@ -498,3 +498,35 @@ fn a_shared_embedding_cache_leaves_the_folder_it_names_as_it_is() {
     let mode = std::fs::metadata(tmp.path().join("new")).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700, "{mode:o}");
 }
+
+#[test]
+fn a_question_asked_again_is_embedded_once_and_ranked_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    let mut texts = FILLER.to_vec();
+    texts.push("The deployment failed because the database migration timed out.");
+    fill(&e, &texts);
+    let ask = |text: &str| {
+        let hits = e.recall(&Query::new(text)).unwrap();
+        hits.iter().map(|h| (h.memory.id.to_string(), h.evidence.best_chunk_cosine)).collect::<Vec<_>>()
+    };
+    let before = e.stats();
+    let first = ask("why did the release break?");
+    let again = ask("why did the release break?");
+    let after = e.stats();
+    assert_eq!(first, again, "the same vector: the same ranking, cosine for cosine");
+    assert_eq!(after.queries_embedded - before.queries_embedded, 1, "{after:?}");
+    assert_eq!(after.queries_from_recent - before.queries_from_recent, 1, "{after:?}");
+    // Only the last 256 questions are kept: after 256 others, it is embedded again.
+    for i in 0..256 {
+        e.recall(&Query::new(format!("question number {i}")).top(1)).unwrap();
+    }
+    let before = e.stats();
+    assert_eq!(ask("why did the release break?"), first);
+    let after = e.stats();
+    assert_eq!(
+        after.queries_embedded - before.queries_embedded,
+        1,
+        "dropped from the recent ones: {after:?}"
+    );
+}

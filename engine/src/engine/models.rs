@@ -30,6 +30,37 @@ pub(crate) struct Models {
     pub(crate) calibration: OnceLock<Arc<amber_core::calibration::Calibration>>,
     /// Held while the calibration is measured (once, however many ask at once).
     pub(crate) calibrating: std::sync::Mutex<()>,
+    /// The vectors of the last questions asked ([`RECENT_QUERIES`] at most): one
+    /// model, so the same text always has the same vector.
+    recent: std::sync::Mutex<RecentQueries>,
+}
+
+/// Questions whose vectors are kept. A session's opening prompt is embedded for its
+/// briefing, then for the interjection gate and advice: one model run serves them.
+pub(crate) const RECENT_QUERIES: usize = 256;
+
+/// The vectors of recent question texts, oldest dropped first.
+#[derive(Default)]
+struct RecentQueries {
+    vectors: std::collections::HashMap<String, Vec<f32>>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl RecentQueries {
+    fn get(&self, text: &str) -> Option<Vec<f32>> {
+        self.vectors.get(text).cloned()
+    }
+
+    fn put(&mut self, text: &str, v: Vec<f32>) {
+        if self.vectors.insert(text.to_string(), v).is_none() {
+            self.order.push_back(text.to_string());
+        }
+        while self.order.len() > RECENT_QUERIES {
+            if let Some(old) = self.order.pop_front() {
+                self.vectors.remove(&old);
+            }
+        }
+    }
 }
 
 impl Models {
@@ -48,6 +79,7 @@ impl Models {
             query,
             calibration: OnceLock::new(),
             calibrating: std::sync::Mutex::new(()),
+            recent: Default::default(),
         })
     }
 }
@@ -141,6 +173,10 @@ impl Engine {
     /// [`Engine::embed_query`] with the given model set (a recall keeps the one it began with).
     pub(super) fn embed_query_with(&self, m: &Models, text: &str) -> Result<Vec<f32>> {
         self.note_read();
+        if let Some(v) = lock(&m.recent).get(text) {
+            lock(&self.stats).queries_from_recent += 1;
+            return Ok(v);
+        }
         let free = m.query.iter().find_map(|m| match m.try_lock() {
             Ok(g) => Some(g),
             Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
@@ -164,6 +200,7 @@ impl Engine {
             self.noted(super::health::QUERY_MODEL, v)
         };
         let v = v?.remove(0);
+        lock(&m.recent).put(text, v.clone());
         let mut stats = lock(&self.stats);
         stats.embed_seconds += t0.elapsed().as_secs_f64();
         stats.queries_embedded += 1;

@@ -83,18 +83,20 @@ pub(crate) fn load_models(
     }
     // Two instances may run at once: neither spins while idle. The indexing instance
     // is loaded on a thread of low priority, so its intra-op threads (started now,
-    // inheriting it) yield the CPU to queries (crate::priority).
-    let indexer = std::thread::scope(|s| {
-        s.spawn(|| {
+    // inheriting it) yield the CPU to queries (crate::priority). The two load at once
+    // (each load is mostly one thread's work): a cold start waits for the slower one.
+    let (indexer, querier) = std::thread::scope(|s| {
+        let indexer = s.spawn(|| {
             crate::priority::lower_this_thread(opts.background_nice);
             FastEmbedder::load_tuned(&paths, opts.chunking, opts.threads, false)
-        })
-        .join()
-    })
-    .map_err(|_| {
+        });
+        let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false);
+        (indexer.join(), querier)
+    });
+    let indexer = indexer.map_err(|_| {
         crate::Error::Retrieval(amber_retrieval::Error::Model("loading the model panicked".into()))
     })??;
-    let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false)?;
+    let querier = querier?;
     let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
     // A query runs on the query model, or on the indexing model when that one is
     // idle: two queries at once use both cores.
@@ -142,7 +144,9 @@ impl Engine {
     /// `model.dimensions` or from this store's record of the same model; otherwise the
     /// start fails, saying so.
     pub fn open(opts: EngineOptions) -> Result<Engine> {
+        let t0 = Instant::now();
         let (indexer, query) = load_models(&opts, &opts.model)?;
+        tracing::info!(secs = t0.elapsed().as_secs_f64(), "model loaded");
         Self::start(opts, None, (indexer, query, Arc::default()))
     }
 
@@ -216,7 +220,9 @@ impl Engine {
             }
         }
 
+        let t0 = Instant::now();
         let (bm25, bm25_fresh, bm25_in_ram) = open_bm25(&dir, &mut events)?;
+        let bm25_secs = t0.elapsed().as_secs_f64();
         let wanted = VectorState {
             format: VECTOR_FORMAT,
             model: model_id.clone(),
@@ -226,12 +232,16 @@ impl Engine {
             count: 0,
             changes: 0,
         };
+        let t0 = Instant::now();
         let (vectors, state) = open_vectors(&dir, &wanted, &mut events)?;
+        let vectors_secs = t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
         let committed = store.max_seq()?;
         let docs = Docs::load(store.as_ref())?;
         let demoted = store.duplicate_seqs()?.into_iter().collect();
         let standing = standing::load(store.as_ref())?;
         let names = graph::load_names(store.as_ref())?;
+        tracing::info!(bm25_secs, vectors_secs, store_secs = t0.elapsed().as_secs_f64(), "indexes opened");
         let mut engine = Engine {
             opts,
             models: RwLock::new(models),
