@@ -41,6 +41,7 @@ mod follow;
 mod graph;
 mod health;
 mod indexer;
+mod instances;
 mod migrate;
 mod models;
 mod open;

@@ -46,6 +46,9 @@ enum Command {
     /// Load on a running daemon: throughput and p50/p99 latency of recall and remember
     /// at several client counts.
     Load(cmd::load::LoadArgs),
+    /// Cold start (issue 48): spawn amberd on a copy of a bench store and time a hook's
+    /// first `session_start` (polling the socket), then a warm one.
+    ColdStart(cmd::cold_start::ColdStartArgs),
     /// Fairness (issue 28): one honest client's recall latency idle and while other
     /// connections flood the daemon with writes; the flood's throughput and the daemon's
     /// memory.
@@ -112,6 +115,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => cmd::plot::run(a),
         Command::Interject(a) => cmd::interject::run(a),
         Command::Load(a) => cmd::load::run(a),
+        Command::ColdStart(a) => cmd::cold_start::run(a),
         Command::Fairness(a) => cmd::fairness::run(a),
         Command::Ingest(a) => cmd::ingest::run(a),
         Command::Lanes(a) => cmd::lanes::run(a),

@@ -39,7 +39,7 @@ pub struct NextModel {
 impl NextModel {
     /// Loads the model `config` names (its instances as [`Engine::open`] loads them).
     pub fn load(opts: &EngineOptions, config: &ModelConfig) -> Result<NextModel> {
-        let (index, query) = super::open::load_models(opts, config)?;
+        let (index, query) = super::instances::load_models(opts, config)?;
         Ok(NextModel { models: Models::new(index, query), config: config.clone() })
     }
 

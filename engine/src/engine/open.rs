@@ -1,4 +1,5 @@
-//! Opening the engine: loading the model instances, the store and both indexes, and
+//! Opening the engine: the store, both indexes and the model's instances (loaded at the
+//! same time, [`super::instances`]), and
 //! checking each index against the store (rebuilt when missing, corrupt or stale, caught
 //! up when behind). Also the full rebuild (`reindex`), saving the vector index (`flush`,
 //! on drop) and the `status` snapshot.
@@ -10,9 +11,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use amber_core::model::ModelKind;
-use amber_retrieval::{
-    Bm25Index, ChunkConfig, Embedder, EndpointEmbedder, FastEmbedder, ModelPaths, VectorIndex,
-};
+use amber_retrieval::{Bm25Index, ChunkConfig, Embedder, VectorIndex};
 use amber_store::{Backend, SqliteBackend};
 
 use super::health::{BM25_ON_DISK, INDEXING, LOW_SPACE_BYTES, VECTOR_FILE, free_bytes};
@@ -23,87 +22,6 @@ use super::{
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
 use crate::{Error, Result};
 
-/// The endpoint `opts.model` names, its dimension learnt from one request, or when it
-/// is away, from `model.dimensions` or the store's record of the same model.
-fn connect_endpoint(opts: &EngineOptions) -> Result<EndpointEmbedder> {
-    let mut e = EndpointEmbedder::configured(&opts.model)?;
-    match e.probe() {
-        Ok(()) => Ok(e),
-        Err(err @ amber_retrieval::Error::EndpointUnavailable { .. }) => {
-            let recorded = || -> Option<usize> {
-                let db = db_path(&opts.data_dir);
-                if !db.is_file() {
-                    return None;
-                }
-                let line = SqliteBackend::new(db).open_writer().ok()?.meta("embedding_model").ok()??;
-                let (id, dim) = line.rsplit_once(':')?;
-                (id == e.model_id()).then(|| dim.parse().ok()).flatten()
-            };
-            match opts.model.dimensions.or_else(recorded) {
-                Some(dim) => {
-                    tracing::warn!(
-                        "{err}: starting anyway with {dim} dimensions; indexing waits for it and \
-                         queries are ranked without vectors until it answers"
-                    );
-                    e.assume_dim(dim);
-                    Ok(e)
-                }
-                None => Err(crate::Error::Retrieval(amber_retrieval::Error::Model(format!(
-                    "{err}; it must answer once (or model.dimensions be set) before a first start, \
-                     so that Amber knows the vectors' dimension"
-                )))),
-            }
-        }
-        Err(other) => Err(other.into()),
-    }
-}
-
-/// The instances of the model `model` names: for the local MiniLM, one for indexing
-/// (`opts.threads`, loaded on a thread of low priority) and, unless `opts.query_model` is
-/// false, one single-threaded for queries; for an endpoint, two clients of it. Returns
-/// (indexing instance, query instances in order of preference).
-pub(crate) fn load_models(
-    opts: &EngineOptions,
-    model: &amber_core::model::ModelConfig,
-) -> Result<(SharedEmbedder, Vec<SharedEmbedder>)> {
-    if model.kind == ModelKind::Openai {
-        let opts = EngineOptions { model: model.clone(), ..opts.clone() };
-        let indexer = connect_endpoint(&opts)?;
-        let mut querier = EndpointEmbedder::configured(model)?;
-        querier.assume_dim(indexer.dim());
-        let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
-        let query: Vec<SharedEmbedder> = vec![Arc::new(Mutex::new(Box::new(querier))), indexer.clone()];
-        return Ok((indexer, query));
-    }
-    let paths = ModelPaths::under(&opts.amber_home);
-    if !opts.query_model {
-        let only: SharedEmbedder =
-            Arc::new(Mutex::new(Box::new(FastEmbedder::load(&paths, opts.chunking, opts.threads)?)));
-        return Ok((only.clone(), vec![only]));
-    }
-    // Two instances may run at once: neither spins while idle. The indexing instance
-    // is loaded on a thread of low priority, so its intra-op threads (started now,
-    // inheriting it) yield the CPU to queries (crate::priority). The two load at once
-    // (each load is mostly one thread's work): a cold start waits for the slower one.
-    let (indexer, querier) = std::thread::scope(|s| {
-        let indexer = s.spawn(|| {
-            crate::priority::lower_this_thread(opts.background_nice);
-            FastEmbedder::load_tuned(&paths, opts.chunking, opts.threads, false)
-        });
-        let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false);
-        (indexer.join(), querier)
-    });
-    let indexer = indexer.map_err(|_| {
-        crate::Error::Retrieval(amber_retrieval::Error::Model("loading the model panicked".into()))
-    })??;
-    let querier = querier?;
-    let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
-    // A query runs on the query model, or on the indexing model when that one is
-    // idle: two queries at once use both cores.
-    let query: Vec<SharedEmbedder> = vec![Arc::new(Mutex::new(Box::new(querier))), indexer.clone()];
-    Ok((indexer, query))
-}
-
 /// Whether vectors of `id` come from the model `config` names (an engine opened with a
 /// given embedder, in tests and evals, may use another).
 fn model_line_is_ours(id: &str, config: &amber_core::model::ModelConfig) -> bool {
@@ -113,10 +31,12 @@ fn model_line_is_ours(id: &str, config: &amber_core::model::ModelConfig) -> bool
     }
 }
 
+/// A model's instances (for indexing, for queries in order of preference) and the
+/// clock of the last read they share.
+type Instances = (SharedEmbedder, Vec<SharedEmbedder>, Arc<AtomicU64>);
+
 /// Bumped when the vector index layout changes.
 const VECTOR_FORMAT: u32 = 1;
-/// ONNX Runtime threads of the query embedder: a query is one short text.
-const QUERY_THREADS: usize = 1;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
 struct VectorState {
@@ -143,17 +63,31 @@ impl Engine {
     /// (indexing waits, queries rank without vectors) when the dimension is known from
     /// `model.dimensions` or from this store's record of the same model; otherwise the
     /// start fails, saying so.
+    ///
+    /// The model loads on a thread of its own while the store's tables and the BM25
+    /// index are read (a cold start waits for the slower of the two, not for both).
     pub fn open(opts: EngineOptions) -> Result<Engine> {
-        let t0 = Instant::now();
-        let (indexer, query) = load_models(&opts, &opts.model)?;
-        tracing::info!(secs = t0.elapsed().as_secs_f64(), "model loaded");
-        Self::start(opts, None, (indexer, query, Arc::default()))
+        let loading = {
+            let opts = opts.clone();
+            std::thread::spawn(move || {
+                let t0 = Instant::now();
+                let models = super::instances::load_models(&opts, &opts.model);
+                tracing::info!(secs = t0.elapsed().as_secs_f64(), "model loaded");
+                models
+            })
+        };
+        Self::start(opts, None, move || {
+            let (indexer, query) = loading.join().map_err(|_| {
+                crate::Error::Retrieval(amber_retrieval::Error::Model("loading the model panicked".into()))
+            })??;
+            Ok((indexer, query, Arc::default()))
+        })
     }
 
     /// Opens the engine with a given embedder, used both to index and to embed queries.
     pub fn open_with(opts: EngineOptions, embedder: Box<dyn Embedder>) -> Result<Engine> {
         let shared = Arc::new(Mutex::new(embedder));
-        Self::start(opts, None, (shared.clone(), vec![shared], Arc::default()))
+        Self::start(opts, None, || Ok((shared.clone(), vec![shared], Arc::default())))
     }
 
     /// Opens a second engine over another store (team scopes on PostgreSQL), with its
@@ -162,14 +96,16 @@ impl Engine {
     pub fn open_sharing(&self, opts: EngineOptions, backend: Arc<dyn Backend>) -> Result<Engine> {
         let m = self.models();
         let models = (m.index.clone(), m.query.clone(), self.last_read.clone());
-        Self::start(opts, Some(backend), models)
+        Self::start(opts, Some(backend), || Ok(models))
     }
 
-    /// Opens the engine over `backend` (default: the SQLite store in the data directory).
+    /// Opens the engine over `backend` (default: the SQLite store in the data directory);
+    /// `instances` gives the model's instances (and the last-read clock they share), and
+    /// is called once what needs no model is read.
     fn start(
         opts: EngineOptions,
         backend: Option<Arc<dyn Backend>>,
-        (index_embedder, query_embedders, last_read): (SharedEmbedder, Vec<SharedEmbedder>, Arc<AtomicU64>),
+        instances: impl FnOnce() -> Result<Instances>,
     ) -> Result<Engine> {
         let dir = opts.data_dir.clone();
         let io = |source| crate::Error::DataDir { path: dir.clone(), source };
@@ -193,10 +129,25 @@ impl Engine {
             }
             None => None,
         };
+        // What needs no model: the store's tables held in memory, the BM25 index.
+        let t0 = Instant::now();
+        let committed = store.max_seq()?;
+        let docs = Docs::load(store.as_ref())?;
+        let demoted = store.duplicate_seqs()?.into_iter().collect();
+        let standing = standing::load(store.as_ref())?;
+        let names = graph::load_names(store.as_ref())?;
+        let store_secs = t0.elapsed().as_secs_f64();
+        let mut events = Vec::new();
+        let t0 = Instant::now();
+        let (bm25, bm25_fresh, bm25_in_ram) = open_bm25(&dir, &mut events)?;
+        let bm25_secs = t0.elapsed().as_secs_f64();
+
+        let t0 = Instant::now();
+        let (index_embedder, query_embedders, last_read) = instances()?;
+        let model_wait_secs = t0.elapsed().as_secs_f64();
         let models = Models::new(index_embedder, query_embedders);
         let (model_id, dim, chunking) = (models.id.clone(), models.dim, models.chunking);
 
-        let mut events = Vec::new();
         let recorded = store.meta("embedding_model")?;
         let model_line = format!("{model_id}:{dim}");
         if recorded.as_deref() != Some(model_line.as_str()) {
@@ -220,9 +171,6 @@ impl Engine {
             }
         }
 
-        let t0 = Instant::now();
-        let (bm25, bm25_fresh, bm25_in_ram) = open_bm25(&dir, &mut events)?;
-        let bm25_secs = t0.elapsed().as_secs_f64();
         let wanted = VectorState {
             format: VECTOR_FORMAT,
             model: model_id.clone(),
@@ -235,13 +183,7 @@ impl Engine {
         let t0 = Instant::now();
         let (vectors, state) = open_vectors(&dir, &wanted, &mut events)?;
         let vectors_secs = t0.elapsed().as_secs_f64();
-        let t0 = Instant::now();
-        let committed = store.max_seq()?;
-        let docs = Docs::load(store.as_ref())?;
-        let demoted = store.duplicate_seqs()?.into_iter().collect();
-        let standing = standing::load(store.as_ref())?;
-        let names = graph::load_names(store.as_ref())?;
-        tracing::info!(bm25_secs, vectors_secs, store_secs = t0.elapsed().as_secs_f64(), "indexes opened");
+        tracing::info!(store_secs, bm25_secs, model_wait_secs, vectors_secs, "store and indexes opened");
         let mut engine = Engine {
             opts,
             models: RwLock::new(models),

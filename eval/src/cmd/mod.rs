@@ -7,6 +7,7 @@ pub(crate) mod backup_bench;
 pub(crate) mod bench;
 pub(crate) mod briefing;
 pub(crate) mod calibrate;
+pub(crate) mod cold_start;
 pub(crate) mod crosslingual;
 pub(crate) mod curate;
 pub(crate) mod fairness;
