@@ -37,6 +37,15 @@ pub(crate) struct LoadArgs {
     /// Skip the remember phases (to keep a benchmark store unchanged).
     #[arg(long)]
     no_writes: bool,
+    /// Make every recall's text unique (a client and request number appended), so the
+    /// daemon's recent-question vectors never answer for the model.
+    #[arg(long)]
+    distinct: bool,
+    /// Also measure the model alone, in this process, for `--seconds`: two instances of
+    /// one thread each embedding distinct questions at once (the daemon's layout): the
+    /// ceiling of recalls per second on this machine.
+    #[arg(long)]
+    model_ceiling: bool,
     /// Write the results (JSON) here; they are also printed.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -79,6 +88,7 @@ fn phase(
     op: Op,
     queries: &[String],
     run: u64,
+    distinct: bool,
 ) -> Value {
     let lat = Mutex::new(Vec::<f64>::new());
     let errors = Mutex::new(BTreeMap::<String, u64>::new());
@@ -101,7 +111,9 @@ fn phase(
                     let t = Instant::now();
                     let r = match op {
                         Op::Recall => {
-                            let mut p = RecallParams::new(queries[(c * 7 + i) % queries.len()].clone());
+                            let q = &queries[(c * 7 + i) % queries.len()];
+                            let mut p =
+                                RecallParams::new(if distinct { format!("{q} [{c}.{i}]") } else { q.clone() });
                             p.k = Some(10);
                             client.recall(&p).map(|_| ())
                         }
@@ -174,16 +186,17 @@ fn measure(a: LoadArgs) -> anyhow::Result<Value> {
     let mut phases = Vec::new();
     for &n in &a.clients {
         eprintln!("load: {n} clients, recall for {}s", a.seconds);
-        phases.push(phase(&socket, n, a.seconds, Op::Recall, &queries, run));
+        phases.push(phase(&socket, n, a.seconds, Op::Recall, &queries, run, a.distinct));
     }
     let rss_after_recalls = rss_of(before.pid);
     if !a.no_writes {
         for &n in &a.clients {
             eprintln!("load: {n} clients, remember for {}s", a.seconds);
-            phases.push(phase(&socket, n, a.seconds, Op::Remember, &queries, run));
+            phases.push(phase(&socket, n, a.seconds, Op::Remember, &queries, run, a.distinct));
         }
     }
     let after = c.status()?;
+    let ceiling = if a.model_ceiling { Some(model_ceiling(&queries, a.seconds)?) } else { None };
     Ok(json!({
         "benchmark": "amberd under load: closed-loop clients on the local socket",
         "socket": socket,
@@ -195,6 +208,55 @@ fn measure(a: LoadArgs) -> anyhow::Result<Value> {
         "daemon_rss_mib_at_end": rss_of(after.pid),
         "threads": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "recall": "top 10, hybrid, fresh (waits for earlier writes to be indexed)",
+        "distinct_queries": a.distinct,
         "phases": phases,
+        "model_ceiling": ceiling,
+    }))
+}
+
+/// The model alone: two single-threaded instances (as the daemon loads them) embedding
+/// distinct questions at once for `seconds`; questions per second and per-question ms.
+fn model_ceiling(queries: &[String], seconds: f64) -> anyhow::Result<Value> {
+    use amber_engine::{ChunkConfig, Embedder, FastEmbedder, ModelPaths, default_amber_home};
+    let paths = ModelPaths::under(&default_amber_home());
+    let lat = Mutex::new(Vec::<f64>::new());
+    // Both start once both are loaded.
+    let loaded = std::sync::Barrier::new(2);
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        let workers: Vec<_> = (0..2)
+            .map(|w| {
+                let (lat, paths, loaded) = (&lat, &paths, &loaded);
+                s.spawn(move || -> anyhow::Result<()> {
+                    let m = FastEmbedder::load_tuned(paths, ChunkConfig::default(), Some(1), false);
+                    loaded.wait();
+                    let mut m = m?;
+                    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+                    let mut mine = Vec::new();
+                    let mut i = 0;
+                    while Instant::now() < deadline {
+                        let q = format!("{} [{w}.{i}]", queries[(w * 7 + i) % queries.len()]);
+                        let t = Instant::now();
+                        m.embed_queries(&[q.as_str()])?;
+                        mine.push(t.elapsed().as_secs_f64() * 1000.0);
+                        i += 1;
+                    }
+                    lat.lock().unwrap().extend(mine);
+                    Ok(())
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().map_err(|_| anyhow::anyhow!("a model thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    let mut lat = lat.into_inner().unwrap();
+    lat.sort_by(f64::total_cmp);
+    Ok(json!({
+        "layout": "two instances of one thread each, distinct questions, no daemon in the way",
+        "questions": lat.len(),
+        "per_second": lat.len() as f64 / seconds,
+        "ms_p50": percentile(&lat, 0.50),
+        "ms_p99": percentile(&lat, 0.99),
     }))
 }
