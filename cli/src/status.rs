@@ -7,11 +7,15 @@ use serde_json::{Value, json};
 
 /// `amber status` when the config file cannot be used: says so, and what that means
 /// (Amber's hooks do nothing, and say so; other commands refuse to run), then what a
-/// daemon answering on the socket the defaults and the environment name says (no daemon
-/// is started). Exits 1.
-pub(crate) fn config_error(cfg: &Config, error: &str, as_json: bool) -> ExitCode {
+/// daemon answering on the socket the defaults and the environment name says (`status`:
+/// the caller asks it, starting no daemon). Exits 1.
+pub(crate) fn config_error(
+    cfg: &Config,
+    error: &str,
+    as_json: bool,
+    status: anyhow::Result<amber_ipc::protocol::StatusResult>,
+) -> ExitCode {
     let socket = cfg.socket_path();
-    let status = crate::daemon::connect_or_start(cfg, None, false).and_then(|mut c| Ok(c.status()?));
     if as_json {
         let mut v =
             status.as_ref().ok().and_then(|st| serde_json::to_value(st).ok()).unwrap_or_else(|| json!({}));

@@ -112,8 +112,11 @@ fn phase(
                     let r = match op {
                         Op::Recall => {
                             let q = &queries[(c * 7 + i) % queries.len()];
-                            let mut p =
-                                RecallParams::new(if distinct { format!("{q} [{c}.{i}]") } else { q.clone() });
+                            let mut p = RecallParams::new(if distinct {
+                                format!("{q} [{c}.{i}]")
+                            } else {
+                                q.clone()
+                            });
                             p.k = Some(10);
                             client.recall(&p).map(|_| ())
                         }
