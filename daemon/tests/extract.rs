@@ -1,6 +1,8 @@
 //! Fact extraction from captures over the real socket: a fake OpenAI-compatible server
 //! on 127.0.0.1 proposes a fact, and it shows up in the graph with the captured memory as
-//! its source, without holding up the capture. With extraction off nothing is called;
+//! its source, without holding up the capture; a repeat is not extracted again (the
+//! counts, kept before a capture is answered, say so without a sleep). With extraction
+//! off no extractor runs and, once the capture is indexed, nothing was called;
 //! an `openai` extractor without a URL refuses to start.
 
 use std::sync::atomic::Ordering;
@@ -102,13 +104,25 @@ fn a_capture_is_extracted_in_the_background_into_facts_sourced_to_its_memory() {
     assert_eq!((stats.runs, stats.failed, stats.proposed, stats.facts_added), (1, 0, 1, 1), "{stats:?}");
     assert_eq!(stats.items_dropped, 1, "the item with no predicate: {stats:?}");
 
-    // The same text again is the same memory: not extracted twice.
-    release.send(()).unwrap();
+    // The same text again is the same memory: not extracted twice. Whether a capture is
+    // extracted is decided before its answer (a run or a busy skip is counted then), so
+    // the counts just after it say so without waiting; a new text is.
+    drop(release); // from here the server answers at once
     let again = capture(&mut c, TEXT);
     assert!(!again.memory.unwrap().created);
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(fake.bodies.lock().unwrap().len(), 1);
-    assert_eq!(c.status().unwrap().extract.unwrap().runs, 1);
+    let stats = c.status().unwrap().extract.unwrap();
+    assert_eq!((stats.runs, stats.skipped_busy), (1, 0), "{stats:?}");
+    let other = capture(&mut c, "Grace Hopper reviews the Falcon parser rewrite this week.");
+    assert!(other.memory.unwrap().created);
+    let stats = c.status().unwrap().extract.unwrap();
+    assert_eq!((stats.runs, stats.skipped_busy), (2, 0), "{stats:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fake.bodies.lock().unwrap().len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let bodies = fake.bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 2, "one request per new text: {bodies:?}");
+    assert!(bodies[1].contains("Grace Hopper") && !bodies[1].contains("Ada Lovelace"), "{}", bodies[1]);
 }
 
 #[test]
@@ -119,10 +133,26 @@ fn with_extraction_off_nothing_is_called() {
         fake.url
     ));
     let mut c = d.client();
+    // No extractor runs at all (the worker is not started): nothing could call later.
+    assert!(c.status().unwrap().extract.is_none());
     let r = capture(&mut c, TEXT);
     assert!(r.filed);
-    std::thread::sleep(Duration::from_secs(1));
+    // Once the capture is indexed (found by recall), it has been through everything a
+    // capture goes through; the endpoint was never called.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let hits = c
+            .recall(&amber_ipc::protocol::RecallParams::new("who leads the Falcon parser rewrite"))
+            .unwrap()
+            .hits;
+        if hits.iter().any(|h| h.memory.content.contains("Ada Lovelace")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the capture was never indexed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(fake.bodies.lock().unwrap().is_empty(), "the endpoint was called");
+    assert_eq!(fake.answered.load(Ordering::SeqCst), 0);
     assert!(c.kg_query(&about("ada lovelace")).unwrap().facts.is_empty());
     assert!(c.status().unwrap().extract.is_none());
 }
