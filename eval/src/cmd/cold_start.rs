@@ -8,7 +8,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use amber_ipc::Client;
@@ -71,20 +71,11 @@ fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
 fn one(amberd: &Path, root: &Path, scope: &str, prompt: &str, run: usize) -> anyhow::Result<Value> {
     let socket = root.join("run").join("amber.sock");
     let t0 = Instant::now();
-    let mut child = Command::new(amberd)
-        .arg("--data-dir")
-        .arg(root.join("data"))
-        .arg("--socket")
-        .arg(&socket)
-        .env("AMBER_STATE_DIR", root.join("state"))
-        .env("AMBER_CONFIG", root.join("no-config.toml"))
-        .env_remove("AMBER_SOCKET")
-        .env_remove("AMBER_DATA_DIR")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("starting {}", amberd.display()))?;
+    let mut child =
+        crate::cmd::node::amberd_command(amberd, root, &root.join("data"), &socket, "no-config.toml")
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {}", amberd.display()))?;
     let stdout = child.stdout.take().context("amberd's stdout")?;
     let ready = std::thread::spawn(move || {
         let mut line = String::new();

@@ -13,15 +13,17 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
+
+use crate::cmd::node::retry_busy;
 use std::time::{Duration, Instant};
 
 use amber_core::graph::{NewEntity, NewFact};
 use amber_core::{MemoryId, Millis, NewMemory, Scope};
+use amber_ipc::Client;
 use amber_ipc::protocol::{
     KgAddParams, KgInvalidateParams, KgStatsParams, KgTraverseParams, KgTraverseResult,
 };
-use amber_ipc::{Client, ClientError, ErrorKind};
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Deserialize;
@@ -122,22 +124,6 @@ fn name(i: usize) -> String {
     format!("entity {i}")
 }
 
-/// Calls `f` until the daemon stops answering `busy` (it does while indexing is far
-/// behind); returns the result and the retries.
-pub(crate) fn retry_busy<T>(mut f: impl FnMut() -> Result<T, ClientError>) -> anyhow::Result<(T, u64)> {
-    let mut retries = 0;
-    loop {
-        match f() {
-            Ok(v) => return Ok((v, retries)),
-            Err(e) if e.kind() == Some(ErrorKind::Busy) => {
-                retries += 1;
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
 /// A daemon this benchmark started: shut down (then killed if need be) when dropped.
 struct Private {
     child: Child,
@@ -151,21 +137,12 @@ impl Private {
         let socket = root.join("run").join("amber.sock");
         let log = root.join("amberd.log");
         std::fs::create_dir_all(root)?;
-        let mut child = Command::new(amberd)
-            .arg("--data-dir")
-            .arg(root.join("data"))
-            .arg("--socket")
-            .arg(&socket)
-            .arg("--foreground")
-            .env("AMBER_STATE_DIR", root.join("state"))
-            .env("AMBER_CONFIG", root.join("no-config.toml"))
-            .env_remove("AMBER_SOCKET")
-            .env_remove("AMBER_DATA_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log)?)
-            .spawn()
-            .with_context(|| format!("starting {}", amberd.display()))?;
+        let mut child =
+            crate::cmd::node::amberd_command(amberd, root, &root.join("data"), &socket, "no-config.toml")
+                .arg("--foreground")
+                .stderr(std::fs::File::create(&log)?)
+                .spawn()
+                .with_context(|| format!("starting {}", amberd.display()))?;
         let mut line = String::new();
         let stdout = child.stdout.take().context("amberd's stdout")?;
         BufReader::new(stdout).read_line(&mut line)?;

@@ -16,7 +16,7 @@ use amber_ipc::Client;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::cmd::kg_bench::retry_busy;
+use amber_ipc::{ClientError, ErrorKind};
 
 /// The product's binaries a benchmark drives (`#[command(flatten)]` into its arguments).
 #[derive(clap::Args, Debug)]
@@ -128,6 +128,47 @@ pub(crate) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
+/// Calls `f` until the daemon stops answering `busy` (it does while indexing is far
+/// behind); returns the result and the retries.
+pub(crate) fn retry_busy<T>(mut f: impl FnMut() -> Result<T, ClientError>) -> anyhow::Result<(T, u64)> {
+    let mut retries = 0;
+    loop {
+        match f() {
+            Ok(v) => return Ok((v, retries)),
+            Err(e) if e.kind() == Some(ErrorKind::Busy) => {
+                retries += 1;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// The command that starts a private amberd under `root`: its data in `data`, its
+/// socket, its state in `root/state` and its config file `root/<config>` (absent: the
+/// defaults); nothing taken from the environment's Amber variables. Standard input is
+/// closed and the ready line piped; the caller says where the log goes.
+pub(crate) fn amberd_command(
+    amberd: &Path,
+    root: &Path,
+    data: &Path,
+    socket: &Path,
+    config: &str,
+) -> Command {
+    let mut c = Command::new(amberd);
+    c.arg("--data-dir")
+        .arg(data)
+        .arg("--socket")
+        .arg(socket)
+        .env("AMBER_STATE_DIR", root.join("state"))
+        .env("AMBER_CONFIG", root.join(config))
+        .env_remove("AMBER_SOCKET")
+        .env_remove("AMBER_DATA_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    c
+}
+
 /// One private amberd: shut down (then killed if need be) when dropped.
 pub(crate) struct Node {
     pub(crate) name: &'static str,
@@ -171,18 +212,8 @@ impl Node {
     pub(crate) fn start(&mut self) -> anyhow::Result<f64> {
         let t = Instant::now();
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log)?;
-        let mut child = Command::new(&self.amberd)
-            .arg("--data-dir")
-            .arg(&self.data)
-            .arg("--socket")
-            .arg(&self.socket)
+        let mut child = amberd_command(&self.amberd, &self.root, &self.data, &self.socket, "config.toml")
             .arg("--foreground")
-            .env("AMBER_STATE_DIR", self.root.join("state"))
-            .env("AMBER_CONFIG", self.root.join("config.toml"))
-            .env_remove("AMBER_SOCKET")
-            .env_remove("AMBER_DATA_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
             .stderr(log)
             .spawn()
             .with_context(|| format!("starting {}", self.amberd.display()))?;

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 
 use super::bench::bench_corpus;
 
-use super::kg_bench::retry_busy;
+use super::node::retry_busy;
 use crate::cmd::node::{Node, TEAM_SCOPE, dir_bytes, mib, rss_of};
 use crate::common::{percentile, write_report};
 
