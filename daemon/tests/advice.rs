@@ -391,7 +391,7 @@ fn many_situations(body: &str) -> String {
     } else if system.starts_with("You write") {
         NOTE.into()
     } else {
-        let listed = user.split("Situations:\n").nth(1).unwrap().split("\n\nTask:").next().unwrap();
+        let listed = system.split("Situations:\n").nth(1).unwrap();
         listed.lines().position(|l| l.contains("zebra")).map(|i| (i + 1).to_string()).unwrap_or("0".into())
     }
 }
@@ -429,7 +429,8 @@ fn above_sixty_situations_the_lines_are_shortlisted_by_hybrid_search_before_rout
     assert_eq!(asked["situation"], "work/configure-the-zebra-crossing-lights", "{asked}");
     let bodies = chat.bodies.lock().unwrap();
     let route: Value = serde_json::from_str(bodies.last().unwrap()).unwrap();
-    let shown = route["messages"][1]["content"].as_str().unwrap();
+    // The lines are in the system part (the task alone in the user part).
+    let shown = route["messages"][0]["content"].as_str().unwrap();
     assert_eq!(shown.matches(": polish widget").count(), 59, "60 lines, the zebra's among them: {shown}");
 }
 

@@ -266,8 +266,11 @@ fn linking_model(body: &str) -> String {
         .to_string()
     } else if system.starts_with("You route") {
         let task = user.split("<task>\n").nth(1).unwrap_or("");
+        // The list is in the system part, the task alone in the user part.
+        assert!(!user.contains("Situations:"), "{user}");
+        let listed = system.split("Situations:\n").nth(1).unwrap_or("");
         let n =
-            user.lines().find(|l| l.contains(word(task))).and_then(|l| l.split('.').next()).unwrap_or("0");
+            listed.lines().find(|l| l.contains(word(task))).and_then(|l| l.split('.').next()).unwrap_or("0");
         n.to_string()
     } else {
         model(body)

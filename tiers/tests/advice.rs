@@ -143,9 +143,21 @@ fn routing_picks_a_situation_by_number_or_none() {
     let l = learner(&f.url);
     assert_eq!(route(&l, "E0502 in the parser", &lines).unwrap().as_deref(), Some("build/borrow"));
     assert_eq!(route(&l, "write the changelog", &lines).unwrap(), None);
+    // The list in the system part, the same for both tasks (a provider's prompt cache
+    // can hold it); the task alone in the user part.
+    let system =
+        |i: usize| f.bodies.lock().unwrap()[i]["messages"][0]["content"].as_str().unwrap().to_string();
+    assert!(
+        system(0).ends_with("Situations:\n1. db/migrations: migrations\n2. build/borrow: borrows\n"),
+        "{}",
+        system(0)
+    );
+    assert_eq!(system(0), system(1));
     let user = user_text(&f, 0);
-    assert!(user.contains("1. db/migrations: migrations\n2. build/borrow: borrows"), "{user}");
-    assert!(user.contains("<task>\nE0502 in the parser\n</task>"), "{user}");
+    assert!(
+        user.starts_with("Task:\n<task>\nE0502 in the parser\n</task>") && !user.contains("db/migrations"),
+        "{user}"
+    );
     assert_eq!(route(&l, "anything", &[]).unwrap(), None, "no lines, no call");
     assert_eq!(f.answered.load(Ordering::SeqCst), 2);
     let bad = answering("situation 7 for sure");
