@@ -64,9 +64,15 @@ impl Engine {
     /// `model.dimensions` or from this store's record of the same model; otherwise the
     /// start fails, saying so.
     ///
-    /// The model loads on a thread of its own while the store's tables and the BM25
-    /// index are read (a cold start waits for the slower of the two, not for both).
+    /// The local model loads on a thread of its own while the store's tables and the
+    /// BM25 index are read (a cold start waits for the slower of the two, not for both).
     pub fn open(opts: EngineOptions) -> Result<Engine> {
+        if opts.model.kind == ModelKind::Openai {
+            // An endpoint may take its dimension from the store's record of it: that is
+            // read before the store is opened (and maybe made) here, not beside it.
+            let (indexer, query) = super::instances::load_models(&opts, &opts.model)?;
+            return Self::start(opts, None, move || Ok((indexer, query, Arc::default())));
+        }
         let loading = {
             let opts = opts.clone();
             std::thread::spawn(move || {
