@@ -11,6 +11,11 @@ use super::{EngineOptions, SharedEmbedder};
 use crate::Result;
 use crate::layout::db_path;
 
+/// The error of a model load whose thread panicked.
+pub(super) fn load_panicked() -> crate::Error {
+    crate::Error::Retrieval(amber_retrieval::Error::Model("loading the model panicked".into()))
+}
+
 /// ONNX Runtime threads of the query embedder: a query is one short text.
 const QUERY_THREADS: usize = 1;
 
@@ -84,9 +89,7 @@ pub(crate) fn load_models(
         let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false);
         (indexer.join(), querier)
     });
-    let indexer = indexer.map_err(|_| {
-        crate::Error::Retrieval(amber_retrieval::Error::Model("loading the model panicked".into()))
-    })??;
+    let indexer = indexer.map_err(|_| load_panicked())??;
     let querier = querier?;
     let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
     // A query runs on the query model, or on the indexing model when that one is

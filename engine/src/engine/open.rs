@@ -83,9 +83,7 @@ impl Engine {
             })
         };
         Self::start(opts, None, move || {
-            let (indexer, query) = loading.join().map_err(|_| {
-                crate::Error::Retrieval(amber_retrieval::Error::Model("loading the model panicked".into()))
-            })??;
+            let (indexer, query) = loading.join().map_err(|_| super::instances::load_panicked())??;
             Ok((indexer, query, Arc::default()))
         })
     }
