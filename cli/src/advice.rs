@@ -4,6 +4,7 @@
 use amber_ipc::Client;
 use amber_ipc::protocol::{
     AdviceLearnResult, AdviceListResult, AdviceShowResult, JudgeRunsResult, JudgementsResult,
+    NoteVerdictResult,
 };
 use clap::Subcommand;
 use serde_json::json;
@@ -29,10 +30,30 @@ pub(crate) enum AdviceAction {
         /// The situation's key (or an alias).
         situation: String,
     },
-    /// A scope's situations, their runs and their newest notes.
+    /// A scope's situations, their runs and their newest notes, each with its tally.
     List {
         /// The scope.
         scope: String,
+    },
+    /// Your word on a note a session was given: was it applied, did it help (it counts
+    /// instead of the judge's for that session).
+    Verdict {
+        /// The session (as `amber session list` shows it).
+        session: String,
+        /// The note's situation (as `advice list` shows it).
+        situation: String,
+        /// Was the note applied: yes, no or unsure.
+        #[arg(long, value_parser = ["yes", "no", "unsure"])]
+        applied: String,
+        /// Did it help: yes, no or unsure.
+        #[arg(long, value_parser = ["yes", "no", "unsure"])]
+        helped: String,
+        /// The note's scope, when the session was given the situation from two.
+        #[arg(long)]
+        scope: Option<String>,
+        /// Why, in a few words.
+        #[arg(long)]
+        reason: Option<String>,
     },
 }
 
@@ -81,6 +102,10 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
             if !s.aliases.is_empty() {
                 outln!("also known as: {}", s.aliases.join(", "));
             }
+            for t in &r.tallies {
+                let whose = t.agent.as_deref().unwrap_or("shared");
+                outln!("{whose} note: {}", t.line());
+            }
             for n in &r.notes {
                 let whose = n.agent.as_deref().map(|a| format!(", personal: {a}")).unwrap_or_default();
                 let held = n.withheld.as_deref().map(|w| format!(" WITHHELD: {w}")).unwrap_or_default();
@@ -120,7 +145,26 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
                     x.runs,
                     one_line(&x.situation.line, 80)
                 );
+                for t in &x.tallies {
+                    outln!("  {} note: {}", t.agent.as_deref().unwrap_or("shared"), t.line());
+                }
             }
+        }
+        AdviceAction::Verdict { session, situation, applied, helped, scope, reason } => {
+            let r: NoteVerdictResult = client.call(
+                "note_verdict",
+                &json!({ "session_id": session, "situation": situation, "scope": scope,
+                         "applied": applied, "helped": helped, "reason": reason }),
+            )?;
+            if as_json {
+                return print_json(&r);
+            }
+            outln!(
+                "noted: {} in session {} applied {applied}, helped {helped} (your word counts instead of the judge's)",
+                r.verdict.situation,
+                r.verdict.session_id
+            );
+            outln!("{} [{}]: {}", r.tally.situation, r.tally.scope, r.tally.line());
         }
     }
     Ok(())
@@ -137,7 +181,13 @@ pub(crate) fn judgements(
 ) -> anyhow::Result<()> {
     if judge {
         let r: JudgeRunsResult = client.call("judge_runs", &json!({ "scope": scope }))?;
-        errln!("judged {} runs ({} failed)", r.judged.len(), r.failed.len());
+        errln!(
+            "judged {} runs ({} failed) and {} served notes ({} sessions failed)",
+            r.judged.len(),
+            r.failed.len(),
+            r.notes.len(),
+            r.notes_failed.len()
+        );
     }
     let r: JudgementsResult = client.call("judgements", &json!({ "scope": scope, "limit": limit }))?;
     if as_json {

@@ -15,6 +15,7 @@ mod claude_code;
 mod codex;
 mod compile;
 mod daemon;
+mod doctor;
 #[cfg(test)]
 mod doors;
 mod gemini;
@@ -215,6 +216,16 @@ enum Command {
         /// First judge the runs that are due (unrewarded, older than `judge_delay_s`).
         #[arg(long)]
         judge: bool,
+    },
+    /// The learning loop's health: the model, runs and rewards this week, the judge's
+    /// backlog, notes served, ratified and withheld, stale skills, the holdout's lift.
+    Doctor {
+        /// Only this scope and those under it (default: every scope).
+        #[arg(long)]
+        scope: Option<String>,
+        /// Do not ping the model.
+        #[arg(long)]
+        no_ping: bool,
     },
     /// Print a shell's completion script (`amber completions bash >
     /// ~/.local/share/bash-completion/completions/amber`; zsh, fish, elvish, powershell).
@@ -536,6 +547,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             runs::run(action, &mut connect(&cli, &cfg)?, cli.json, max_frame)?
         }
         Command::Advice { action } => advice::run(action, &mut connect(&cli, &cfg)?, cli.json)?,
+        Command::Doctor { scope, no_ping } => {
+            doctor::run(&mut connect(&cli, &cfg)?, scope.as_deref(), *no_ping, cli.json)?
+        }
         Command::Judgements { scope, limit, judge } => {
             advice::judgements(&mut connect(&cli, &cfg)?, scope, *limit, *judge, cli.json)?
         }

@@ -66,3 +66,137 @@ pub struct Judgement {
     /// When.
     pub at: Millis,
 }
+
+/// A session's serving of a note (`get_advice` records one per session and situation).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Serving {
+    /// The session served.
+    pub session_id: String,
+    /// The note's scope.
+    pub scope: Scope,
+    /// Its situation.
+    pub situation: String,
+    /// Its series' agent ('' in the store: the shared note).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The version served.
+    pub version: u32,
+    /// When.
+    pub at: Millis,
+}
+
+/// Who gave a word on a served note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictBy {
+    /// The judge (a model), from the session's transcript.
+    Judge,
+    /// The person, at the command line: it overrides the judge's.
+    Person,
+}
+
+impl VerdictBy {
+    /// Its name in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerdictBy::Judge => "judge",
+            VerdictBy::Person => "person",
+        }
+    }
+
+    /// From its name in the store.
+    pub fn parse(s: &str) -> Option<VerdictBy> {
+        match s {
+            "judge" => Some(VerdictBy::Judge),
+            "person" => Some(VerdictBy::Person),
+            _ => None,
+        }
+    }
+}
+
+/// A word on one note served in one session: was it applied, and did it help (None:
+/// can't tell).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NoteVerdict {
+    /// The session it was served in.
+    pub session_id: String,
+    /// The note's scope.
+    pub scope: Scope,
+    /// Its situation.
+    pub situation: String,
+    /// Its series' agent (None: the shared note).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The version served.
+    pub version: u32,
+    /// Whose session it was: the voice the tally counts (the session's agent).
+    pub voice: String,
+    /// Was the note applied.
+    pub applied: Option<bool>,
+    /// Did it help.
+    pub helped: Option<bool>,
+    /// The judge or the person.
+    pub by: VerdictBy,
+    /// Why, short.
+    #[serde(default)]
+    pub reason: String,
+    /// The judge's model (`openai:<model>`); None for a person's word.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// When.
+    pub at: Millis,
+}
+
+/// Where a note stands by its tally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// Not enough words either way.
+    #[default]
+    Open,
+    /// It helped at least the bar's number of voices, more than it did not.
+    Ratified,
+    /// It did not help at least the bar's number of voices, more than it did: withheld.
+    Unhelpful,
+}
+
+/// A note series' tally.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Tally {
+    /// The note's scope.
+    pub scope: Scope,
+    /// Its situation.
+    pub situation: String,
+    /// Its series' agent (None: the shared note).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Sessions it was served in (every version).
+    pub served: u32,
+    /// Voices with a word on it (their latest judged session each).
+    pub voices: u32,
+    /// Of those, the ones whose latest session applied it.
+    pub applied: u32,
+    /// Whose latest session it helped.
+    pub helped: u32,
+    /// Whose latest session it did not help.
+    pub not_helped: u32,
+    /// The evidence bar it was measured against.
+    pub bar: u32,
+    /// Ratified, unhelpful or open.
+    pub standing: Standing,
+}
+
+impl Tally {
+    /// One line for people: `served 12, helped 4 of 5 voices (ratified)`.
+    pub fn line(&self) -> String {
+        let standing = match self.standing {
+            Standing::Open => format!("open: the bar is {}", self.bar),
+            Standing::Ratified => "ratified".into(),
+            Standing::Unhelpful => "withheld: it did not help".into(),
+        };
+        format!(
+            "served {}, applied by {} and helped {} of {} voices, did not help {} ({standing})",
+            self.served, self.applied, self.helped, self.voices, self.not_helped
+        )
+    }
+}

@@ -11,8 +11,8 @@ use amber_ipc::protocol::{ErrorKind, ErrorObject, METHODS, Method, MethodSpec, R
 use serde_json::Value;
 
 use crate::methods::{
-    admin, advice, agents, capture, checkpoint, compile, documents, get_advice, graph, ingest, judge, learn,
-    memory, model, outcome, portable, review, runs, scope, session, sessions, threads,
+    admin, advice, agents, capture, checkpoint, compile, doctor, documents, get_advice, graph, ingest, judge,
+    learn, memory, model, note_words, outcome, portable, review, runs, scope, session, sessions, threads,
 };
 use crate::peer::Peer;
 use crate::state::Shared;
@@ -96,6 +96,8 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::Ingest => ingest::ingest(shared, peer, params::<m::Ingest>(p)?).await,
         Method::Compile => compile::method(shared, peer, params::<m::Compile>(p)?).await,
         Method::JudgeRuns => judge::judge(shared, params::<m::JudgeRuns>(p)?).await,
+        Method::NoteVerdict => note_words::note_verdict(shared, peer, params::<m::NoteVerdict>(p)?).await,
+        Method::Doctor => doctor::doctor(shared, params::<m::Doctor>(p)?).await,
         Method::Judgements => judge::judgements(shared, params::<m::Judgements>(p)?).await,
         Method::Export => portable::export(shared, peer, params::<m::Export>(p)?).await,
         Method::Import => portable::import(shared, peer, params::<m::Import>(p)?).await,

@@ -6,6 +6,8 @@
 //! answer `model_failed`.
 
 mod common;
+#[path = "advice/month.rs"]
+mod month;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

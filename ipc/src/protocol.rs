@@ -8,6 +8,7 @@ use serde_json::Value;
 mod advice;
 mod browse;
 mod compile;
+mod doctor;
 mod graph;
 mod ingest;
 mod methods;
@@ -22,8 +23,9 @@ mod threads;
 mod ui;
 pub use advice::{
     AdviceLearnParams, AdviceLearnResult, AdviceListParams, AdviceListResult, AdviceShowParams,
-    AdviceShowResult, GetAdviceParams, GetAdviceResult, JudgeRunsParams, JudgeRunsResult, JudgementShown,
-    JudgementsParams, JudgementsResult, NoteWritten, SituationListed,
+    AdviceShowResult, Answer, GetAdviceParams, GetAdviceResult, JudgeRunsParams, JudgeRunsResult,
+    JudgementShown, JudgementsParams, JudgementsResult, NoteVerdictParams, NoteVerdictResult, NoteWritten,
+    SituationListed,
 };
 pub use browse::{
     DEFAULT_FILES, DEFAULT_PAGE, DocumentFile, DocumentParams, DocumentResult, DocumentSection,
@@ -31,6 +33,7 @@ pub use browse::{
     MemoriesResult, MemoryMoveParams, MemorySummary, SECTION_OPENING_CHARS, first_line,
 };
 pub use compile::{CompileParams, CompileResult, SkillWritten};
+pub use doctor::{Check, DoctorParams, DoctorResult, Health};
 pub use graph::{
     KgAddParams, KgAddResult, KgEntitiesParams, KgEntitiesResult, KgEntityCount, KgEntityParams,
     KgFactResult, KgFactsResult, KgInvalidateParams, KgNode, KgStatsParams, KgStatsResult, KgTraverseParams,

@@ -15,7 +15,7 @@ pub use memories::{ChunkKey, Documents, Memories, Scopes, VectorCache};
 pub use open::{Backend, SqliteBackend};
 pub use portable::Portable;
 pub use records::{Addressing, Sessions, Standing};
-pub use runs::{Advice, Runs};
+pub use runs::{Advice, Runs, Verdicts};
 
 /// Declares [`MemoryStore`] as the sum of the concerns' traits and implements it for
 /// every type that has them all (the list written once).
@@ -44,5 +44,6 @@ memory_store!(
     Addressing,
     Runs,
     Advice,
+    Verdicts,
     Portable
 );

@@ -43,10 +43,11 @@ mod store;
 mod threads;
 mod trust;
 mod vectors;
+mod verdicts;
 
 pub use backend::{
     Addressing, Advice, Backend, ChunkKey, Documents, Graph, Memories, MemoryStore, Mentions, Portable, Runs,
-    Scopes, Sessions, SqliteBackend, Standing, VectorCache,
+    Scopes, Sessions, SqliteBackend, Standing, VectorCache, Verdicts,
 };
 pub use error::{Error, Result};
 pub use graph::{FactPage, KgAdded};
@@ -69,6 +70,6 @@ pub use threads::{GuardEntry, Hold};
 pub mod prelude {
     pub use crate::backend::{
         Addressing as _, Advice as _, Documents as _, Graph as _, Memories as _, Mentions as _,
-        Portable as _, Runs as _, Scopes as _, Sessions as _, Standing as _, VectorCache as _,
+        Portable as _, Runs as _, Scopes as _, Sessions as _, Standing as _, VectorCache as _, Verdicts as _,
     };
 }

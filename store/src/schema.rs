@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -288,5 +288,26 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // chunks in step with the file).
     r#"
     CREATE INDEX memories_source ON memories(scope, source) WHERE source IS NOT NULL;
+    "#,
+    // 11 -> 12: words on served notes: per session and note, was it applied and did it
+    // help (NULL: can't tell), from the judge or the person (the person's overrides),
+    // and whose session it was (the voice a note's tally counts).
+    r#"
+    CREATE TABLE note_verdicts (
+        session_id  TEXT NOT NULL,
+        scope       TEXT NOT NULL,
+        situation   TEXT NOT NULL,
+        by          TEXT NOT NULL,
+        agent       TEXT NOT NULL DEFAULT '',
+        version     INTEGER NOT NULL,
+        voice       TEXT NOT NULL,
+        applied     INTEGER,
+        helped      INTEGER,
+        reason      TEXT NOT NULL DEFAULT '',
+        model       TEXT,
+        at          INTEGER NOT NULL,
+        PRIMARY KEY (session_id, scope, situation, by)
+    ) WITHOUT ROWID;
+    CREATE INDEX note_verdicts_note ON note_verdicts(scope, situation);
     "#,
 ];

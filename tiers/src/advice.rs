@@ -28,6 +28,7 @@ pub mod merge;
 pub mod plan;
 pub mod route;
 pub mod sort;
+pub mod tally;
 pub mod write;
 
 /// Which model learns advice (`[learn]` table).
@@ -74,6 +75,10 @@ pub struct LearnConfig {
     /// Count the judge's verdicts on runs nobody rewarded (default true; they are
     /// counted as the judge's in `advice_learn`'s result and in `lift`).
     pub judged: bool,
+    /// A note is ratified once it helped at least this many distinct voices (people, or
+    /// agents where no person is known), more than it did not; one that did not help as
+    /// many, more than it did, is withheld (default 3, at least 1).
+    pub evidence_bar: u32,
 }
 
 impl Default for LearnConfig {
@@ -91,6 +96,7 @@ impl Default for LearnConfig {
             interval_s: 600,
             cache: false,
             judged: true,
+            evidence_bar: 3,
         }
     }
 }
@@ -114,6 +120,9 @@ impl LearnConfig {
         }
         if self.personal_min_runs == 0 {
             return Err("learn.personal_min_runs must be at least 1".into());
+        }
+        if self.evidence_bar == 0 {
+            return Err("learn.evidence_bar must be at least 1".into());
         }
         if self.kind == LearnKind::Openai {
             crate::chat::check_settings("learn", self.url.as_deref(), self.model.as_deref())?;
@@ -194,6 +203,12 @@ impl Learner {
     /// `openai:<model>`.
     pub fn name(&self) -> String {
         format!("openai:{}", self.chat.model())
+    }
+
+    /// One short call, never from the cache, within `limit`: does the model answer?
+    pub fn ping(&self, limit: Duration) -> Result<(), ModelError> {
+        let l = Learner { cache: None, ..self.within(limit) };
+        l.ask("Reply with the word ok.", "ping", 2).map(|_| ())
     }
 
     /// Asks the model once (or the cache): the reply's text, a leading `<think>` block

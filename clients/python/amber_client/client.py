@@ -881,14 +881,19 @@ class Client:
         return self.call("advice_list", {"scope": scope})
 
     def judge_runs(self, scope: str, *, limit: int | None = None) -> dict[str, Any]:
-        """The model judges unrewarded runs older than ``[learn] judge_delay_s``:
-        ``{judged, failed}``."""
+        """The model judges unrewarded runs older than ``[learn] judge_delay_s``, then
+        the notes served in ended sessions: ``{judged, failed, notes, notes_failed}``."""
         return self.call("judge_runs", _drop_none({"scope": scope, "limit": limit}))
 
     def judgements(self, scope: str, *, limit: int | None = None) -> dict[str, Any]:
         """The model's judgements of a scope's runs, each with the recorder's own
         reward when one came (it counts instead): ``{judgements}``."""
         return self.call("judgements", _drop_none({"scope": scope, "limit": limit}))
+
+    def doctor(self, scope: str | None = None, *, no_ping: bool | None = None) -> dict[str, Any]:
+        """The learning loop's health: ``{scope?, checks: [{name, health, found, fix?,
+        figures}]}`` for the model, runs, the judge's backlog, notes, skills and lift."""
+        return self.call("doctor", _drop_none({"scope": scope, "no_ping": no_ping}))
 
     def ingest(
         self,

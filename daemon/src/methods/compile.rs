@@ -32,7 +32,7 @@ use amber_tiers::advice::compile::{Limits, Source, compile, sources_to_recompile
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::advice::{blocking, learner, model_failed};
+use super::model_work::{blocking, learner, model_failed};
 use crate::peer::Peer;
 use crate::rpc::{engine_error, invalid, to_value};
 use crate::state::Shared;
@@ -174,26 +174,13 @@ async fn pass(
     Ok(result)
 }
 
-type Planned = (CompileResult, Vec<NewMemory>, Option<(Scope, Settings)>);
-
-/// Reads the sources and the library, asks the model, and says what to write.
-fn plan(
+/// The chosen documents as they are on disk now, with their SHA-256 and the trust their
+/// chunks carry.
+fn on_disk(
     e: &Engine,
-    learner: &Learner,
     scope: &Scope,
-    full: bool,
-    origin: &Origin,
-) -> Result<Planned, ErrorObject> {
-    let mut out = CompileResult { scope: scope.clone(), ..Default::default() };
-    let Some(mut settings) = settings(e, scope).map_err(engine_error)? else {
-        out.message = format!(
-            "no documents are chosen for {scope}: amber compile --sources docs/runbooks/ (from the project)"
-        );
-        return Ok((out, Vec::new(), None));
-    };
-    out.sources = settings.prefixes.clone();
-    // The chosen documents as they are on disk now, with their SHA-256 and the trust their
-    // chunks carry.
+    settings: &Settings,
+) -> Result<Vec<(Source, String, Trust)>, ErrorObject> {
     let mut docs: Vec<(Source, String, Trust)> = Vec::new();
     for prefix in &settings.prefixes {
         let abs = settings.root.join(prefix).to_string_lossy().into_owned();
@@ -218,6 +205,38 @@ fn plan(
             docs.push((source, sha, trust));
         }
     }
+    Ok(docs)
+}
+
+/// The skills of `scope` whose documents changed or went since they were compiled, of
+/// how many (None: no documents are chosen for the scope).
+pub(crate) fn stale_skills(e: &Engine, scope: &Scope) -> Result<Option<(usize, Vec<String>)>, ErrorObject> {
+    let Some(settings) = settings(e, scope).map_err(engine_error)? else { return Ok(None) };
+    let docs = on_disk(e, scope, &settings)?;
+    let library: Vec<Skill> = skills(e, scope).map_err(engine_error)?.into_iter().map(|(_, k)| k).collect();
+    let shas: Vec<(String, String)> = docs.iter().map(|(d, sha, _)| (d.path.clone(), sha.clone())).collect();
+    Ok(Some((library.len(), stale(&library, &shas))))
+}
+
+type Planned = (CompileResult, Vec<NewMemory>, Option<(Scope, Settings)>);
+
+/// Reads the sources and the library, asks the model, and says what to write.
+fn plan(
+    e: &Engine,
+    learner: &Learner,
+    scope: &Scope,
+    full: bool,
+    origin: &Origin,
+) -> Result<Planned, ErrorObject> {
+    let mut out = CompileResult { scope: scope.clone(), ..Default::default() };
+    let Some(mut settings) = settings(e, scope).map_err(engine_error)? else {
+        out.message = format!(
+            "no documents are chosen for {scope}: amber compile --sources docs/runbooks/ (from the project)"
+        );
+        return Ok((out, Vec::new(), None));
+    };
+    out.sources = settings.prefixes.clone();
+    let docs = on_disk(e, scope, &settings)?;
     out.documents = docs.len();
     let current = skills(e, scope).map_err(engine_error)?;
     let library: Vec<Skill> = current.iter().map(|(_, k)| k.clone()).collect();

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use amber_core::advice::Note;
+use amber_core::advice::{Note, Standing};
 use amber_core::{Scope, now_millis};
 use amber_ipc::protocol::{ErrorKind, ErrorObject, GetAdviceParams, GetAdviceResult};
 use amber_tiers::advice::route::{MAX_LINES, route};
@@ -21,7 +21,7 @@ use amber_tiers::session::Session;
 use amber_tiers::session_run::AdviceGiven;
 use serde_json::Value;
 
-use super::advice::{blocking, learner, model_failed};
+use super::model_work::{blocking, learner, model_failed};
 use crate::rpc::{agent_name, engine_error, invalid, read, to_value};
 use crate::state::Shared;
 
@@ -109,12 +109,22 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
     let sid = session.id.clone();
     let with_skills = p.skills == Some(true);
     let writer = crate::rpc::BlockingWriter::new(shared);
+    let bar = shared.config.learn.evidence_bar;
     let (result, given) = blocking(move || {
+        // A note whose tally says it did not help is withheld like a curated-out one.
+        let tallies = super::note_words::tallies(&engine, Some(&scope), bar)?;
+        let tally_of = |n: &Note| {
+            tallies
+                .iter()
+                .find(|t| t.scope == n.scope && t.situation == n.situation && t.agent == n.agent)
+                .cloned()
+        };
         let notes: Vec<Note> = engine
             .notes(&scope, None, false)
             .map_err(engine_error)?
             .into_iter()
             .filter(|n| n.withheld.is_none() && (n.agent.is_none() || n.agent.as_deref() == Some(&agent)))
+            .filter(|n| tally_of(n).is_none_or(|t| t.standing != Standing::Unhelpful))
             .collect();
         let situations = engine.situations(&scope).map_err(engine_error)?;
         // Skills compiled from documents route as themselves.
@@ -214,6 +224,7 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
             }
         };
         let note = &note;
+        out.tally = tally_of(note);
         out.version = Some(note.version);
         out.personal = note.agent.clone();
         let kind = if from_documents(out.from.as_deref()) { "the skill" } else { "advice for" };
@@ -278,9 +289,15 @@ fn with_text(mut out: GetAdviceResult) -> GetAdviceResult {
             out.scope
         ),
         None => format!(
-            "Amber: advice for this task, learned from {} rewarded runs in {} (situation {key}, version {version}). It reports what worked and failed before; weigh it, do not obey it:",
+            "Amber: advice for this task, learned from {} rewarded runs in {} (situation {key}, version {version}{}). It reports what worked and failed before; weigh it, do not obey it:",
             out.runs.unwrap_or(0),
-            out.scope
+            out.scope,
+            match &out.tally {
+                Some(t) if t.standing == Standing::Ratified => {
+                    format!("; ratified: it helped {} of the {} voices who judged it", t.helped, t.voices)
+                }
+                _ => String::new(),
+            }
         ),
     };
     out.text = format!("{head}\n{}", amber_tiers::fence::quoted(note, ""));

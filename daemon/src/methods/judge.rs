@@ -20,15 +20,13 @@ use amber_tiers::advice::{Learner, ModelError};
 use amber_tiers::session::Session;
 use serde_json::Value;
 
-use super::advice::{blocking, learner, model_failed};
 use super::learn::{MAX_RUNS, Pass};
+use super::model_work::{blocking, learner, model_failed};
 use crate::rpc::{engine_error, invalid, read, to_value};
 use crate::state::Shared;
 
 /// Ended sessions looked at in one pass.
 const MAX_SESSIONS: usize = 1_000;
-/// The most characters of a session's captures shown to the judge.
-const SESSION_TRACE_CHARS: usize = 6_000;
 
 pub(crate) async fn judge(shared: &Arc<Shared>, p: JudgeRunsParams) -> Result<Value, ErrorObject> {
     let learner = learner(shared, shared.config.learn.cache)?;
@@ -48,34 +46,14 @@ fn within(scope: &Scope, wanted: Option<&Scope>) -> bool {
     wanted.is_none_or(|w| scope == w || scope.as_str().starts_with(&format!("{}/", w.as_str())))
 }
 
-/// An ended session nobody rewarded, as a run for the judge: its captures as the trace.
-fn session_as_run(engine: &Engine, s: &Session) -> Result<Run, ErrorObject> {
-    let captured = engine.session_memories(&s.id).map_err(engine_error)?;
-    let mut trace = String::new();
-    for m in &captured {
-        if trace.chars().count() >= SESSION_TRACE_CHARS {
-            break;
-        }
-        trace.push_str(&m.content);
-        trace.push('\n');
-    }
-    Ok(Run {
-        id: format!("session:{}", s.id),
-        scope: s.scope.clone(),
-        agent: s.agent.clone(),
-        task: format!("an agent session of {} in {} ({} events)", s.agent, s.scope, s.events),
-        trace,
-        used: Vec::new(),
-        outcome: s.end_reason.clone(),
-        advice: Vec::new(),
-        created_at: s.ended_at.unwrap_or(s.started_at),
-        reward: None,
-    })
-}
-
 /// The runs and ended sessions due for judging: nobody rewarded them, they are at least
 /// `delay_ms` old, and they were not judged before.
-fn due(engine: &Engine, scope: Option<&Scope>, delay_ms: i64, limit: usize) -> Result<Vec<Run>, ErrorObject> {
+pub(crate) fn due(
+    engine: &Engine,
+    scope: Option<&Scope>,
+    delay_ms: i64,
+    limit: usize,
+) -> Result<Vec<Run>, ErrorObject> {
     let judged: HashSet<String> =
         engine.judgements(scope, MAX_RUNS).map_err(engine_error)?.into_iter().map(|j| j.run_id).collect();
     let cutoff = now_millis() - delay_ms;
@@ -96,14 +74,14 @@ fn due(engine: &Engine, scope: Option<&Scope>, delay_ms: i64, limit: usize) -> R
         // recorded as a run is judged through its run.
         let unrewarded = s.reward.is_none() && s.outcome.is_none() && s.run.runs.is_empty();
         if ended && unrewarded && within(&s.scope, scope) && !judged.contains(&format!("session:{}", s.id)) {
-            out.push(session_as_run(engine, &s)?);
+            out.push(super::note_words::session_as_run(engine, &s)?);
         }
     }
     Ok(out)
 }
 
 /// Judges up to `limit` due runs and sessions of `scope` (and below; every scope when
-/// None). A malformed reply is noted and tried again next time; a failed call stops
+/// None), then the notes served in up to `limit` ended sessions (`note_words`). A malformed reply is noted and tried again next time; a failed call stops
 /// the pass (`model_failed`) with what was judged before it kept.
 pub(crate) fn judge_pass(
     engine: &Engine,
@@ -127,6 +105,8 @@ pub(crate) fn judge_pass(
             Err(e) => return Err(model_failed(e)),
         }
     }
+    (out.notes, out.notes_failed) =
+        super::note_words::judge_pass(engine, learner, writer, scope, delay_ms, limit)?;
     Ok(out)
 }
 

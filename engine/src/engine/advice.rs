@@ -2,8 +2,8 @@
 //! judgements in the store, and the shortlist of situation lines by Amber's hybrid
 //! search (BM25 and vectors fused, no model call beyond the embedding model).
 
-use amber_core::advice::{Judgement, Note, Situation};
-use amber_core::{Scope, now_millis};
+use amber_core::advice::{Judgement, Note, NoteVerdict, Serving, Situation};
+use amber_core::{Millis, Scope, now_millis};
 use amber_retrieval::fusion::reciprocal_rank_fusion;
 use amber_retrieval::{Bm25Doc, Bm25Filter, Bm25Index, cosine};
 
@@ -66,6 +66,21 @@ impl Engine {
     /// first.
     pub fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>> {
         self.read(|s| s.judgements(scope, limit))
+    }
+
+    /// The servings of notes in a scope and below (every scope when None) since a time.
+    pub fn servings(&self, scope: Option<&Scope>, since: Millis) -> Result<Vec<Serving>> {
+        self.read(|s| s.servings(scope, since))
+    }
+
+    /// Stores words on served notes (the judge's or the person's).
+    pub fn put_note_verdicts(&self, verdicts: &[NoteVerdict]) -> Result<()> {
+        Ok(lock(&self.writer).put_note_verdicts(verdicts)?)
+    }
+
+    /// The words on notes of a scope and below (every scope when None), oldest first.
+    pub fn note_verdicts(&self, scope: Option<&Scope>) -> Result<Vec<NoteVerdict>> {
+        self.read(|s| s.note_verdicts(scope))
     }
 
     /// The indexes of the `k` of `lines` that best match `query` by Amber's hybrid

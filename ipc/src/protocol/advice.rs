@@ -3,7 +3,7 @@
 //! `advice_show`, `advice_list` and `judgements`, which read what was learned.
 
 use amber_core::Scope;
-use amber_core::advice::{Judgement, Note, Situation};
+use amber_core::advice::{Judgement, Note, NoteVerdict, Situation, Tally};
 use amber_tiers::advice::plan::Skip;
 use serde::{Deserialize, Serialize};
 
@@ -95,6 +95,10 @@ pub struct GetAdviceResult {
     /// True when the session is in the holdout arm: it is given no advice.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub withheld: bool,
+    /// The served note's tally: sessions served, voices it helped and did not, whether
+    /// it is ratified (a note routed to but unhelpful by its tally is not served).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tally: Option<Tally>,
 }
 
 /// `advice_learn` params.
@@ -178,6 +182,9 @@ pub struct AdviceShowResult {
     pub situation: Situation,
     /// Every version of its notes, shared and personal, oldest first per series.
     pub notes: Vec<Note>,
+    /// Each note series' tally (served, applied, helped, ratified).
+    #[serde(default)]
+    pub tallies: Vec<Tally>,
 }
 
 /// `advice_list` params.
@@ -197,6 +204,9 @@ pub struct SituationListed {
     pub runs: usize,
     /// The newest version of each of its note series (text left out).
     pub notes: Vec<Note>,
+    /// Each note series' tally (served, applied, helped, ratified).
+    #[serde(default)]
+    pub tallies: Vec<Tally>,
 }
 
 /// `advice_list` result.
@@ -226,6 +236,12 @@ pub struct JudgeRunsResult {
     pub judged: Vec<Judgement>,
     /// Runs the model failed to judge (a reason each), tried again next time.
     pub failed: Vec<(String, String)>,
+    /// Words on the notes served in ended sessions, one call a session.
+    #[serde(default)]
+    pub notes: Vec<NoteVerdict>,
+    /// Sessions whose notes the model failed to judge (a reason each), tried again.
+    #[serde(default)]
+    pub notes_failed: Vec<(String, String)>,
 }
 
 /// `judgements` params.
@@ -255,4 +271,57 @@ pub struct JudgementShown {
 pub struct JudgementsResult {
     /// Newest first.
     pub judgements: Vec<JudgementShown>,
+}
+
+/// Yes, no or can't tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// Yes.
+    Yes,
+    /// No.
+    No,
+    /// Can't tell.
+    Unsure,
+}
+
+impl Answer {
+    /// Yes and no as booleans, unsure as None.
+    pub fn as_bool(self) -> Option<bool> {
+        match self {
+            Answer::Yes => Some(true),
+            Answer::No => Some(false),
+            Answer::Unsure => None,
+        }
+    }
+}
+
+/// `note_verdict` params: the person's word on a note a session was served (it
+/// overrides the judge's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoteVerdictParams {
+    /// The session that was served the note.
+    pub session_id: String,
+    /// The note's situation (as `advice list` and the session show it).
+    pub situation: String,
+    /// The note's scope, when the session was served the situation from two scopes.
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    /// Was it applied.
+    pub applied: Answer,
+    /// Did it help.
+    pub helped: Answer,
+    /// Why, in a few words (at most 300 characters).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// `note_verdict` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoteVerdictResult {
+    /// The word as stored.
+    pub verdict: NoteVerdict,
+    /// The note series' tally with it.
+    pub tally: Tally,
 }

@@ -298,6 +298,10 @@ registry! {
     AdviceList "advice_list" (AdviceListParams => AdviceListResult) Read, mcp None, cli Some("advice list"), python true;
     /// Judge unrewarded runs.
     JudgeRuns "judge_runs" (JudgeRunsParams => JudgeRunsResult) Write, mcp None, cli Some("judgements"), python true;
+    /// The person's word on a served note.
+    NoteVerdict "note_verdict" (NoteVerdictParams => NoteVerdictResult) Write, mcp None, cli Some("advice verdict"), python false;
+    /// The learning loop's health.
+    Doctor "doctor" (DoctorParams => DoctorResult) Read, mcp None, cli Some("doctor"), python true;
     /// The judge's verdicts.
     Judgements "judgements" (JudgementsParams => JudgementsResult) Read, mcp None, cli Some("judgements"), python true;
     /// Bring documents in.

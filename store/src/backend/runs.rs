@@ -1,7 +1,7 @@
 //! Runs, rewards and the advice learned from them. Part of the storage boundary ([`crate::MemoryStore`]):
 //! each trait is implemented once per backend, in the file that owns its tables.
 
-use amber_core::advice::{Judgement, Note, Situation};
+use amber_core::advice::{Judgement, Note, NoteVerdict, Serving, Situation};
 use amber_core::{Millis, NewRun, Run, RunReward, RunWrite, Scope};
 
 use crate::Result;
@@ -55,4 +55,16 @@ pub trait Advice {
     fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()>;
     /// The judgements of a scope's runs and sessions (every scope's when None), newest first.
     fn judgements(&self, scope: Option<&Scope>, limit: usize) -> Result<Vec<Judgement>>;
+}
+
+/// Words on served notes: the servings, and per session and note whether it was applied
+/// and helped (the judge's and the person's).
+pub trait Verdicts {
+    /// The servings of notes in a scope and below (every scope when None) since a time,
+    /// oldest first.
+    fn servings(&self, scope: Option<&Scope>, since: Millis) -> Result<Vec<Serving>>;
+    /// Stores words on served notes (one per session, note and giver: a later one replaces).
+    fn put_note_verdicts(&mut self, verdicts: &[NoteVerdict]) -> Result<()>;
+    /// The words on notes of a scope and below (every scope when None), oldest first.
+    fn note_verdicts(&self, scope: Option<&Scope>) -> Result<Vec<NoteVerdict>>;
 }

@@ -79,6 +79,7 @@ mod sessions;
 mod standing;
 mod threads;
 mod vectors;
+mod verdicts;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

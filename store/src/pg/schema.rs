@@ -6,7 +6,7 @@ use super::{MIGRATE_LOCK, PgStore, Q};
 use crate::{Error, Result};
 
 /// The newest team schema version this binary knows.
-pub(crate) const PG_SCHEMA_VERSION: i64 = 7;
+pub(crate) const PG_SCHEMA_VERSION: i64 = 8;
 
 /// Whether a grant to the current role covers a scope (`$scope` is the column).
 macro_rules! granted {
@@ -506,6 +506,29 @@ const MIGRATIONS: &[&str] = &[
         "CREATE POLICY amber_insert ON embeddings FOR INSERT WITH CHECK (written_by = current_user AND ",
         granted!("scope", " AND g.can_write"),
         ");\n",
+    ),
+    // 7 -> 8: words on served notes (the local store's 11 -> 12), kept like servings of
+    // advice: by whoever reads the note's scope.
+    concat!(
+        r#"
+    CREATE TABLE note_verdicts (
+        session_id  TEXT NOT NULL,
+        scope       TEXT NOT NULL,
+        situation   TEXT NOT NULL,
+        by          TEXT NOT NULL,
+        agent       TEXT NOT NULL DEFAULT '',
+        version     BIGINT NOT NULL,
+        voice       TEXT NOT NULL,
+        applied     BOOLEAN,
+        helped      BOOLEAN,
+        reason      TEXT NOT NULL DEFAULT '',
+        model       TEXT,
+        at          BIGINT NOT NULL,
+        PRIMARY KEY (session_id, scope, situation, by)
+    );
+    CREATE INDEX note_verdicts_note ON note_verdicts(scope, situation);
+    "#,
+        seen_through!("note_verdicts", scope: "scope"),
     ),
 ];
 
