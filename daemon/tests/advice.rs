@@ -8,6 +8,8 @@
 mod common;
 #[path = "advice/month.rs"]
 mod month;
+#[path = "advice/options.rs"]
+mod options;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -18,7 +18,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 
-use amber_core::advice::{Judgement, Note, Situation};
+use amber_core::advice::{Judgement, Note, NoteVerdict, Situation, VerdictBy};
 use amber_core::graph::{NewEntity, NewFact};
 use amber_core::{
     Link, LinkKind, MemoryId, MemoryType, NewMemory, NewRun, Outcome, Report, ReportKind, RunReward, Scope,
@@ -869,6 +869,30 @@ fn advice_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
         "served",
         (s.mark_served("s1", &latest[0], 9).unwrap(), s.mark_served("s1", &latest[1], 10).unwrap()),
     );
+    s.mark_served("s2", &latest[0], 11).unwrap();
+    t.note("servings", (s.servings(None, 0).unwrap(), s.servings(Some(&scope("team")), 10).unwrap()));
+    let word = |session: &str, by: VerdictBy, helped: Option<bool>| NoteVerdict {
+        session_id: session.into(),
+        scope: sc.clone(),
+        situation: "b-build".into(),
+        agent: None,
+        version: 2,
+        voice: "bob".into(),
+        applied: Some(true),
+        helped,
+        by,
+        reason: "r".into(),
+        model: (by == VerdictBy::Judge).then(|| "m".into()),
+        at: 12,
+    };
+    s.put_note_verdicts(&[word("s1", VerdictBy::Judge, Some(false)), word("s2", VerdictBy::Judge, None)])
+        .unwrap();
+    s.put_note_verdicts(&[
+        word("s1", VerdictBy::Person, Some(true)),
+        word("s2", VerdictBy::Judge, Some(true)),
+    ])
+    .unwrap();
+    t.note("words", (s.note_verdicts(Some(&sc)).unwrap(), s.note_verdicts(Some(&scope("team/b"))).unwrap()));
     let judge = |run: &str, v| Judgement {
         run_id: run.into(),
         verdict: v,

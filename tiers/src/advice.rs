@@ -26,6 +26,7 @@ pub mod judge;
 pub mod link;
 pub mod merge;
 pub mod plan;
+pub mod render;
 pub mod route;
 pub mod sort;
 pub mod tally;

@@ -573,7 +573,7 @@ pub(super) struct GetAdviceArgs {
     pub(super) session_id: Option<String>,
     /// Where you are: `start` (default) or `next` to be given advice for the task;
     /// `fork` or `stuck` to re-read the Pitfalls of the advice you were given, `done` its
-    /// Steps (to check your work against them).
+    /// Pitfalls and Steps (to check your work against them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) moment: Option<String>,
     /// The scope whose advice to use (default: the session's, else the project's).
@@ -583,4 +583,13 @@ pub(super) struct GetAdviceArgs {
     /// advice, in full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) skills: Option<bool>,
+    /// `notes` (default) or `checklist` (steps and pitfalls as `- [ ]` lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) format: Option<String>,
+    /// The most characters of advice to give (at least 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) max_chars: Option<usize>,
+    /// False: only skills compiled from the project's documents, no learned notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) notes: Option<bool>,
 }

@@ -15,8 +15,9 @@ use std::time::Duration;
 use amber_core::advice::{Note, Standing};
 use amber_core::{Scope, now_millis};
 use amber_ipc::protocol::{ErrorKind, ErrorObject, GetAdviceParams, GetAdviceResult};
+use amber_tiers::advice::render::{FORMATS, MIN_CHARS, checklist, cut};
 use amber_tiers::advice::route::{MAX_LINES, route};
-use amber_tiers::advice::write::{reread_section, section};
+use amber_tiers::advice::write::{reread_sections, section};
 use amber_tiers::session::Session;
 use amber_tiers::session_run::AdviceGiven;
 use serde_json::Value;
@@ -57,6 +58,13 @@ fn from_documents(from: Option<&str>) -> bool {
 /// The moments a `get_advice` may name.
 const MOMENTS: [&str; 5] = ["start", "fork", "stuck", "done", "next"];
 
+/// How a note is put for the agent: as a checklist, and cut to a size.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    checklist: bool,
+    max_chars: Option<usize>,
+}
+
 /// The note of `situation` to serve `agent`: its personal one first, else the shared one.
 fn note_for<'a>(notes: &'a [Note], situation: &str, agent: Option<&str>) -> Option<&'a Note> {
     let of = |a: Option<&str>| notes.iter().find(|n| n.situation == situation && n.agent.as_deref() == a);
@@ -75,6 +83,15 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
     if p.timeout_ms == Some(0) {
         return Err(invalid("timeout_ms must be at least 1"));
     }
+    let format = p.format.as_deref().unwrap_or("notes");
+    if !FORMATS.contains(&format) {
+        return Err(invalid(format!("format must be one of {}, got {format:?}", FORMATS.join(", "))));
+    }
+    if let Some(max) = p.max_chars.filter(|m| !(MIN_CHARS..=100_000).contains(m)) {
+        return Err(invalid(format!("max_chars must be {MIN_CHARS} to 100000, got {max}")));
+    }
+    let shape = Shape { checklist: format == "checklist", max_chars: p.max_chars };
+    let with_notes = p.notes != Some(false);
     let agent = p.agent.as_deref().map(agent_name).transpose()?;
     // Advice is learned by a model: without one there is none to give, and nothing is opened.
     let mut learner = learner(shared, shared.config.learn.cache)?;
@@ -102,8 +119,8 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
         out.message = "this session is in the holdout arm: it is given no advice".into();
         return to_value(&out);
     }
-    if let Some(part) = reread_section(&moment) {
-        return reread(shared, &session, &moment, part, out).await;
+    if let Some(parts) = reread_sections(&moment) {
+        return reread(shared, &session, &moment, parts, shape, out).await;
     }
     let engine = shared.engine.clone();
     let sid = session.id.clone();
@@ -125,6 +142,7 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
             .into_iter()
             .filter(|n| n.withheld.is_none() && (n.agent.is_none() || n.agent.as_deref() == Some(&agent)))
             .filter(|n| tally_of(n).is_none_or(|t| t.standing != Standing::Unhelpful))
+            .filter(|_| with_notes)
             .collect();
         let situations = engine.situations(&scope).map_err(engine_error)?;
         // Skills compiled from documents route as themselves.
@@ -264,12 +282,19 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
     if let Some(g) = given {
         note_given(shared, &session.id, |s| s.run.advice.push(g)).await?;
     }
-    to_value(&with_text(result))
+    to_value(&with_text(result, shape))
 }
 
 /// The answer with its text for the agent: where the note came from, then the note
 /// quoted line by line (it is evidence from earlier runs, never an instruction).
-fn with_text(mut out: GetAdviceResult) -> GetAdviceResult {
+fn with_text(mut out: GetAdviceResult, shape: Shape) -> GetAdviceResult {
+    if let Some(note) = out.note.take() {
+        let note = if shape.checklist { checklist(&note) } else { note };
+        out.note = Some(match shape.max_chars {
+            Some(max) => cut(&note, max).0,
+            None => note,
+        });
+    }
     let (Some(note), Some(key)) = (&out.note, &out.situation) else { return out };
     let version = out.version.unwrap_or(0);
     let head = match &out.part {
@@ -304,35 +329,42 @@ fn with_text(mut out: GetAdviceResult) -> GetAdviceResult {
     out
 }
 
-/// `fork`, `stuck`, `done`: the `part` of the note the session was given last, once per
-/// session; no model call.
+/// `fork`, `stuck`, `done`: the `parts` of the note the session was given last, each
+/// once per session (a part re-read before is left out); no model call.
 async fn reread(
     shared: &Arc<Shared>,
     session: &Session,
     moment: &str,
-    part: &'static str,
+    parts: &'static [&'static str],
+    shape: Shape,
     mut out: GetAdviceResult,
 ) -> Result<Value, ErrorObject> {
     let Some(given) = session.run.advice.last().cloned() else {
-        out.part = Some(part.to_string());
+        out.part = Some(parts.join(" and "));
         out.message = format!("no advice was given in this session: {moment} re-reads only what was given");
         return to_value(&out);
     };
     // A skill's edge cases are its `If` lines.
     let skill = given.situation.starts_with(SKILL_PREFIX);
-    let part = if skill && part == "Pitfalls" { "If" } else { part };
-    out.part = Some(part.to_string());
+    let parts: Vec<&'static str> =
+        parts.iter().map(|p| if skill && *p == "Pitfalls" { "If" } else { *p }).collect();
+    let left: Vec<&'static str> =
+        parts.iter().copied().filter(|p| !given.reread.iter().any(|r| r == p)).collect();
+    out.part = Some(parts.join(" and "));
     out.situation = Some(given.situation.clone());
     out.version = Some(given.version);
     out.from = Some(if skill { "documents" } else { "runs" }.into());
-    if given.reread.iter().any(|r| r == part) {
+    if left.is_empty() {
         out.given_earlier = true;
-        out.message =
-            format!("the {part} of the advice for {} were re-read earlier in this session", given.situation);
+        out.message = format!(
+            "the {} of the advice for {} were re-read earlier in this session",
+            parts.join(" and "),
+            given.situation
+        );
         return to_value(&out);
     }
     let (scope, key, version) = (given.scope.clone(), given.situation.clone(), given.version);
-    let text = match key.strip_prefix(SKILL_PREFIX).map(str::to_string) {
+    let whole = match key.strip_prefix(SKILL_PREFIX).map(str::to_string) {
         Some(name) => {
             let held = read(shared, move |e| e.by_source(&scope, super::compile::SKILL_SOURCE)).await?;
             let found = held.iter().find_map(|m| {
@@ -343,24 +375,38 @@ async fn reread(
             {
                 out.from = Some(EXTERNAL_DOCUMENTS.into());
             }
-            found.and_then(|(_, k)| section(&k.text(), part))
+            found.map(|(_, k)| k.text())
         }
         None => {
             let notes = read(shared, move |e| e.notes(&scope, Some(&key), true)).await?;
-            notes.iter().find(|n| n.version == version).and_then(|n| section(&n.text, part))
+            notes.into_iter().find(|n| n.version == version).map(|n| n.text)
         }
     };
-    let Some(text) = text else {
-        out.message = format!("the advice for {} has no {part} section", given.situation);
-        return to_value(&out);
+    // One part as its text alone; two each under its heading.
+    let found: Vec<(&'static str, String)> =
+        left.iter().filter_map(|p| Some((*p, section(whole.as_deref()?, p)?))).collect();
+    out.part = Some(left.join(" and "));
+    let text = match found.as_slice() {
+        [] => {
+            out.message = format!("the advice for {} has no {} section", given.situation, left.join(" or "));
+            return to_value(&out);
+        }
+        [(_, one)] => one.clone(),
+        many => many.iter().map(|(p, t)| format!("## {p}\n{t}")).collect::<Vec<_>>().join("\n"),
     };
+    let read_now: Vec<&'static str> = found.iter().map(|(p, _)| *p).collect();
+    out.part = Some(read_now.join(" and "));
     out.note = Some(text);
-    out.message = format!("at {moment}: the {part} of the advice for {} given earlier", given.situation);
-    let out = with_text(out);
+    out.message = format!(
+        "at {moment}: the {} of the advice for {} given earlier",
+        read_now.join(" and "),
+        given.situation
+    );
+    let out = with_text(out, shape);
     let situation = given.situation.clone();
     note_given(shared, &session.id, move |s| {
         if let Some(g) = s.run.advice.iter_mut().rev().find(|g| g.situation == situation) {
-            g.reread.push(part.to_string());
+            g.reread.extend(read_now.iter().map(|p| p.to_string()));
         }
     })
     .await?;

@@ -20,7 +20,8 @@ pub struct GetAdviceParams {
     pub session_id: Option<String>,
     /// The session's moment: `start` (default) and `next` route the task to a
     /// situation (a model call); `fork` and `stuck` re-read the Pitfalls, `done` the
-    /// Steps, of the note the session was given (no model call; each part once).
+    /// Pitfalls and the Steps, of the note the session was given (no model call; each
+    /// part once).
     #[serde(default)]
     pub moment: Option<String>,
     /// Where the notes live (default: the session's scope, else `default`).
@@ -38,6 +39,16 @@ pub struct GetAdviceParams {
     /// only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<bool>,
+    /// `notes` (default: the note as written) or `checklist` (steps and pitfalls as
+    /// `- [ ]` lines, the evidence left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// The most characters of the note given (500 to 100,000; cut at a line, saying so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<usize>,
+    /// False: no learned notes, only skills compiled from documents (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<bool>,
 }
 
 /// `get_advice` result.

@@ -127,13 +127,15 @@ pub fn section(note: &str, name: &str) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-/// The section of a served note a moment re-reads (no model call): `fork` and `stuck`
-/// the Pitfalls (what went wrong before), `done` the Steps (to check the work against);
-/// None for the moments that route as usual.
-pub fn reread_section(moment: &str) -> Option<&'static str> {
+/// The sections of a served note a moment re-reads (no model call): `fork` and `stuck`
+/// the Pitfalls (what went wrong before); `done` the Pitfalls and the Steps (the
+/// verification: what went wrong before, and the steps to check the work against; a
+/// note has no section of its own for verifying); None for the moments that route as
+/// usual.
+pub fn reread_sections(moment: &str) -> Option<&'static [&'static str]> {
     match moment {
-        "fork" | "stuck" => Some("Pitfalls"),
-        "done" => Some("Steps"),
+        "fork" | "stuck" => Some(&["Pitfalls"]),
+        "done" => Some(&["Pitfalls", "Steps"]),
         _ => None,
     }
 }
