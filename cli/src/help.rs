@@ -32,7 +32,7 @@ pub(crate) const GROUPS: &[(&str, &[&str])] = &[
         &["outcome", "outcomes", "thread", "guard", "release", "review", "audit"],
     ),
     ("Documents and skills", &["ingest", "compile"]),
-    ("Sessions, runs and advice", &["session", "runs", "lift", "advice", "judgements"]),
+    ("Sessions, runs and advice", &["session", "runs", "lift", "advice", "judgements", "doctor"]),
     ("Agents and integrations", &["install", "uninstall", "hook", "mcp", "agent"]),
     ("Scopes and data", &["scopes", "scope", "export", "import", "backup", "restore", "model", "reindex"]),
     ("The daemon", &["status", "daemon", "config", "ui"]),
