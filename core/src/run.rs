@@ -33,6 +33,10 @@ pub struct NewRun {
     /// again). Not part of its id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reward: Option<f64>,
+    /// In a batch, with `reward`: why (at most 300 characters), kept with the reward
+    /// as `run_reward`'s `reason` is. Not part of its id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The session the run records (a session's run, `session_start` with `run`): its id
     /// is then the session's and [`NewRun::part`]'s, not its content's, so the session's
     /// later ends rewrite it (see [`RunWrite`]).
@@ -80,6 +84,14 @@ impl NewRun {
         }
         if let Some(r) = self.reward.filter(|r| !(-1.0..=1.0).contains(r)) {
             return bad(format!("reward must be in -1..1, got {r}"));
+        }
+        if let Some(reason) = &self.reason {
+            if self.reward.is_none() {
+                return bad("a reason goes with a reward".into());
+            }
+            if reason.chars().count() > 300 {
+                return bad("reason is over 300 characters".into());
+            }
         }
         Ok(())
     }
@@ -173,6 +185,7 @@ mod tests {
             advice: Vec::new(),
             reward: None,
             session: session.map(str::to_string),
+            reason: None,
             part,
         }
     }

@@ -10,6 +10,8 @@ mod common;
 mod month;
 #[path = "advice/options.rs"]
 mod options;
+#[path = "advice/switches.rs"]
+mod switches;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -250,7 +252,8 @@ fn a_malformed_reply_and_a_timeout_answer_model_failed() {
 #[test]
 fn the_timer_judges_due_runs_and_ended_sessions_and_learns_a_scope_with_new_rewards() {
     let chat = fake_chat_with(model, || {});
-    let (d, _dir) = with_config(&learn_config(&chat.url, "judge_delay_s = 0\ninterval_s = 1\n"));
+    let (d, _dir) =
+        with_config(&learn_config(&chat.url, "judge_delay_s = 0\ninterval_s = 1\nrelearn_after = 5\n"));
     let mut c = d.client();
     let s = c.call_value("session_start", json!({ "agent": "ada", "scope": "timed" })).unwrap();
     let sid = s["session_id"].as_str().unwrap().to_string();

@@ -340,6 +340,22 @@ fn situations_link_to_skills_and_get_advice_serves_them_with_a_note_or_in_its_pl
     assert_eq!(b["considered"], 2, "two situation lines, the linked skill not listed as itself: {b}");
     let bodies = chat.bodies.lock().unwrap().clone();
     assert_eq!(bodies.iter().filter(|x| x.contains("You link")).count(), 1, "one linking call, at learning");
+
+    // Two more wrong deploys: the note is edited, and its writer now reads the linked procedure.
+    for i in 4..6 {
+        let task = format!("the deploy fails, try {i}");
+        let r = c.call_value("run_record", json!({ "agent": "ada", "scope": scope, "task": task })).unwrap();
+        let id = r["results"][0]["id"].as_str().unwrap();
+        c.call_value("run_reward", json!({ "agent": "ada", "run_id": id, "reward": -1.0 })).unwrap();
+    }
+    let again = c.call_value("advice_learn", json!({ "scope": scope })).unwrap();
+    assert_eq!(again["written"][0]["version"], 2, "{again}");
+    let bodies = chat.bodies.lock().unwrap().clone();
+    let writes: Vec<&String> = bodies.iter().filter(|x| x.contains("You write")).collect();
+    assert!(!writes[0].contains("<procedure deploy-staging>"), "nothing was linked at the first writing");
+    let last: Value = serde_json::from_str(writes.last().unwrap()).unwrap();
+    let user = last["messages"][1]["content"].as_str().unwrap();
+    assert!(user.contains("<procedure deploy-staging>\n## When\nDeploying ledger-api to staging"), "{user}");
 }
 
 /// A fake model that compiles one skill citing the first source it is sent.

@@ -213,6 +213,7 @@ mod tests {
             advice: Vec::new(),
             reward: None,
             session: None,
+            reason: None,
             part: 0,
         };
         for (scope, task) in [("proj", "a"), ("proj/sub", "b"), ("projx", "c")] {
@@ -259,6 +260,7 @@ mod tests {
             advice: Vec::new(),
             reward: None,
             session: session.map(str::to_string),
+            reason: None,
             part: 0,
         };
         let put = |s: &mut Store, r: NewRun, now: Millis| {

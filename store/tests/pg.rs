@@ -653,6 +653,7 @@ fn addressing_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
         advice: vec![],
         reward: None,
         session: None,
+        reason: None,
         part: 0,
     };
     let runs = [("r1".to_string(), run("one")), ("r2".to_string(), run("two"))];
@@ -913,6 +914,7 @@ fn advice_scenario(s: &mut dyn MemoryStore, t: &mut Transcript) {
                 advice: vec![],
                 reward: None,
                 session: None,
+                reason: None,
                 part: 0,
             },
         )],
@@ -1128,6 +1130,7 @@ fn row_level_security_covers_links_runs_judgements_moves_and_a_readers_own_books
         advice: vec![],
         reward: None,
         session: None,
+        reason: None,
         part: 0,
     };
     a.insert_runs(&here, "agent-a", &[("ra".to_string(), task)], 4).unwrap();

@@ -58,8 +58,22 @@ pub struct LearnConfig {
     /// How long one model call may take (default 60,000 ms).
     pub timeout_ms: u64,
     /// Runs and ended sessions are judged once they are this old and still unrewarded
-    /// (default 3,600 s).
+    /// (default 1,800 s).
     pub judge_delay_s: u64,
+    /// The judge alone (default false): runs, sessions and served notes are judged, but
+    /// the timer learns nothing and `get_advice` serves nothing (`amber advice learn`
+    /// still learns when asked).
+    pub judge_only: bool,
+    /// At most this many sessions of one voice (agent) a day are judged (by the day they
+    /// ended, UTC); the rest are left unjudged (default 20; 0: no cap).
+    pub judged_per_day: u32,
+    /// The timer learns a scope again once this many more of its runs are rewarded
+    /// (default 10).
+    pub relearn_after: u32,
+    /// A compile batch holds at most this many documents (default 12).
+    pub compile_batch_sources: usize,
+    /// and this many characters of them (default 60,000; one longer is cut).
+    pub compile_batch_chars: usize,
     /// A situation gets a note once it has this many wrong runs (reward < 0; default 2).
     pub min_wrong: usize,
     /// A team note (scope under `team/`) needs runs from this many distinct agents
@@ -90,7 +104,12 @@ impl Default for LearnConfig {
             model: None,
             api_key_env: None,
             timeout_ms: 60_000,
-            judge_delay_s: 3_600,
+            judge_delay_s: 1_800,
+            judge_only: false,
+            judged_per_day: 20,
+            relearn_after: 10,
+            compile_batch_sources: 12,
+            compile_batch_chars: 60_000,
             min_wrong: 2,
             team_min_agents: 3,
             personal_min_runs: 10,
@@ -121,6 +140,14 @@ impl LearnConfig {
         }
         if self.personal_min_runs == 0 {
             return Err("learn.personal_min_runs must be at least 1".into());
+        }
+        if self.relearn_after == 0 {
+            return Err("learn.relearn_after must be at least 1".into());
+        }
+        if self.compile_batch_sources == 0 || self.compile_batch_chars < 1_000 {
+            return Err(
+                "learn.compile_batch_sources must be at least 1 and compile_batch_chars at least 1000".into(),
+            );
         }
         if self.evidence_bar == 0 {
             return Err("learn.evidence_bar must be at least 1".into());

@@ -64,6 +64,7 @@ pub fn as_run(s: &Session, reports: &[(MemoryId, Report)]) -> Option<NewRun> {
         advice,
         reward: None,
         session: Some(s.id.clone()),
+        reason: None,
         part: log.part(),
     };
     (log.open.as_ref().map(|o| &o.digest) != Some(&digest(s, &run))).then_some(run)

@@ -153,7 +153,10 @@ async fn pass(
         machine: super::origin::machine(),
         ..Origin::default()
     };
-    let (result, writes, settings) = blocking(move || plan(&engine, &l, &scope, full, &origin)).await?;
+    let cfg = &shared.config.learn;
+    let limits = Limits { max_sources: cfg.compile_batch_sources, max_chars: cfg.compile_batch_chars };
+    let (result, writes, settings) =
+        blocking(move || plan(&engine, &l, &scope, full, &origin, &limits)).await?;
     let changed = !writes.is_empty();
     if changed {
         crate::rpc::write_with(shared, move |e| e.commit_batch(writes)).await?;
@@ -227,6 +230,7 @@ fn plan(
     scope: &Scope,
     full: bool,
     origin: &Origin,
+    limits: &Limits,
 ) -> Result<Planned, ErrorObject> {
     let mut out = CompileResult { scope: scope.clone(), ..Default::default() };
     let Some(mut settings) = settings(e, scope).map_err(engine_error)? else {
@@ -276,8 +280,7 @@ fn plan(
         return Ok((out, writes, None));
     }
     let sources: Vec<Source> = send.iter().map(|(d, _)| d.clone()).collect();
-    let report =
-        compile(learner, &sources, library, &Limits::default(), now_millis()).map_err(model_failed)?;
+    let report = compile(learner, &sources, library, limits, now_millis()).map_err(model_failed)?;
     out.calls = report.calls;
     let trust_of: HashMap<&str, Trust> = docs.iter().map(|(d, _, t)| (d.path.as_str(), *t)).collect();
     for skill in &report.skills {

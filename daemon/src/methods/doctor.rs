@@ -111,8 +111,8 @@ pub(crate) async fn doctor(shared: &Arc<Shared>, p: DoctorParams) -> Result<Valu
         ));
         // The judge's backlog.
         let delay_ms = cfg.judge_delay_s as i64 * 1000;
-        let due_runs = super::judge::due(&engine, sc, delay_ms, MAX_READ)?.len();
-        let due_notes = super::note_words::due(&engine, sc, delay_ms, MAX_READ)?.len();
+        let due_runs = super::judge::due(&engine, sc, delay_ms, cfg.judged_per_day, MAX_READ)?.len();
+        let due_notes = super::note_words::due(&engine, sc, delay_ms, cfg.judged_per_day, MAX_READ)?.len();
         let backlog = due_runs + due_notes;
         let (health, fix) = if backlog == 0 {
             (Health::Ok, None)

@@ -119,6 +119,11 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
         out.message = "this session is in the holdout arm: it is given no advice".into();
         return to_value(&out);
     }
+    if shared.config.learn.judge_only {
+        out.message =
+            "the judge alone runs here ([learn] judge_only): sessions are judged, no advice is served".into();
+        return to_value(&out);
+    }
     if let Some(parts) = reread_sections(&moment) {
         return reread(shared, &session, &moment, parts, shape, out).await;
     }

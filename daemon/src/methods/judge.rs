@@ -1,7 +1,8 @@
 //! The judge of runs and sessions: `judge_runs` (the model judges unrewarded runs and
 //! ended sessions older than `judge_delay_s`, each once), `judgements` (each one, with
 //! the recorder's own reward when it came; no model), and the timer that does it,
-//! and learns a scope again once 5 more of its runs are rewarded, every
+//! and learns a scope again once `relearn_after` more of its runs are rewarded (not with
+//! `judge_only`), every
 //! `[learn] interval_s` while a model is configured.
 
 use std::collections::{HashMap, HashSet};
@@ -15,18 +16,15 @@ use amber_ipc::protocol::{
     ErrorObject, JudgeRunsParams, JudgeRunsResult, JudgementShown, JudgementsParams, JudgementsResult,
 };
 use amber_tiers::advice::judge::judge_run;
-use amber_tiers::advice::plan::REWRITE_RUNS;
 use amber_tiers::advice::{Learner, ModelError};
 use amber_tiers::session::Session;
 use serde_json::Value;
 
 use super::learn::{MAX_RUNS, Pass};
 use super::model_work::{blocking, learner, model_failed};
+use super::note_words::DayCap;
 use crate::rpc::{engine_error, invalid, read, to_value};
 use crate::state::Shared;
-
-/// Ended sessions looked at in one pass.
-const MAX_SESSIONS: usize = 1_000;
 
 pub(crate) async fn judge(shared: &Arc<Shared>, p: JudgeRunsParams) -> Result<Value, ErrorObject> {
     let learner = learner(shared, shared.config.learn.cache)?;
@@ -36,14 +34,12 @@ pub(crate) async fn judge(shared: &Arc<Shared>, p: JudgeRunsParams) -> Result<Va
     }
     let engine = shared.engine.clone();
     let delay_ms = shared.config.learn.judge_delay_s as i64 * 1000;
+    let per_day = shared.config.learn.judged_per_day;
     let writer = crate::rpc::BlockingWriter::new(shared);
     let result =
-        blocking(move || judge_pass(&engine, &learner, &writer, Some(&p.scope), delay_ms, limit)).await?;
+        blocking(move || judge_pass(&engine, &learner, &writer, Some(&p.scope), delay_ms, per_day, limit))
+            .await?;
     to_value(&result)
-}
-
-fn within(scope: &Scope, wanted: Option<&Scope>) -> bool {
-    wanted.is_none_or(|w| scope == w || scope.as_str().starts_with(&format!("{}/", w.as_str())))
 }
 
 /// The runs and ended sessions due for judging: nobody rewarded them, they are at least
@@ -52,6 +48,7 @@ pub(crate) fn due(
     engine: &Engine,
     scope: Option<&Scope>,
     delay_ms: i64,
+    per_day: u32,
     limit: usize,
 ) -> Result<Vec<Run>, ErrorObject> {
     let judged: HashSet<String> =
@@ -64,16 +61,20 @@ pub(crate) fn due(
         .filter(|r| r.reward.is_none() && r.created_at <= cutoff && !judged.contains(&r.id))
         .take(limit)
         .collect();
-    for row in engine.recent_sessions(MAX_SESSIONS).map_err(engine_error)? {
+    let mut cap = DayCap::new(per_day);
+    for s in super::note_words::ended(engine, scope, cutoff)? {
         if out.len() >= limit {
             break;
         }
-        let Ok(s) = serde_json::from_str::<Session>(&row.record) else { continue };
-        let ended = s.ended_at.is_some_and(|t| t <= cutoff);
+        let at = s.ended_at.unwrap_or(s.started_at);
+        if judged.contains(&format!("session:{}", s.id)) {
+            cap.count(&s.agent, at);
+            continue;
+        }
         // Both arms of the holdout are judged alike (lift compares them); a session
         // recorded as a run is judged through its run.
         let unrewarded = s.reward.is_none() && s.outcome.is_none() && s.run.runs.is_empty();
-        if ended && unrewarded && within(&s.scope, scope) && !judged.contains(&format!("session:{}", s.id)) {
+        if unrewarded && cap.take(&s.agent, at) {
             out.push(super::note_words::session_as_run(engine, &s)?);
         }
     }
@@ -89,10 +90,11 @@ pub(crate) fn judge_pass(
     writer: &crate::rpc::BlockingWriter,
     scope: Option<&Scope>,
     delay_ms: i64,
+    per_day: u32,
     limit: usize,
 ) -> Result<JudgeRunsResult, ErrorObject> {
     let mut out = JudgeRunsResult::default();
-    for run in due(engine, scope, delay_ms, limit)? {
+    for run in due(engine, scope, delay_ms, per_day, limit)? {
         match judge_run(learner, &run) {
             Ok((verdict, reason)) => {
                 let j =
@@ -106,7 +108,7 @@ pub(crate) fn judge_pass(
         }
     }
     (out.notes, out.notes_failed) =
-        super::note_words::judge_pass(engine, learner, writer, scope, delay_ms, limit)?;
+        super::note_words::judge_pass(engine, learner, writer, scope, delay_ms, per_day, limit)?;
     Ok(out)
 }
 
@@ -122,7 +124,7 @@ pub(crate) fn own_reward(engine: &Engine, id: &str) -> amber_engine::Result<Opti
 }
 
 /// Every `[learn] interval_s` while a model is configured: judges what is due, then
-/// learns each scope again whose rewarded runs grew by [`REWRITE_RUNS`] since the
+/// learns each scope again whose rewarded runs grew by `[learn] relearn_after` since the
 /// timer last learned it (counted from 0 at start). The daemon's cache setting applies.
 pub(crate) async fn timer(shared: Arc<Shared>) {
     let cfg = shared.config.learn.clone();
@@ -141,14 +143,16 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
         let writer = crate::rpc::BlockingWriter::new(&shared);
         let seen = learned.clone();
         let pass = blocking(move || {
-            let judged = judge_pass(&engine, &l, &writer, None, c.judge_delay_s as i64 * 1000, 100)?;
+            let judged =
+                judge_pass(&engine, &l, &writer, None, c.judge_delay_s as i64 * 1000, c.judged_per_day, 100)?;
             let mut counts: HashMap<Scope, usize> = HashMap::new();
             for r in engine.runs(None, None, MAX_RUNS).map_err(engine_error)? {
                 *counts.entry(r.scope).or_default() += usize::from(r.reward.is_some());
             }
             let mut relearned = Vec::new();
             for (scope, n) in counts {
-                if n >= seen.get(&scope).copied().unwrap_or(0) + REWRITE_RUNS as usize {
+                // The judge alone learns nothing.
+                if !c.judge_only && n >= seen.get(&scope).copied().unwrap_or(0) + c.relearn_after as usize {
                     Pass { engine: &engine, learner: &l, writer: &writer, cfg: &c, scope: &scope }.run()?;
                     relearned.push((scope, n));
                 }

@@ -181,14 +181,31 @@ impl Pass<'_> {
         };
         let (jobs, skipped) = plan(rewarded, &notes, rules);
         out.skipped = skipped;
+        // The procedures (skills compiled from documents) each situation links.
+        let links = super::compile::links(self.engine, self.scope).map_err(engine_error)?;
+        let skills = super::compile::skills(self.engine, self.scope).map_err(engine_error)?;
+        let procedures = |key: &str| -> Vec<(String, String)> {
+            let names = links.get(key).map(Vec::as_slice).unwrap_or_default();
+            skills
+                .iter()
+                .filter(|(_, k)| names.contains(&k.name))
+                .map(|(_, k)| (k.name.clone(), k.text()))
+                .collect()
+        };
         for job in jobs {
             let Some(situation) = situations.iter().find(|s| s.key == job.situation) else { continue };
             let current = notes.iter().find(|n| n.situation == job.situation && n.agent == job.agent);
             let failed =
                 |reason: String| Skip { situation: job.situation.clone(), agent: job.agent.clone(), reason };
             out.calls += 1;
-            let text = match write_note(self.learner, situation, &job.runs, current.map(|n| n.text.as_str()))
-            {
+            let linked = procedures(&job.situation);
+            let text = match write_note(
+                self.learner,
+                situation,
+                &job.runs,
+                current.map(|n| n.text.as_str()),
+                &linked,
+            ) {
                 Ok(t) => t,
                 Err(ModelError::Malformed(reason)) => {
                     out.failed.push(failed(reason));

@@ -70,6 +70,57 @@ fn session_reward(engine: &Engine, s: &Session) -> Result<Option<f32>, ErrorObje
     Ok(None)
 }
 
+/// At most `cap` sessions of one voice (agent) a day, by the UTC day they ended (0: no
+/// cap): what was judged before counts.
+pub(crate) struct DayCap {
+    cap: u32,
+    used: HashMap<(String, i64), u32>,
+}
+
+impl DayCap {
+    pub(crate) fn new(cap: u32) -> DayCap {
+        DayCap { cap, used: HashMap::new() }
+    }
+
+    /// Counts a session judged before.
+    pub(crate) fn count(&mut self, agent: &str, at: i64) {
+        *self.used.entry((agent.to_string(), at.div_euclid(86_400_000))).or_default() += 1;
+    }
+
+    /// True, and counted, while the voice's day has room.
+    pub(crate) fn take(&mut self, agent: &str, at: i64) -> bool {
+        let n = self.used.entry((agent.to_string(), at.div_euclid(86_400_000))).or_default();
+        if self.cap != 0 && *n >= self.cap {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+}
+
+/// True when `scope` is `wanted` or under it (every scope when None).
+fn within(scope: &Scope, wanted: Option<&Scope>) -> bool {
+    wanted.is_none_or(|w| scope == w || scope.as_str().starts_with(&format!("{}/", w.as_str())))
+}
+
+/// The stored sessions of `scope` and below that ended by `cutoff`, oldest end first
+/// (of the most recent 1,000).
+pub(crate) fn ended(
+    engine: &Engine,
+    scope: Option<&Scope>,
+    cutoff: i64,
+) -> Result<Vec<Session>, ErrorObject> {
+    let mut out: Vec<Session> = engine
+        .recent_sessions(1_000)
+        .map_err(engine_error)?
+        .into_iter()
+        .filter_map(|row| serde_json::from_str::<Session>(&row.record).ok())
+        .filter(|s| s.ended_at.is_some_and(|t| t <= cutoff) && within(&s.scope, scope))
+        .collect();
+    out.sort_by(|a, b| a.ended_at.cmp(&b.ended_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(out)
+}
+
 /// The tallies of the notes of `scope` and below (every scope's when None).
 pub(crate) fn tallies(engine: &Engine, scope: Option<&Scope>, bar: u32) -> Result<Vec<Tally>, ErrorObject> {
     let servings = engine.servings(scope, 0).map_err(engine_error)?;
@@ -111,34 +162,48 @@ pub(crate) fn due(
     engine: &Engine,
     scope: Option<&Scope>,
     delay_ms: i64,
+    per_day: u32,
     limit: usize,
 ) -> Result<Vec<(Session, Vec<Serving>)>, ErrorObject> {
-    let judged: std::collections::HashSet<(String, String, String)> = engine
+    let words: Vec<NoteVerdict> = engine
         .note_verdicts(scope)
         .map_err(engine_error)?
         .into_iter()
         .filter(|v| v.by == VerdictBy::Judge)
-        .map(|v| (v.session_id, v.scope.as_str().to_string(), v.situation))
         .collect();
+    let judged: std::collections::HashSet<(&str, &str, &str)> =
+        words.iter().map(|v| (v.session_id.as_str(), v.scope.as_str(), v.situation.as_str())).collect();
     let mut by_session: BTreeMap<String, Vec<Serving>> = BTreeMap::new();
     for s in engine.servings(scope, 0).map_err(engine_error)? {
-        if !judged.contains(&(s.session_id.clone(), s.scope.as_str().to_string(), s.situation.clone())) {
+        if !judged.contains(&(s.session_id.as_str(), s.scope.as_str(), s.situation.as_str())) {
             by_session.entry(s.session_id.clone()).or_default().push(s);
         }
     }
-    let cutoff = now_millis() - delay_ms;
-    let mut out = Vec::new();
-    for (id, servings) in by_session {
-        if out.len() >= limit {
-            break;
+    // The sessions judged before count toward their voice's day.
+    let mut cap = DayCap::new(per_day);
+    if per_day != 0 {
+        let before: std::collections::BTreeSet<&str> = words.iter().map(|v| v.session_id.as_str()).collect();
+        for id in before {
+            if let Some(s) = session(engine, id)? {
+                cap.count(&s.agent, s.ended_at.unwrap_or(s.started_at));
+            }
         }
+    }
+    let cutoff = now_millis() - delay_ms;
+    let mut candidates = Vec::new();
+    for (id, servings) in by_session {
         if let Some(s) = session(engine, &id)?
             && s.ended_at.is_some_and(|t| t <= cutoff)
         {
-            out.push((s, servings));
+            candidates.push((s, servings));
         }
     }
-    Ok(out)
+    candidates.sort_by(|a, b| a.0.ended_at.cmp(&b.0.ended_at).then_with(|| a.0.id.cmp(&b.0.id)));
+    Ok(candidates
+        .into_iter()
+        .filter(|(s, _)| cap.take(&s.agent, s.ended_at.unwrap_or(s.started_at)))
+        .take(limit)
+        .collect())
 }
 
 /// Words the judge gave, and the sessions it failed on (with why).
@@ -153,10 +218,11 @@ pub(crate) fn judge_pass(
     writer: &BlockingWriter,
     scope: Option<&Scope>,
     delay_ms: i64,
+    per_day: u32,
     limit: usize,
 ) -> Result<Judged, ErrorObject> {
     let (mut judged, mut failed) = (Vec::new(), Vec::new());
-    for (s, servings) in due(engine, scope, delay_ms, limit)? {
+    for (s, servings) in due(engine, scope, delay_ms, per_day, limit)? {
         let mut record = session_as_run(engine, &s)?.trace;
         for line in &s.run.trace {
             record.push_str(line);

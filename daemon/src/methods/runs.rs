@@ -68,6 +68,7 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
                 advice: p.advice,
                 reward: None,
                 session: None,
+                reason: None,
                 part: 0,
             }],
             false,
@@ -85,7 +86,8 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
     for (i, r) in runs.iter().enumerate() {
         r.validate().map_err(|e| invalid(if batch { format!("runs[{i}]: {e}") } else { e.to_string() }))?;
     }
-    let inline: Vec<Option<f64>> = runs.iter().map(|r| r.reward).collect();
+    let inline: Vec<Option<(f64, Option<String>)>> =
+        runs.iter().map(|r| r.reward.map(|w| (w, r.reason.clone()))).collect();
     let (ids, writes) = store(shared, &scope, &agent, runs).await?;
     let created: Vec<bool> = writes.iter().map(|w| *w == RunWrite::New).collect();
     // A batch's inline rewards, for the runs this call recorded (a run loaded again is not
@@ -95,7 +97,7 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
         .zip(&created)
         .zip(inline)
         .filter_map(|((id, new), r)| r.filter(|_| *new).map(|reward| (id, reward)))
-        .map(|(id, reward)| RewardEntry { run_id: id.clone(), reward, reason: None })
+        .map(|(id, (reward, reason))| RewardEntry { run_id: id.clone(), reward, reason })
         .collect();
     let rewarded = rewards.len();
     if rewarded > 0 {

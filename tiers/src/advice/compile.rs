@@ -66,15 +66,16 @@ impl Source {
 /// at `max_chars` characters, and its handle says so: `(cut: first N of M characters)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// The most sources in one batch (default 8).
+    /// The most sources in one batch (`[learn] compile_batch_sources`, default 12).
     pub max_sources: usize,
-    /// The most characters of source text in one batch (default 24,000).
+    /// The most characters of source text in one batch (`compile_batch_chars`, default
+    /// 60,000).
     pub max_chars: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_sources: 8, max_chars: 24_000 }
+        Limits { max_sources: 12, max_chars: 60_000 }
     }
 }
 

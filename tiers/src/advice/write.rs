@@ -31,13 +31,19 @@ Never name a record's values: no ids, names, paths, file names, URLs, numbers, v
 code copied from the records. Describe them in general words (\"the config file\", \"the failing \
 test\"). Reply with the note only.";
 
+/// The most characters of one linked procedure shown to the writer.
+const PROCEDURE_CHARS: usize = 2_000;
+
 /// Asks the model for a note on `situation` from `runs`; `current` is the note's
-/// current text when it is being edited.
+/// current text when it is being edited; `procedures` are the skills (name, text)
+/// compiled from the project's documents that the situation links, shown fenced as
+/// data so the note can point to them by name rather than repeat or contradict them.
 pub fn write_note(
     learner: &Learner,
     situation: &Situation,
     runs: &[Rewarded],
     current: Option<&str>,
+    procedures: &[(String, String)],
 ) -> Result<String, ModelError> {
     let records: String = runs
         .iter()
@@ -61,8 +67,21 @@ pub fn write_note(
         ),
         None => String::new(),
     };
+    let linked: String = procedures
+        .iter()
+        .map(|(name, text)| {
+            format!("{}\n", fenced(&format!("procedure {name}"), &truncate(text, PROCEDURE_CHARS)))
+        })
+        .collect();
+    let linked = match linked.is_empty() {
+        true => String::new(),
+        false => format!(
+            "The project's documents give these procedures for this situation. Point to them by name \
+             where they apply; do not copy them into the note, and say where the runs went against them:\n{linked}\n"
+        ),
+    };
     let user = format!(
-        "Situation: {} ({})\n\n{edit}Records of {} runs:\n{records}\nWrite the note.",
+        "Situation: {} ({})\n\n{edit}{linked}Records of {} runs:\n{records}\nWrite the note.",
         situation.key,
         situation.line,
         runs.len()
