@@ -17,6 +17,11 @@ pub(crate) struct CompileArgs {
     /// compiling off. Never on by default.
     #[arg(long, num_args = 1.., value_name = "PREFIX")]
     sources: Option<Vec<String>>,
+    /// What to compile skills from: `documents` (the chosen sources) or `errors`
+    /// (procedures from errors seen again and again in this project's memories). Given
+    /// once, kept.
+    #[arg(long, value_parser = ["documents", "errors"])]
+    kind: Option<String>,
     /// Compile every chosen document again, not only the new and changed ones.
     #[arg(long)]
     full: bool,
@@ -29,11 +34,13 @@ pub(crate) fn run(a: &CompileArgs, client: &mut Client, as_json: bool) -> anyhow
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let sources: Option<Vec<String>> =
         a.sources.as_ref().map(|s| s.iter().filter(|x| !x.trim().is_empty()).cloned().collect());
-    errln!("compiling the chosen documents of this project (a model call per batch) ...");
+    errln!("compiling this project's chosen sources into skills (a model call per batch) ...");
     // A model call per batch: give it the time it takes.
     client.set_timeout(None);
-    let r: CompileResult = client
-        .call("compile", &json!({ "cwd": cwd, "sources": sources, "full": a.full, "cache": !a.no_cache }))?;
+    let r: CompileResult = client.call(
+        "compile",
+        &json!({ "cwd": cwd, "sources": sources, "kind": a.kind, "full": a.full, "cache": !a.no_cache }),
+    )?;
     if as_json {
         return crate::print_json(&r);
     }

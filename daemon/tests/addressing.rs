@@ -355,6 +355,13 @@ fn every_method_keeps_another_agents_mail_and_diary_theirs() {
         ("advice_list", Rule::NoText("advice notes, written from runs")),
         ("judge_runs", Rule::NoText("verdicts on runs")),
         ("judgements", Rule::NoText("verdicts on runs")),
+        (
+            "note_verdict",
+            Rule::PersonOnly(
+                json!({ "session_id": "s", "situation": "x", "applied": "yes", "helped": "yes" }),
+            ),
+        ),
+        ("doctor", Rule::NoText("figures about the learning loop")),
         ("ingest", Rule::NoText("files in, counts out")),
         ("compile", Rule::NoText("skills from documents")),
         ("export", Rule::PersonOnly(json!({}))),

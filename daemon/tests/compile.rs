@@ -8,6 +8,8 @@
 //! retired. Compile quality is not measured here: no model runs on this machine.
 
 mod common;
+#[path = "compile/errors.rs"]
+mod errors;
 
 use std::path::Path;
 use std::sync::atomic::Ordering;

@@ -40,9 +40,23 @@ use crate::state::Shared;
 /// The `source` of every skill memory of a scope.
 pub(crate) const SKILL_SOURCE: &str = "amber:skill";
 
+/// What a scope's skills are compiled from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    /// The chosen documents.
+    #[default]
+    Documents,
+    /// The errors seen again and again (`compile_errors`).
+    Errors,
+}
+
 /// A scope's compile settings and what was compiled last.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Settings {
+    /// What the skills are compiled from.
+    #[serde(default)]
+    kind: Kind,
     /// The project root the prefixes are under.
     root: PathBuf,
     /// The chosen path prefixes, relative to the root.
@@ -77,6 +91,33 @@ pub(crate) async fn method(shared: &Arc<Shared>, peer: Peer, p: CompileParams) -
     let scope = p.scope.clone().unwrap_or(resolved.scope);
     if shared.is_team(&scope) {
         return Err(invalid("compiling a team scope's documents is not supported yet"));
+    }
+    if let Some(kind) = &p.kind {
+        let kind = match kind.as_str() {
+            "documents" => Kind::Documents,
+            "errors" => Kind::Errors,
+            other => return Err(invalid(format!("kind must be documents or errors, got {other:?}"))),
+        };
+        crate::person_log::person_only(
+            shared,
+            peer,
+            "choosing what is compiled into skills",
+            crate::person_log::Undo::Reversible,
+        )?;
+        let root = resolved.root.clone().unwrap_or_else(|| cwd.clone());
+        let scope = scope.clone();
+        crate::rpc::write_with(shared, move |e| {
+            let mut s = settings(e, &scope)?.unwrap_or_default();
+            if s.kind != kind {
+                s.compiled.clear();
+            }
+            if s.root.as_os_str().is_empty() {
+                s.root = root;
+            }
+            s.kind = kind;
+            save(e, &scope, &s)
+        })
+        .await?;
     }
     if let Some(prefixes) = &p.sources {
         crate::person_log::person_only(
@@ -184,6 +225,9 @@ fn on_disk(
     scope: &Scope,
     settings: &Settings,
 ) -> Result<Vec<(Source, String, Trust)>, ErrorObject> {
+    if settings.kind == Kind::Errors {
+        return super::compile_errors::error_sources(e, scope);
+    }
     let mut docs: Vec<(Source, String, Trust)> = Vec::new();
     for prefix in &settings.prefixes {
         let abs = settings.root.join(prefix).to_string_lossy().into_owned();
@@ -274,6 +318,9 @@ fn plan(
     }
     if send.is_empty() {
         out.message = match out.documents {
+            0 if settings.kind == Kind::Errors => {
+                format!("no error was seen {} times or more in {scope}", super::compile_errors::MIN_SEEN)
+            }
             0 => format!("no ingested document under {} in {scope}", settings.prefixes.join(", ")),
             n => format!("{n} documents, none new or changed since they were compiled"),
         };

@@ -17,6 +17,7 @@ pub(crate) mod agents;
 pub(crate) mod capture;
 pub(crate) mod checkpoint;
 pub(crate) mod compile;
+pub(crate) mod compile_errors;
 pub(crate) mod dispute;
 pub(crate) mod doctor;
 pub(crate) mod documents;

@@ -21,6 +21,11 @@ pub struct CompileParams {
     /// agent); an empty list turns compiling off. Absent: the ones chosen before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sources: Option<Vec<String>>,
+    /// Choose what the scope's skills are compiled from: `documents` (the chosen
+    /// sources) or `errors` (errors seen again and again in its memories). Only a person
+    /// chooses it. Absent: the kind chosen before (documents at first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     /// Compile every chosen document again, not only the new and changed ones.
     #[serde(default)]
     pub full: bool,
