@@ -48,8 +48,8 @@ pub(crate) fn error_sources(e: &Engine, scope: &Scope) -> Result<Vec<(Source, St
         e.read_store(|s| s.scope_page(scope, &ListFilter::default(), None, 0, READ)).map_err(engine_error)?;
     let mut groups: BTreeMap<String, Vec<&amber_core::Memory>> = BTreeMap::new();
     for m in &memories {
-        // Amber's own skills are not error records.
-        if m.source.as_deref() == Some(super::compile::SKILL_SOURCE) {
+        // Amber's own output (skills and the like, source `amber:…`) is not an error record.
+        if m.source.as_deref().is_some_and(|s| s.starts_with("amber:")) {
             continue;
         }
         if let Some(sig) = signature(&m.content) {
