@@ -412,7 +412,7 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
         "the change log is back"
     );
     let version: i64 = sql.query_one("SELECT version FROM amber_schema", &[]).unwrap().get(0);
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
     let basis: i64 = sql
         .query_one("SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'outcomes' AND column_name = 'basis'", &[])
         .unwrap()
@@ -439,9 +439,11 @@ fn an_older_schema_is_migrated_and_a_newer_one_refused_untouched() {
     assert_eq!((version, rows), (99, 1), "left untouched");
 }
 
-/// Takes a database at schema 7 back to 6: the embedding cache keyed by model and the
-/// chunk's bare SHA-256, readable by every role, and no cache secret.
+/// Takes a database at schema 8 back to 6: no words on served notes (7), the embedding
+/// cache keyed by model and the chunk's bare SHA-256, readable by every role, and no
+/// cache secret.
 const BACK_TO_6: &str = "
+    DROP TABLE note_verdicts;
     DROP TABLE amber_cache_secret;
     DROP POLICY amber_read ON embeddings; DROP POLICY amber_insert ON embeddings;
     ALTER TABLE embeddings DROP CONSTRAINT embeddings_pkey;
@@ -1443,7 +1445,7 @@ fn a_role_changes_neither_the_schema_version_nor_the_seq_counter_nor_the_grants_
         (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4))
     };
     let before = state(&mut sql);
-    assert_eq!((before.0, before.1), (1, 7));
+    assert_eq!((before.0, before.1), (1, 8));
     let mut as_b = postgres::Client::connect(&db.url_as("agent_b"), postgres::NoTls).unwrap();
     let refused = "refused 42501"; // insufficient_privilege, or a row-level security violation
     for (stmt, expected) in [
