@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use crate::methods::{
     admin, advice, agents, capture, checkpoint, compile, doctor, documents, get_advice, graph, ingest, judge,
-    learn, memory, model, note_words, outcome, portable, review, runs, scope, session, sessions, threads,
+    learn, lift, memory, model, note_words, outcome, portable, review, runs, scope, session, sessions,
+    threads,
 };
 use crate::peer::Peer;
 use crate::state::Shared;
@@ -83,7 +84,7 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::Thread => threads::thread(shared, peer, params::<m::Thread>(p)?).await,
         Method::Guard => threads::guard(shared, params::<m::Guard>(p)?).await,
         Method::Release => threads::release(shared, params::<m::Release>(p)?).await,
-        Method::Lift => outcome::lift(shared, params::<m::Lift>(p)?).await,
+        Method::Lift => lift::lift(shared, params::<m::Lift>(p)?).await,
         Method::RunRecord => runs::record(shared, params::<m::RunRecord>(p)?).await,
         Method::RunReward => runs::reward(shared, peer, params::<m::RunReward>(p)?).await,
         Method::Runs => runs::list(shared, params::<m::Runs>(p)?).await,

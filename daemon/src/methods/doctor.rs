@@ -175,8 +175,7 @@ pub(crate) async fn doctor(shared: &Arc<Shared>, p: DoctorParams) -> Result<Valu
     .await?;
     checks.extend(more);
     // The holdout's lift.
-    let lift =
-        super::outcome::lift(shared, LiftParams { scope: p.scope.clone(), ..Default::default() }).await?;
+    let lift = super::lift::lift(shared, LiftParams { scope: p.scope.clone(), ..Default::default() }).await?;
     let lift: LiftResult = serde_json::from_value(lift)
         .map_err(|e| ErrorObject::new(amber_ipc::protocol::ErrorKind::Internal, format!("lift: {e}")))?;
     let l = &lift.lift;

@@ -28,6 +28,7 @@ pub(crate) mod ingest;
 pub(crate) mod judge;
 pub(crate) mod leads;
 pub(crate) mod learn;
+pub(crate) mod lift;
 pub(crate) mod memory;
 pub(crate) mod model;
 pub(crate) mod model_work;
