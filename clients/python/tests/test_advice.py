@@ -26,3 +26,17 @@ def test_advice_without_a_model_raises_no_model(daemon):
     with pytest.raises(NotFound):
         c.advice_show(SCOPE, "db/migrations")
     assert "learn" not in c.status()
+
+
+def test_doctor_says_the_loop_has_no_model_and_what_to_do(daemon):
+    c = daemon.client()
+    r = c.doctor(SCOPE)
+    assert r["scope"] == SCOPE
+    names = [ch["name"] for ch in r["checks"]]
+    assert names == ["model", "runs", "judge", "notes", "skills", "lift"]
+    model = r["checks"][0]
+    assert (model["health"], model["figures"]["configured"]) == ("fail", False)
+    assert "[learn]" in model["fix"]
+    runs = r["checks"][1]
+    assert (runs["health"], runs["figures"]["runs"]) == ("warn", 0) and "runs load" in runs["fix"]
+    assert all(ch["health"] in ("ok", "warn", "fail") and ch["found"] for ch in r["checks"])
