@@ -10,7 +10,9 @@ the system prompt's first words, the way daemon/tests/loop.rs's `model()` does:
 - `You write`: `NOTE` (When, Steps, Pitfalls, Evidence; general words only, so that
   Amber's check for a record's literal repeated verbatim passes);
 - `You route`: `1` (the first situation listed);
-- `You judge`: a verdict of 1.
+- `You judge`: a verdict of 1;
+- `You read the record` (the judge's word per served note): every note `N1`, `N2`, …
+  applied and helped.
 
 Every request is kept (`requests`: `{"seq", "ts", "kind", "body"}`, `kind` one of
 `sort`, `tidy`, `write`, `route`, `judge`, `other`) and, when a log path is given,
@@ -20,6 +22,7 @@ appended to it as a JSON line. `count(kind)` counts them.
 import http.server
 import itertools
 import json
+import re
 import threading
 import time
 
@@ -34,7 +37,14 @@ NOTE = (
     "## Evidence\nTwo runs went wrong [R1] [R2], three went right [R3]."
 )
 
-KINDS = {"You sort": "sort", "You tidy": "tidy", "You write": "write", "You route": "route", "You judge": "judge"}
+KINDS = {
+    "You sort": "sort",
+    "You tidy": "tidy",
+    "You write": "write",
+    "You route": "route",
+    "You judge": "judge",
+    "You read the record": "notes",
+}
 
 
 def kind_of(body):
@@ -69,6 +79,9 @@ def answer(kind, body):
         return "1"
     if kind == "judge":
         return json.dumps({"verdict": 1, "reason": "the run reached an answer"})
+    if kind == "notes":
+        handles = re.findall(r"<note (N\d+)>", user_text(body))
+        return json.dumps({"notes": [{"note": h, "applied": "yes", "helped": "yes", "reason": "it was followed"} for h in handles]})
     return "OK"
 
 

@@ -37,7 +37,9 @@ OPS_RUNBOOKS = 100  # docs/ops.md
 HOSTILE = "The checkout page logs <script>window.PWNED=1</script> when the cart is empty"
 
 sys.path.insert(0, str(ROOT / "clients" / "python"))
+sys.path.insert(0, str(ROOT / "tests" / "claude_code"))
 from amber_client import Client  # noqa: E402
+from fake_openai import SITUATION, FakeOpenAI  # noqa: E402
 
 if STRICT:
     import playwright.sync_api as playwright_api
@@ -75,11 +77,17 @@ def env():
     if not os.path.exists(AMBER):
         pytest.fail(f"amber binary not found at {AMBER} (set AMBER_BIN)")
     tmp = tempfile.mkdtemp(prefix="amber-web-")
+    # The [learn] model: the fake OpenAI-compatible endpoint answering by rule (advice
+    # quality is not measured here), judging at once, no timer.
+    chat = FakeOpenAI().start()
+    config = os.path.join(tmp, "config.toml")
+    with open(config, "w") as f:
+        f.write(f'[learn]\nkind = "openai"\nurl = "{chat.url}"\nmodel = "m"\njudge_delay_s = 0\ninterval_s = 0\n')
     e = {
         "AMBER_DATA_DIR": os.path.join(tmp, "data"),
         "AMBER_SOCKET": os.path.join(tmp, "amber.sock"),
         "AMBER_STATE_DIR": os.path.join(tmp, "state"),
-        "AMBER_CONFIG": os.path.join(tmp, "config.toml"),  # absent: defaults
+        "AMBER_CONFIG": config,
         "AMBER_LOG": "warn",
     }
     for key in ("AMBERD", "AMBER_HOME", "HOME", "PATH"):
@@ -87,6 +95,7 @@ def env():
             e[key] = os.environ[key]
     yield e
     subprocess.run([AMBER, "daemon", "stop"], env=e, timeout=90, check=False, capture_output=True)
+    chat.stop()
     shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -118,6 +127,16 @@ def seeded(env):
     run = c.run_record("claude-code", "ship the checkout fix", scope=SCOPE, used=[deploy], outcome="shipped")
     rid = run["results"][0]["id"]
     c.run_reward("claude-code", rid, 0.9)
+    # Advice: a note learned from three deploy runs, served in one session, judged per note.
+    for i, reward in enumerate((-1.0, -1.0, 1.0)):
+        r = c.run_record("codex", f"the staging deploy fails, try {i}", scope=SCOPE, outcome="tried")
+        c.run_reward("codex", r["results"][0]["id"], reward)
+    amber(env, "advice", "learn", SCOPE)
+    s = c.session_start("codex", scope=SCOPE, prompt="the staging deploy fails again")
+    given = c.get_advice("the staging deploy fails again", session_id=s["session_id"])
+    assert given["situation"] == SITUATION, given
+    c.session_end(s["session_id"])
+    amber(env, "judgements", SCOPE, "--judge")
     c.close()
     return {"deploy": deploy, "hostile": hostile, "session": sid}
 
@@ -211,7 +230,15 @@ def test_pages_search_memory_session_and_forget_unforget(browser, ui, seeded):
         assert page.locator(marker).first.is_visible(), label
     page.goto(origin + "/runs")
     assert page.locator("#runs td", has_text="ship the checkout fix").count() == 1
+    assert page.locator("#nonotes").is_visible(), "no scope chosen: notes wait for one"
     shot(page, "runs")
+    # A scope's advice notes with what their served sessions said of them (the judge's
+    # word per note, from the fake endpoint's rule: applied and helped).
+    page.goto(origin + "/runs?scope=" + SCOPE)
+    row = page.locator("#notes tr", has_text=SITUATION)
+    assert row.count() == 1, page.locator("body").inner_text()[:2000]
+    cells = [t.strip() for t in row.locator("td").all_inner_texts()]
+    assert cells[1:] == ["shared", "1", "1", "1", "1", "0", "open (bar 3)"], cells
     page.goto(origin + "/health")
     assert "fresh" in page.locator("#freshness").inner_text()
     shot(page, "health")

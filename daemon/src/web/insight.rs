@@ -8,7 +8,7 @@ use std::sync::Arc;
 use amber_core::Scope;
 use amber_core::graph::FactObject;
 use amber_ipc::protocol::{
-    KgEntitiesParams, KgEntityCount, KgTraverseParams, LiftParams, RunsParams, method as m,
+    AdviceListParams, KgEntitiesParams, KgEntityCount, KgTraverseParams, LiftParams, RunsParams, method as m,
 };
 use axum::extract::{Query, State};
 use axum::response::Response;
@@ -197,6 +197,13 @@ pub(crate) async fn runs(State(web): State<Arc<Web>>, Query(q): Query<RunsQuery>
         Ok(r) => r,
         Err(e) => return error(&e),
     };
+    let notes = match &sc {
+        Some(scope) => match web.call::<m::AdviceList>(AdviceListParams { scope: scope.clone() }).await {
+            Ok(r) => Some(r),
+            Err(e) => return error(&e),
+        },
+        None => None,
+    };
     let runs = match web.call::<m::Runs>(RunsParams { scope: sc, agent: None, limit: Some(50) }).await {
         Ok(r) => r,
         Err(e) => return error(&e),
@@ -219,6 +226,38 @@ Verdict: <b>{}</b>{}{}.</p><div id=liftchart>{}</div>",
             Bar { label: "withheld (holdout)", n: l.withheld.n, mean: l.withheld.mean, sd: l.withheld.sd },
         ])
     );
+    body.push_str("<h2>Advice notes</h2>");
+    match &notes {
+        None => body.push_str("<p id=nonotes>Choose a scope to see its advice notes and what their served sessions said of them.</p>"),
+        Some(n) if n.situations.iter().all(|s| s.tallies.is_empty()) => {
+            body.push_str("<p id=nonotes>No advice note was served in this scope yet.</p>")
+        }
+        Some(n) => {
+            body.push_str("<table id=notes><tr><th>situation</th><th>note</th><th>served</th><th>voices</th><th>applied</th><th>helped</th><th>did not help</th><th>standing</th></tr>");
+            for s in &n.situations {
+                for t in &s.tallies {
+                    let standing = match t.standing {
+                        amber_core::advice::Standing::Ratified => "ratified".to_string(),
+                        amber_core::advice::Standing::Unhelpful => "withheld: it did not help".to_string(),
+                        amber_core::advice::Standing::Open => format!("open (bar {})", t.bar),
+                    };
+                    let _ = write!(
+                        body,
+                        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=standing>{}</td></tr>",
+                        esc(&t.situation),
+                        esc(t.agent.as_deref().unwrap_or("shared")),
+                        t.served,
+                        t.voices,
+                        t.applied,
+                        t.helped,
+                        t.not_helped,
+                        esc(&standing)
+                    );
+                }
+            }
+            body.push_str("</table>");
+        }
+    }
     body.push_str("<h2>Runs</h2>");
     if runs.runs.is_empty() {
         body.push_str("<p id=noruns>No runs recorded.</p>");
