@@ -20,19 +20,14 @@ fn situation_of(text: &str) -> &'static str {
 
 /// The fake model's rule for every prompt the loop sends.
 fn model(body: &str) -> String {
-    let v: Value = serde_json::from_str(body).unwrap();
-    let system = v["messages"][0]["content"].as_str().unwrap();
-    let user = v["messages"][1]["content"].as_str().unwrap();
+    let (system, user) = chat_parts(body);
+    let (system, user) = (system.as_str(), user.as_str());
     if system.starts_with("You sort") {
-        let listed = user.split("<tasks>\n").nth(1).unwrap().split("\n</tasks>").next().unwrap();
-        let tasks: Vec<Value> = listed
-            .lines()
-            .enumerate()
-            .map(|(i, t)| json!({"task": i, "situation": situation_of(t)}))
-            .collect();
-        json!({"situations": [{"key": "db/migrations", "line": "Schema migrations that fail"},
-                              {"key": "deploy/staging", "line": "Staging deploys that fail"}], "tasks": tasks})
-        .to_string()
+        let known = [
+            ("db/migrations", "Schema migrations that fail"),
+            ("deploy/staging", "Staging deploys that fail"),
+        ];
+        sort_reply(user, &known, |t| situation_of(t).to_string())
     } else if system.starts_with("You tidy") {
         json!({"merge": []}).to_string()
     } else if system.starts_with("You write") {

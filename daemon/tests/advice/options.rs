@@ -17,14 +17,9 @@ fn long_note() -> String {
 }
 
 fn model(body: &str) -> String {
-    let v: Value = serde_json::from_str(body).unwrap();
-    let system = v["messages"][0]["content"].as_str().unwrap();
-    let user = v["messages"][1]["content"].as_str().unwrap();
+    let (system, user) = chat_parts(body);
     if system.starts_with("You sort") {
-        let listed = user.split("<tasks>\n").nth(1).unwrap().split("\n</tasks>").next().unwrap();
-        let tasks: Vec<Value> =
-            (0..listed.lines().count()).map(|i| json!({"task": i, "situation": "db/migrations"})).collect();
-        json!({"situations": [{"key": "db/migrations", "line": "Schema migrations that fail"}], "tasks": tasks}).to_string()
+        sort_reply(&user, &[("db/migrations", "Schema migrations that fail")], |_| "db/migrations".into())
     } else if system.starts_with("You tidy") {
         json!({"merge": []}).to_string()
     } else if system.starts_with("You write") {

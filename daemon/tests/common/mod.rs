@@ -199,3 +199,24 @@ pub fn fake_chat_with(
     });
     FakeChat { url: model.url.clone(), bodies, answered: model.answered.clone(), model }
 }
+
+/// A fake model's view of a chat request body: its system part and its user part.
+pub fn chat_parts(body: &str) -> (String, String) {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    let part = |i: usize| v["messages"][i]["content"].as_str().unwrap_or_default().to_string();
+    (part(0), part(1))
+}
+
+/// A sorting reply: the situations `(key, line)`, and every task the request lists
+/// (between `<tasks>` and `</tasks>`, numbered from 0) placed by `situation_of`.
+pub fn sort_reply(user: &str, situations: &[(&str, &str)], situation_of: impl Fn(&str) -> String) -> String {
+    let listed = user.split("<tasks>\n").nth(1).unwrap().split("\n</tasks>").next().unwrap();
+    let tasks: Vec<serde_json::Value> = listed
+        .lines()
+        .enumerate()
+        .map(|(i, t)| serde_json::json!({ "task": i, "situation": situation_of(t) }))
+        .collect();
+    let known: Vec<serde_json::Value> =
+        situations.iter().map(|(key, line)| serde_json::json!({ "key": key, "line": line })).collect();
+    serde_json::json!({ "situations": known, "tasks": tasks }).to_string()
+}
