@@ -3,7 +3,7 @@
 //! (`errors/<signature>`), a one-off error does not; the skill is served as coming from
 //! error records, never more trusted than the records.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::common::*;
 use super::run;
@@ -11,27 +11,9 @@ use super::run;
 const E0432: &str =
     "cargo build failed:\nerror[E0432]: unresolved import `ledger::client`\n --> src/main.rs:3:5";
 
-/// The fake model: a compile call gets one skill citing the first source sent.
-fn model(body: &str) -> String {
-    let v: Value = serde_json::from_str(body).unwrap();
-    let system = v["messages"][0]["content"].as_str().unwrap();
-    let user = v["messages"][1]["content"].as_str().unwrap();
-    if system.starts_with("You route") {
-        return "1".into();
-    }
-    let handle = user.lines().find(|l| l.starts_with("SRC")).and_then(|l| l.split(':').next()).unwrap();
-    json!({"skills": [
-        {"name": "fix-unresolved-import", "when": "A build fails on an unresolved import",
-         "steps": ["Check the crate's features enable the module imported."], "if": [], "cites": [handle],
-         "graph": {"purpose": "Fix an unresolved import", "triggers": ["unresolved import"], "not_for": [], "inputs": [],
-                   "steps": [{"name": "check-features", "does": "check the features", "inputs": [], "outputs": []}]}}
-    ]})
-    .to_string()
-}
-
 #[test]
 fn errors_seen_again_and_again_compile_into_a_skill_served_as_from_error_records() {
-    let chat = fake_chat_with(model, || {});
+    let chat = fake_chat_with(super::citing_first, || {});
     let (d, _dir) =
         with_config(&format!("[learn]\nkind = \"openai\"\nurl = \"{}\"\nmodel = \"m\"\n", chat.url));
     let proj = tempfile::tempdir().unwrap();
