@@ -125,9 +125,11 @@ pub(crate) fn ended(
 pub(crate) fn tallies(engine: &Engine, scope: Option<&Scope>, bar: u32) -> Result<Vec<Tally>, ErrorObject> {
     let servings = engine.servings(scope, 0).map_err(engine_error)?;
     let words = engine.note_verdicts(scope).map_err(engine_error)?;
+    // A session's reward counts only for a note the judge found applied (the tally's
+    // rule): only those sessions are read.
     let mut rewards = HashMap::new();
     let mut seen = std::collections::HashSet::new();
-    for w in &words {
+    for w in words.iter().filter(|w| w.by == VerdictBy::Judge && w.applied == Some(true)) {
         if seen.insert(w.session_id.clone())
             && let Some(s) = session(engine, &w.session_id)?
             && let Some(r) = session_reward(engine, &s)?
