@@ -39,6 +39,9 @@ use crate::state::Shared;
 
 /// The `source` of every skill memory of a scope.
 pub(crate) const SKILL_SOURCE: &str = "amber:skill";
+/// A skill's key where notes have situation keys (`get_advice`'s lines, its servings):
+/// `skill:<name>`.
+pub(crate) const SKILL_PREFIX: &str = "skill:";
 
 /// What a scope's skills are compiled from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

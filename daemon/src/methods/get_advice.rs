@@ -22,12 +22,10 @@ use amber_tiers::session::Session;
 use amber_tiers::session_run::AdviceGiven;
 use serde_json::Value;
 
+use super::compile::SKILL_PREFIX;
 use super::model_work::{blocking, learner, model_failed};
 use crate::rpc::{agent_name, engine_error, invalid, read, to_value};
 use crate::state::Shared;
-
-/// How a skill's key reads among the situations routed to (`skill:<name>`).
-const SKILL_PREFIX: &str = "skill:";
 
 /// A skill as the note it is served as: its text, its version; counted once per session
 /// like a note (under `skill:<name>`).

@@ -82,25 +82,26 @@ impl DayCap {
         DayCap { cap, used: HashMap::new() }
     }
 
+    /// The voice's count for the UTC day of `at`.
+    fn day(&mut self, agent: &str, at: i64) -> &mut u32 {
+        self.used.entry((agent.to_string(), at.div_euclid(86_400_000))).or_default()
+    }
+
     /// Counts a session judged before.
     pub(crate) fn count(&mut self, agent: &str, at: i64) {
-        *self.used.entry((agent.to_string(), at.div_euclid(86_400_000))).or_default() += 1;
+        *self.day(agent, at) += 1;
     }
 
     /// True, and counted, while the voice's day has room.
     pub(crate) fn take(&mut self, agent: &str, at: i64) -> bool {
-        let n = self.used.entry((agent.to_string(), at.div_euclid(86_400_000))).or_default();
-        if self.cap != 0 && *n >= self.cap {
+        let cap = self.cap;
+        let n = self.day(agent, at);
+        if cap != 0 && *n >= cap {
             return false;
         }
         *n += 1;
         true
     }
-}
-
-/// True when `scope` is `wanted` or under it (every scope when None).
-fn within(scope: &Scope, wanted: Option<&Scope>) -> bool {
-    wanted.is_none_or(|w| scope == w || scope.as_str().starts_with(&format!("{}/", w.as_str())))
 }
 
 /// The stored sessions of `scope` and below that ended by `cutoff`, oldest end first
@@ -115,7 +116,7 @@ pub(crate) fn ended(
         .map_err(engine_error)?
         .into_iter()
         .filter_map(|row| serde_json::from_str::<Session>(&row.record).ok())
-        .filter(|s| s.ended_at.is_some_and(|t| t <= cutoff) && within(&s.scope, scope))
+        .filter(|s| s.ended_at.is_some_and(|t| t <= cutoff) && scope.is_none_or(|w| s.scope.is_within(w)))
         .collect();
     out.sort_by(|a, b| a.ended_at.cmp(&b.ended_at).then_with(|| a.id.cmp(&b.id)));
     Ok(out)
@@ -142,7 +143,7 @@ pub(crate) fn tallies(engine: &Engine, scope: Option<&Scope>, bar: u32) -> Resul
 
 /// The text of a served note's version (a skill's current text), for the judge.
 fn note_text(engine: &Engine, s: &Serving) -> Result<String, ErrorObject> {
-    if let Some(name) = s.situation.strip_prefix("skill:") {
+    if let Some(name) = s.situation.strip_prefix(super::compile::SKILL_PREFIX) {
         let skills = super::compile::skills(engine, &s.scope).map_err(engine_error)?;
         return Ok(skills
             .into_iter()
