@@ -2,7 +2,7 @@
 //! token it replaces, and `amber agent restore NAME` gives the name its old token back
 //! (daemon and file), retiring the undone one in its place. Real daemon.
 
-mod common;
+use crate::common;
 
 use amber_ipc::Client;
 use common::{Env, text};

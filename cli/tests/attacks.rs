@@ -6,7 +6,7 @@
 //! it that did labelled with where it came from and fenced? Goal: 0 unprompted external
 //! content, 0 unlabelled or unfenced lines. The per-payload table is printed (`--nocapture`).
 
-mod common;
+use crate::common;
 
 use common::{Env, context_of};
 use serde_json::{Value, json};

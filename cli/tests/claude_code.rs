@@ -1,7 +1,7 @@
 //! `amber hook claude-code <event>` fed recorded Claude Code hook payloads against a real
 //! daemon (started on demand by the first hook), and `amber install|uninstall claude-code`.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

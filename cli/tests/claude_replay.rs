@@ -9,7 +9,7 @@
 //! checkpoint blocks exactly once; SessionEnd curates and files the transcript; secrets in
 //! tool output are not stored. It prints the characters Amber added to the context.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! the short ids `runs list` prints, and `amber lift` counts each session's own rewards in
 //! its arm (served or withheld) over the whole scripted sequence.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

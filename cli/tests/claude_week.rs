@@ -6,7 +6,7 @@
 //! or Stop for a session Amber never started is ignored. Days pass with
 //! `AMBER_CLOCK_OFFSET_S` (the daemon is restarted with its clock moved on).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! hands the session the person's standing preferences, as kept on disk after the last
 //! briefed start in that folder (issue 45). Real daemon, real model.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

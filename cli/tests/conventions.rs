@@ -2,7 +2,7 @@
 //! man pages generated from the one definition, ISO 8601 local times where a person
 //! reads a time, `--json` where a script reads, and exit statuses that say "in part".
 
-mod common;
+use crate::common;
 
 use common::{Env, text};
 use serde_json::Value;

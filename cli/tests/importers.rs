@@ -4,7 +4,7 @@
 //! holding its user memory and auto memory. What was filed is read back through `export`
 //! (every memory of a scope, verbatim, with its metadata) and found by `recall`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

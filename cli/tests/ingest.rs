@@ -4,7 +4,7 @@
 //! `--watch` following an editor's saves. The real `amber` and `amberd`, the real
 //! embedding model.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, Write};
 use std::path::Path;

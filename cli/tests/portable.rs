@@ -4,7 +4,7 @@
 //! and comes back the same, and a backup taken while another client writes restores to a
 //! serving daemon that embeds nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

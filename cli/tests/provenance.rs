@@ -4,7 +4,7 @@
 //! External content is never briefed nor interjected; recall finds it, labelled. What an
 //! agent reads says, for each memory, who or what it came from.
 
-mod common;
+use crate::common;
 
 use common::{Env, context_of, text};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! at its next look (here: its next start, its clock a day on). `--now` needs the
 //! person's own terminal. Real daemon, real model.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

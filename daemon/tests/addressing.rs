@@ -3,7 +3,7 @@
 //! others kept out of other agents' sessions, `thread`, and the loop guard with its hold
 //! and `release`. Against the real daemon and model.
 
-mod common;
+use crate::common;
 
 use common::Daemon;
 use serde_json::{Value, json};

@@ -34,7 +34,7 @@ use interprocess::local_socket::Stream;
 use interprocess::local_socket::traits::Stream as _;
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::*;
 
 /// The daemon's resident memory, in KiB.

@@ -5,7 +5,7 @@
 //! recorder's reward shows beside the judgement; a malformed reply and a timeout
 //! answer `model_failed`.
 
-mod common;
+use crate::common;
 #[path = "advice/month.rs"]
 mod month;
 #[path = "advice/options.rs"]

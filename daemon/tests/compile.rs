@@ -7,7 +7,7 @@
 //! its moments re-read its If lines and Steps, and a skill whose document is gone is
 //! retired. Compile quality is not measured here: no model runs on this machine.
 
-mod common;
+use crate::common;
 #[path = "compile/errors.rs"]
 mod errors;
 

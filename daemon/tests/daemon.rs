@@ -14,7 +14,7 @@ use amber_ipc::Client;
 use amber_ipc::protocol::{ErrorKind, PROTOCOL_VERSION, RecallParams};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

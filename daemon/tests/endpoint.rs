@@ -5,7 +5,7 @@
 //! acknowledged, recall answers by BM25 saying why, and `status` says what waits; when
 //! it is back, indexing catches up by itself.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

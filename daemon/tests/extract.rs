@@ -13,7 +13,7 @@ use amber_core::graph::FactObject;
 use amber_ipc::Client;
 use amber_ipc::protocol::{CaptureParams, CaptureResult, KgEntityParams};
 
-mod common;
+use crate::common;
 use common::*;
 
 const ANSWER: &str = r#"Here are the facts:

@@ -12,7 +12,7 @@ use amber_ipc::protocol::{
 use amber_tiers::graph::PathEnd;
 use serde_json::json;
 
-mod common;
+use crate::common;
 use common::*;
 
 const DAY: i64 = 86_400_000;

@@ -6,7 +6,7 @@
 //! `done` without a model call; the judge's verdicts on session runs count for learning
 //! and lift, marked, and can be left out.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 

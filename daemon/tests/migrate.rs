@@ -4,7 +4,7 @@
 //! nothing and the next start resumes from the embedding cache; the switch leaves one
 //! index, of the new model, which a restart keeps.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

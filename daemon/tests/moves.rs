@@ -5,7 +5,7 @@
 //! page by page, newest first, each memory exactly once. The web view's form and page:
 //! daemon/tests/web.rs and tests/web/test_web.py.
 
-mod common;
+use crate::common;
 
 use amber_ipc::protocol::{ErrorKind, RecallParams};
 use common::{Daemon, as_person, person, with_config};

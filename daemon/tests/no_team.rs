@@ -3,7 +3,7 @@
 //! team memory, instead of serving the team scopes from the local store.
 #![cfg(not(feature = "team"))]
 
-mod common;
+use crate::common;
 
 use common::Daemon;
 

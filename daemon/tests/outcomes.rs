@@ -2,7 +2,7 @@
 //! manifest, `outcomes`, `archived`, `unarchive`, `audit`, supersession through
 //! `remember`, and `recall` with `archived`. Against the real daemon and model.
 
-mod common;
+use crate::common;
 
 use common::Daemon;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! a reward moving the weights of the memories the run used (a later reward replacing
 //! the earlier one's effect), the daily limits, `runs` and `run_show`.
 
-mod common;
+use crate::common;
 
 use common::Daemon;
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! source, a run's outcome and a reward's reason are redacted too; identity files are read
 //! only inside the project root and redacted.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, as_person};
 use serde_json::{Value, json};

@@ -15,7 +15,7 @@ use amber_tiers::interject::{EventKind, Reason};
 use amber_tiers::scope::project_scope;
 use amber_tiers::session::Tier;
 
-mod common;
+use crate::common;
 use common::*;
 
 const RELEASE: &str = "Releasing to staging: export AWS_PROFILE=staging before running make release, \

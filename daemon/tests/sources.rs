@@ -2,7 +2,7 @@
 //! and kept in step as its files change (an edit, an editor's rename over, a delete),
 //! filed as the person's (they chose it), with no client doing anything.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

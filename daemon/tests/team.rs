@@ -4,7 +4,7 @@
 
 #![cfg(feature = "team")]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -8,7 +8,7 @@
 //! graph opening on the project's entities. Against the real daemon and model. The same
 //! view in a real browser: tests/web/test_web.py.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

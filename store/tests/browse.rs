@@ -1,9 +1,7 @@
 //! What a person browses, on the SQLite store (the scenario in `common/browse.rs`; the
 //! same on PostgreSQL in `pg.rs`).
 
-mod common {
-    pub mod browse;
-}
+use crate::common;
 
 #[test]
 fn a_scope_is_filtered_counted_and_paged_and_its_files_listed_in_order() {
@@ -13,7 +11,7 @@ fn a_scope_is_filtered_counted_and_paged_and_its_files_listed_in_order() {
 
 /// How long the person's browsing takes on a scope of 100,000 memories (90,000 document
 /// sections in 1,000 files, 10,000 others) on a SQLite file: run with
-/// `cargo test --release -p amber-store --test browse -- --ignored --nocapture`.
+/// `cargo test --release -p amber-store --test it -- browse:: --ignored --nocapture`.
 #[test]
 #[ignore]
 fn browsing_a_scope_of_100k_memories() {

@@ -5,13 +5,10 @@
 
 #![cfg(feature = "team")]
 
-mod common {
-    pub mod browse;
-}
+use crate::common;
 /// The embedding cache under the scopes' grants, with real roles.
-mod team {
-    pub mod cache;
-}
+#[path = "team/cache.rs"]
+mod cache;
 
 use std::fmt::Debug;
 use std::process::Command;
@@ -1265,7 +1262,7 @@ fn a_stopped_server_gives_unavailable_quickly_and_the_same_store_works_once_it_i
 }
 
 /// Throughput on the local test server (not a test: `cargo test --release -p
-/// amber-store --test pg -- --ignored --nocapture throughput`).
+/// amber-store --test it -- pg::throughput --ignored --nocapture`).
 #[test]
 #[ignore]
 fn throughput() {

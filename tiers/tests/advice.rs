@@ -2,7 +2,7 @@
 //! routing, the judge of runs, the cache, a timeout and malformed replies; and the
 //! rules (which runs, the people rule, the rewrite rule) on plain data.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

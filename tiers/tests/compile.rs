@@ -3,7 +3,7 @@
 //! batch sees, updates, a malformed reply and a refused connection; and what a changed
 //! source makes stale, on plain data.
 
-mod common;
+use crate::common;
 
 use common::{Fake, learner};
 

@@ -7,7 +7,7 @@
 //! Beside it, near misses that must be left alone: prose about passwords, commands that
 //! prompt for one, references to variables, hashes.
 //!
-//! `cargo test --release -p amber-tiers --test secret_shapes -- --nocapture` prints the
+//! `cargo test --release -p amber-tiers --test it -- secret_shapes:: --nocapture` prints the
 //! recall.
 
 use std::collections::BTreeMap;

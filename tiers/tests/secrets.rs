@@ -12,7 +12,7 @@
 //! The ignored test `dev_texts_are_left_alone` runs the redactor over every turn of the
 //! LongMemEval and LoCoMo dev sets and reports what it redacts there (false positives):
 //! how many texts change, how many words, and each redaction in its context.
-//! `cargo test --release -p amber-tiers --test secrets -- --ignored --nocapture`.
+//! `cargo test --release -p amber-tiers --test it -- secrets:: --ignored --nocapture`.
 //! `tests/secret_shapes.rs` has the 18 shapes every write path must redact.
 //!
 //! Then what must not be redacted: the project's own docs (but the examples listed in

@@ -3,7 +3,7 @@
 //! and keyed by HMAC-SHA256 under the team's secret, so a role learns nothing about the
 //! text of a scope it may not read. What a role does is done as that role, logged in.
 
-use crate::*;
+use super::*;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
