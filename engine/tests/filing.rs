@@ -160,6 +160,7 @@ fn the_floor_leaves_out_what_matches_no_better_than_unrelated_text() {
     let c = e.calibration().unwrap();
     assert!((c.unrelated_mean - 0.045).abs() < 0.01 && (c.unrelated_sd - 0.081).abs() < 0.01, "{c:?}");
     assert!((c.gate(0.42) - 0.42).abs() < 0.005, "MiniLM's gate carries to itself: {}", c.gate(0.42));
+    assert!(c.is_complete() && c.best_mean.unwrap() > c.unrelated_mean, "{c:?}");
     assert!(c.floor() > c.unrelated_mean && c.floor() < 0.42, "{}", c.floor());
     // Kept in the store: a reopened engine reads it instead of measuring again.
     drop(e);

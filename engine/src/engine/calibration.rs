@@ -10,19 +10,16 @@ use super::models::Models;
 use crate::Result;
 
 /// Measures a model: the cosine of each text's query vector with every other text's
-/// passage vector.
+/// passage vector, a row per text.
 fn measure(engine: &Engine, m: &Models) -> Result<Calibration> {
     let passages = engine.embed_texts(m, &UNRELATED)?;
-    let mut cosines = Vec::with_capacity(UNRELATED.len() * (UNRELATED.len() - 1));
+    let mut rows = Vec::with_capacity(UNRELATED.len());
     for (i, text) in UNRELATED.iter().enumerate() {
         let q = engine.embed_query_with(m, text)?;
-        for (j, p) in passages.iter().enumerate() {
-            if i != j {
-                cosines.push(amber_retrieval::cosine(&q, p));
-            }
-        }
+        let row = passages.iter().enumerate().filter(|(j, _)| *j != i);
+        rows.push(row.map(|(_, p)| amber_retrieval::cosine(&q, p)).collect());
     }
-    Ok(Calibration::from_cosines(&m.id, cosines))
+    Ok(Calibration::from_rows(&m.id, &rows))
 }
 
 /// The store metadata key of a model's calibration.
@@ -46,7 +43,7 @@ impl Engine {
         let key = meta_key(&m.id);
         let stored = self.meta(&key)?.and_then(|s| serde_json::from_str::<Calibration>(&s).ok());
         let c = match stored {
-            Some(c) if c.model == m.id => c,
+            Some(c) if c.model == m.id && c.is_complete() => c,
             _ => {
                 let c = measure(self, &m)?;
                 tracing::info!(model = %c.model, mean = c.unrelated_mean, sd = c.unrelated_sd, "calibrated");
