@@ -274,7 +274,12 @@ pub(crate) async fn note_verdict(
     peer: Peer,
     p: NoteVerdictParams,
 ) -> Result<Value, ErrorObject> {
-    peer.person_only("a word on a served note")?;
+    crate::person_log::person_only(
+        shared,
+        peer,
+        "a word on a served note",
+        crate::person_log::Undo::Reversible,
+    )?;
     let reason = p.reason.clone().unwrap_or_default();
     if reason.chars().count() > 300 {
         return Err(invalid("reason must be at most 300 characters"));
