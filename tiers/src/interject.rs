@@ -59,6 +59,14 @@ impl Default for InterjectConfig {
     }
 }
 
+impl InterjectConfig {
+    /// The gate and band, tuned on MiniLM, carried to the model `c` was measured on
+    /// (docs/EVAL.md, "Per-model calibration").
+    pub fn carried(self, c: &amber_core::calibration::Calibration) -> InterjectConfig {
+        InterjectConfig { gate: c.gate(self.gate), band: c.spread(self.band), ..self }
+    }
+}
+
 /// What happened in the session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::curate::CurationReport;
 use crate::decision::Decision;
 
+mod event;
+pub use event::Arrival;
+
 /// Session settings (`[session]` table).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -15,7 +15,7 @@ use amber_ipc::protocol::{
 use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
 use amber_tiers::redact::redact;
 use amber_tiers::scope::project_scope;
-use amber_tiers::session::{Served, Session, Tier};
+use amber_tiers::session::Session;
 use serde_json::Value;
 
 use crate::live::{Ending, not_found};
@@ -207,18 +207,10 @@ pub(crate) async fn event(
     p: SessionEventParams,
 ) -> Result<Value, ErrorObject> {
     // Number the event and note the activity at once, so concurrent events differ.
-    let (snapshot, opening) = {
+    let (snapshot, arrival) = {
         let mut live = shared.sessions.lock();
         let s = live.get_mut(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
-        s.events += 1;
-        let before = s.last_active;
-        s.last_active = now_millis();
-        if matches!(p.kind, EventKind::ToolCall | EventKind::ToolResult) {
-            s.tool_uses += 1;
-        }
-        if p.kind == EventKind::ToolResult {
-            s.run.note_tool(&p.text);
-        }
+        let arrival = s.note_event(p.kind, &p.text, now_millis());
         // A file the agent wrote is the agent's, wherever it is ingested from.
         if matches!(p.kind, EventKind::ToolCall | EventKind::ToolResult)
             && let Some(path) = crate::agent_writes::written_path(p.source.as_deref(), &p.text)
@@ -228,23 +220,17 @@ pub(crate) async fn event(
                 agent: s.agent.clone(),
                 session: s.id.clone(),
                 at: now_millis(),
-                since: Some(before),
+                since: Some(arrival.before),
             };
             crate::agent_writes::note(&shared.config.data_dir, &w);
         }
         // What its shell wrote is found by when it changed (after the lock is let go).
         if p.kind == EventKind::ToolResult && crate::shell_writes::is_shell(p.source.as_deref()) {
-            crate::shell_writes::spawn(shared, s, before);
+            crate::shell_writes::spawn(shared, s, arrival.before);
         }
-        // The session's first prompt is its opening prompt (and its run's task).
-        let opening = p.kind == EventKind::Prompt && s.run.prompts == 0;
-        if p.kind == EventKind::Prompt {
-            s.run.prompts += 1;
-            s.run.note_prompt(&p.text);
-        }
-        (s.clone(), opening)
+        (s.clone(), arrival)
     };
-    let n = snapshot.events;
+    let n = arrival.event;
     let cfg = shared.config.interject.clone();
     let moment = p.moment.unwrap_or_default();
     let reminders = crate::methods::serve::reminders(shared, &snapshot, moment).await?;
@@ -260,11 +246,7 @@ pub(crate) async fn event(
             read(shared, move |e| {
                 // The gate and band were tuned on MiniLM: carried to the model in force.
                 let cfg = match e.calibration() {
-                    Ok(c) => amber_tiers::interject::InterjectConfig {
-                        gate: c.gate(cfg.gate),
-                        band: c.spread(cfg.band),
-                        ..cfg
-                    },
+                    Ok(c) => cfg.carried(&c),
                     Err(_) => cfg,
                 };
                 Ok(decide(n, &text, &hits, &snap, judge.as_ref(), deadline, &cfg))
@@ -298,35 +280,10 @@ pub(crate) async fn event(
         let mut live = shared.sessions.lock();
         match live.get_mut(&p.session_id) {
             Some(s) => {
-                let at = now_millis();
-                if decision.fired {
-                    s.last_fire = Some(n);
-                    for m in &decision.memories {
-                        let why = match decision.reason {
-                            Reason::Judge => format!(
-                                "event {n}: cosine {:.3} in the band below the gate {:.2}; the judge said yes",
-                                m.score, decision.gate
-                            ),
-                            _ => format!(
-                                "event {n}: cosine {:.3} cleared the gate {:.2}",
-                                m.score, decision.gate
-                            ),
-                        };
-                        s.served.push(Served {
-                            id: m.id.clone(),
-                            tier: Tier::Interjection,
-                            event: Some(n),
-                            at,
-                            score: m.score,
-                            why,
-                            context: s.context,
-                        });
-                    }
-                }
+                s.note_decision(&decision, now_millis(), shared.config.session.max_decisions);
                 if let Some((r, source)) = &captured {
                     note_capture(s, r, source);
                 }
-                s.push_decision(decision.clone(), shared.config.session.max_decisions);
                 s.reminded.extend(reminders.iter().map(|r| (r.id.clone(), moment)));
                 (decision.fired || captured.is_some() || !reminders.is_empty()).then(|| s.clone())
             }
@@ -356,7 +313,7 @@ pub(crate) async fn event(
         reminders,
         reminder_text,
         leads,
-        opening,
+        opening: arrival.opening,
     })
 }
 
