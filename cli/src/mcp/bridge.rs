@@ -116,18 +116,9 @@ impl Bridge {
     }
 }
 
-/// Methods that change nothing, so a retry on a new connection is harmless.
+/// Methods that change nothing stored (the registry's `Access::Read`), so a retry on a
+/// new connection is harmless.
 pub(super) fn is_read(method: &str) -> bool {
-    matches!(
-        method,
-        "recall"
-            | "get"
-            | "status"
-            | "links"
-            | "session_show"
-            | "kg_query"
-            | "kg_timeline"
-            | "kg_traverse"
-            | "kg_stats"
-    )
+    use amber_ipc::protocol::{Access, Method};
+    Method::from_name(method).is_some_and(|m| m.access() == Access::Read)
 }

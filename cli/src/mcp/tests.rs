@@ -95,6 +95,19 @@ fn the_tools_and_their_sets_are_the_registrys() {
     }
 }
 
+/// A tool call is retried on a fresh connection only for a method the registry declares
+/// a read (the hand list it replaced missed `thread` and `review`).
+#[test]
+fn only_reads_are_retried() {
+    use super::bridge::is_read;
+    for read in ["recall", "thread", "review", "kg_traverse", "session_show"] {
+        assert!(is_read(read), "{read}");
+    }
+    for write in ["remember", "outcome", "forget", "session_event", "no_such_method"] {
+        assert!(!is_read(write), "{write}");
+    }
+}
+
 #[test]
 fn remember_args_are_the_daemons_params() {
     let a: RememberArgs =
