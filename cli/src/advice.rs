@@ -3,11 +3,11 @@
 
 use amber_ipc::Client;
 use amber_ipc::protocol::{
-    AdviceLearnResult, AdviceListResult, AdviceShowResult, JudgeRunsResult, JudgementsResult,
-    NoteVerdictResult,
+    AdviceLearnParams, AdviceListParams, AdviceShowParams, Answer, JudgeRunsParams, JudgementsParams,
+    NoteVerdictParams, method,
 };
+use anyhow::Context;
 use clap::Subcommand;
-use serde_json::json;
 
 use crate::{one_line, print_json};
 
@@ -61,8 +61,8 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
     match action {
         AdviceAction::Learn { scope, no_cache } => {
             errln!("learning advice in {scope} ...");
-            let r: AdviceLearnResult =
-                client.call("advice_learn", &json!({ "scope": scope, "cache": !no_cache }))?;
+            let p = AdviceLearnParams { scope: scope.parse().context("SCOPE")?, cache: Some(!no_cache) };
+            let r = client.send::<method::AdviceLearn>(&p)?;
             if as_json {
                 return print_json(&r);
             }
@@ -92,8 +92,8 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
             }
         }
         AdviceAction::Show { scope, situation } => {
-            let r: AdviceShowResult =
-                client.call("advice_show", &json!({ "scope": scope, "situation": situation }))?;
+            let p = AdviceShowParams { scope: scope.parse().context("SCOPE")?, situation: situation.clone() };
+            let r = client.send::<method::AdviceShow>(&p)?;
             if as_json {
                 return print_json(&r);
             }
@@ -121,7 +121,8 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
             }
         }
         AdviceAction::List { scope } => {
-            let r: AdviceListResult = client.call("advice_list", &json!({ "scope": scope }))?;
+            let p = AdviceListParams { scope: scope.parse().context("SCOPE")? };
+            let r = client.send::<method::AdviceList>(&p)?;
             if as_json {
                 return print_json(&r);
             }
@@ -151,11 +152,15 @@ pub(crate) fn run(action: &AdviceAction, client: &mut Client, as_json: bool) -> 
             }
         }
         AdviceAction::Verdict { session, situation, applied, helped, scope, reason } => {
-            let r: NoteVerdictResult = client.call(
-                "note_verdict",
-                &json!({ "session_id": session, "situation": situation, "scope": scope,
-                         "applied": applied, "helped": helped, "reason": reason }),
-            )?;
+            let p = NoteVerdictParams {
+                session_id: session.clone(),
+                situation: situation.clone(),
+                scope: scope.as_deref().map(str::parse).transpose().context("--scope")?,
+                applied: answer(applied),
+                helped: answer(helped),
+                reason: reason.clone(),
+            };
+            let r = client.send::<method::NoteVerdict>(&p)?;
             if as_json {
                 return print_json(&r);
             }
@@ -180,7 +185,8 @@ pub(crate) fn judgements(
     as_json: bool,
 ) -> anyhow::Result<()> {
     if judge {
-        let r: JudgeRunsResult = client.call("judge_runs", &json!({ "scope": scope }))?;
+        let p = JudgeRunsParams { scope: scope.parse().context("SCOPE")?, limit: None };
+        let r = client.send::<method::JudgeRuns>(&p)?;
         errln!(
             "judged {} runs ({} failed) and {} served notes ({} sessions failed)",
             r.judged.len(),
@@ -189,7 +195,8 @@ pub(crate) fn judgements(
             r.notes_failed.len()
         );
     }
-    let r: JudgementsResult = client.call("judgements", &json!({ "scope": scope, "limit": limit }))?;
+    let p = JudgementsParams { scope: scope.parse().context("SCOPE")?, limit: Some(limit) };
+    let r = client.send::<method::Judgements>(&p)?;
     if as_json {
         return print_json(&r);
     }
@@ -213,4 +220,13 @@ pub(crate) fn judgements(
         );
     }
     Ok(())
+}
+
+/// `yes`, `no` or `unsure` (clap allows no other) as the wire's answer.
+fn answer(word: &str) -> Answer {
+    match word {
+        "yes" => Answer::Yes,
+        "no" => Answer::No,
+        _ => Answer::Unsure,
+    }
 }

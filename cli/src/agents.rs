@@ -23,8 +23,8 @@ pub(crate) fn token(cfg: &Config, name: &str) -> Option<String> {
 /// Registers the name with the daemon and writes its token; returns where.
 pub(crate) fn register(client: &mut amber_ipc::Client, cfg: &Config, name: &str) -> anyhow::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
-    let r: amber_ipc::protocol::AgentRegisterResult = client
-        .call("agent_register", &amber_ipc::protocol::AgentRegisterParams { name: name.to_string() })?;
+    let p = amber_ipc::protocol::AgentRegisterParams { name: name.to_string() };
+    let r = client.send::<amber_ipc::protocol::method::AgentRegister>(&p)?;
     let path = token_path(cfg, &r.name);
     let dir = path.parent().context("a token path has a folder")?;
     std::fs::DirBuilder::new()
@@ -52,8 +52,8 @@ fn previous_path(token: &std::path::Path) -> PathBuf {
 /// it, so a restore can be undone the same way). Returns when the restored token had
 /// been retired.
 pub(crate) fn restore(client: &mut amber_ipc::Client, cfg: &Config, name: &str) -> anyhow::Result<i64> {
-    let r: amber_ipc::protocol::AgentRestoreResult =
-        client.call("agent_restore", &amber_ipc::protocol::AgentRegisterParams { name: name.to_string() })?;
+    let p = amber_ipc::protocol::AgentRegisterParams { name: name.to_string() };
+    let r = client.send::<amber_ipc::protocol::method::AgentRestore>(&p)?;
     let path = token_path(cfg, &r.name);
     let previous = previous_path(&path);
     if previous.exists() {

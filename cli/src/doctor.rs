@@ -2,8 +2,8 @@
 //! about it (`--json`: the checks as the daemon gives them).
 
 use amber_ipc::Client;
-use amber_ipc::protocol::{DoctorResult, Health};
-use serde_json::json;
+use amber_ipc::protocol::{DoctorParams, Health, method};
+use anyhow::Context;
 
 use crate::print_json;
 
@@ -13,7 +13,8 @@ pub(crate) fn run(
     no_ping: bool,
     as_json: bool,
 ) -> anyhow::Result<()> {
-    let r: DoctorResult = client.call("doctor", &json!({ "scope": scope, "no_ping": no_ping }))?;
+    let scope = scope.map(str::parse).transpose().context("--scope")?;
+    let r = client.send::<method::Doctor>(&DoctorParams { scope, no_ping })?;
     if as_json {
         return print_json(&r);
     }

@@ -4,11 +4,11 @@
 use amber_core::Outcome;
 use amber_ipc::Client;
 use amber_ipc::protocol::{
-    ArchivedResult, AuditResult, GuardResult, LiftResult, MemoryResult, OutcomesResult, ReleaseResult,
-    ReviewResult, ThreadResult,
+    ArchivedParams, AuditParams, GetParams, GuardParams, LiftParams, OutcomeParams, OutcomesParams,
+    ReleaseParams, ReviewParams, ThreadParams, method,
 };
+use anyhow::Context;
 use clap::Subcommand;
-use serde_json::json;
 
 use crate::{check_id, one_line, print_json};
 
@@ -130,10 +130,14 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         OutcomeCommand::Outcome { id, result, session, note, agent } => {
             check_id(id)?;
             let result: Outcome = result.parse()?;
-            let r: MemoryResult = client.call(
-                "outcome",
-                &json!({ "memory_id": id, "result": result, "session_id": session, "note": note, "agent": agent }),
-            )?;
+            let p = OutcomeParams {
+                memory_id: id.clone(),
+                result,
+                session_id: session.clone(),
+                agent: agent.clone(),
+                note: note.clone(),
+            };
+            let r = client.send::<method::Outcome>(&p)?;
             if as_json {
                 print_json(&r.memory)?;
                 return Ok(true);
@@ -144,8 +148,8 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         }
         OutcomeCommand::Outcomes { id } => {
             check_id(id)?;
-            let r: OutcomesResult = client
-                .call("outcomes", &json!({ "memory_id": id, "session_id": crate::mcp::host_session() }))?;
+            let p = OutcomesParams { memory_id: id.clone(), session_id: crate::mcp::host_session() };
+            let r = client.send::<method::Outcomes>(&p)?;
             if as_json {
                 print_json(&r)?;
                 return Ok(true);
@@ -177,7 +181,8 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
             }
         }
         OutcomeCommand::Archived { scope, limit } => {
-            let r: ArchivedResult = client.call("archived", &json!({ "scope": scope, "limit": limit }))?;
+            let scope = scope.as_deref().map(str::parse).transpose().context("--scope")?;
+            let r = client.send::<method::Archived>(&ArchivedParams { scope, limit: Some(*limit) })?;
             if as_json {
                 print_json(&r.memories)?;
                 return Ok(true);
@@ -201,7 +206,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         }
         OutcomeCommand::Unarchive { id } => {
             check_id(id)?;
-            let r: MemoryResult = client.call("unarchive", &json!({ "id": id }))?;
+            let r = client.send::<method::Unarchive>(&GetParams { id: id.clone(), session_id: None })?;
             if as_json {
                 print_json(&r.memory)?;
                 return Ok(true);
@@ -210,8 +215,9 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         }
         OutcomeCommand::Trust { id, level } => {
             check_id(id)?;
-            let trust: amber_core::origin::Trust = serde_json::from_value(json!(level))
-                .map_err(|_| anyhow::anyhow!("trust must be person, agent or external, got {level:?}"))?;
+            let trust: amber_core::origin::Trust =
+                serde_json::from_value(serde_json::Value::from(level.as_str()))
+                    .map_err(|_| anyhow::anyhow!("trust must be person, agent or external, got {level:?}"))?;
             let r = client.send::<amber_ipc::protocol::method::SetTrust>(
                 &amber_ipc::protocol::SetTrustParams { id: id.clone(), trust },
             )?;
@@ -226,7 +232,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
             );
         }
         OutcomeCommand::Audit { sessions } => {
-            let r: AuditResult = client.call("audit", &json!({ "sessions": sessions }))?;
+            let r = client.send::<method::Audit>(&AuditParams { sessions: Some(*sessions) })?;
             if as_json {
                 print_json(&r)?;
                 return Ok(true);
@@ -273,8 +279,8 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         }
         OutcomeCommand::Thread { id } => {
             check_id(id)?;
-            let r: ThreadResult =
-                client.call("thread", &json!({ "id": id, "session_id": crate::mcp::host_session() }))?;
+            let p = ThreadParams { id: id.clone(), session_id: crate::mcp::host_session() };
+            let r = client.send::<method::Thread>(&p)?;
             if as_json {
                 print_json(&r)?;
                 return Ok(true);
@@ -294,7 +300,8 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         }
         OutcomeCommand::Guard { id, agent } => {
             check_id(id)?;
-            let r: GuardResult = client.call("guard", &json!({ "memory_id": id, "agent": agent }))?;
+            let r =
+                client.send::<method::Guard>(&GuardParams { memory_id: id.clone(), agent: agent.clone() })?;
             if as_json {
                 print_json(&r)?;
             } else {
@@ -309,8 +316,9 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
             return Ok(r.decision.decision == amber_tiers::guard::Verdict::Allow);
         }
         OutcomeCommand::Review { files, scope, k } => {
-            let r: ReviewResult =
-                client.call("review", &json!({ "files": files, "scope": scope, "k": k }))?;
+            let scope = scope.as_deref().map(str::parse).transpose().context("--scope")?;
+            let r =
+                client.send::<method::Review>(&ReviewParams { files: files.clone(), scope, k: Some(*k) })?;
             if as_json {
                 print_json(&r)?;
                 return Ok(true);
@@ -342,8 +350,8 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         OutcomeCommand::Lift { scope, since, no_judged } => {
             let since = since.as_deref().map(parse_time).transpose()?;
             let judged = no_judged.then_some(false);
-            let r: LiftResult =
-                client.call("lift", &json!({ "scope": scope, "since": since, "judged": judged }))?;
+            let scope = scope.as_deref().map(str::parse).transpose().context("--scope")?;
+            let r = client.send::<method::Lift>(&LiftParams { scope, since, sessions: None, judged })?;
             if as_json {
                 print_json(&r)?;
                 return Ok(true);
@@ -379,7 +387,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         }
         OutcomeCommand::Release { id } => {
             check_id(id)?;
-            let r: ReleaseResult = client.call("release", &json!({ "thread": id }))?;
+            let r = client.send::<method::Release>(&ReleaseParams { thread: id.clone() })?;
             if as_json {
                 print_json(&r)?;
             } else if r.released {

@@ -8,11 +8,10 @@ use std::time::Instant;
 use amber_core::NewRun;
 use amber_ipc::Client;
 use amber_ipc::protocol::{
-    MAX_RUN_BATCH, RunRecordResult, RunRewardResult, RunShowResult, RunsResult, SessionsResult,
+    MAX_RUN_BATCH, RunRecordParams, RunRewardParams, RunShowParams, RunsParams, SessionsParams, method,
 };
 use anyhow::Context;
 use clap::Subcommand;
-use serde_json::json;
 
 use crate::{one_line, print_json};
 
@@ -87,7 +86,12 @@ fn run_id(client: &mut Client, run: &str, scope: Option<&str>) -> anyhow::Result
     if run.len() < 8 || run.len() > 32 || !run.bytes().all(|b| b.is_ascii_hexdigit()) {
         anyhow::bail!("bad run {run:?}: a run id is 32 hex digits, or a prefix of at least 8 of them");
     }
-    let r: RunsResult = client.call("runs", &json!({ "scope": scope, "limit": LOOKUP }))?;
+    let p = RunsParams {
+        scope: scope.map(str::parse).transpose().context("--scope")?,
+        agent: None,
+        limit: Some(LOOKUP),
+    };
+    let r = client.send::<method::Runs>(&p)?;
     let among = scope.map(|s| format!(" of {s}")).unwrap_or_default();
     Ok(by_prefix(&r.runs, &run.to_ascii_lowercase(), &among)?.id.clone())
 }
@@ -123,7 +127,7 @@ fn by_prefix<'a>(
 /// recorded no run (they did no work) are passed over.
 fn last_run(client: &mut Client, scope: &str) -> anyhow::Result<(String, String, amber_core::Millis)> {
     let wanted: amber_core::Scope = scope.parse().context("--scope")?;
-    let r: SessionsResult = client.call("sessions", &json!({ "limit": LOOKUP }))?;
+    let r = client.send::<method::Sessions>(&SessionsParams { limit: Some(LOOKUP), served: None })?;
     r.sessions
         .into_iter()
         .filter(|s| s.scope.parse::<amber_core::Scope>().is_ok_and(|sc| sc.is_within(&wanted)))
@@ -188,16 +192,22 @@ pub(crate) fn run(
             for (i, r) in runs.iter().enumerate() {
                 r.validate().with_context(|| format!("run {} (line order)", i + 1))?;
             }
-            let params = json!({ "agent": agent, "scope": scope, "runs": runs });
-            let size = params.to_string().len();
+            let n = runs.len();
+            let params = RunRecordParams {
+                agent: agent.clone(),
+                scope: Some(scope.clone()),
+                runs: Some(runs),
+                ..RunRecordParams::default()
+            };
+            let size = serde_json::to_string(&params)?.len();
             if size + 256 > max_frame {
                 anyhow::bail!(
                     "the batch is {size} bytes, over the daemon's max_frame_bytes ({max_frame}): split the file or raise max_frame_bytes"
                 );
             }
             let started = Instant::now();
-            errln!("recording {} runs in {scope} as {agent} ...", runs.len());
-            let r: RunRecordResult = client.call("run_record", &params)?;
+            errln!("recording {n} runs in {scope} as {agent} ...");
+            let r = client.send::<method::RunRecord>(&params)?;
             if as_json {
                 return print_json(&r);
             }
@@ -211,8 +221,12 @@ pub(crate) fn run(
             );
         }
         RunsAction::List { scope, agent, limit } => {
-            let r: RunsResult =
-                client.call("runs", &json!({ "scope": scope, "agent": agent, "limit": limit }))?;
+            let p = RunsParams {
+                scope: scope.as_deref().map(str::parse).transpose().context("--scope")?,
+                agent: agent.clone(),
+                limit: Some(*limit),
+            };
+            let r = client.send::<method::Runs>(&p)?;
             if as_json {
                 return print_json(&r.runs);
             }
@@ -248,10 +262,14 @@ pub(crate) fn run(
                 }
                 run => (run_id(client, run, scope.as_deref())?, None),
             };
-            let r: RunRewardResult = client.call(
-                "run_reward",
-                &json!({ "agent": PERSON, "run_id": id, "reward": reward, "reason": reason }),
-            )?;
+            let p = RunRewardParams {
+                agent: PERSON.to_string(),
+                run_id: Some(id.clone()),
+                reward: Some(*reward),
+                reason: reason.clone(),
+                ..RunRewardParams::default()
+            };
+            let r = client.send::<method::RunReward>(&p)?;
             if as_json {
                 return print_json(&r);
             }
@@ -260,7 +278,7 @@ pub(crate) fn run(
         }
         RunsAction::Show { id, scope } => {
             let id = run_id(client, id, scope.as_deref())?;
-            let r: RunShowResult = client.call("run_show", &json!({ "id": id }))?;
+            let r = client.send::<method::RunShow>(&RunShowParams { id })?;
             if as_json {
                 return print_json(&r);
             }
