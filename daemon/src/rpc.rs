@@ -113,11 +113,35 @@ pub(crate) async fn read_on<T: Send + 'static>(
     side: &Side,
     f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
 ) -> Result<T, ErrorObject> {
+    blocking_on(shared, side, f, "a read").await
+}
+
+/// Runs a write straight on the local engine, on the blocking pool: only once the daemon
+/// is stopping and the writer's queue is closed (the last session records,
+/// `session::save_all`); refused before. Every other write goes through the writer.
+pub(crate) async fn write_at_shutdown<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+) -> Result<T, ErrorObject> {
+    if !*shared.shutdown.borrow() {
+        tracing::error!("a write at shutdown was asked before the shutdown");
+        return Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"));
+    }
+    blocking_on(shared, &shared.local(), f, "a write at shutdown").await
+}
+
+/// Runs `f` on tokio's blocking pool with one side's engine.
+async fn blocking_on<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    side: &Side,
+    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+    what: &str,
+) -> Result<T, ErrorObject> {
     let engine = side.engine.clone();
     match tokio::task::spawn_blocking(move || f(&engine)).await {
         Ok(r) => r.map_err(|e| side_error(shared, e)),
         Err(e) => {
-            tracing::error!(cause = %e, "a read task failed");
+            tracing::error!(cause = %e, "{what} task failed");
             Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"))
         }
     }

@@ -42,7 +42,7 @@ pub(crate) async fn persist(shared: &Arc<Shared>, s: &Session) -> Result<(), Err
     // On the writer, as every write; at shutdown the writer's queue is closed and the
     // last records (`session::save_all`) go straight to the store's write connection.
     if *shared.shutdown.borrow() {
-        read(shared, move |e| e.put_session(&row)).await
+        crate::rpc::write_at_shutdown(shared, move |e| e.put_session(&row)).await
     } else {
         crate::rpc::write_with(shared, move |e| e.put_session(&row)).await
     }
