@@ -7,7 +7,8 @@ Declaring a child (`mod x;`) is not an import. Exits 1 with the reasons.
 
 Comments, strings and raw strings are taken out before paths are read; `use` trees
 with braces are expanded; `super::super::` climbs twice. `--self-test` plants cycles in
-a scratch crate and checks they, and only they, are found.
+a scratch crate and checks they, and only they, are found. A crate whose integration
+tests are one binary (`autotests = false`) must declare every tests/*.rs in tests/it.rs.
 
 Usage: python3 scripts/check_layout.py [--max-lines N] [--self-test]
 """
@@ -145,6 +146,22 @@ def references(text: str, me: tuple, modules: set) -> set:
     return found
 
 
+def undeclared_tests(crate_dir: Path) -> list:
+    """A crate whose integration tests are one binary (`autotests = false`, tests/it.rs):
+    the test files beside it.rs that it does not declare as modules, which cargo would
+    then never build nor run."""
+    tests = crate_dir / "tests"
+    it = tests / "it.rs"
+    if "autotests = false" not in (crate_dir / "Cargo.toml").read_text():
+        return []
+    if not it.exists():
+        return ["tests/it.rs (autotests is off, so no test of the crate is built)"]
+    text = "\n".join(line.split("//")[0] for line in it.read_text().splitlines())
+    declared = set(re.findall(r"^\s*(?:pub\s+)?mod\s+(?:r#)?(\w+)\s*;", text, re.M))
+    declared |= set(re.findall(r'#\[path\s*=\s*"(\w+)\.rs"\]', text))
+    return [f"tests/{f.name}" for f in sorted(tests.glob("*.rs")) if f.name != "it.rs" and f.stem not in declared]
+
+
 def self_test() -> int:
     """Plants cycles the old scan missed (braced `use`, `super::super`, a path after a
     string holding `//`, one after a raw string with quotes, an aliased `use` of a module
@@ -174,7 +191,17 @@ def self_test() -> int:
         if got != want:
             print("check_layout self-test failed: found", sorted(got), "wanted", sorted(want))
             return 1
-    print("check_layout self-test ok: the planted cycles are found, and only they")
+        # A test file that tests/it.rs does not declare is never built.
+        crate = Path(d) / "crate"
+        (crate / "tests").mkdir(parents=True)
+        (crate / "Cargo.toml").write_text("[package]\nautotests = false\n")
+        (crate / "tests" / "it.rs").write_text('mod a;\n// mod b;\n#[path = "loop.rs"]\nmod r#loop;\n')
+        for name in ["a.rs", "b.rs", "loop.rs"]:
+            (crate / "tests" / name).write_text("")
+        if undeclared_tests(crate) != ["tests/b.rs"]:
+            print("check_layout self-test failed: undeclared tests", undeclared_tests(crate))
+            return 1
+    print("check_layout self-test ok: the planted cycles are found, and only they; so is a test file it.rs leaves out")
     return 0
 
 
@@ -231,6 +258,8 @@ def main() -> int:
                 problems.append(f"{rel}: {lines} lines ({why})")
             elif rel in OVER and lines <= max_lines:
                 problems.append(f"{rel}: {lines} lines, under {max_lines} now: take it out of OVER")
+        for t in undeclared_tests(ROOT / crate):
+            problems.append(f"{crate}: {t} is not a module of tests/it.rs, so it is never built")
         # The crate root only declares and re-exports: not an edge.
         for c in crate_cycles(src):
             names = " -> ".join("/".join(m) or "lib" for m in c)
