@@ -47,7 +47,7 @@ pub struct EndpointEmbedder {
     chunking: ChunkConfig,
     id: String,
     dim: usize,
-    agent: ureq::Agent,
+    agent: amber_endpoint::Agent,
     /// After the endpoint was found away, requests until then fail at once.
     away_until: Option<(Instant, String)>,
 }
@@ -116,12 +116,7 @@ impl EndpointEmbedder {
             estimate_token_spans(&query_prefix).len().max(estimate_token_spans(&passage_prefix).len());
         let max_tokens = config.max_tokens.saturating_sub(prefix_tokens).max(8);
         let chunking = ChunkConfig { max_tokens, overlap_tokens: max_tokens / 8 };
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            // A redirect of a POST is not followed (nor the text and key sent elsewhere).
-            .max_redirects(0)
-            .build()
-            .new_agent();
+        let agent = amber_endpoint::agent();
         // The vector id: the endpoint's model and how text is presented to it (a change of
         // prefix or dimension is another set of vectors). The URL is not part of it: the
         // same model served elsewhere gives the same vectors.
@@ -242,20 +237,16 @@ impl EndpointEmbedder {
     }
 
     fn post_once(&self, body: &str, n: usize) -> std::result::Result<Vec<Vec<f32>>, Posted> {
-        let mut req = self.agent.post(&self.endpoint).header("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            req = req.header("Authorization", format!("Bearer {key}"));
-        }
-        let req = req.config().timeout_global(Some(self.timeout)).build();
-        let ms = self.timeout.as_millis();
-        let mut resp = req.send(body).map_err(|e| transport(e, ms))?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(MAX_RESPONSE)
-            .read_to_string()
-            .map_err(|e| transport(e, ms))?;
+        let answer = amber_endpoint::post_json(
+            &self.agent,
+            &self.endpoint,
+            self.api_key.as_deref(),
+            body,
+            self.timeout,
+            MAX_RESPONSE,
+        )
+        .map_err(Posted::Transient)?;
+        let (status, text) = (answer.status, answer.body);
         match status {
             200..=299 => {}
             413 => return Err(Posted::TooLarge(format!("HTTP 413: {}", snippet(&text)))),
@@ -287,16 +278,6 @@ impl Posted {
             }
         }
     }
-}
-
-fn transport(e: ureq::Error, deadline_ms: u128) -> Posted {
-    Posted::Transient(match e {
-        ureq::Error::Timeout(what) => format!("timed out after {deadline_ms} ms ({what})"),
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            format!("connection refused ({io})")
-        }
-        other => format!("request failed: {other}"),
-    })
 }
 
 /// The vectors of an OpenAI-style answer (`data[i].embedding`, ordered by `index`),

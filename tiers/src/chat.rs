@@ -53,7 +53,7 @@ pub(crate) struct ChatEndpoint {
     endpoint: String,
     model: String,
     api_key: Option<String>,
-    agent: ureq::Agent,
+    agent: amber_endpoint::Agent,
 }
 
 impl ChatEndpoint {
@@ -66,13 +66,7 @@ impl ChatEndpoint {
         api_key: Option<String>,
     ) -> Result<ChatEndpoint, String> {
         let (url, model) = validated(table, url, model)?;
-        let agent = ureq::Agent::config_builder()
-            // A non-2xx answer is read (its body goes into the reason), not an Err.
-            .http_status_as_error(false)
-            // A redirect of a POST is not followed (nor the key sent elsewhere): it fails.
-            .max_redirects(0)
-            .build()
-            .new_agent();
+        let agent = amber_endpoint::agent();
         Ok(ChatEndpoint {
             endpoint: format!("{url}/chat/completions"),
             model: model.to_string(),
@@ -120,19 +114,18 @@ impl ChatEndpoint {
         if deadline.is_zero() {
             return Err("no time left (deadline 0 ms)".into());
         }
-        let mut req = self.agent.post(&self.endpoint).header("Content-Type", "application/json");
-        if let Some(key) = &self.api_key {
-            req = req.header("Authorization", format!("Bearer {key}"));
+        let answer = amber_endpoint::post_json(
+            &self.agent,
+            &self.endpoint,
+            self.api_key.as_deref(),
+            &body.to_string(),
+            deadline,
+            MAX_BODY,
+        )?;
+        if !answer.is_success() {
+            return Err(format!("HTTP {}: {}", answer.status, snippet(&answer.body)));
         }
-        let req = req.config().timeout_global(Some(deadline)).build();
-        let ms = deadline.as_millis();
-        let mut resp = req.send(body.to_string()).map_err(|e| http_reason(e, ms))?;
-        let status = resp.status().as_u16();
-        let text =
-            resp.body_mut().with_config().limit(MAX_BODY).read_to_string().map_err(|e| http_reason(e, ms))?;
-        if !(200..300).contains(&status) {
-            return Err(format!("HTTP {status}: {}", snippet(&text)));
-        }
+        let text = answer.body;
         let json: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| format!("response is not JSON ({e}): {}", snippet(&text)))?;
         json.pointer("/choices/0/message/content")
@@ -157,15 +150,5 @@ pub(crate) fn truncate(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     match s.char_indices().nth(max) {
         None => s.into(),
         Some((i, _)) => format!("{}\n[... truncated]", &s[..i]).into(),
-    }
-}
-
-fn http_reason(e: ureq::Error, deadline_ms: u128) -> String {
-    match e {
-        ureq::Error::Timeout(what) => format!("timed out after {deadline_ms} ms ({what})"),
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            format!("connection refused: {io}")
-        }
-        other => format!("request failed: {other}"),
     }
 }
