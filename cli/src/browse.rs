@@ -47,14 +47,14 @@ pub(crate) enum BrowseCommand {
     },
 }
 
-/// A trust level from the command line.
-fn trust(s: &str) -> anyhow::Result<amber_core::origin::Trust> {
+/// A trust level from the command line; `what` names the argument in the error.
+pub(crate) fn trust(what: &str, s: &str) -> anyhow::Result<amber_core::origin::Trust> {
     use amber_core::origin::Trust;
     Ok(match s {
         "person" => Trust::Person,
         "agent" => Trust::Agent,
         "external" => Trust::External,
-        other => anyhow::bail!("--trust must be person, agent or external, got {other:?}"),
+        other => anyhow::bail!("{what} must be person, agent or external, got {other:?}"),
     })
 }
 
@@ -88,7 +88,7 @@ pub(crate) fn run(cmd: &BrowseCommand, client: &mut Client, json: bool) -> anyho
             p.include_forgotten = *include_forgotten;
             p.filings = filing.iter().map(|f| f.parse()).collect::<Result<_, _>>().context("--filing")?;
             p.kind = kind.as_deref().map(str::parse).transpose().context("--type")?;
-            p.trust = t.as_deref().map(trust).transpose()?;
+            p.trust = t.as_deref().map(|t| trust("--trust", t)).transpose()?;
             let r = client.send::<method::Memories>(&p)?;
             if json {
                 print_json(&r)?;

@@ -215,9 +215,7 @@ pub(crate) fn run(cmd: &OutcomeCommand, client: &mut Client, as_json: bool) -> a
         }
         OutcomeCommand::Trust { id, level } => {
             check_id(id)?;
-            let trust: amber_core::origin::Trust =
-                serde_json::from_value(serde_json::Value::from(level.as_str()))
-                    .map_err(|_| anyhow::anyhow!("trust must be person, agent or external, got {level:?}"))?;
+            let trust = crate::browse::trust("trust", level)?;
             let r = client.send::<amber_ipc::protocol::method::SetTrust>(
                 &amber_ipc::protocol::SetTrustParams { id: id.clone(), trust },
             )?;
