@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use amber_ipc::Client;
 use amber_ipc::protocol::{
-    ErrorKind, IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES,
+    ErrorKind, IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES, method,
 };
 use amber_ipc::sources::{self, BATCH, Root, Work, walk};
 use anyhow::Context;
@@ -45,7 +45,8 @@ pub(crate) struct IngestArgs {
     /// With --watch: how long a file must be quiet before it is read (milliseconds).
     #[arg(long, default_value_t = 300, value_name = "MS")]
     debounce_ms: u64,
-    /// Return once filed, without waiting for indexing (recall finds them shortly).
+    /// Return once filed, without waiting for its chunks to be indexed (by default it
+    /// waits for its own files alone, which the daemon indexes before other work).
     #[arg(long)]
     no_wait: bool,
 }
@@ -73,6 +74,8 @@ struct Tally {
     skipped: Vec<(String, String)>,
     scopes: Vec<String>,
     results: Vec<IngestedFile>,
+    /// The seqs filed, by scope: what this run waits to see indexed.
+    filed: crate::progress::Filed,
 }
 
 impl Tally {
@@ -81,6 +84,9 @@ impl Tally {
             self.scopes.push(r.scope.to_string());
         }
         for f in r.files {
+            if let Some(seqs) = f.seqs {
+                self.filed.add(&r.scope, seqs);
+            }
             *self.files.entry(f.status.as_str()).or_default() += 1;
             self.added += f.added;
             self.retired += f.retired;
@@ -138,9 +144,10 @@ pub(crate) fn run(
         }
     }
     progress.finish();
-    // Nothing filed: nothing of this ingest to wait for (another client's backlog is its own).
-    if !args.no_wait && tally.added + tally.retired > 0 {
-        crate::progress::wait_indexed(&mut client, &progress)?;
+    // Waits for what this run filed, not for another client's backlog (the daemon
+    // indexes what is waited for first); nothing filed, nothing to wait for.
+    if !args.no_wait {
+        crate::progress::wait_filed(&mut client, &tally.filed, &progress)?;
     }
     report(&tally, json, args.watch)?;
     if args.watch {
@@ -155,7 +162,7 @@ fn call(client: &mut Client, p: &IngestParams) -> anyhow::Result<IngestResult> {
     debug_assert!(p.files.len() <= MAX_INGEST_FILES);
     let mut wait = Duration::from_millis(200);
     loop {
-        match client.call::<_, IngestResult>("ingest", p) {
+        match client.send::<method::Ingest>(p) {
             Err(e) if e.kind() == Some(ErrorKind::Busy) => {
                 std::thread::sleep(wait);
                 wait = (wait * 2).min(Duration::from_secs(5));

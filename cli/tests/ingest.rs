@@ -470,3 +470,75 @@ fn an_ingest_that_cannot_read_a_file_is_done_in_part_exit_status_2() {
     std::fs::write(p.join("latin1.md"), "# Café\n\nThe dépôt is closed on Sundays.\n").unwrap();
     ingest(&env, &[p.to_str().unwrap()]);
 }
+
+/// Another client's bulk work: `n` memories filed in batches through the client library,
+/// left for the daemon to index.
+fn bulk_backlog(env: &Env, n: usize) {
+    let mut c = amber_ipc::Client::connect(&env.socket).unwrap();
+    c.hello("bulk-test").unwrap();
+    let mut batch = Vec::new();
+    for i in 0..n {
+        let text = format!(
+            "bulk log line {i}: worker {} drained queue {} after {} retries on shard {}",
+            i * 7 % 997,
+            i % 31,
+            i % 9,
+            i * 13 % 101
+        );
+        batch.push(amber_core::NewMemory::new(text).in_scope("bulk/logs".parse().unwrap()));
+        if batch.len() == 250 {
+            c.remember_batch(std::mem::take(&mut batch)).unwrap();
+        }
+    }
+}
+
+fn engine_marks(env: &Env) -> (u64, u64) {
+    let o = env.amber(&["--json", "status"]);
+    let st: Value = serde_json::from_slice(&o.stdout).unwrap();
+    (st["engine"]["indexed_through"].as_u64().unwrap(), st["engine"]["committed_through"].as_u64().unwrap())
+}
+
+#[test]
+fn an_ingest_and_the_persons_remember_are_indexed_before_another_clients_backlog() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.root.path()).unwrap();
+    // Room for a deep backlog (the default keeps bulk work at 1,000 behind).
+    std::fs::write(env.root.path().join("config.toml"), "max_index_backlog = 100000\n").unwrap();
+    assert!(env.amber(&["status"]).status.success());
+    bulk_backlog(&env, 5000);
+    let proj = tempfile::tempdir().unwrap();
+    std::fs::create_dir(proj.path().join(".git")).unwrap();
+    let guide = proj.path().join("guide.md");
+    std::fs::write(&guide, GUIDE).unwrap();
+
+    // The ingest waits for its own file (it prints nothing of the others' backlog) and
+    // returns while that backlog is still being indexed.
+    let started = Instant::now();
+    let r = ingest(&env, &[proj.path().to_str().unwrap()]);
+    let took = started.elapsed();
+    let seqs = file(&r, "guide.md")["seqs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(seqs.len(), 2, "the file's seqs: {r}");
+    let (indexed, committed) = engine_marks(&env);
+    assert!(
+        indexed < seqs[0].as_u64().unwrap() && indexed < committed,
+        "the 5,000 memories filed before the file were indexed already ({indexed} of {committed}): \
+         the test shows nothing"
+    );
+    // Its sections are found by meaning (the vector index alone) at once.
+    let hits = recall(&env, proj.path(), "how do I undo a bad release", &["--mode", "vector"]);
+    assert!(hit_with(&hits, "make rollback").is_some(), "after {took:?}: {hits:?}");
+
+    // The person's own note is indexed before the backlog too: found by meaning within
+    // moments (the indexer looks for such writes between slices of its pass).
+    let note = "The pager rota swaps every Monday at nine.";
+    let o = env.amber(&["--json", "remember", "--scope", "bulk/logs", note]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let query = ["--mode", "vector", "--scope", "bulk/logs"];
+    let found = until(Duration::from_secs(20), || {
+        hit_with(&recall(&env, proj.path(), "when does on-call duty change hands", &query), "pager rota")
+            .is_some()
+    });
+    let (indexed, committed) = engine_marks(&env);
+    assert!(found.is_some(), "the person's note was not found by meaning in 20 s");
+    assert!(indexed < committed, "the backlog was indexed already: the test shows nothing");
+}

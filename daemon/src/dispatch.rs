@@ -95,6 +95,7 @@ pub(crate) async fn dispatch(req: Request, shared: &Arc<Shared>, peer: Peer) -> 
         Method::AdviceShow => advice::show(shared, params::<m::AdviceShow>(p)?).await,
         Method::AdviceList => advice::list(shared, params::<m::AdviceList>(p)?).await,
         Method::Ingest => ingest::ingest(shared, peer, params::<m::Ingest>(p)?).await,
+        Method::Indexed => ingest::indexed(shared, params::<m::Indexed>(p)?).await,
         Method::Compile => compile::method(shared, peer, params::<m::Compile>(p)?).await,
         Method::JudgeRuns => judge::judge(shared, params::<m::JudgeRuns>(p)?).await,
         Method::NoteVerdict => note_words::note_verdict(shared, peer, params::<m::NoteVerdict>(p)?).await,

@@ -212,7 +212,7 @@ pub(crate) fn within_backlog(shared: &Shared, side: &Side, lane: Lane) -> Result
     ) {
         return Ok(());
     }
-    let behind = engine.committed_through().saturating_sub(engine.indexed_through());
+    let behind = engine.backlog();
     let max = shared.config.max_index_backlog;
     let refused = match lane {
         Lane::Open => false,
@@ -261,7 +261,8 @@ pub(crate) async fn write_in_lane(
         within_backlog(shared, side, lane)?;
     }
     let (tx, rx) = oneshot::channel();
-    match side.writes.try_send(Job { op, reply: tx }) {
+    let first = lane == Lane::Open && matches!(op, WriteOp::Remember(_));
+    match side.writes.try_send(Job { op, reply: tx, first }) {
         Ok(()) => {}
         Err(mpsc::error::TrySendError::Full(_)) => {
             return Err(ErrorObject::new(
@@ -411,7 +412,7 @@ impl Fresh {
 /// committed before now.
 pub(crate) async fn wait_fresh_on(shared: &Arc<Shared>, side: &Side, fresh: Fresh) -> bool {
     let engine = &side.engine;
-    let behind = engine.committed_through().saturating_sub(engine.indexed_through());
+    let behind = engine.backlog();
     let bytes = engine.pending_bytes();
     match fresh {
         Fresh::Skip => false,

@@ -219,7 +219,7 @@ impl Team {
         while !self.stop.load(Ordering::SeqCst) {
             self.wait_for_commit(&mut listener, poll);
             let (reply, done) = oneshot::channel();
-            if tx.try_send(Job { op: WriteOp::Follow, reply }).is_ok() {
+            if tx.try_send(Job { op: WriteOp::Follow, reply, first: false }).is_ok() {
                 match done.blocking_recv() {
                     Ok(Ok(done)) => {
                         if let WriteDone::Followed(n) = done

@@ -74,6 +74,9 @@ pub(crate) enum WriteDone {
 pub(crate) struct Job {
     pub op: WriteOp,
     pub reply: oneshot::Sender<amber_engine::Result<WriteDone>>,
+    /// The memories it files are indexed before any backlog (the person's and the hooks'
+    /// writes: `rpc::Lane::Open`).
+    pub first: bool,
 }
 
 /// After a failed indexing pass, the first wait before the next; it doubles with each
@@ -143,12 +146,16 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
             WriteOp::Follow => engine.follow().map(WriteDone::Followed),
             WriteOp::Run(Work(f)) => f(&engine).map(WriteDone::Ran),
         };
+        if let (true, Ok(WriteDone::Remembered(r))) = (job.first, &done) {
+            engine.index_first(r.iter().filter(|r| r.created).map(|r| r.memory.seq));
+        }
         signal.set(|s| s.work = true);
         if job.reply.send(done).is_err() {
             tracing::debug!("the client left before its write was answered (the write stands)");
         }
     }
     signal.set(|s| s.stop = true);
+    engine.stop_indexing();
     if let Some(h) = indexer
         && h.join().is_err()
     {

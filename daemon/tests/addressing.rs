@@ -363,6 +363,7 @@ fn every_method_keeps_another_agents_mail_and_diary_theirs() {
         ),
         ("doctor", Rule::NoText("figures about the learning loop")),
         ("ingest", Rule::NoText("files in, counts out")),
+        ("indexed", Rule::NoText("counts of seqs, no memory")),
         ("compile", Rule::NoText("skills from documents")),
         ("export", Rule::PersonOnly(json!({}))),
         ("import", Rule::PersonOnly(json!({ "records": [] }))),

@@ -7,6 +7,7 @@
 //!   index, `flush` and `status`;
 //! - `write`: the write path (commit, remember, forget, purge, get) and the watermarks;
 //! - `indexer`: indexing what was committed (BM25, vectors, session context);
+//! - `first`: what someone waits for, indexed before the rest of a backlog;
 //! - `ahead`: embedding before the commit, for a store other nodes follow;
 //! - `models`: running the embedding model instances (queries and indexing);
 //! - `recall`: recall (filters, vector ranking, fusion, session prior and neighbours,
@@ -37,6 +38,7 @@ mod calibration;
 mod curation;
 mod degraded;
 mod docs;
+mod first;
 mod follow;
 mod graph;
 mod health;
@@ -213,6 +215,9 @@ pub struct EngineStats {
     /// Queries whose vector was the one of the same text asked a moment before (the
     /// last 256 questions are kept).
     pub queries_from_recent: u64,
+    /// Memories indexed ahead of a backlog because someone waited for them (the
+    /// person's and the hooks' writes, a client's own files).
+    pub indexed_first: u64,
     /// Seconds spent in the model.
     pub embed_seconds: f64,
 }
@@ -307,6 +312,10 @@ pub struct Engine {
     docs: RwLock<Docs>,
     /// Held by whatever changes the indexes.
     indexing: Mutex<()>,
+    /// What is indexed before the rest of a backlog ([`Engine::index_first`]).
+    first: Mutex<first::First>,
+    /// Set when the daemon stops: a pass ends after its current slice.
+    stopping: AtomicBool,
     vectors_unsaved: AtomicBool,
     /// The highest seq committed to the store.
     committed: AtomicU64,

@@ -379,3 +379,47 @@ fn a_purged_memorys_cached_vectors_go_with_it() {
     );
     assert!(e.get(&before).unwrap().is_some() && e.get(&after).unwrap().is_some());
 }
+
+#[test]
+fn what_someone_waits_for_is_indexed_before_the_backlog_ahead_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    let backlog: Vec<NewMemory> = (0..300)
+        .map(|i| {
+            NewMemory::new(format!("build log {i}: runner {} finished job {} in {} s", i % 17, i * 3, i % 60))
+        })
+        .collect();
+    e.commit_batch(backlog).unwrap();
+    let waited = e.commit_batch(vec![NewMemory::new(SECRET)]).unwrap()[0].memory.seq;
+    let person = e.commit_batch(vec![NewMemory::new("The pager rota swaps every Monday at nine.")]).unwrap();
+    let person = person[0].memory.seq;
+    let by_meaning = |e: &Engine, q: &str, seq: u64| {
+        e.recall(&Query::new(q).mode(SearchMode::Vector).top(3)).unwrap().iter().any(|h| h.memory.seq == seq)
+    };
+    assert!(!by_meaning(&e, "where is the db credential kept?", waited), "nothing is indexed yet");
+
+    // A client waits for one memory at the end of 300; the person's write goes first.
+    assert_eq!(e.unindexed(&[[waited, waited]]), 1);
+    e.index_first([person]);
+    // One slice, as when the daemon is stopping: the words of everything, the two
+    // waited-for memories, and the first 64 of the backlog.
+    e.stop_indexing();
+    e.index_pending().unwrap();
+    let mark = e.indexed_through();
+    assert!(mark < waited, "the pass went on past one slice ({mark})");
+    assert_eq!(e.unindexed(&[[waited, waited], [person, person]]), 0, "both are indexed, ahead of {mark}");
+    assert!(by_meaning(&e, "where is the db credential kept?", waited));
+    assert!(by_meaning(&e, "when does on-call duty change hands", person));
+    assert_eq!(e.stats().indexed_first, 2);
+    // What is behind the watermark still counts; what is past what is committed does not.
+    assert_eq!(e.unindexed(&[[mark + 1, mark + 2], [person + 1, person + 50]]), 2);
+
+    // The ordered pass indexes them again when it gets there (a replace): after a restart
+    // the indexes hold each memory once.
+    drop(e);
+    let e = open(dir.path());
+    let st = e.status().unwrap();
+    assert!(st.indexes_complete, "{st:?}");
+    assert_eq!(st.bm25_docs, 302);
+    assert!(by_meaning(&e, "where is the db credential kept?", waited));
+}

@@ -39,7 +39,10 @@ pub use graph::{
     KgFactResult, KgFactsResult, KgInvalidateParams, KgNode, KgStatsParams, KgStatsResult, KgTraverseParams,
     KgTraverseResult, MAX_KG_BATCH,
 };
-pub use ingest::{IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES, SourcesStatus};
+pub use ingest::{
+    IndexedParams, IndexedResult, IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INDEXED_RANGES,
+    MAX_INGEST_FILES, SourcesStatus,
+};
 pub use methods::{Access, METHODS, McpSet, Method, MethodDoors, MethodSpec, NoParams, method};
 pub use model::{ModelMigration, ModelUseParams, ModelUseResult};
 pub use portable::{

@@ -25,7 +25,8 @@ use amber_core::origin::{Origin, Trust};
 use amber_core::{Memory, MemoryId, MemoryType, NewMemory, Scope};
 use amber_engine::Engine;
 use amber_ipc::protocol::{
-    ErrorKind, ErrorObject, IngestParams, IngestResult, IngestStatus, IngestedFile, MAX_INGEST_FILES,
+    ErrorKind, ErrorObject, IndexedParams, IndexedResult, IngestParams, IngestResult, IngestStatus,
+    IngestedFile, MAX_INDEXED_RANGES, MAX_INGEST_FILES,
 };
 use amber_tiers::document::{Unread, bounded, read as read_document};
 use serde_json::{Value, json};
@@ -166,6 +167,33 @@ async fn run(
         super::compile::after_ingest(shared, &scope, touched);
     }
     Ok(IngestResult { scope, files: out })
+}
+
+/// `indexed`: how many of the seqs a client filed (as `ingest` returned them) are not
+/// indexed yet, those queued to be indexed before the rest of any backlog.
+pub(crate) async fn indexed(shared: &Arc<Shared>, p: IndexedParams) -> Result<Value, ErrorObject> {
+    if p.seqs.len() > MAX_INDEXED_RANGES {
+        return Err(invalid(format!(
+            "indexed takes at most {MAX_INDEXED_RANGES} ranges a call, got {}",
+            p.seqs.len()
+        )));
+    }
+    if let Some(r) = p.seqs.iter().find(|[a, b]| a > b) {
+        return Err(invalid(format!("a range of seqs goes up, got {r:?}")));
+    }
+    let side = match &p.scope {
+        Some(scope) => shared.side_for(scope)?,
+        None => shared.local(),
+    };
+    // Anything not indexed is behind the watermark, so the indexer is at work (or waits
+    // to retry a failure): it looks at the queue between slices.
+    let e = &side.engine;
+    let left = e.unindexed(&p.seqs);
+    to_value(&IndexedResult {
+        left,
+        indexed_through: e.indexed_through(),
+        committed_through: e.committed_through(),
+    })
 }
 
 /// What every file of one call shares.
@@ -421,7 +449,9 @@ fn sync(
     if !gone.is_empty() {
         batch.push(revision(ctx, source, label, &gone, file_sha256.as_deref(), &held, trust));
     }
-    e.commit_batch(batch)?;
+    let filed = e.commit_batch(batch)?;
+    let seqs = filed.iter().filter(|r| r.created).map(|r| r.memory.seq);
+    let seqs = seqs.clone().min().zip(seqs.max()).map(|(a, b)| [a, b]);
     let status = match (&file_sha256, was_known) {
         (None, true) => IngestStatus::Deleted,
         (None, false) => {
@@ -441,6 +471,7 @@ fn sync(
         revived,
         lowered,
         redacted,
+        seqs,
         ..empty(source)
     })
 }
@@ -457,6 +488,7 @@ fn empty(source: &str) -> IngestedFile {
         lowered: 0,
         redacted: 0,
         reason: None,
+        seqs: None,
     }
 }
 

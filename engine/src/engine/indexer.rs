@@ -29,38 +29,78 @@ pub(crate) const EMBEDDED_CHUNKS_PER_MEMORY: usize = 256;
 /// that shares the model waits at most for one text.
 const EMBED_BATCH: usize = 16;
 
+/// Memories embedded per slice of an indexing pass, between which the pass lets go of
+/// the indexing lock and indexes first what someone waits for: a few seconds of
+/// embedding for long texts on two cores, under a second for short ones.
+const VECTOR_SLICE: usize = 64;
+
+/// How often a pass brings BM25 up to what was committed since it began (a commit of
+/// the BM25 index each time).
+const WORDS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Engine {
     /// Indexes (BM25, then vectors) every memory committed but not yet indexed, by
     /// anyone, and returns the seq indexed through. The vector index file is written by
     /// [`Engine::flush`].
     ///
+    /// It goes a slice at a time ([`VECTOR_SLICE`] memories), letting the indexing lock
+    /// go in between (a forget or a move does not wait for a whole backlog), and at each
+    /// slice first brings BM25 up to what is committed by then (what was just filed is
+    /// found by its words at once) and indexes what someone waits for
+    /// ([`Engine::index_first`], [`Engine::unindexed`]).
+    ///
     /// A failure is noted (`status` lists `indexing` as degraded, with its cause, until a
     /// call succeeds) and leaves the indexes as of their last commit: nothing committed
     /// to the store is lost, it is indexed by a later call.
     pub fn index_pending(&self) -> Result<u64> {
-        let _indexing = lock(&self.indexing);
         let through = self.committed_through();
         let bytes = self.committed_bytes.load(SeqCst);
-        let out = self.index_through(through);
-        if out.is_ok() {
-            self.indexed_bytes.fetch_max(bytes, SeqCst);
-        }
-        self.noted(INDEXING, out)
-    }
-
-    fn index_through(&self, through: u64) -> Result<u64> {
-        if self.bm25_rebuild.load(SeqCst) {
-            self.rebuild_bm25(through)?;
-        } else {
-            let mark = self.bm25_mark.load(SeqCst);
-            if mark < through {
-                self.fill_bm25(mark, through)?;
+        let mut words_at: Option<Instant> = None;
+        loop {
+            let _indexing = lock(&self.indexing);
+            if self.bm25_mark.load(SeqCst) < through
+                || self.bm25_rebuild.load(SeqCst)
+                || words_at.is_none_or(|t| t.elapsed() >= WORDS_EVERY)
+            {
+                words_at = Some(Instant::now());
+                if let Err(e) = self.catch_up_words() {
+                    return self.noted(INDEXING, Err(e));
+                }
+            }
+            let slice = self.index_waited().and_then(|_| self.vectors_slice(through));
+            match slice {
+                // What is left is indexed by the next pass (or the next start).
+                Ok(_) if self.stopping.load(SeqCst) => return Ok(self.indexed_through()),
+                Ok(_) if self.indexed_through() < through => continue,
+                Ok(_) => {
+                    self.indexed_bytes.fetch_max(bytes, SeqCst);
+                    return self.noted(INDEXING, Ok(self.indexed_through()));
+                }
+                Err(e) => return self.noted(INDEXING, Err(e)),
             }
         }
-        if self.vector_mark.load(SeqCst) < through {
-            self.catch_up_vectors(through)?;
+    }
+
+    /// Makes an [`Engine::index_pending`] under way return after its current slice, and
+    /// every later one after one slice: the daemon is stopping, and what is not indexed
+    /// is indexed at the next start.
+    pub fn stop_indexing(&self) {
+        self.stopping.store(true, SeqCst);
+    }
+
+    /// Brings BM25 up to what is committed now (rebuilding it when it must be). The
+    /// caller holds the indexing lock.
+    fn catch_up_words(&self) -> Result<()> {
+        let now = self.committed_through();
+        if self.bm25_rebuild.load(SeqCst) {
+            self.rebuild_bm25(now)?;
+        } else {
+            let mark = self.bm25_mark.load(SeqCst);
+            if mark < now {
+                self.fill_bm25(mark, now)?;
+            }
         }
-        Ok(self.indexed_through())
+        Ok(())
     }
 
     /// Adds the live memories in `(after, through]` to BM25 and commits with watermark
@@ -100,31 +140,42 @@ impl Engine {
         Ok(n)
     }
 
-    /// Embeds the live memories in `(vector watermark, through]` batch by batch, adding
-    /// each batch's vectors under a short write lock. The caller holds the indexing lock
-    /// (or is opening).
+    /// Embeds the live memories in `(vector watermark, through]` slice by slice (see
+    /// [`Engine::vectors_slice`]). The caller holds the indexing lock (or is opening).
     pub(super) fn catch_up_vectors(&self, through: u64) -> Result<usize> {
-        let mut cursor = self.vector_mark.load(SeqCst);
         let mut n = 0usize;
-        loop {
-            let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
-            let Some(last) = batch.last() else { break };
-            cursor = last.seq;
-            let vectors = self.embed_memories(&batch)?;
-            {
-                let mut index = write(&self.vectors);
-                for (key, v) in &vectors {
-                    index.add(*key, v)?;
-                }
-            }
-            self.vectors_unsaved.store(true, SeqCst);
-            self.vector_mark.store(cursor, SeqCst);
-            n += batch.len();
-        }
-        if self.vector_mark.swap(through, SeqCst) != through {
-            self.vectors_unsaved.store(true, SeqCst);
+        while self.vector_mark.load(SeqCst) < through {
+            n += self.vectors_slice(through)?;
         }
         Ok(n)
+    }
+
+    /// Embeds the next [`VECTOR_SLICE`] live memories after the vector watermark (up to
+    /// `through`; those indexed ahead of it are in already), adds their vectors under a short write lock and moves the watermark
+    /// past them (to `through` when no live memory is left before it). Returns how many
+    /// it embedded. The caller holds the indexing lock (or is opening).
+    fn vectors_slice(&self, through: u64) -> Result<usize> {
+        let cursor = self.vector_mark.load(SeqCst);
+        if cursor >= through {
+            return Ok(0);
+        }
+        let batch = self.read(|s| s.scan(cursor, through, VECTOR_SLICE))?;
+        let todo: Vec<Memory> = batch.iter().filter(|m| !self.indexed_ahead(m.seq)).cloned().collect();
+        let vectors = self.embed_memories(&todo)?;
+        {
+            let mut index = write(&self.vectors);
+            for (key, v) in &vectors {
+                index.add(*key, v)?;
+            }
+        }
+        let mark = match batch.last() {
+            Some(last) if batch.len() == VECTOR_SLICE => last.seq,
+            _ => through,
+        };
+        if self.vector_mark.swap(mark, SeqCst) != mark {
+            self.vectors_unsaved.store(true, SeqCst);
+        }
+        Ok(batch.len())
     }
 
     /// Re-embeds live memories whose session context changed (the memory before them
@@ -134,7 +185,7 @@ impl Engine {
     /// is opening).
     pub(super) fn refresh_vector_context(&self, seqs: &[u64]) -> Result<()> {
         let mark = self.vector_mark.load(SeqCst);
-        let seqs: Vec<u64> = seqs.iter().copied().filter(|s| *s <= mark).collect();
+        let seqs: Vec<u64> = seqs.iter().copied().filter(|s| *s <= mark || self.indexed_ahead(*s)).collect();
         if !self.opts.session_context || seqs.is_empty() {
             return Ok(());
         }

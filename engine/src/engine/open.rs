@@ -201,6 +201,8 @@ impl Engine {
             last_read,
             docs: RwLock::new(docs),
             indexing: Mutex::new(()),
+            first: Default::default(),
+            stopping: AtomicBool::new(false),
             vectors_unsaved: AtomicBool::new(false),
             committed: AtomicU64::new(committed),
             committed_bytes: AtomicU64::new(0),

@@ -10,8 +10,13 @@
 //! - another client: one `remember` on the socket (the single lane: it may be told
 //!   `busy` while indexing is `max_index_backlog` behind).
 //!
-//! Reported: each writer's attempts, refusals and p50/p99 latency, the bulk's chunks and
-//! its rate to filed and to indexed, and the deepest backlog seen.
+//! Every `--small-every` ticks, a small file elsewhere in the project is edited and
+//! brought in with `amber ingest` (which waits for its own chunks to be indexed).
+//!
+//! Reported: each writer's attempts, refusals and p50/p99 latency, the time until the
+//! person's note is found by meaning (a vector-only recall of its text), the small
+//! ingests' time to done (and the backlog each found), the bulk's chunks and its rate to
+//! filed and to indexed, and the deepest backlog seen.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -37,6 +42,9 @@ pub(crate) struct LanesArgs {
     /// How often each of the three writers files one memory, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     every_ms: u64,
+    /// Every this many ticks, a small file is edited and ingested beside the bulk.
+    #[arg(long, default_value_t = 10)]
+    small_every: usize,
     /// The `amber` binary [default: the one beside this binary].
     #[arg(long, value_name = "PATH")]
     amber: Option<PathBuf>,
@@ -103,6 +111,9 @@ pub(crate) fn run(a: LanesArgs) -> anyhow::Result<()> {
         .stdout(Stdio::piped())
         .spawn()?;
     let (mut person, mut hook, mut single) = (Tally::default(), Tally::default(), Tally::default());
+    let (mut findable, mut small) = (Tally::default(), Tally::default());
+    let mut small_behind = Vec::new();
+    let small_file = proj.join("small.md");
     let mut deepest = 0u64;
     let mut hooked = Vec::new();
     let mut filed_s = None;
@@ -135,6 +146,34 @@ pub(crate) fn run(a: LanesArgs) -> anyhow::Result<()> {
             true => person.ms.push(t.elapsed().as_secs_f64() * 1e3),
             false if String::from_utf8_lossy(&o.stderr).contains("behind") => person.refused += 1,
             false => person.errors.push(String::from_utf8_lossy(&o.stderr).into_owned()),
+        }
+        if o.status.success() {
+            let note = format!("person note {n}: the lanes bench ran tick {n}");
+            match found_by_meaning(&mut c, &note, &scope, t)? {
+                Some(ms) => findable.ms.push(ms),
+                None => findable.errors.push("not found by meaning within 60 s".into()),
+            }
+        }
+        // A small file edited and ingested beside the bulk.
+        if a.small_every > 0 && n % a.small_every == 0 {
+            std::fs::write(
+                &small_file,
+                format!(
+                    "# Pager
+
+## Rota {n}
+
+The pager rota swaps at tick {n}.
+"
+                ),
+            )?;
+            small_behind.push(behind);
+            let t = Instant::now();
+            let o = s.cmd(&["--json", "ingest", small_file.to_str().unwrap()]).current_dir(&proj).output()?;
+            match o.status.success() {
+                true => small.ms.push(t.elapsed().as_secs_f64() * 1e3),
+                false => small.errors.push(String::from_utf8_lossy(&o.stderr).into_owned()),
+            }
         }
         // A hook: Claude Code's PostToolUse for a Write.
         let marker = format!("hookmark{n}q");
@@ -198,8 +237,32 @@ pub(crate) fn run(a: LanesArgs) -> anyhow::Result<()> {
         "max_index_backlog": max_backlog,
         "deepest_backlog_seen": deepest,
         "person_remember": person.report(),
+        "person_note_found_by_meaning": findable.report(),
+        "small_ingest_to_indexed": small.report(),
+        "small_ingest_backlog_found": small_behind,
         "hook_post_tool_use": hook.report(),
         "other_client_single_remember": single.report(),
     });
     write_report(&out, a.out.as_deref())
+}
+
+/// Milliseconds from `since` until a vector-only recall of `text` in `scope` finds it
+/// (polled every 10 ms), or None after 60 s.
+fn found_by_meaning(
+    c: &mut amber_ipc::Client,
+    text: &str,
+    scope: &str,
+    since: Instant,
+) -> anyhow::Result<Option<f64>> {
+    let mut p = amber_ipc::protocol::RecallParams::new(text.to_string());
+    p.mode = Some(amber_core::SearchMode::Vector);
+    p.scope = Some(scope.parse()?);
+    p.k = Some(3);
+    while since.elapsed() < Duration::from_secs(60) {
+        if c.recall(&p)?.hits.iter().any(|h| h.memory.content == text) {
+            return Ok(Some(since.elapsed().as_secs_f64() * 1e3));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(None)
 }

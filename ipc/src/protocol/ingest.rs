@@ -82,6 +82,36 @@ pub struct IngestedFile {
     /// Why it was skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The seqs of the memories this call filed of it, `[first, last]`: what to ask
+    /// `indexed` about to wait for this file alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seqs: Option<[u64; 2]>,
+}
+
+/// Most seq ranges one `indexed` call asks about.
+pub const MAX_INDEXED_RANGES: usize = 4096;
+
+/// `indexed` params: seqs a client filed (as `ingest` returns them), to be indexed
+/// before the rest of any backlog.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexedParams {
+    /// Inclusive ranges `[first, last]` (at most [`MAX_INDEXED_RANGES`]).
+    pub seqs: Vec<[u64; 2]>,
+    /// The scope they were filed in (which store: local, or a team's); default local.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+}
+
+/// `indexed` result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexedResult {
+    /// How many of those seqs are not in the indexes yet (0: all are recallable).
+    pub left: u64,
+    /// The seq through which everything filed, by anyone, is indexed.
+    pub indexed_through: u64,
+    /// The highest seq committed.
+    pub committed_through: u64,
 }
 
 fn is_zero(n: &usize) -> bool {

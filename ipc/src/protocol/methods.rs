@@ -306,6 +306,8 @@ registry! {
     Judgements "judgements" (JudgementsParams => JudgementsResult) Read, mcp None, cli Some("judgements"), python true;
     /// Bring documents in.
     Ingest "ingest" (IngestParams => IngestResult) Write, mcp None, cli Some("ingest"), python true;
+    /// How many of the seqs a client filed are not indexed yet; indexes them first.
+    Indexed "indexed" (IndexedParams => IndexedResult) Read, mcp None, cli Some("ingest"), python false;
     /// Compile documents into skills.
     Compile "compile" (CompileParams => CompileResult) Write, mcp None, cli Some("compile"), python true;
     /// One page of the export (a person's).
