@@ -51,16 +51,33 @@ pub fn post_json(
     deadline: Duration,
     max_body: u64,
 ) -> Result<Answer, String> {
-    let mut req = agent.post(url).header("Content-Type", "application/json");
-    if let Some(key) = api_key {
-        req = req.header("Authorization", format!("Bearer {key}"));
-    }
-    let req = req.config().timeout_global(Some(deadline)).build();
+    let started = std::time::Instant::now();
+    let send = |deadline: Duration| {
+        let mut req = agent.post(url).header("Content-Type", "application/json");
+        if let Some(key) = api_key {
+            req = req.header("Authorization", format!("Bearer {key}"));
+        }
+        req.config().timeout_global(Some(deadline)).build().send(body)
+    };
     let ms = deadline.as_millis();
-    let mut resp = req.send(body).map_err(|e| reason(e, ms))?;
+    let mut resp = match send(deadline) {
+        // A kept connection the server dropped as the request went out (a reset, not an
+        // answer): sent once more, on a new connection, within what is left of the deadline.
+        Err(ureq::Error::Io(io)) if dropped(&io) && started.elapsed() < deadline => {
+            send(deadline - started.elapsed())
+        }
+        other => other,
+    }
+    .map_err(|e| reason(e, ms))?;
     let status = resp.status().as_u16();
     let body = resp.body_mut().with_config().limit(max_body).read_to_string().map_err(|e| reason(e, ms))?;
     Ok(Answer { status, body })
+}
+
+/// The connection went away under the request (no answer was read).
+fn dropped(io: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe)
 }
 
 /// Why a request failed, in words.
@@ -123,6 +140,59 @@ mod tests {
         );
         let a = post_json(&agent(), &url, Some("k"), "{}", Duration::from_secs(5), 1024).unwrap();
         assert_eq!(a.status, 307);
+    }
+
+    /// Reads one JSON POST off `s` (through its closing brace) and answers 200 `{}`.
+    fn answer_one(s: &mut std::net::TcpStream) {
+        let (mut buf, mut got) = (vec![0u8; 8192], String::new());
+        while !got.contains("\r\n\r\n{") || !got.ends_with('}') {
+            let n = s.read(&mut buf).unwrap();
+            if n == 0 {
+                return;
+            }
+            got.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}").unwrap();
+    }
+
+    #[test]
+    fn a_kept_connection_the_server_closed_does_not_fail_the_next_request() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let h = std::thread::spawn(move || {
+            // The first connection answers once, is kept by the client, then closed
+            // here (a server's idle timeout); the second answers the next request.
+            let (mut first, _) = l.accept().unwrap();
+            answer_one(&mut first);
+            std::thread::sleep(Duration::from_millis(100));
+            drop(first);
+            let (mut second, _) = l.accept().unwrap();
+            answer_one(&mut second);
+        });
+        let agent = agent();
+        assert_eq!(post_json(&agent, &url, None, "{}", Duration::from_secs(5), 64).unwrap().status, 200);
+        std::thread::sleep(Duration::from_millis(300));
+        let again = post_json(&agent, &url, None, "{\"n\":2}", Duration::from_secs(5), 64);
+        assert_eq!(again.map(|a| a.status), Ok(200));
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn a_request_the_server_resets_is_sent_once_more() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let h = std::thread::spawn(move || {
+            // Closed with the request half read: the kernel answers with a reset.
+            let (mut first, _) = l.accept().unwrap();
+            first.read_exact(&mut [0u8; 8]).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            drop(first);
+            let (mut second, _) = l.accept().unwrap();
+            answer_one(&mut second);
+        });
+        let a = post_json(&agent(), &url, None, "{\"big\":1}", Duration::from_secs(5), 64);
+        assert_eq!(a.map(|a| a.status), Ok(200));
+        h.join().unwrap();
     }
 
     #[test]
