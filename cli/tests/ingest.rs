@@ -471,25 +471,28 @@ fn an_ingest_that_cannot_read_a_file_is_done_in_part_exit_status_2() {
     ingest(&env, &[p.to_str().unwrap()]);
 }
 
-/// Another client's bulk work: `n` memories filed in batches through the client library,
-/// left for the daemon to index.
-fn bulk_backlog(env: &Env, n: usize) {
+/// Another client's bulk work: 1,000 long memories filed in one batch through the client
+/// library (a batch is let in whenever indexing has caught up), left for the daemon to
+/// index: half a minute or more of embedding on two cores.
+fn bulk_backlog(env: &Env) {
     let mut c = amber_ipc::Client::connect(&env.socket).unwrap();
     c.hello("bulk-test").unwrap();
-    let mut batch = Vec::new();
-    for i in 0..n {
-        let text = format!(
-            "bulk log line {i}: worker {} drained queue {} after {} retries on shard {}",
-            i * 7 % 997,
-            i % 31,
-            i % 9,
-            i * 13 % 101
-        );
-        batch.push(amber_core::NewMemory::new(text).in_scope("bulk/logs".parse().unwrap()));
-        if batch.len() == 250 {
-            c.remember_batch(std::mem::take(&mut batch)).unwrap();
-        }
-    }
+    let batch = (0..1000)
+        .map(|i| {
+            let text: String = (0..12)
+                .map(|j| {
+                    format!(
+                        "bulk log {i}.{j}: worker {} drained queue {} on shard {}. ",
+                        i * 7 % 997,
+                        j,
+                        i * 13 % 101
+                    )
+                })
+                .collect();
+            amber_core::NewMemory::new(text).in_scope("bulk/logs".parse().unwrap())
+        })
+        .collect();
+    c.remember_batch(batch).unwrap();
 }
 
 fn engine_marks(env: &Env) -> (u64, u64) {
@@ -502,17 +505,17 @@ fn engine_marks(env: &Env) -> (u64, u64) {
 fn an_ingest_and_the_persons_remember_are_indexed_before_another_clients_backlog() {
     let env = Env::new();
     std::fs::create_dir_all(env.root.path()).unwrap();
-    // Room for a deep backlog (the default keeps bulk work at 1,000 behind).
-    std::fs::write(env.root.path().join("config.toml"), "max_index_backlog = 100000\n").unwrap();
+    // Bulk work waits once indexing is 50 behind: the file ingested below is not bulk work.
+    std::fs::write(env.root.path().join("config.toml"), "max_index_backlog = 100\n").unwrap();
     assert!(env.amber(&["status"]).status.success());
-    bulk_backlog(&env, 5000);
+    bulk_backlog(&env);
     let proj = tempfile::tempdir().unwrap();
     std::fs::create_dir(proj.path().join(".git")).unwrap();
     let guide = proj.path().join("guide.md");
     std::fs::write(&guide, GUIDE).unwrap();
 
-    // The ingest waits for its own file (it prints nothing of the others' backlog) and
-    // returns while that backlog is still being indexed.
+    // The ingest is let in at once (one small file is not bulk work) and waits for its
+    // own file alone: it returns while that backlog is still being indexed.
     let started = Instant::now();
     let r = ingest(&env, &[proj.path().to_str().unwrap()]);
     let took = started.elapsed();
@@ -521,7 +524,7 @@ fn an_ingest_and_the_persons_remember_are_indexed_before_another_clients_backlog
     let (indexed, committed) = engine_marks(&env);
     assert!(
         indexed < seqs[0].as_u64().unwrap() && indexed < committed,
-        "the 5,000 memories filed before the file were indexed already ({indexed} of {committed}): \
+        "the 1,000 memories filed before the file were indexed already ({indexed} of {committed}): \
          the test shows nothing"
     );
     // Its sections are found by meaning (the vector index alone) at once.

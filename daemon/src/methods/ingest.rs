@@ -115,8 +115,14 @@ async fn run(
     let scope = p.scope.clone().unwrap_or(resolved.scope);
     let side = shared.side_for(&scope)?;
     // A folder goes in many calls: each waits for indexing to come within reach (the
-    // caller retries `busy`), so a big tree never leaves recall far behind.
-    crate::rpc::within_backlog(shared, &side, crate::rpc::Lane::Bulk(0))?;
+    // caller retries `busy`), so a big tree never leaves recall far behind. One file is
+    // not bulk work unless it turns out large (`one_file`): re-ingesting the file just
+    // edited does not queue behind another client's tree. Nor is pruning, which retires
+    // gone files with one memory each.
+    let single = p.files.len() <= 1;
+    if !single {
+        crate::rpc::within_backlog(shared, &side, crate::rpc::Lane::Bulk(0))?;
+    }
     let ctx = Arc::new(Context {
         scope: scope.clone(),
         root: resolved.root.map(|r| std::fs::canonicalize(&r).unwrap_or(r)),
@@ -133,8 +139,7 @@ async fn run(
         if !seen.insert(path.clone()) {
             continue;
         }
-        bulk_waits(shared, &side).await;
-        out.push(one_file(shared, &side, &ctx, path).await?);
+        out.push(one_file(shared, &side, &ctx, path, single).await?);
     }
     if let Some(dir) = &p.prune {
         let mut prefix = canonical(dir).to_string_lossy().into_owned();
@@ -152,8 +157,7 @@ async fn run(
                 continue;
             }
             seen.insert(path.clone());
-            bulk_waits(shared, &side).await;
-            out.push(one_file(shared, &side, &ctx, path).await?);
+            out.push(one_file(shared, &side, &ctx, path, true).await?);
         }
     }
     let count = |st: IngestStatus| out.iter().filter(|f| f.status == st).count();
@@ -266,11 +270,19 @@ struct FileNow {
     agent_wrote: Option<amber_core::Millis>,
 }
 
+/// The most chunks a call's only file may have to go in without waiting for the bulk
+/// lane: a long document (those already filed add nothing to the backlog); a file is cut
+/// into at most 2,000.
+const SMALL_FILE_CHUNKS: usize = 256;
+
+/// Brings one file in step. Before writing, waits for the bulk lane ([`bulk_waits`])
+/// unless `single` (the call's only file) and the file is small.
 async fn one_file(
     shared: &Arc<Shared>,
     side: &crate::team::Side,
     ctx: &Arc<Context>,
     path: PathBuf,
+    single: bool,
 ) -> Result<IngestedFile, ErrorObject> {
     let source = path.to_string_lossy().into_owned();
     let read = tokio::task::spawn_blocking({
@@ -280,6 +292,13 @@ async fn one_file(
     .await
     .map_err(|e| ErrorObject::new(ErrorKind::Internal, format!("reading a file failed: {e}")))?;
     let label = label_of(ctx, &path);
+    let small = match &read {
+        Read::Doc(now) => now.memories.len() <= SMALL_FILE_CHUNKS,
+        _ => true,
+    };
+    if !(single && small) {
+        bulk_waits(shared, side).await;
+    }
     let trust = match &read {
         Read::Doc(now) => Some(now.trust),
         _ => None,
