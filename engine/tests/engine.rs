@@ -341,6 +341,12 @@ fn a_different_model_triggers_a_reembed() {
     let e = Engine::open_with(opts, Box::new(Renamed(inner))).unwrap();
     let st = e.status().unwrap();
     assert!(st.index_events.iter().any(|m| m.contains("model changed")), "{:?}", st.index_events);
+    // The saved index, read while the model loaded, is dropped once the model is known.
+    assert!(
+        st.index_events.iter().any(|m| m.contains("rebuilt from the store: it was built with all-MiniLM")),
+        "{:?}",
+        st.index_events
+    );
     assert_eq!(e.stats().chunks_embedded, FILLER.len() as u64, "every chunk re-embedded with the new model");
     assert!(st.indexes_complete);
     let hits = e.recall(&Query::new("espresso").top(1)).unwrap();

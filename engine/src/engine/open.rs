@@ -146,6 +146,13 @@ impl Engine {
         let (bm25, bm25_fresh, bm25_in_ram) = open_bm25(&dir, &mut events)?;
         let bm25_secs = t0.elapsed().as_secs_f64();
 
+        // The vector index as it was saved, read while the model loads: once the model
+        // is in it is kept if it was built with it, else dropped (and the usual way below
+        // says why and rebuilds).
+        let t0 = Instant::now();
+        let preloaded = preload_vectors(&dir);
+        let preload_secs = t0.elapsed().as_secs_f64();
+
         let t0 = Instant::now();
         let (index_embedder, query_embedders, last_read) = instances()?;
         let model_wait_secs = t0.elapsed().as_secs_f64();
@@ -185,9 +192,19 @@ impl Engine {
             changes: 0,
         };
         let t0 = Instant::now();
-        let (vectors, state) = open_vectors(&dir, &wanted, &mut events)?;
+        let (vectors, state) = match preloaded {
+            Some((ix, saved)) if built_as(&saved, &wanted) => (ix, Some(saved)),
+            _ => open_vectors(&dir, &wanted, &mut events)?,
+        };
         let vectors_secs = t0.elapsed().as_secs_f64();
-        tracing::info!(store_secs, bm25_secs, model_wait_secs, vectors_secs, "store and indexes opened");
+        tracing::info!(
+            store_secs,
+            bm25_secs,
+            preload_secs,
+            model_wait_secs,
+            vectors_secs,
+            "store and indexes opened"
+        );
         let mut engine = Engine {
             opts,
             models: RwLock::new(models),
@@ -505,6 +522,26 @@ fn open_bm25(dir: &Path, events: &mut Vec<String>) -> Result<(Bm25Index, bool, O
 
 /// Loads the vector index if it matches the model, chunking and format and holds what
 /// its state file says; otherwise starts an empty one (to be filled from the store).
+/// Whether a saved vector index was built as `wanted` says (format, model, dimension,
+/// chunking).
+fn built_as(s: &VectorState, wanted: &VectorState) -> bool {
+    s.format == wanted.format
+        && s.model == wanted.model
+        && s.dim == wanted.dim
+        && s.chunking == wanted.chunking
+}
+
+/// The saved vector index and its state, when both read and agree (checked against the
+/// model by the caller); None otherwise ([`open_vectors`] then says why).
+fn preload_vectors(dir: &Path) -> Option<(VectorIndex, VectorState)> {
+    let state: VectorState = serde_json::from_slice(&std::fs::read(vectors_state_path(dir)).ok()?).ok()?;
+    if state.format != VECTOR_FORMAT {
+        return None;
+    }
+    let ix = VectorIndex::load(&vectors_path(dir), state.dim).ok()?;
+    (ix.len() == state.count).then_some((ix, state))
+}
+
 fn open_vectors(
     dir: &Path,
     wanted: &VectorState,
@@ -512,12 +549,7 @@ fn open_vectors(
 ) -> Result<(VectorIndex, Option<VectorState>)> {
     let path = vectors_path(dir);
     let state_path = vectors_state_path(dir);
-    let want = |s: &VectorState| {
-        s.format == wanted.format
-            && s.model == wanted.model
-            && s.dim == wanted.dim
-            && s.chunking == wanted.chunking
-    };
+    let want = |s: &VectorState| built_as(s, wanted);
     let reason = match std::fs::read(&state_path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !path.exists() => None,
         Err(e) => Some(format!("its state file is unreadable ({e})")),
