@@ -16,8 +16,6 @@
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::SeqCst;
 
-use amber_retrieval::Bm25Doc;
-
 use super::{Engine, lock, write};
 use crate::Result;
 
@@ -138,12 +136,7 @@ impl Engine {
             let bm25_mark = self.bm25_mark.load(SeqCst);
             let words: Vec<_> = memories.iter().filter(|m| m.seq > bm25_mark).collect();
             for m in &words {
-                self.bm25.add(&Bm25Doc {
-                    seq: m.seq,
-                    scope: &m.scope,
-                    time: m.time(),
-                    content: &m.content,
-                })?;
+                self.add_words(m)?;
             }
             if !words.is_empty() {
                 self.bm25.commit(bm25_mark)?;

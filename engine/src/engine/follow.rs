@@ -14,8 +14,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
 
-use amber_retrieval::Bm25Doc;
-
 use super::{Engine, graph, lock, standing, write};
 use crate::Result;
 
@@ -104,12 +102,7 @@ impl Engine {
         for seq in &seqs {
             self.bm25.delete(*seq)?;
             match live.get(seq) {
-                Some(m) if m.seq <= mark => self.bm25.add(&Bm25Doc {
-                    seq: m.seq,
-                    scope: &m.scope,
-                    time: m.time(),
-                    content: &m.content,
-                })?,
+                Some(m) if m.seq <= mark => self.add_words(m)?,
                 Some(_) => {}
                 None => {
                     write(&self.standing).remove(seq);

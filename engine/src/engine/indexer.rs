@@ -103,6 +103,12 @@ impl Engine {
         Ok(())
     }
 
+    /// Adds (or replaces) a memory in BM25; visible after the next BM25 commit.
+    pub(super) fn add_words(&self, m: &Memory) -> Result<()> {
+        let doc = Bm25Doc { seq: m.seq, scope: &m.scope, time: m.time(), content: &m.content };
+        Ok(self.bm25.add(&doc)?)
+    }
+
     /// Adds the live memories in `(after, through]` to BM25 and commits with watermark
     /// `through`; on failure nothing since the last commit is kept. The caller holds the
     /// indexing lock (or is opening).
@@ -125,12 +131,7 @@ impl Engine {
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
             for m in &batch {
-                self.bm25.add(&Bm25Doc {
-                    seq: m.seq,
-                    scope: &m.scope,
-                    time: m.time(),
-                    content: &m.content,
-                })?;
+                self.add_words(m)?;
             }
             n += batch.len();
         }

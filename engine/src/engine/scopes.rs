@@ -2,7 +2,6 @@
 //! and ids named by a prefix.
 
 use amber_core::{MemoryId, Scope, now_millis};
-use amber_retrieval::Bm25Doc;
 use amber_store::{MoveOne, Moved, PrefixMatch};
 use std::sync::atomic::Ordering::SeqCst;
 
@@ -105,13 +104,7 @@ impl Engine {
                     self.vectors_unsaved.store(true, SeqCst);
                 }
             } else if m.seq <= mark {
-                let mm = &m.memory;
-                self.bm25.add(&Bm25Doc {
-                    seq: mm.seq,
-                    scope: &mm.scope,
-                    time: mm.time(),
-                    content: &mm.content,
-                })?;
+                self.add_words(&m.memory)?;
             }
         }
         self.bm25.commit(mark)?;
