@@ -105,15 +105,7 @@ mod tests {
         let addr = format!("http://{}", l.local_addr().unwrap());
         let h = std::thread::spawn(move || {
             let (mut s, _) = l.accept().unwrap();
-            let mut buf = vec![0u8; 8192];
-            let mut got = String::new();
-            while !got.contains("\r\n\r\n{") || !got.ends_with('}') {
-                let n = s.read(&mut buf).unwrap();
-                if n == 0 {
-                    break;
-                }
-                got.push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
+            let got = read_post(&mut s);
             s.write_all(reply.as_bytes()).unwrap();
             got
         });
@@ -142,16 +134,22 @@ mod tests {
         assert_eq!(a.status, 307);
     }
 
-    /// Reads one JSON POST off `s` (through its closing brace) and answers 200 `{}`.
-    fn answer_one(s: &mut std::net::TcpStream) {
+    /// Reads one JSON POST off `s`, through its closing brace (or until it closes).
+    fn read_post(s: &mut std::net::TcpStream) -> String {
         let (mut buf, mut got) = (vec![0u8; 8192], String::new());
         while !got.contains("\r\n\r\n{") || !got.ends_with('}') {
             let n = s.read(&mut buf).unwrap();
             if n == 0 {
-                return;
+                break;
             }
             got.push_str(&String::from_utf8_lossy(&buf[..n]));
         }
+        got
+    }
+
+    /// Reads one JSON POST off `s` and answers 200 `{}`.
+    fn answer_one(s: &mut std::net::TcpStream) {
+        read_post(s);
         s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}").unwrap();
     }
 

@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::SeqCst;
 
-use super::{Engine, lock, write};
+use super::{Engine, lock};
 use crate::Result;
 
 /// The most seqs queued to be indexed first at once; past it, the rest come in order.
@@ -43,11 +43,6 @@ impl First {
         self.open.len() + self.waited.len()
     }
 
-    /// Indexed ahead of the watermark (in both indexes already).
-    pub(super) fn done(&self, seq: u64) -> bool {
-        self.done.contains(&seq)
-    }
-
     /// Forgets what the watermark has passed.
     fn passed(&mut self, mark: u64) {
         for set in [&mut self.open, &mut self.waited, &mut self.done] {
@@ -72,14 +67,15 @@ impl Engine {
     /// How far indexing is behind: the seqs committed past [`Engine::indexed_through`],
     /// less those already indexed ahead of it.
     pub fn backlog(&self) -> u64 {
-        let behind = self.committed_through().saturating_sub(self.indexed_through());
-        behind.saturating_sub(lock(&self.first).done.len() as u64)
+        let mark = self.indexed_through();
+        let behind = self.committed_through().saturating_sub(mark);
+        behind.saturating_sub(lock(&self.first).done.range(mark + 1..).count() as u64)
     }
 
     /// Whether `seq` was indexed ahead of the vector watermark (the ordered pass leaves
     /// it as it is).
     pub(super) fn indexed_ahead(&self, seq: u64) -> bool {
-        lock(&self.first).done(seq)
+        lock(&self.first).done.contains(&seq)
     }
 
     /// How many of the seqs in `ranges` (inclusive, as `[first, last]`) are not in the
@@ -141,16 +137,7 @@ impl Engine {
             if !words.is_empty() {
                 self.bm25.commit(bm25_mark)?;
             }
-            let vectors = self.embed_memories(&memories)?;
-            {
-                let mut index = write(&self.vectors);
-                for (key, v) in &vectors {
-                    index.add(*key, v)?;
-                }
-            }
-            if !vectors.is_empty() {
-                self.vectors_unsaved.store(true, SeqCst);
-            }
+            self.add_vectors(&self.embed_memories(&memories)?)?;
             n += memories.len();
             lock(&self.stats).indexed_first += memories.len() as u64;
             lock(&self.first).done.extend(step);

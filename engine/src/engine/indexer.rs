@@ -103,6 +103,20 @@ impl Engine {
         Ok(())
     }
 
+    /// Adds (or replaces) vectors under one short write lock of the vector index, which
+    /// then needs saving.
+    pub(super) fn add_vectors(&self, vectors: &[(u64, Vec<f32>)]) -> Result<()> {
+        if vectors.is_empty() {
+            return Ok(());
+        }
+        let mut index = write(&self.vectors);
+        for (key, v) in vectors {
+            index.add(*key, v)?;
+        }
+        self.vectors_unsaved.store(true, SeqCst);
+        Ok(())
+    }
+
     /// Adds (or replaces) a memory in BM25; visible after the next BM25 commit.
     pub(super) fn add_words(&self, m: &Memory) -> Result<()> {
         let doc = Bm25Doc { seq: m.seq, scope: &m.scope, time: m.time(), content: &m.content };
@@ -162,13 +176,7 @@ impl Engine {
         }
         let batch = self.read(|s| s.scan(cursor, through, VECTOR_SLICE))?;
         let todo: Vec<Memory> = batch.iter().filter(|m| !self.indexed_ahead(m.seq)).cloned().collect();
-        let vectors = self.embed_memories(&todo)?;
-        {
-            let mut index = write(&self.vectors);
-            for (key, v) in &vectors {
-                index.add(*key, v)?;
-            }
-        }
+        self.add_vectors(&self.embed_memories(&todo)?)?;
         let mark = match batch.last() {
             Some(last) if batch.len() == VECTOR_SLICE => last.seq,
             _ => through,
