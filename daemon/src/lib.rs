@@ -9,10 +9,11 @@
 //!   through one writer thread fed by a bounded queue: a full queue answers `busy`. A
 //!   write is answered once its SQLite transaction commits; the writer indexes after.
 //!   Memories go as their own operations (`rpc::write`), every other write (outcomes,
-//!   runs, session records, links, releases) as a closure (`rpc::write_with`). The
-//!   exceptions: the advice passes, which call the model between their writes, run on
-//!   the blocking pool, and the last session records at shutdown go straight to the
-//!   store.
+//!   runs, session records, links, releases) as a closure (`rpc::write_with`) given the
+//!   writer thread's `EngineWriter`, the store's one write connection. The advice
+//!   passes, which call the model between their writes, run on the blocking pool and
+//!   queue each write (`rpc::BlockingWriter`); the last session records at shutdown are
+//!   queued after new writes are refused (`rpc::write_at_shutdown`).
 //! - At most `max_connections` connections are served; one more is answered
 //!   `too_many_connections` and closed. A connection with no request for
 //!   `idle_connection_timeout_s`, a request line left incomplete for `frame_timeout_ms`,

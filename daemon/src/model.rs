@@ -4,7 +4,7 @@
 //! model use config` goes back to the config's). When the store's vectors are of another
 //! model, the daemon opens with that one and migrates in the background
 //! (`Engine::migrate_cache` and `Engine::prepare_switch` on a thread of its own, then
-//! `Engine::switch_model`, the short catch-up and swap, on the writer, the one write
+//! `EngineWriter::switch_model`, the short catch-up and swap, on the writer, the one write
 //! path): recall serves from the old index until the new one
 //! is complete. An interrupted migration starts again at the next start and skips what
 //! the embedding cache already holds.
@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use amber_core::model::ModelConfig;
-use amber_engine::{Engine, EngineOptions, MODEL_CONFIG_META, Migration, NextModel};
+use amber_engine::{Engine, EngineOptions, EngineWriter, MODEL_CONFIG_META, Migration, NextModel};
 use amber_ipc::Config;
 use amber_ipc::protocol::ModelMigration;
 
@@ -64,7 +64,7 @@ fn stored_meta<const N: usize>(data_dir: &Path, keys: [&str; N]) -> [Option<Stri
 }
 
 /// A change to run on the daemon's writer (the one write path), from a blocking thread.
-pub(crate) type Switch = Box<dyn FnOnce(&Engine) -> amber_engine::Result<()> + Send>;
+pub(crate) type Switch = Box<dyn FnOnce(&mut EngineWriter<'_>) -> amber_engine::Result<()> + Send>;
 
 /// Runs a [`Switch`] on the writer and waits for it: `rpc::BlockingWriter`.
 pub(crate) trait OnWriter: Send + 'static {
@@ -120,7 +120,7 @@ impl Migrations {
                     return Ok(false);
                 };
                 let q = p.clone();
-                writer.run(Box::new(move |e: &Engine| e.switch_model(prepared, &q)))?;
+                writer.run(Box::new(move |w: &mut EngineWriter<'_>| w.switch_model(prepared, &q)))?;
                 // The gate and the floor move with the model's own distribution.
                 match engine.recalibrate() {
                     Ok(c) => {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use amber_core::NewMemory;
-use amber_engine::Engine;
+use amber_engine::{Engine, EngineWriter};
 use amber_ipc::protocol::{ErrorKind, ErrorObject, RememberResult};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -107,44 +107,40 @@ pub(crate) async fn read<T: Send + 'static>(
     read_on(shared, &shared.local(), f).await
 }
 
-/// Runs a read on the blocking pool, on one side (local or team).
+/// Runs a read on the blocking pool, on one side (local or team). It is handed `&Engine`,
+/// so it cannot write the store (the writer thread holds the one `EngineWriter`).
 pub(crate) async fn read_on<T: Send + 'static>(
     shared: &Arc<Shared>,
     side: &Side,
     f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
 ) -> Result<T, ErrorObject> {
-    blocking_on(shared, side, f, "a read").await
+    let engine = side.engine.clone();
+    match tokio::task::spawn_blocking(move || f(&engine)).await {
+        Ok(r) => r.map_err(|e| side_error(shared, e)),
+        Err(e) => {
+            tracing::error!(cause = %e, "a read task failed");
+            Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"))
+        }
+    }
 }
 
-/// Runs a write straight on the local engine, on the blocking pool: only once the daemon
-/// is stopping and the writer's queue is closed (the last session records,
-/// `session::save_all`); refused before. Every other write goes through the writer.
+/// Runs a write on the local writer once the daemon is stopping (the last session
+/// records, `session::save_all`), when [`write_with`] refuses new writes: the writer
+/// drains its queue until the daemon drops it, so these still go through it (waiting for
+/// room in a full queue rather than answering `busy`). Refused before the shutdown.
 pub(crate) async fn write_at_shutdown<T: Send + 'static>(
     shared: &Arc<Shared>,
-    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+    f: impl FnOnce(&mut EngineWriter<'_>) -> amber_engine::Result<T> + Send + 'static,
 ) -> Result<T, ErrorObject> {
     if !*shared.shutdown.borrow() {
         tracing::error!("a write at shutdown was asked before the shutdown");
         return Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"));
     }
-    blocking_on(shared, &shared.local(), f, "a write at shutdown").await
-}
-
-/// Runs `f` on tokio's blocking pool with one side's engine.
-async fn blocking_on<T: Send + 'static>(
-    shared: &Arc<Shared>,
-    side: &Side,
-    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
-    what: &str,
-) -> Result<T, ErrorObject> {
-    let engine = side.engine.clone();
-    match tokio::task::spawn_blocking(move || f(&engine)).await {
-        Ok(r) => r.map_err(|e| side_error(shared, e)),
-        Err(e) => {
-            tracing::error!(cause = %e, "{what} task failed");
-            Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"))
-        }
+    let (tx, rx) = oneshot::channel();
+    if shared.local().writes.send(Job { op: run_op(f), reply: tx, first: false }).await.is_err() {
+        return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the writer stopped before the write ran"));
     }
+    ran(answer(shared, rx).await?)
 }
 
 /// An engine error on the wire; a team database that cannot be reached is noted for
@@ -277,6 +273,14 @@ pub(crate) async fn write_in_lane(
             return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
         }
     }
+    answer(shared, rx).await
+}
+
+/// A queued write's answer.
+async fn answer(
+    shared: &Shared,
+    rx: oneshot::Receiver<amber_engine::Result<WriteDone>>,
+) -> Result<WriteDone, ErrorObject> {
     match rx.await {
         Ok(r) => r.map_err(|e| side_error(shared, e)),
         Err(_) => Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon stopped before the write ran")),
@@ -288,7 +292,7 @@ pub(crate) async fn write_in_lane(
 /// queue): the daemon has one writer. Its result comes back as `f` returned it.
 pub(crate) async fn write_with<T: Send + 'static>(
     shared: &Arc<Shared>,
-    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+    f: impl FnOnce(&mut EngineWriter<'_>) -> amber_engine::Result<T> + Send + 'static,
 ) -> Result<T, ErrorObject> {
     write_with_on(shared, &shared.local(), f).await
 }
@@ -311,7 +315,7 @@ impl BlockingWriter {
     /// Runs `f` on the writer and waits for it (never from async code).
     pub(crate) fn write<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+        f: impl FnOnce(&mut EngineWriter<'_>) -> amber_engine::Result<T> + Send + 'static,
     ) -> Result<T, ErrorObject> {
         self.handle.block_on(write_with(&self.shared, f))
     }
@@ -327,12 +331,23 @@ impl crate::model::OnWriter for BlockingWriter {
 pub(crate) async fn write_with_on<T: Send + 'static>(
     shared: &Arc<Shared>,
     side: &Side,
-    f: impl FnOnce(&Engine) -> amber_engine::Result<T> + Send + 'static,
+    f: impl FnOnce(&mut EngineWriter<'_>) -> amber_engine::Result<T> + Send + 'static,
 ) -> Result<T, ErrorObject> {
-    let op = WriteOp::Run(crate::writer::Work(Box::new(move |e: &Engine| {
-        f(e).map(|t| Box::new(t) as Box<dyn std::any::Any + Send>)
-    })));
-    match write_on(shared, side, op).await? {
+    ran(write_on(shared, side, run_op(f)).await?)
+}
+
+/// A closure for the writer, as queued.
+fn run_op<T: Send + 'static>(
+    f: impl FnOnce(&mut EngineWriter<'_>) -> amber_engine::Result<T> + Send + 'static,
+) -> WriteOp {
+    WriteOp::Run(crate::writer::Work(Box::new(move |w: &mut EngineWriter<'_>| {
+        f(w).map(|t| Box::new(t) as Box<dyn std::any::Any + Send>)
+    })))
+}
+
+/// What a closure run on the writer returned, taken back by its type.
+fn ran<T: 'static>(done: WriteDone) -> Result<T, ErrorObject> {
+    match done {
         WriteDone::Ran(out) => out.downcast::<T>().map(|t| *t).map_err(|_| {
             ErrorObject::new(ErrorKind::Internal, "internal error: a write answered another type")
         }),

@@ -5,7 +5,7 @@
 //! indexes (tantivy, usearch) in `<data_dir>/team/` and the model instances shared with
 //! the local engine. Its own writer thread commits this node's team writes; a follower
 //! (this file's thread) asks the writer to follow what other nodes committed
-//! ([`amber_engine::Engine::follow`]) as soon as PostgreSQL notifies a commit, and every
+//! ([`amber_engine::EngineWriter::follow`]) as soon as PostgreSQL notifies a commit, and every
 //! `poll_ms` at the latest, so the indexer indexes their memories as it indexes ours. The team engine opens in the background: while the database
 //! cannot be reached, team calls answer `team_unavailable` and local scopes serve as
 //! usual; the thread keeps trying.

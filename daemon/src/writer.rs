@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use amber_core::{Memory, MemoryId, NewMemory};
-use amber_engine::{DegradedCause, Engine, Remembered};
+use amber_engine::{DegradedCause, Engine, EngineWriter, Remembered};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// A write, as queued.
@@ -44,7 +44,7 @@ pub(crate) enum WriteOp {
 pub(crate) type Ran = Box<dyn std::any::Any + Send>;
 
 /// A write to run on the writer thread.
-pub(crate) type WorkFn = dyn FnOnce(&Engine) -> amber_engine::Result<Ran> + Send;
+pub(crate) type WorkFn = dyn FnOnce(&mut EngineWriter<'_>) -> amber_engine::Result<Ran> + Send;
 
 /// The closure of a [`WriteOp::Run`].
 pub(crate) struct Work(pub Box<WorkFn>);
@@ -129,22 +129,35 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
             None
         }
     };
+    // The store's one writer, held for as long as the queue runs: nothing else in the
+    // daemon can write the store.
+    let mut writer = match engine.writer() {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::error!(cause = %e, "the writer could not take the store's write connection");
+            None
+        }
+    };
     while let Some(job) = rx.blocking_recv() {
+        let Some(w) = writer.as_mut() else {
+            let _ = job.reply.send(Err(amber_engine::Error::WriterTaken));
+            continue;
+        };
         let done = match job.op {
-            WriteOp::Remember(memories) => engine.commit_batch(memories).map(WriteDone::Remembered),
-            WriteOp::Forget(id) => engine.forget(&id).map(|m| WriteDone::Forgot(m.map(Box::new))),
-            WriteOp::Purge(id) => engine.purge(&id).map(WriteDone::Purged),
-            WriteOp::Reindex => engine.reindex().map(|_| WriteDone::Reindexed),
+            WriteOp::Remember(memories) => w.commit_batch(memories).map(WriteDone::Remembered),
+            WriteOp::Forget(id) => w.forget(&id).map(|m| WriteDone::Forgot(m.map(Box::new))),
+            WriteOp::Purge(id) => w.purge(&id).map(WriteDone::Purged),
+            WriteOp::Reindex => w.reindex().map(|_| WriteDone::Reindexed),
             WriteOp::KgAdd(scope, entities, facts) => {
-                engine.kg_add(&scope, &entities, &facts).map(|a| WriteDone::KgAdded(Box::new(a)))
+                w.kg_add(&scope, &entities, &facts).map(|a| WriteDone::KgAdded(Box::new(a)))
             }
-            WriteOp::KgInvalidate { fact, at, reason } => engine
+            WriteOp::KgInvalidate { fact, at, reason } => w
                 .kg_invalidate(fact, at, reason.as_deref())
                 .map(|f| WriteDone::KgInvalidated(f.map(Box::new))),
-            WriteOp::MoveScope { from, to } => engine.move_scope(&from, &to).map(WriteDone::Moved),
+            WriteOp::MoveScope { from, to } => w.move_scope(&from, &to).map(WriteDone::Moved),
             #[cfg(feature = "team")]
-            WriteOp::Follow => engine.follow().map(WriteDone::Followed),
-            WriteOp::Run(Work(f)) => f(&engine).map(WriteDone::Ran),
+            WriteOp::Follow => w.follow().map(WriteDone::Followed),
+            WriteOp::Run(Work(f)) => f(w).map(WriteDone::Ran),
         };
         if let (true, Ok(WriteDone::Remembered(r))) = (job.first, &done) {
             engine.index_first(r.iter().filter(|r| r.created).map(|r| r.memory.seq));
@@ -154,6 +167,7 @@ pub(crate) fn run(engine: Arc<Engine>, mut rx: mpsc::Receiver<Job>, indexed: wat
             tracing::debug!("the client left before its write was answered (the write stands)");
         }
     }
+    drop(writer);
     signal.set(|s| s.stop = true);
     engine.stop_indexing();
     if let Some(h) = indexer

@@ -22,4 +22,3 @@ mod sessions;
 mod sources;
 mod team;
 mod web;
-mod write_path;

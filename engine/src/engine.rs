@@ -57,6 +57,8 @@ mod sources;
 mod standing;
 mod threads;
 mod write;
+mod writer;
+pub use writer::EngineWriter;
 
 use docs::Docs;
 use health::Health;
@@ -150,7 +152,7 @@ pub struct EngineOptions {
     pub age_floor: f32,
     /// Embed before committing (default off): a write puts its chunks' vectors in the
     /// embedding cache, then commits, so other nodes that follow a shared store (team
-    /// scopes on PostgreSQL, see `Engine::follow`) find them cached and embed nothing
+    /// scopes on PostgreSQL, see `EngineWriter::follow`) find them cached and embed nothing
     /// again. Costs the write the model's time; a model failure here is logged and the
     /// write goes on (whoever indexes it embeds it).
     pub embed_before_commit: bool,
@@ -199,7 +201,7 @@ pub struct Remembered {
     /// The stored memory.
     pub memory: Memory,
     /// False when the same content was already in the same scope (and not forgotten:
-    /// filing forgotten content again files it anew, see [`Engine::commit_batch`]).
+    /// filing forgotten content again files it anew, see [`EngineWriter::commit_batch`]).
     pub created: bool,
 }
 
@@ -277,11 +279,13 @@ type SharedEmbedder = Arc<Mutex<Box<dyn Embedder>>>;
 ///   query or searches. SQLite reads go through a small pool of read-only connections
 ///   (WAL), BM25 searches see its last commit, and the vector index is behind a
 ///   read-write lock that writers take only to insert or remove already computed vectors.
-/// - [`Engine::commit_batch`] holds only the SQLite write connection, for one
-///   transaction, so it never waits behind indexing (the embedding cache, when in the
-///   store, shares that connection for short transactions).
-/// - Index writers ([`Engine::index_pending`], [`Engine::forget`], [`Engine::reindex`],
-///   [`Engine::flush`]) serialize on an internal lock; [`Engine::purge`] saves the
+/// - Every change to the store is a method of the one [`EngineWriter`] ([`Engine::writer`]),
+///   which holds the store's write connection: code that holds `&Engine` reads.
+///   [`EngineWriter::commit_batch`] holds only that connection, for one transaction, so
+///   it never waits behind indexing; indexing writes the embedding cache on a connection
+///   of its own.
+/// - Index writers ([`Engine::index_pending`], [`EngineWriter::forget`], [`EngineWriter::reindex`],
+///   [`Engine::flush`]) serialize on an internal lock; [`EngineWriter::purge`] saves the
 ///   vector index if it changed (under that lock), then deletes a row on the write
 ///   connection.
 /// - [`Engine::open`] loads the model twice, one instance for indexing and one (single
@@ -292,16 +296,20 @@ type SharedEmbedder = Arc<Mutex<Box<dyn Embedder>>>;
 pub struct Engine {
     opts: EngineOptions,
     /// The embedding model in force and its instances: swapped whole when a migration
-    /// to another model completes ([`Engine::switch_model`]).
+    /// to another model completes ([`EngineWriter::switch_model`]).
     models: RwLock<Arc<models::Models>>,
     /// Opens the store's connections (the storage boundary: `amber_store::Backend`).
     backend: Arc<dyn Backend>,
-    /// The one connection that writes the store.
-    writer: Mutex<Box<dyn MemoryStore>>,
+    /// The one connection that writes the store, while no [`EngineWriter`] holds it.
+    writer: Mutex<Option<Box<dyn MemoryStore>>>,
     /// Idle read-only connections to the store.
     readers: Mutex<Vec<Box<dyn MemoryStore>>>,
-    /// A separate embedding cache, when configured; else the store holds it.
-    cache: Option<Mutex<Box<dyn MemoryStore>>>,
+    /// The embedding cache's own write connection, so that indexing never borrows the
+    /// writer's: to a separate file when configured (opened with the engine), else a
+    /// second connection to the store (opened when first written).
+    cache: Mutex<Option<Box<dyn MemoryStore>>>,
+    /// The embedding cache is a file of its own (else the store holds it).
+    cache_separate: bool,
     bm25: Bm25Index,
     vectors: RwLock<VectorIndex>,
     /// Which instance a query waits for when none is free (round robin).
@@ -325,11 +333,11 @@ pub struct Engine {
     committed_bytes: AtomicU64,
     indexed_bytes: AtomicU64,
     /// Every live memory up to this seq, whoever committed it, is in `docs` (a shared
-    /// store has other writers: [`Engine::follow`]).
+    /// store has other writers: [`EngineWriter::follow`]).
     followed: AtomicU64,
-    /// A shared store's change log is applied through this change ([`Engine::follow`]).
+    /// A shared store's change log is applied through this change ([`EngineWriter::follow`]).
     changes_followed: AtomicU64,
-    /// When [`Engine::follow`] last reloaded the standings and the graph's names.
+    /// When [`EngineWriter::follow`] last reloaded the standings and the graph's names.
     followed_at: Mutex<std::time::Instant>,
     /// Every live memory up to this seq is in BM25 (committed there).
     bm25_mark: AtomicU64,
@@ -389,17 +397,19 @@ impl Engine {
 
     /// Reads the embedding cache.
     fn cache_read<R>(&self, f: impl FnOnce(&dyn MemoryStore) -> amber_store::Result<R>) -> Result<R> {
-        match &self.cache {
-            Some(cache) => Ok(f(lock(cache).as_ref())?),
-            None => self.read(f),
+        if !self.cache_separate {
+            return self.read(|s| f(s));
         }
+        self.cache_write(|s| f(s))
     }
 
-    /// Writes the embedding cache.
+    /// Writes the embedding cache, on its own connection (never the writer's).
     fn cache_write<R>(&self, f: impl FnOnce(&mut dyn MemoryStore) -> amber_store::Result<R>) -> Result<R> {
-        match &self.cache {
-            Some(cache) => Ok(f(lock(cache).as_mut())?),
-            None => Ok(f(lock(&self.writer).as_mut())?),
-        }
+        let mut cache = lock(&self.cache);
+        let conn = match cache.as_mut() {
+            Some(c) => c,
+            None => cache.insert(self.backend.open_writer()?),
+        };
+        Ok(f(conn.as_mut())?)
     }
 }

@@ -51,6 +51,10 @@ pub enum Error {
         /// The lifefact.
         id: amber_core::MemoryId,
     },
+    /// The store's writer is held by someone else ([`crate::Engine::writer`]): in the
+    /// daemon, by its writer thread, which every write goes through.
+    #[error("the store's writer is held elsewhere: writes go through the one writer")]
+    WriterTaken,
     /// The data directory could not be prepared.
     #[error("data directory {path}: {source}")]
     DataDir {

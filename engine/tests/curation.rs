@@ -22,11 +22,12 @@ fn similar_ranks_a_near_copy_first_and_stays_in_scope() {
     let dir = tempfile::tempdir().unwrap();
     let e = open(dir.path());
     let p = scope("project/a");
-    let a = e.remember(NewMemory::new(ORIGINAL).in_scope(p.clone())).unwrap().memory;
-    let near = e.remember(NewMemory::new(NEAR).in_scope(p.clone())).unwrap().memory;
-    let related = e.remember(NewMemory::new(RELATED).in_scope(p.clone())).unwrap().memory;
-    e.remember(NewMemory::new(OTHER).in_scope(p.clone())).unwrap();
-    let elsewhere = e.remember(NewMemory::new(NEAR).in_scope(scope("project/b"))).unwrap().memory;
+    let a = e.writer().unwrap().remember(NewMemory::new(ORIGINAL).in_scope(p.clone())).unwrap().memory;
+    let near = e.writer().unwrap().remember(NewMemory::new(NEAR).in_scope(p.clone())).unwrap().memory;
+    let related = e.writer().unwrap().remember(NewMemory::new(RELATED).in_scope(p.clone())).unwrap().memory;
+    e.writer().unwrap().remember(NewMemory::new(OTHER).in_scope(p.clone())).unwrap();
+    let elsewhere =
+        e.writer().unwrap().remember(NewMemory::new(NEAR).in_scope(scope("project/b"))).unwrap().memory;
 
     let sims = e.similar(&a.id, Some(&p), 10).unwrap();
     let ids: Vec<_> = sims.iter().map(|(m, _)| m.id.clone()).collect();
@@ -40,7 +41,7 @@ fn similar_ranks_a_near_copy_first_and_stays_in_scope() {
     let all: Vec<_> = e.similar(&a.id, None, 10).unwrap().into_iter().map(|(m, _)| m.id).collect();
     assert!(all.contains(&elsewhere.id));
     // Unknown or forgotten: nothing.
-    e.forget(&related.id).unwrap();
+    e.writer().unwrap().forget(&related.id).unwrap();
     assert!(e.similar(&related.id, None, 5).unwrap().is_empty());
 }
 
@@ -50,9 +51,9 @@ fn a_duplicate_link_ranks_the_newer_copy_down_and_survives_a_restart() {
     let q = Query::new("what must be set before make release in the deploy script?").top(5);
     let (a, near) = {
         let e = open(dir.path());
-        let a = e.remember(NewMemory::new(ORIGINAL)).unwrap().memory;
-        let near = e.remember(NewMemory::new(NEAR)).unwrap().memory;
-        e.remember(NewMemory::new(OTHER)).unwrap();
+        let a = e.writer().unwrap().remember(NewMemory::new(ORIGINAL)).unwrap().memory;
+        let near = e.writer().unwrap().remember(NewMemory::new(NEAR)).unwrap().memory;
+        e.writer().unwrap().remember(NewMemory::new(OTHER)).unwrap();
         let fused_of = |hits: &[amber_core::Hit], id: &amber_core::MemoryId| {
             hits.iter().find(|h| &h.memory.id == id).map(|h| h.evidence.fused).unwrap()
         };
@@ -64,8 +65,8 @@ fn a_duplicate_link_ranks_the_newer_copy_down_and_survives_a_restart() {
             similarity: 0.97,
             created_at: now_millis(),
         };
-        assert_eq!(e.add_links(std::slice::from_ref(&link)).unwrap(), 1);
-        assert_eq!(e.add_links(&[link]).unwrap(), 0);
+        assert_eq!(e.writer().unwrap().add_links(std::slice::from_ref(&link)).unwrap(), 1);
+        assert_eq!(e.writer().unwrap().add_links(&[link]).unwrap(), 0);
         assert!(e.is_demoted(near.seq));
         let hits = e.recall(&Query::new(NEAR).top(5)).unwrap();
         let order: Vec<_> = hits.iter().map(|h| h.memory.id.clone()).collect();

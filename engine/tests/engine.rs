@@ -15,7 +15,10 @@ fn scope(s: &str) -> Scope {
 }
 
 fn fill(engine: &Engine, texts: &[&str]) -> Vec<String> {
-    texts.iter().map(|t| engine.remember(NewMemory::new(*t)).unwrap().memory.id.to_string()).collect()
+    texts
+        .iter()
+        .map(|t| engine.writer().unwrap().remember(NewMemory::new(*t)).unwrap().memory.id.to_string())
+        .collect()
 }
 
 fn ids(hits: &[amber_core::Hit]) -> Vec<String> {
@@ -30,6 +33,30 @@ const FILLER: &[&str] = &[
     "The office coffee machine was replaced with an espresso maker.",
     "She is training for a half marathon in the autumn.",
 ];
+
+/// The store has one writer at a time, as a type: a second taker is refused while it is
+/// held, and gets it once it is dropped. Indexing and calibration write the embedding
+/// cache on a connection of their own, so they run while the writer is held (on the
+/// writer's connection they would wait for it: here, on the same thread, for ever).
+#[test]
+fn one_writer_at_a_time_and_indexing_never_borrows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path());
+    let mut w = e.writer().unwrap();
+    assert!(matches!(e.writer(), Err(Error::WriterTaken)));
+    let m = w.commit_batch(vec![NewMemory::new("The release train leaves on Tuesdays at noon.")]).unwrap();
+    let seq = m[0].memory.seq;
+    assert!(e.index_pending().unwrap() >= seq, "indexed while the writer is held");
+    assert!(e.calibration().unwrap().is_complete(), "calibrated (and kept) while the writer is held");
+    let hits =
+        e.recall(&Query::new("when does the weekly deploy ship?").mode(SearchMode::Vector).top(1)).unwrap();
+    assert_eq!(hits[0].memory.id, m[0].memory.id);
+    drop(w);
+    let mut again = e.writer().expect("given back when dropped");
+    assert!(
+        !again.remember(NewMemory::new("The release train leaves on Tuesdays at noon.")).unwrap().created
+    );
+}
 
 #[test]
 fn paraphrase_ranks_above_unrelated_text() {
@@ -120,7 +147,7 @@ fn long_content_is_chunked_and_the_late_part_is_found() {
     long.push_str(
         "Finally: the production database password rotation happens on the first Monday of each quarter.",
     );
-    let id = e.remember(NewMemory::new(long.clone())).unwrap().memory.id;
+    let id = e.writer().unwrap().remember(NewMemory::new(long.clone())).unwrap().memory.id;
     fill(&e, FILLER);
     let hits = e
         // (An earlier query, "when is the prod db credential rotated?", was a near tie with the
@@ -148,7 +175,7 @@ fn a_huge_memory_gets_vectors_for_its_opening_and_bm25_for_all_of_it() {
         huge.push_str(&format!("Line {i} of the migration log: batch {} copied, {} rows. ", i * 7, i * 13));
     }
     huge.push_str("Closing note: the zanzibarquokka checksum matched.");
-    let id = e.remember(NewMemory::new(huge.clone())).unwrap().memory.id;
+    let id = e.writer().unwrap().remember(NewMemory::new(huge.clone())).unwrap().memory.id;
     let st = e.status().unwrap();
     assert_eq!(st.vectors, 256, "the first 256 chunks get a vector, no more");
     let hits = e.recall(&Query::new("zanzibarquokka").mode(SearchMode::Bm25).top(1)).unwrap();
@@ -244,8 +271,8 @@ fn writes_are_idempotent_and_content_is_verbatim() {
     let e = open(dir.path());
     let tricky = "quote \" backslash \\ nul \u{0} bell \u{7} line-sep \u{2028} emoji 🧠 rtl \u{202e}abc \
                   combining e\u{301} CJK 記憶 tab\tnewline\n\r end   ";
-    let a = e.remember(NewMemory::new(tricky).in_scope(scope("t"))).unwrap();
-    let b = e.remember(NewMemory::new(tricky).in_scope(scope("t"))).unwrap();
+    let a = e.writer().unwrap().remember(NewMemory::new(tricky).in_scope(scope("t"))).unwrap();
+    let b = e.writer().unwrap().remember(NewMemory::new(tricky).in_scope(scope("t"))).unwrap();
     assert!(a.created && !b.created);
     assert_eq!(a.memory.id, b.memory.id);
     assert_eq!(e.status().unwrap().memories, 1);
@@ -263,12 +290,15 @@ fn writes_are_idempotent_and_content_is_verbatim() {
 fn invalid_input_gets_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let e = open(dir.path());
-    assert!(matches!(e.remember(NewMemory::new("  \n")), Err(Error::Invalid(InvalidInput::EmptyContent))));
+    assert!(matches!(
+        e.writer().unwrap().remember(NewMemory::new("  \n")),
+        Err(Error::Invalid(InvalidInput::EmptyContent))
+    ));
     assert!(matches!("memo".parse::<MemoryType>(), Err(InvalidInput::UnknownType { .. })));
     assert!(matches!("bad scope".parse::<Scope>(), Err(InvalidInput::BadScope { .. })));
     let mut m = NewMemory::new("x");
     m.metadata = serde_json::json!("not an object");
-    assert!(matches!(e.remember(m), Err(Error::Invalid(InvalidInput::BadMetadata))));
+    assert!(matches!(e.writer().unwrap().remember(m), Err(Error::Invalid(InvalidInput::BadMetadata))));
     assert!(matches!(e.recall(&Query::new("")), Err(Error::Invalid(InvalidInput::BadQuery { .. }))));
     assert!(matches!(e.recall(&Query::new("x").top(0)), Err(Error::Invalid(InvalidInput::BadQuery { .. }))));
     // a JSON memory with an unknown type is refused when decoded
@@ -286,13 +316,15 @@ fn scope_and_time_filters_apply_to_both_signals() {
         m.event_time = Some(t);
         m
     };
-    e.remember_batch(vec![
-        mk("kafka consumer lag alert fired", "proj-a/ops", 100),
-        mk("kafka consumer lag alert fired twice", "proj-b", 200),
-        mk("kafka consumer lag alert fired at night", "proj-a", 300),
-        mk("kafka consumer lag alert", "proj-ab", 400),
-    ])
-    .unwrap();
+    e.writer()
+        .unwrap()
+        .remember_batch(vec![
+            mk("kafka consumer lag alert fired", "proj-a/ops", 100),
+            mk("kafka consumer lag alert fired twice", "proj-b", 200),
+            mk("kafka consumer lag alert fired at night", "proj-a", 300),
+            mk("kafka consumer lag alert", "proj-ab", 400),
+        ])
+        .unwrap();
     for mode in [SearchMode::Bm25, SearchMode::Vector, SearchMode::Hybrid] {
         let q = Query::new("kafka lag alert").mode(mode).in_scope(scope("proj-a"));
         let hits = e.recall(&q).unwrap();
@@ -386,7 +418,7 @@ fn a_time_named_in_the_query_lifts_memories_from_that_time() {
     older.event_time = Some(now - 60 * DAY);
     let mut newer = NewMemory::new("Went to pottery on the weekend, made a mug.");
     newer.event_time = Some(now - 3 * DAY);
-    e.remember_batch(vec![older, newer]).unwrap();
+    e.writer().unwrap().remember_batch(vec![older, newer]).unwrap();
     fill(&e, FILLER);
     let mut q = Query::new("what did I make at the pottery class last Saturday?").top(2);
     q.now = Some(now);
@@ -425,7 +457,8 @@ fn a_batch_embedded_on_two_instances_keeps_each_memorys_vectors() {
     let mut texts: Vec<String> =
         FILLER.iter().chain(MIXED).filter(|t| seen.insert(**t)).map(|t| t.to_string()).collect();
     texts.push(long.clone());
-    let out = e.commit_batch(texts.iter().map(|t| NewMemory::new(t.clone())).collect()).unwrap();
+    let out =
+        e.writer().unwrap().commit_batch(texts.iter().map(|t| NewMemory::new(t.clone())).collect()).unwrap();
     e.index_pending().unwrap();
     assert!(e.stats().chunks_embedded >= texts.len() as u64);
     for (text, r) in texts.iter().zip(&out) {

@@ -45,10 +45,15 @@ fn two_identical_reports_are_two_after_an_import_and_after_two() {
     let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = open(a_dir.path());
     let scope: Scope = "proj/a".parse().unwrap();
-    let id =
-        a.remember(NewMemory::new("make test-integration needs Docker").in_scope(scope)).unwrap().memory.id;
-    a.report(&id, failure(1_000)).unwrap();
-    a.report(&id, failure(1_000)).unwrap();
+    let id = a
+        .writer()
+        .unwrap()
+        .remember(NewMemory::new("make test-integration needs Docker").in_scope(scope))
+        .unwrap()
+        .memory
+        .id;
+    a.writer().unwrap().report(&id, failure(1_000)).unwrap();
+    a.writer().unwrap().report(&id, failure(1_000)).unwrap();
     let filed = standing(&a, &id);
     assert_eq!(filed.0, 2);
     assert!(filed.1 < 0.7, "two failures weigh a memory down: {}", filed.1);
@@ -62,10 +67,10 @@ fn two_identical_reports_are_two_after_an_import_and_after_two() {
 
     let b = open(b_dir.path());
     let keep = ImportOptions { keep_trust: true };
-    let first = b.import(&records, keep).unwrap();
+    let first = b.writer().unwrap().import(&records, keep).unwrap();
     assert_eq!(first.added.get("outcome"), Some(&2), "{first:?}");
     assert_eq!(standing(&b, &id), filed, "both reports came in");
-    let again = b.import(&records, keep).unwrap();
+    let again = b.writer().unwrap().import(&records, keep).unwrap();
     assert_eq!(again.added.get("outcome"), None, "{again:?}");
     assert_eq!(again.present.get("outcome"), Some(&2), "{again:?}");
     assert_eq!(standing(&b, &id), filed, "twice changes nothing");

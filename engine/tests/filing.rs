@@ -29,7 +29,7 @@ fn person(e: &Engine, scope: Scope, kind: MemoryType, text: &str) -> MemoryId {
         &Origin { door: Some(Door::Cli.as_str().into()), ..Origin::default() },
         Trust::Person,
     );
-    e.remember(m).unwrap().memory.id
+    e.writer().unwrap().remember(m).unwrap().memory.id
 }
 
 /// Files what a hook captured in an agent session (a prompt, a tool's output).
@@ -46,7 +46,7 @@ fn capture(e: &Engine, text: &str, tool: &str) -> MemoryId {
         ..Origin::default()
     };
     stamp(&mut m.metadata, &origin, Trust::External);
-    e.remember(m).unwrap().memory.id
+    e.writer().unwrap().remember(m).unwrap().memory.id
 }
 
 struct Filed {
@@ -113,7 +113,11 @@ fn what_the_person_filed_outranks_raw_captures_that_repeat_the_question() {
     // A capture the person promotes ranks as theirs (and stays so after a reopen,
     // when the filing is read back from the store).
     let promoted = f.captures[1].clone();
-    e.set_trust(&promoted, Trust::Person, amber_core::origin::SetBy::Person).unwrap().expect("it exists");
+    e.writer()
+        .unwrap()
+        .set_trust(&promoted, Trust::Person, amber_core::origin::SetBy::Person)
+        .unwrap()
+        .expect("it exists");
     let hits = recall(&e, Query::new(QUESTION).in_scope(project()).top(5));
     let h = &hits[rank(&hits, &promoted).expect("still found")];
     assert_eq!(h.evidence.standing.filing, Some(Filing::Promoted));
@@ -182,7 +186,7 @@ fn section(e: &Engine, path: &str, body: &str, trust: Trust) -> MemoryId {
     let origin =
         Origin { door: Some(Door::Cli.as_str().into()), tool: Some("ingest".into()), ..Origin::default() };
     stamp(&mut m.metadata, &origin, trust);
-    e.remember(m).unwrap().memory.id
+    e.writer().unwrap().remember(m).unwrap().memory.id
 }
 
 #[test]

@@ -26,9 +26,9 @@ const SECRET: &str = "The staging database password is kept in vault path secret
 
 fn fill(e: &Engine) -> MemoryId {
     for t in FILLER {
-        e.remember(NewMemory::new(*t)).unwrap();
+        e.writer().unwrap().remember(NewMemory::new(*t)).unwrap();
     }
-    e.remember(NewMemory::new(SECRET)).unwrap().memory.id
+    e.writer().unwrap().remember(NewMemory::new(SECRET)).unwrap().memory.id
 }
 
 /// Whether any mode's recall of a query aimed at the secret returns it.
@@ -57,7 +57,7 @@ fn forget_hides_from_recall_and_get_still_returns_it() {
     assert!(recalled(&e, &id));
     let vectors_before = e.status().unwrap().vectors;
 
-    let gone = e.forget(&id).unwrap().expect("it exists");
+    let gone = e.writer().unwrap().forget(&id).unwrap().expect("it exists");
     let at = gone.forgotten_at.expect("forgotten_at is set");
     assert_eq!(gone.content, SECRET, "content is kept");
     assert!(!recalled(&e, &id), "recall never returns a forgotten memory");
@@ -65,8 +65,8 @@ fn forget_hides_from_recall_and_get_still_returns_it() {
     assert_eq!(got.forgotten_at, Some(at));
 
     // idempotent: the first time is kept
-    assert_eq!(e.forget(&id).unwrap().unwrap().forgotten_at, Some(at));
-    assert!(e.forget(&NewMemory::new("never filed").id()).unwrap().is_none());
+    assert_eq!(e.writer().unwrap().forget(&id).unwrap().unwrap().forgotten_at, Some(at));
+    assert!(e.writer().unwrap().forget(&NewMemory::new("never filed").id()).unwrap().is_none());
 
     let st = e.status().unwrap();
     assert_eq!((st.memories, st.forgotten), (FILLER.len() as u64, 1));
@@ -81,7 +81,7 @@ fn forget_survives_reopen_and_reindex() {
     let id = {
         let e = open(dir.path());
         let id = fill(&e);
-        e.forget(&id).unwrap();
+        e.writer().unwrap().forget(&id).unwrap();
         id
     };
     let e = open(dir.path());
@@ -91,7 +91,7 @@ fn forget_survives_reopen_and_reindex() {
     assert!(!recalled(&e, &id));
     assert!(e.get(&id).unwrap().unwrap().forgotten_at.is_some());
 
-    e.reindex().unwrap();
+    e.writer().unwrap().reindex().unwrap();
     assert!(!recalled(&e, &id), "a rebuild from the store skips forgotten memories");
     let st = e.status().unwrap();
     assert_eq!((st.memories, st.forgotten, st.bm25_docs), (FILLER.len() as u64, 1, FILLER.len() as u64));
@@ -128,12 +128,12 @@ fn purge_deletes_only_forgotten_memories() {
     let e = open(dir.path());
     let id = fill(&e);
     let other = NewMemory::new(FILLER[0]).id();
-    assert!(matches!(e.purge(&id), Err(Error::NotForgotten)));
+    assert!(matches!(e.writer().unwrap().purge(&id), Err(Error::NotForgotten)));
     assert!(e.get(&id).unwrap().is_some(), "a refused purge deletes nothing");
-    e.forget(&id).unwrap();
-    assert!(e.purge(&id).unwrap());
+    e.writer().unwrap().forget(&id).unwrap();
+    assert!(e.writer().unwrap().purge(&id).unwrap());
     assert!(e.get(&id).unwrap().is_none());
-    assert!(!e.purge(&id).unwrap(), "no such id any more");
+    assert!(!e.writer().unwrap().purge(&id).unwrap(), "no such id any more");
     assert!(!recalled(&e, &id));
     assert!(e.get(&other).unwrap().is_some());
     let st = e.status().unwrap();
@@ -151,8 +151,8 @@ fn remembering_forgotten_content_files_it_anew() {
     let e = open(dir.path());
     let id = fill(&e);
     let first = e.get(&id).unwrap().unwrap();
-    e.forget(&id).unwrap();
-    let again = e.remember(NewMemory::new(SECRET)).unwrap();
+    e.writer().unwrap().forget(&id).unwrap();
+    let again = e.writer().unwrap().remember(NewMemory::new(SECRET)).unwrap();
     assert!(again.created, "forgotten content is filed anew");
     assert_eq!(again.memory.id, id);
     assert!(again.memory.seq > first.seq, "a new seq");
@@ -160,7 +160,7 @@ fn remembering_forgotten_content_files_it_anew() {
     assert!(recalled(&e, &id));
     assert_eq!(e.get(&id).unwrap().unwrap().forgotten_at, None);
     // a repeat of a live memory is still a no-op
-    assert!(!e.remember(NewMemory::new(SECRET)).unwrap().created);
+    assert!(!e.writer().unwrap().remember(NewMemory::new(SECRET)).unwrap().created);
     let st = e.status().unwrap();
     assert_eq!((st.memories, st.forgotten), (FILLER.len() as u64 + 1, 0));
     assert!(st.indexes_complete, "{st:?}");
@@ -180,6 +180,8 @@ fn commit_batch_is_durable_and_index_pending_makes_it_recallable() {
     assert_eq!(e.indexed_through(), before, "remember indexes");
 
     let out = e
+        .writer()
+        .unwrap()
         .commit_batch(vec![NewMemory::new(SECRET.replace("staging", "canary")), NewMemory::new(SECRET)])
         .unwrap();
     assert!(out[0].created && !out[1].created);
@@ -205,7 +207,11 @@ fn commit_batch_is_durable_and_index_pending_makes_it_recallable() {
     assert!(e.status().unwrap().indexes_complete);
 
     // committed but never indexed before a shutdown: caught up at the next open
-    let late = e.commit_batch(vec![NewMemory::new("Late note: the canary deploy uses port 8443.")]).unwrap();
+    let late = e
+        .writer()
+        .unwrap()
+        .commit_batch(vec![NewMemory::new("Late note: the canary deploy uses port 8443.")])
+        .unwrap();
     drop(e);
     let e = open(dir.path());
     assert_eq!(e.committed_through(), late[0].memory.seq);
@@ -258,14 +264,14 @@ fn recalls_run_concurrently_with_commits_indexing_and_forgets() {
                         NewMemory::new(format!("Deploy notes for service {n}: ticket QX-{n} is open."))
                     })
                     .collect();
-                let out = e.commit_batch(memories).unwrap();
+                let out = e.writer().unwrap().commit_batch(memories).unwrap();
                 for r in &out {
                     assert!(e.get(&r.memory.id).unwrap().is_some(), "committed means readable");
                 }
                 ids.extend(out.iter().map(|r| r.memory.id.clone()));
                 assert!(e.index_pending().unwrap() >= out.last().unwrap().memory.seq);
                 let victim = out[0].memory.id.clone();
-                e.forget(&victim).unwrap().unwrap();
+                e.writer().unwrap().forget(&victim).unwrap().unwrap();
                 forgotten.push(victim);
             }
             (ids, forgotten)
@@ -310,7 +316,7 @@ fn a_recall_does_not_wait_for_an_indexing_batch() {
             NewMemory::new(format!("Log {i}: {}", text.join(" ")))
         })
         .collect();
-    e.commit_batch(batch).unwrap();
+    e.writer().unwrap().commit_batch(batch).unwrap();
     let indexing = AtomicBool::new(true);
     std::thread::scope(|t| {
         t.spawn(|| {
@@ -356,7 +362,7 @@ fn a_purged_memorys_cached_vectors_go_with_it() {
     let in_session = |t: &str| {
         let mut m = NewMemory::new(t);
         m.session_id = Some("s1".into());
-        e.remember(m).unwrap().memory.id
+        e.writer().unwrap().remember(m).unwrap().memory.id
     };
     let (before, secret, after) = (in_session(FILLER[0]), in_session(SECRET), in_session(FILLER[1]));
     e.flush().unwrap();
@@ -367,8 +373,8 @@ fn a_purged_memorys_cached_vectors_go_with_it() {
     for (i, h) in carrying.iter().enumerate() {
         assert!(held.contains(h), "text {i} was cached: the case");
     }
-    e.forget(&secret).unwrap();
-    assert!(e.purge(&secret).unwrap());
+    e.writer().unwrap().forget(&secret).unwrap();
+    assert!(e.writer().unwrap().purge(&secret).unwrap());
     let held = cached_hashes(dir.path());
     for (i, h) in carrying.iter().enumerate() {
         assert!(!held.contains(h), "text {i} carrying the purged memory's words is still cached");
@@ -389,9 +395,13 @@ fn what_someone_waits_for_is_indexed_before_the_backlog_ahead_of_it() {
             NewMemory::new(format!("build log {i}: runner {} finished job {} in {} s", i % 17, i * 3, i % 60))
         })
         .collect();
-    e.commit_batch(backlog).unwrap();
-    let waited = e.commit_batch(vec![NewMemory::new(SECRET)]).unwrap()[0].memory.seq;
-    let person = e.commit_batch(vec![NewMemory::new("The pager rota swaps every Monday at nine.")]).unwrap();
+    e.writer().unwrap().commit_batch(backlog).unwrap();
+    let waited = e.writer().unwrap().commit_batch(vec![NewMemory::new(SECRET)]).unwrap()[0].memory.seq;
+    let person = e
+        .writer()
+        .unwrap()
+        .commit_batch(vec![NewMemory::new("The pager rota swaps every Monday at nine.")])
+        .unwrap();
     let person = person[0].memory.seq;
     let by_meaning = |e: &Engine, q: &str, seq: u64| {
         e.recall(&Query::new(q).mode(SearchMode::Vector).top(3)).unwrap().iter().any(|h| h.memory.seq == seq)

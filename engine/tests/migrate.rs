@@ -1,6 +1,6 @@
 //! Changing the model, the switch's catch-up, with the real model. The next model's
 //! index is built aside (`Engine::prepare_switch`, nothing locked, off the daemon's
-//! writer) while writes go on; `Engine::switch_model` redoes what changed meanwhile, so
+//! writer) while writes go on; `EngineWriter::switch_model` redoes what changed meanwhile, so
 //! the index switched to holds what an index rebuilt from the store would. (The next
 //! model here is the packaged one again: what is tested is the catch-up, not the model;
 //! daemon/tests/migrate.rs changes the model for real.) They need `scripts/setup.sh`.
@@ -66,15 +66,16 @@ fn migrate_with_writes_between(between: impl FnOnce(&Engine)) -> (Engine, tempfi
     let dir = tempfile::tempdir().unwrap();
     let opts = options(dir.path());
     let e = Engine::open(opts.clone()).expect("the model is installed: run scripts/setup.sh");
-    let q = e.remember(turn(QUESTION, "s1")).unwrap().memory.id;
-    let answer = e.remember(turn(ANSWER, "s1")).unwrap().memory.id;
-    e.remember(turn(AFTER, "s1")).unwrap();
-    e.remember(turn("Nate: the garage door is stuck again.", "s2")).unwrap();
-    e.remember(turn("The weekend forecast says rain on Saturday.", "s2")).unwrap();
+    let q = e.writer().unwrap().remember(turn(QUESTION, "s1")).unwrap().memory.id;
+    let answer = e.writer().unwrap().remember(turn(ANSWER, "s1")).unwrap().memory.id;
+    e.writer().unwrap().remember(turn(AFTER, "s1")).unwrap();
+    e.writer().unwrap().remember(turn("Nate: the garage door is stuck again.", "s2")).unwrap();
+    e.writer().unwrap().remember(turn("The weekend forecast says rain on Saturday.", "s2")).unwrap();
     e.index_pending().unwrap();
     // Committed, not indexed yet when the build begins (the build takes it from the
     // store), and forgotten before the switch.
-    let unindexed = e.commit_batch(vec![turn(UNINDEXED, "s3")]).unwrap().remove(0).memory.id;
+    let unindexed =
+        e.writer().unwrap().commit_batch(vec![turn(UNINDEXED, "s3")]).unwrap().remove(0).memory.id;
 
     let next = NextModel::load(&opts, &ModelConfig::default()).unwrap();
     let progress = Migration::default();
@@ -82,12 +83,12 @@ fn migrate_with_writes_between(between: impl FnOnce(&Engine)) -> (Engine, tempfi
     let prepared: Prepared = e.prepare_switch(next, &progress).unwrap().expect("not stopped");
     // Writes after the build's bound: the forget drops QUESTION's vector and ANSWER's
     // context vector from the current index.
-    e.forget(&q).unwrap().expect("forgotten");
-    e.forget(&unindexed).unwrap().expect("forgotten");
+    e.writer().unwrap().forget(&q).unwrap().expect("forgotten");
+    e.writer().unwrap().forget(&unindexed).unwrap().expect("forgotten");
     // Filed, and not indexed by the current index before the switch.
-    let late = e.commit_batch(vec![turn(LATE, "s1")]).unwrap().remove(0).memory.id;
+    let late = e.writer().unwrap().commit_batch(vec![turn(LATE, "s1")]).unwrap().remove(0).memory.id;
     between(&e);
-    e.switch_model(prepared, &progress).unwrap();
+    e.writer().unwrap().switch_model(prepared, &progress).unwrap();
     e.index_pending().unwrap();
     (e, dir, [q, answer, late])
 }
@@ -111,7 +112,7 @@ fn what_changed_while_the_next_index_was_built_is_redone_at_the_switch() {
     assert_eq!(found[3][0].0, late, "the memory filed during the build is found by vectors");
 
     // The same as an index rebuilt from the store.
-    e.reindex().unwrap();
+    e.writer().unwrap().reindex().unwrap();
     assert_eq!(e.status().unwrap().vectors, st.vectors);
     assert_eq!(by_vector(&e), found, "the switched index ranks as a rebuilt one does");
 }
@@ -120,10 +121,10 @@ fn what_changed_while_the_next_index_was_built_is_redone_at_the_switch() {
 fn an_index_replaced_during_the_build_makes_the_switch_rebuild() {
     // A reindex between the build and the switch replaces the journaling index: the
     // switch cannot know what changed and builds again from the store.
-    let (e, _dir, _) = migrate_with_writes_between(|e| e.reindex().unwrap());
+    let (e, _dir, _) = migrate_with_writes_between(|e| e.writer().unwrap().reindex().unwrap());
     let st = e.status().unwrap();
     assert_eq!((st.memories, st.vectors), (5, 8), "{st:?}");
     let found = by_vector(&e);
-    e.reindex().unwrap();
+    e.writer().unwrap().reindex().unwrap();
     assert_eq!(by_vector(&e), found);
 }

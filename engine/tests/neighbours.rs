@@ -49,14 +49,23 @@ fn hit<'a>(hits: &'a [Hit], id: &MemoryId) -> Option<&'a Hit> {
 /// ANSWER, AFTER; then an unrelated memory outside any session, and one in session s2.
 fn file(e: &Engine) -> [MemoryId; 4] {
     let (a, b) = (scope("chat/a"), scope("chat/b"));
-    let q = e.remember(turn(QUESTION, &a, Some("s1"))).unwrap().memory.id;
+    let q = e.writer().unwrap().remember(turn(QUESTION, &a, Some("s1"))).unwrap().memory.id;
     // Same session id, another scope: not a neighbour of anything in chat/a.
-    e.remember(turn("Ann: my living room is comfy enough, no pointers needed.", &b, Some("s1"))).unwrap();
-    let answer = e.remember(turn(ANSWER, &a, Some("s1"))).unwrap().memory.id;
-    let after = e.remember(turn(AFTER, &a, Some("s1"))).unwrap().memory.id;
+    e.writer()
+        .unwrap()
+        .remember(turn("Ann: my living room is comfy enough, no pointers needed.", &b, Some("s1")))
+        .unwrap();
+    let answer = e.writer().unwrap().remember(turn(ANSWER, &a, Some("s1"))).unwrap().memory.id;
+    let after = e.writer().unwrap().remember(turn(AFTER, &a, Some("s1"))).unwrap().memory.id;
     // Filed right after, but in no session: never a neighbour.
-    let loose = e.remember(turn("The weekend forecast says rain on Saturday.", &a, None)).unwrap().memory.id;
-    e.remember(turn("Nate: the living room lamp broke again.", &a, Some("s2"))).unwrap();
+    let loose = e
+        .writer()
+        .unwrap()
+        .remember(turn("The weekend forecast says rain on Saturday.", &a, None))
+        .unwrap()
+        .memory
+        .id;
+    e.writer().unwrap().remember(turn("Nate: the living room lamp broke again.", &a, Some("s2"))).unwrap();
     [q, answer, after, loose]
 }
 
@@ -93,7 +102,7 @@ fn the_turn_after_a_match_is_found_with_it_and_only_in_its_session() {
     assert!(hits.iter().all(|h| h.memory.scope == scope("chat/a")));
 
     // Forgetting the answer makes the next turn of the session the question's neighbour.
-    e.forget(&answer).unwrap();
+    e.writer().unwrap().forget(&answer).unwrap();
     let hits = recall(&e);
     assert!(hit(&hits, &answer).is_none());
     assert!(hit(&hits, &after).and_then(|h| h.evidence.neighbour_bonus).is_some(), "{hits:#?}");

@@ -9,7 +9,7 @@ fn scope(s: &str) -> Scope {
 }
 
 fn file(e: &Engine, s: &str, text: &str) -> amber_core::Memory {
-    e.remember(NewMemory::new(text).in_scope(scope(s))).unwrap().memory
+    e.writer().unwrap().remember(NewMemory::new(text).in_scope(scope(s))).unwrap().memory
 }
 
 fn contents(hits: &[amber_core::Hit]) -> Vec<&str> {
@@ -61,7 +61,7 @@ fn a_moved_memory_is_found_in_its_new_scope_only_and_survives_a_reopen() {
         let m = file(&e, "default", RELEASE);
         let dup = file(&e, "default", "The staging bucket lives in eu-west-1.");
         file(&e, PROJECT, "The staging bucket lives in eu-west-1.");
-        let moved = e.move_scope(&scope("default"), &scope(PROJECT)).unwrap();
+        let moved = e.writer().unwrap().move_scope(&scope("default"), &scope(PROJECT)).unwrap();
         assert_eq!(moved.len(), 2);
         let merged = moved.iter().find(|x| x.old_id == dup.id).unwrap();
         assert!(merged.merged, "the copy already in the project is kept, the moved one forgotten");

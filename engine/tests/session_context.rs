@@ -56,11 +56,11 @@ fn cosine(e: &Evidence) -> f32 {
 /// Vectors: QUESTION 1 (nothing before it), ANSWER 2, AFTER 2, the loose one 1, the s2
 /// one 1 (first of its session).
 fn file(e: &Engine) -> [MemoryId; 3] {
-    let q = e.remember(turn(QUESTION, Some("s1"))).unwrap().memory.id;
-    let answer = e.remember(turn(ANSWER, Some("s1"))).unwrap().memory.id;
-    let after = e.remember(turn(AFTER, Some("s1"))).unwrap().memory.id;
-    e.remember(turn("The weekend forecast says rain on Saturday.", None)).unwrap();
-    e.remember(turn("Nate: the garage door is stuck again.", Some("s2"))).unwrap();
+    let q = e.writer().unwrap().remember(turn(QUESTION, Some("s1"))).unwrap().memory.id;
+    let answer = e.writer().unwrap().remember(turn(ANSWER, Some("s1"))).unwrap().memory.id;
+    let after = e.writer().unwrap().remember(turn(AFTER, Some("s1"))).unwrap().memory.id;
+    e.writer().unwrap().remember(turn("The weekend forecast says rain on Saturday.", None)).unwrap();
+    e.writer().unwrap().remember(turn("Nate: the garage door is stuck again.", Some("s2"))).unwrap();
     [q, answer, after]
 }
 
@@ -113,10 +113,10 @@ fn whole_memory_similarity_ignores_the_context() {
     let b: Scope = "chat/b".parse().unwrap();
     let mut before = NewMemory::new("Nate: what's for dinner tonight?").in_scope(b.clone());
     before.session_id = Some("s9".into());
-    e.remember(before).unwrap();
+    e.writer().unwrap().remember(before).unwrap();
     let mut copy = NewMemory::new(ANSWER).in_scope(b);
     copy.session_id = Some("s9".into());
-    let copy = e.remember(copy).unwrap().memory.id;
+    let copy = e.writer().unwrap().remember(copy).unwrap().memory.id;
     let similar = e.similar(&answer, None, 5).unwrap();
     let (m, sim) = &similar[0];
     assert_eq!(m.id, copy, "{similar:?}");
@@ -130,21 +130,33 @@ fn forgetting_a_memory_takes_it_out_of_the_next_ones_context() {
     let ids = file(&e);
     let before = cosine(&by_vector(&e, QUESTION, &ids[1]));
 
-    e.forget(&ids[0]).unwrap();
+    e.writer().unwrap().forget(&ids[0]).unwrap();
     assert_question_gone(&e, &ids, before);
     // Persisted: the same after a restart, and after the row is purged.
     drop(e);
     let e = open(dir.path(), true);
     assert_question_gone(&e, &ids, before);
-    assert!(e.purge(&ids[0]).unwrap());
+    assert!(e.writer().unwrap().purge(&ids[0]).unwrap());
     assert_question_gone(&e, &ids, before);
 
     // Forgetting the middle memory: the one after it now reads with the one before it.
-    e.remember(turn(QUESTION, Some("s3"))).unwrap();
-    let mid = e.remember(turn("Joanna: hmm, let me think about it.", Some("s3"))).unwrap().memory.id;
-    let reply = e.remember(turn(&ANSWER.replace("Sure!", "Got it:"), Some("s3"))).unwrap().memory.id;
+    e.writer().unwrap().remember(turn(QUESTION, Some("s3"))).unwrap();
+    let mid = e
+        .writer()
+        .unwrap()
+        .remember(turn("Joanna: hmm, let me think about it.", Some("s3")))
+        .unwrap()
+        .memory
+        .id;
+    let reply = e
+        .writer()
+        .unwrap()
+        .remember(turn(&ANSWER.replace("Sure!", "Got it:"), Some("s3")))
+        .unwrap()
+        .memory
+        .id;
     let two_away = by_vector(&e, QUERY, &reply);
-    e.forget(&mid).unwrap();
+    e.writer().unwrap().forget(&mid).unwrap();
     let next_to = by_vector(&e, QUERY, &reply);
     assert_eq!(next_to.best_chunk, Some(1), "{next_to:?}");
     assert!(cosine(&next_to) > cosine(&two_away) + 0.1, "{next_to:?} vs {two_away:?}");

@@ -26,7 +26,7 @@ fn chat() -> Scope {
 fn file(e: &Engine, text: &str, session: Option<&str>) -> MemoryId {
     let mut m = NewMemory::new(text).in_scope(chat());
     m.session_id = session.map(str::to_owned);
-    e.remember(m).unwrap().memory.id
+    e.writer().unwrap().remember(m).unwrap().memory.id
 }
 
 fn recall(e: &Engine) -> Vec<Hit> {
@@ -101,7 +101,7 @@ fn a_weak_match_in_the_best_matching_session_overtakes_loose_ones() {
     assert!(other_own < strong_own);
 
     // Forgetting the strong match: the weak turn is now its session's best.
-    e.forget(&f.strong).unwrap();
+    e.writer().unwrap().forget(&f.strong).unwrap();
     let hits = recall(&e);
     let weak = hits[pos(&hits, &f.weak)].evidence.clone();
     let weak_own = weak.fused - weak.session_bonus.expect("still in s1");

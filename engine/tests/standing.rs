@@ -24,13 +24,13 @@ fn scope() -> Scope {
 }
 
 fn file(e: &Engine, text: &str, kind: MemoryType) -> MemoryId {
-    e.remember(NewMemory::new(text).in_scope(scope()).of_type(kind)).unwrap().memory.id
+    e.writer().unwrap().remember(NewMemory::new(text).in_scope(scope()).of_type(kind)).unwrap().memory.id
 }
 
 fn supersede(e: &Engine, text: &str, targets: &[&MemoryId]) -> MemoryId {
     let mut m = NewMemory::new(text).in_scope(scope()).of_type(MemoryType::Invalidation);
     m.supersedes = targets.iter().map(|t| (*t).clone()).collect();
-    e.remember(m).unwrap().memory.id
+    e.writer().unwrap().remember(m).unwrap().memory.id
 }
 
 fn recall(e: &Engine, text: &str, archived: bool) -> Vec<Hit> {
@@ -70,7 +70,7 @@ fn a_failure_ranks_a_memory_down_and_enough_failures_archive_it() {
 
     // One failure on the first: weight 0.8, prior 1 - 0.5 + 0.5 * 0.8 = 0.9 on its
     // fused score, not enough to fall below the second (1/6 x 0.9 > 1/7, RRF k = 5).
-    let m = e.report(&first, outcome(Outcome::Failure, None, 1)).unwrap().unwrap();
+    let m = e.writer().unwrap().report(&first, outcome(Outcome::Failure, None, 1)).unwrap().unwrap();
     assert!((m.weight - 0.8).abs() < 1e-6, "{}", m.weight);
     let after = recall(&e, "deploy staging", false);
     assert_eq!(ids(&after), vec![first.clone(), second.clone()]);
@@ -80,7 +80,7 @@ fn a_failure_ranks_a_memory_down_and_enough_failures_archive_it() {
     let ratio = after[0].evidence.fused / before[0].evidence.fused;
     assert!((ratio - 0.9).abs() < 1e-4, "the prior multiplies the fused score: {ratio}");
     // A second failure (weight 0.6, prior 0.8) puts it below.
-    e.report(&first, outcome(Outcome::Failure, None, 2)).unwrap();
+    e.writer().unwrap().report(&first, outcome(Outcome::Failure, None, 2)).unwrap();
     let after = recall(&e, "deploy staging", false);
     assert_eq!(ids(&after), vec![second.clone(), first.clone()]);
     assert!((after[1].evidence.standing.prior - 0.8).abs() < 1e-6);
@@ -88,7 +88,7 @@ fn a_failure_ranks_a_memory_down_and_enough_failures_archive_it() {
     // Three more failures: weight 0 < 0.10, archived. Out of recall, still readable,
     // listed, and shown (marked) when asked for.
     for i in 0..3 {
-        e.report(&first, outcome(Outcome::Failure, None, 3 + i)).unwrap();
+        e.writer().unwrap().report(&first, outcome(Outcome::Failure, None, 3 + i)).unwrap();
     }
     let m = e.get(&first).unwrap().unwrap();
     assert!(m.weight < ARCHIVE_BELOW && m.archived_at.is_some(), "{m:?}");
@@ -100,7 +100,7 @@ fn a_failure_ranks_a_memory_down_and_enough_failures_archive_it() {
     assert!(with.iter().any(|h| h.memory.id == first && h.evidence.standing.archived));
 
     // A later success restores it (0 + 0.3).
-    let m = e.report(&first, outcome(Outcome::Success, None, 10)).unwrap().unwrap();
+    let m = e.writer().unwrap().report(&first, outcome(Outcome::Success, None, 10)).unwrap().unwrap();
     assert!((m.weight - 0.3).abs() < 1e-6 && m.archived_at.is_none(), "{m:?}");
     assert_eq!(recall(&e, "deploy staging", false).len(), 2);
 
@@ -118,17 +118,17 @@ fn within_a_session_the_latest_word_wins_and_unarchive_restores() {
     let e = open(dir.path(), 1.0);
     let a = file(&e, "the cache lives in /var/cache/amber", MemoryType::Fact);
     for i in 0..3 {
-        e.report(&a, outcome(Outcome::Failure, Some("s1"), i)).unwrap();
+        e.writer().unwrap().report(&a, outcome(Outcome::Failure, Some("s1"), i)).unwrap();
     }
     // One session's three failures count once.
     assert!((e.get(&a).unwrap().unwrap().weight - 0.8).abs() < 1e-6);
-    e.report(&a, outcome(Outcome::Neutral, Some("s1"), 5)).unwrap();
+    e.writer().unwrap().report(&a, outcome(Outcome::Neutral, Some("s1"), 5)).unwrap();
     assert_eq!(e.get(&a).unwrap().unwrap().weight, 1.0, "the session ended on neutral");
     for i in 0..5 {
-        e.report(&a, outcome(Outcome::Failure, None, 10 + i)).unwrap();
+        e.writer().unwrap().report(&a, outcome(Outcome::Failure, None, 10 + i)).unwrap();
     }
     assert!(e.get(&a).unwrap().unwrap().is_archived());
-    let m = e.unarchive(&a, Some("me".into())).unwrap().unwrap();
+    let m = e.writer().unwrap().unarchive(&a, Some("me".into())).unwrap().unwrap();
     assert!(!m.is_archived() && (m.weight - 0.3).abs() < 1e-6, "{m:?}");
     assert_eq!(recall(&e, "cache lives", false).len(), 1);
 }
@@ -167,14 +167,14 @@ fn supersession_chains_three_deep_newest_wins_and_forgetting_restores() {
     assert!(!ids(&recall(&e, "release branch", false)).contains(&a));
 
     // Forgetting D: C stands again, so B is retired and A restored.
-    e.forget(&d).unwrap();
+    e.writer().unwrap().forget(&d).unwrap();
     assert!(!e.get(&c).unwrap().unwrap().is_archived());
     assert!(e.get(&b).unwrap().unwrap().is_archived());
     assert!(!e.get(&a).unwrap().unwrap().is_archived());
     assert!(ids(&recall(&e, "release branch", false)).contains(&a));
 
     // An unarchive of a superseded memory is refused with the invalidation named.
-    match e.unarchive(&b, None) {
+    match e.writer().unwrap().unarchive(&b, None) {
         Err(Error::Superseded { by, .. }) => assert_eq!(by, c),
         other => panic!("{other:?}"),
     }
@@ -186,18 +186,18 @@ fn lifefacts_are_immune_and_supersedes_is_checked() {
     let e = open(dir.path(), 1.0);
     let life = file(&e, "Dana was born in Lisbon", MemoryType::Lifefact);
     for i in 0..6 {
-        e.report(&life, outcome(Outcome::Failure, None, i)).unwrap();
+        e.writer().unwrap().report(&life, outcome(Outcome::Failure, None, i)).unwrap();
     }
     assert_eq!(e.get(&life).unwrap().unwrap().weight, 1.0);
     let mut m = NewMemory::new("Dana was born in Porto").in_scope(scope()).of_type(MemoryType::Invalidation);
     m.supersedes = vec![life.clone()];
-    assert!(matches!(e.remember(m), Err(Error::SupersedesLifefact { .. })));
+    assert!(matches!(e.writer().unwrap().remember(m), Err(Error::SupersedesLifefact { .. })));
     let mut m = NewMemory::new("no such thing").in_scope(scope()).of_type(MemoryType::Invalidation);
     m.supersedes = vec![MemoryId::derive(&scope(), "never filed")];
-    assert!(matches!(e.remember(m), Err(Error::SupersedesUnknown { .. })));
+    assert!(matches!(e.writer().unwrap().remember(m), Err(Error::SupersedesUnknown { .. })));
     let mut m = NewMemory::new("a fact cannot supersede").in_scope(scope());
     m.supersedes = vec![life.clone()];
-    assert!(matches!(e.remember(m), Err(Error::Invalid(_))));
+    assert!(matches!(e.writer().unwrap().remember(m), Err(Error::Invalid(_))));
     assert_eq!(e.archived(None, 10).unwrap().len(), 0);
 }
 
@@ -212,10 +212,10 @@ fn steady_use_keeps_a_memory_alive_and_age_alone_never_archives() {
     let day0 = 1_700_000_000_000;
     let mut used = NewMemory::new("run the migrations with cargo xtask migrate").in_scope(scope());
     used.event_time = Some(day0);
-    let used = e.remember(used).unwrap().memory.id;
+    let used = e.writer().unwrap().remember(used).unwrap().memory.id;
     let mut idle = NewMemory::new("run the linters with cargo xtask lint").in_scope(scope());
     idle.event_time = Some(day0);
-    let idle = e.remember(idle).unwrap().memory.id;
+    let idle = e.writer().unwrap().remember(idle).unwrap().memory.id;
     for d in (0..=60).step_by(3) {
         let r = Report {
             kind: ReportKind::Used,
@@ -226,7 +226,7 @@ fn steady_use_keeps_a_memory_alive_and_age_alone_never_archives() {
             at: day0 + d * DAY,
             basis: None,
         };
-        e.report(&used, r).unwrap();
+        e.writer().unwrap().report(&used, r).unwrap();
     }
     let reference = 0.95f64.powi(4 * 60);
     assert!(reference < 0.10, "the reference archives it: {reference}");
@@ -268,6 +268,8 @@ fn facts_whose_sources_are_all_superseded_are_invalidated_with_the_reason() {
         supersede: false,
     };
     let added = e
+        .writer()
+        .unwrap()
         .kg_add(
             &scope(),
             &[],

@@ -266,7 +266,7 @@ pub(crate) fn ingest(
         ids.push(d.id);
         batch.push(m);
     }
-    let stored = engine.remember_batch(batch)?;
+    let stored = engine.writer()?.remember_batch(batch)?;
     let mut map: HashMap<MemoryId, Vec<String>> = HashMap::new();
     for (r, id) in stored.into_iter().zip(ids) {
         map.entry(r.memory.id).or_default().push(id);

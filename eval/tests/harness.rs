@@ -155,7 +155,7 @@ fn locomo_with_graph_expansion_builds_the_graph_and_scores() {
     let (ok, r, err) = run_with("graph");
     assert!(ok, "{err}");
     assert_eq!(r["config"]["expand"], "graph");
-    // the two speakers at least, through Engine::kg_add
+    // the two speakers at least, through EngineWriter::kg_add
     assert!(r["config"]["graph"]["entities"].as_u64().unwrap() >= 2, "{r:#}");
     assert!(r["config"]["graph"]["questions_with_graph_hits"].is_u64(), "{r:#}");
     assert_eq!(r["n_scored"], 3);

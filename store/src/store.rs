@@ -103,6 +103,10 @@ impl Store {
         let path = store.path.clone();
         let sql = |source| Error::Sqlite { path: path.clone(), source };
         store.conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        // Two connections write a store (the engine's writer and its embedding cache's): a
+        // transaction takes the write lock as it begins, so one that read before writing is
+        // never refused (SQLITE_BUSY) for the other's commit in between; it waits instead.
+        store.conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
         // WAL: readers never block the writer. synchronous=FULL: a commit that returned
         // is on disk, so an acknowledged write survives a crash or power loss.
         store.conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;

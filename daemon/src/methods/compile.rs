@@ -25,7 +25,7 @@ use std::sync::Arc;
 use amber_core::origin::{Origin, Trust};
 use amber_core::skill::Skill;
 use amber_core::{Memory, MemoryType, NewMemory, Scope, now_millis};
-use amber_engine::Engine;
+use amber_engine::{Engine, EngineWriter};
 use amber_ipc::protocol::{CompileParams, CompileResult, ErrorObject, SkillWritten};
 use amber_tiers::advice::Learner;
 use amber_tiers::advice::compile::{Limits, Source, compile, sources_to_recompile, stale};
@@ -77,7 +77,7 @@ fn settings(e: &Engine, scope: &Scope) -> amber_engine::Result<Option<Settings>>
     Ok(e.meta(&key(scope))?.and_then(|v| serde_json::from_str(&v).ok()))
 }
 
-fn save(e: &Engine, scope: &Scope, s: &Settings) -> amber_engine::Result<()> {
+fn save(e: &mut EngineWriter<'_>, scope: &Scope, s: &Settings) -> amber_engine::Result<()> {
     e.set_meta(&key(scope), &serde_json::to_string(s).unwrap_or_default())
 }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use amber_core::document::{self, DocChunk, DocRevision};
 use amber_core::origin::{Origin, Trust};
 use amber_core::{Memory, MemoryId, MemoryType, NewMemory, Scope};
-use amber_engine::Engine;
+use amber_engine::EngineWriter;
 use amber_ipc::protocol::{
     ErrorKind, ErrorObject, IndexedParams, IndexedResult, IngestParams, IngestResult, IngestStatus,
     IngestedFile, MAX_INDEXED_RANGES, MAX_INGEST_FILES,
@@ -398,7 +398,7 @@ fn belongs_to_project(ctx: &Context, path: &Path) -> bool {
 /// Brings the scope's memories of one file in step with it (on the writer): `new` is
 /// the file's chunks now, its hash and trust; None when the file is gone.
 fn sync(
-    e: &Engine,
+    e: &mut EngineWriter<'_>,
     ctx: &Context,
     source: &str,
     label: &str,

@@ -39,8 +39,8 @@ pub(crate) async fn persist(shared: &Arc<Shared>, s: &Session) -> Result<(), Err
             ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)")
         })?,
     };
-    // On the writer, as every write; at shutdown the writer's queue is closed and the
-    // last records (`session::save_all`) go straight to the store's write connection.
+    // On the writer, as every write; at shutdown, when new writes are refused, the last
+    // records (`session::save_all`) still go through it before it stops.
     if *shared.shutdown.borrow() {
         crate::rpc::write_at_shutdown(shared, move |e| e.put_session(&row)).await
     } else {

@@ -7,28 +7,13 @@ use amber_core::{Millis, Scope, now_millis};
 use amber_retrieval::fusion::reciprocal_rank_fusion;
 use amber_retrieval::{Bm25Doc, Bm25Filter, Bm25Index, cosine};
 
-use super::{Engine, lock};
+use super::{Engine, EngineWriter};
 use crate::Result;
 
 impl Engine {
-    /// Adds situations or updates their lines and aliases.
-    pub fn put_situations(&self, situations: &[Situation]) -> Result<()> {
-        Ok(lock(&self.writer).put_situations(situations)?)
-    }
-
     /// A scope's situations.
     pub fn situations(&self, scope: &Scope) -> Result<Vec<Situation>> {
         self.read(|s| s.situations(scope))
-    }
-
-    /// Merges situation `from` into `into` (kept as an alias).
-    pub fn merge_situation(&self, scope: &Scope, from: &str, into: &str) -> Result<()> {
-        Ok(lock(&self.writer).merge_situation(scope, from, into)?)
-    }
-
-    /// Records which situation each run was sorted under.
-    pub fn sort_runs(&self, scope: &Scope, sorted: &[(String, String)]) -> Result<()> {
-        Ok(lock(&self.writer).sort_runs(scope, sorted)?)
     }
 
     /// (run id, situation) of the runs sorted in a scope.
@@ -36,30 +21,9 @@ impl Engine {
         self.read(|s| s.sorted_runs(scope))
     }
 
-    /// Stores a note as its series' next version; returns the version.
-    pub fn put_note(&self, note: &Note) -> Result<u32> {
-        Ok(lock(&self.writer).put_note(note)?)
-    }
-
     /// A scope's notes (the newest of each series, or every version with `history`).
     pub fn notes(&self, scope: &Scope, situation: Option<&str>, history: bool) -> Result<Vec<Note>> {
         self.read(|s| s.notes(scope, situation, history))
-    }
-
-    /// Sets or clears why a note version is withheld.
-    pub fn set_withheld(&self, note: &Note, withheld: Option<&str>) -> Result<()> {
-        Ok(lock(&self.writer).set_withheld(note, withheld)?)
-    }
-
-    /// Records that a session was served a note; the earlier (version, time) when this
-    /// situation's note was served to it before.
-    pub fn mark_served(&self, session_id: &str, note: &Note) -> Result<Option<(u32, i64)>> {
-        Ok(lock(&self.writer).mark_served(session_id, note, now_millis())?)
-    }
-
-    /// Stores judgements of runs.
-    pub fn put_judgements(&self, judgements: &[Judgement]) -> Result<()> {
-        Ok(lock(&self.writer).put_judgements(judgements)?)
     }
 
     /// The judgements of a scope's runs and sessions (every scope's when None), newest
@@ -71,11 +35,6 @@ impl Engine {
     /// The servings of notes in a scope and below (every scope when None) since a time.
     pub fn servings(&self, scope: Option<&Scope>, since: Millis) -> Result<Vec<Serving>> {
         self.read(|s| s.servings(scope, since))
-    }
-
-    /// Stores words on served notes (the judge's or the person's).
-    pub fn put_note_verdicts(&self, verdicts: &[NoteVerdict]) -> Result<()> {
-        Ok(lock(&self.writer).put_note_verdicts(verdicts)?)
     }
 
     /// The words on notes of a scope and below (every scope when None), oldest first.
@@ -106,5 +65,48 @@ impl Engine {
             self.opts.rrf_k,
         );
         Ok(fused.into_iter().take(k).map(|f| f.key as usize).collect())
+    }
+}
+
+impl EngineWriter<'_> {
+    /// Records that a session was served a note; the earlier (version, time) when this
+    /// situation's note was served to it before.
+    pub fn mark_served(&mut self, session_id: &str, note: &Note) -> Result<Option<(u32, i64)>> {
+        Ok(self.store().mark_served(session_id, note, now_millis())?)
+    }
+
+    /// Merges situation `from` into `into` (kept as an alias).
+    pub fn merge_situation(&mut self, scope: &Scope, from: &str, into: &str) -> Result<()> {
+        Ok(self.store().merge_situation(scope, from, into)?)
+    }
+
+    /// Stores judgements of runs.
+    pub fn put_judgements(&mut self, judgements: &[Judgement]) -> Result<()> {
+        Ok(self.store().put_judgements(judgements)?)
+    }
+
+    /// Stores a note as its series' next version; returns the version.
+    pub fn put_note(&mut self, note: &Note) -> Result<u32> {
+        Ok(self.store().put_note(note)?)
+    }
+
+    /// Stores words on served notes (the judge's or the person's).
+    pub fn put_note_verdicts(&mut self, verdicts: &[NoteVerdict]) -> Result<()> {
+        Ok(self.store().put_note_verdicts(verdicts)?)
+    }
+
+    /// Adds situations or updates their lines and aliases.
+    pub fn put_situations(&mut self, situations: &[Situation]) -> Result<()> {
+        Ok(self.store().put_situations(situations)?)
+    }
+
+    /// Sets or clears why a note version is withheld.
+    pub fn set_withheld(&mut self, note: &Note, withheld: Option<&str>) -> Result<()> {
+        Ok(self.store().set_withheld(note, withheld)?)
+    }
+
+    /// Records which situation each run was sorted under.
+    pub fn sort_runs(&mut self, scope: &Scope, sorted: &[(String, String)]) -> Result<()> {
+        Ok(self.store().sort_runs(scope, sorted)?)
     }
 }

@@ -22,14 +22,15 @@ fn measure(engine: &Engine, m: &Models) -> Result<Calibration> {
     Ok(Calibration::from_rows(&m.id, &rows))
 }
 
-/// The store metadata key of a model's calibration.
+/// The metadata key of a model's calibration (in the embedding cache).
 fn meta_key(model: &str) -> String {
     format!("calibration:{model}")
 }
 
 impl Engine {
     /// The calibration of the model in force: kept with the model set, read from the
-    /// store's metadata, or measured (and kept there) the first time.
+    /// embedding cache's metadata (a property of the model, derived like its vectors),
+    /// or measured (and kept there) the first time.
     pub fn calibration(&self) -> Result<Arc<Calibration>> {
         let m = self.models();
         if let Some(c) = m.calibration.get() {
@@ -41,7 +42,8 @@ impl Engine {
             return Ok(c.clone());
         }
         let key = meta_key(&m.id);
-        let stored = self.meta(&key)?.and_then(|s| serde_json::from_str::<Calibration>(&s).ok());
+        let stored =
+            self.cache_read(|s| s.meta(&key))?.and_then(|s| serde_json::from_str::<Calibration>(&s).ok());
         let c = match stored {
             Some(c) if c.model == m.id && c.is_complete() => c,
             _ => {
@@ -49,7 +51,8 @@ impl Engine {
                 tracing::info!(model = %c.model, mean = c.unrelated_mean, sd = c.unrelated_sd, "calibrated");
                 // Kept for the next start; a store that cannot be written now (a full
                 // disk) keeps it in memory and measures again next time.
-                if let Err(e) = self.set_meta(&key, &serde_json::to_string(&c).unwrap_or_default()) {
+                let kept = serde_json::to_string(&c).unwrap_or_default();
+                if let Err(e) = self.cache_write(|s| s.set_meta(&key, &kept)) {
                     tracing::warn!(cause = %e, "could not keep the calibration in the store");
                 }
                 c
@@ -62,7 +65,8 @@ impl Engine {
     pub fn recalibrate(&self) -> Result<Arc<Calibration>> {
         let m = self.models();
         let c = measure(self, &m)?;
-        self.set_meta(&meta_key(&m.id), &serde_json::to_string(&c).unwrap_or_default())?;
+        let kept = serde_json::to_string(&c).unwrap_or_default();
+        self.cache_write(|s| s.set_meta(&meta_key(&m.id), &kept))?;
         let c = Arc::new(c);
         // A model set just switched to has none yet; one that has keeps it until the next.
         let _ = m.calibration.set(c.clone());

@@ -7,7 +7,7 @@ use amber_core::{Link, Memory, MemoryId, Query, Scope};
 use amber_retrieval::{MAX_CHUNKS_PER_MEMORY, chunk_key, cosine};
 use amber_store::SessionRow;
 
-use super::{Engine, lock, read, write};
+use super::{Engine, EngineWriter, read, write};
 use crate::Result;
 
 /// Candidates gathered per chunk of the memory before exact scoring.
@@ -73,22 +73,6 @@ impl Engine {
             .collect())
     }
 
-    /// Stores links (one transaction; repeats are kept once) and returns how many were
-    /// new. A duplicate link ranks its `from` memory down in recall from now on.
-    pub fn add_links(&self, links: &[Link]) -> Result<usize> {
-        let mut store = lock(&self.writer);
-        let added = store.add_links(links)?;
-        let mut seqs = Vec::new();
-        for l in links.iter().filter(|l| l.kind.is_duplicate()) {
-            if let Some(m) = store.get(&l.from)? {
-                seqs.push(m.seq);
-            }
-        }
-        drop(store);
-        write(&self.demoted).extend(seqs);
-        Ok(added)
-    }
-
     /// Every link from or to a memory.
     pub fn links_of(&self, id: &MemoryId) -> Result<Vec<Link>> {
         self.read(|s| s.links_of(id))
@@ -104,11 +88,6 @@ impl Engine {
         self.read(|s| s.session_memories(session_id))
     }
 
-    /// Writes a session record (committed when this returns).
-    pub fn put_session(&self, row: &SessionRow) -> Result<()> {
-        Ok(lock(&self.writer).put_session(row)?)
-    }
-
     /// A stored session record.
     pub fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
         self.read(|s| s.get_session(id))
@@ -117,5 +96,27 @@ impl Engine {
     /// The most recent session records, newest first.
     pub fn recent_sessions(&self, limit: usize) -> Result<Vec<SessionRow>> {
         self.read(|s| s.recent_sessions(limit))
+    }
+}
+
+impl EngineWriter<'_> {
+    /// Stores links (one transaction; repeats are kept once) and returns how many were
+    /// new. A duplicate link ranks its `from` memory down in recall from now on.
+    pub fn add_links(&mut self, links: &[Link]) -> Result<usize> {
+        let store = self.store();
+        let added = store.add_links(links)?;
+        let mut seqs = Vec::new();
+        for l in links.iter().filter(|l| l.kind.is_duplicate()) {
+            if let Some(m) = store.get(&l.from)? {
+                seqs.push(m.seq);
+            }
+        }
+        write(&self.demoted).extend(seqs);
+        Ok(added)
+    }
+
+    /// Writes a session record (committed when this returns).
+    pub fn put_session(&mut self, row: &SessionRow) -> Result<()> {
+        Ok(self.store().put_session(row)?)
     }
 }

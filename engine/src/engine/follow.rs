@@ -14,10 +14,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
 
-use super::{Engine, graph, lock, standing, write};
+use super::{Engine, EngineWriter, graph, lock, standing, write};
 use crate::Result;
 
-/// How often [`Engine::follow`] reloads what other writers change in place (standings,
+/// How often [`EngineWriter::follow`] reloads what other writers change in place (standings,
 /// duplicate marks, graph names), at most.
 const RELOAD_EVERY: Duration = Duration::from_secs(2);
 
@@ -25,41 +25,6 @@ const RELOAD_EVERY: Duration = Duration::from_secs(2);
 const FOLLOW_BATCH: usize = 10_000;
 
 impl Engine {
-    /// Catches up with memories other writers committed to the store since the last
-    /// call; returns how many were new to this engine. Cheap when nothing changed (one
-    /// query). The indexer then indexes them (`committed_through` moved).
-    pub fn follow(&self) -> Result<usize> {
-        let mut new = self.follow_changes()?;
-        let store = lock(&self.writer);
-        let mut after = self.followed.load(SeqCst);
-        loop {
-            let keys = store.scan_keys(after, FOLLOW_BATCH)?;
-            let Some(last) = keys.last() else { break };
-            after = last.seq;
-            let mut docs = write(&self.docs);
-            for k in keys {
-                // This engine's own writes are in docs already.
-                if !docs.time.contains_key(&k.seq) {
-                    docs.add(k);
-                    new += 1;
-                }
-            }
-        }
-        self.followed.fetch_max(after, SeqCst);
-        self.committed.fetch_max(after, SeqCst);
-        let mut at = lock(&self.followed_at);
-        if new > 0 || at.elapsed() >= RELOAD_EVERY {
-            let standings = standing::load(store.as_ref())?;
-            let demoted = store.duplicate_seqs()?.into_iter().collect();
-            let names = graph::load_names(store.as_ref())?;
-            *write(&self.standing) = standings;
-            *write(&self.demoted) = demoted;
-            *write(&self.names) = names;
-            *at = Instant::now();
-        }
-        Ok(new)
-    }
-
     /// Applies the forgets, moves and purges other writers made since the last call (the
     /// store's change log; a purge names the memory whose session context it changed);
     /// returns how many changes. Each is applied from what the
@@ -124,5 +89,42 @@ impl Engine {
             "followed other nodes' forgets and moves"
         );
         Ok(changes.len())
+    }
+}
+
+impl EngineWriter<'_> {
+    /// Catches up with memories other writers committed to the store since the last
+    /// call; returns how many were new to this engine. Cheap when nothing changed (one
+    /// query). The indexer then indexes them (`committed_through` moved).
+    pub fn follow(&mut self) -> Result<usize> {
+        let mut new = self.follow_changes()?;
+        let (e, store) = self.parts();
+        let mut after = e.followed.load(SeqCst);
+        loop {
+            let keys = store.scan_keys(after, FOLLOW_BATCH)?;
+            let Some(last) = keys.last() else { break };
+            after = last.seq;
+            let mut docs = write(&e.docs);
+            for k in keys {
+                // This engine's own writes are in docs already.
+                if !docs.time.contains_key(&k.seq) {
+                    docs.add(k);
+                    new += 1;
+                }
+            }
+        }
+        e.followed.fetch_max(after, SeqCst);
+        e.committed.fetch_max(after, SeqCst);
+        let mut at = lock(&e.followed_at);
+        if new > 0 || at.elapsed() >= RELOAD_EVERY {
+            let standings = standing::load(store)?;
+            let demoted = store.duplicate_seqs()?.into_iter().collect();
+            let names = graph::load_names(store)?;
+            *write(&e.standing) = standings;
+            *write(&e.demoted) = demoted;
+            *write(&e.names) = names;
+            *at = Instant::now();
+        }
+        Ok(new)
     }
 }

@@ -10,7 +10,7 @@ use amber_core::{InvalidInput, Memory, MemoryId, Millis, Query, Scope, now_milli
 use amber_retrieval::{Bm25Filter, NameMatcher, cosine};
 use amber_store::{KgAdded, MemoryStore};
 
-use super::{Engine, lock, read, write};
+use super::{Engine, EngineWriter, read, write};
 use crate::{Error, Result};
 
 /// Memories looked at per new name when linking what was filed before it.
@@ -54,61 +54,6 @@ impl Engine {
         if let Err(e) = store.kg_add_mentions(&pairs) {
             tracing::warn!(cause = %e, "could not link new memories to graph entities");
         }
-    }
-
-    /// Adds entities and facts to a scope's graph (one transaction; see
-    /// [`Store::kg_add`]), then links every memory of the scope that mentions a new
-    /// name: found through the BM25 index (every word of the name) and checked against
-    /// the content, plus the memories not yet indexed.
-    pub fn kg_add(&self, scope: &Scope, entities: &[NewEntity], facts: &[NewFact]) -> Result<KgAdded> {
-        let mut store = lock(&self.writer);
-        let added = store.kg_add(scope, entities, facts, now_millis())?;
-        if added.new_names.is_empty() {
-            return Ok(added);
-        }
-        let mut fresh = NameMatcher::new();
-        {
-            let mut names = write(&self.names);
-            for (entity, scope, norm) in &added.new_names {
-                names.entry(scope.clone()).or_default().add(norm, *entity);
-                fresh.add(norm, *entity);
-            }
-        }
-        let filter = Bm25Filter { scopes: &[scope], since: None, until: None };
-        let mut seqs = HashSet::new();
-        for (_, _, norm) in &added.new_names {
-            seqs.extend(self.bm25.search_all_words(norm, &filter, LINK_CANDIDATES)?.into_iter().map(|x| x.0));
-        }
-        let seqs: Vec<u64> = seqs.into_iter().collect();
-        let mut candidates = store.get_by_seqs(&seqs)?;
-        // Committed but not yet in BM25: looked at directly (a commit holds the write
-        // connection, so nothing can fall between the two).
-        let mark = self.bm25_mark.load(SeqCst);
-        candidates.extend(store.scan(mark, self.committed_through(), LINK_CANDIDATES)?);
-        let pairs: Vec<(i64, MemoryId)> = candidates
-            .iter()
-            .filter(|m| &m.scope == scope && !m.is_forgotten())
-            .flat_map(|m| fresh.find(&m.content).into_iter().map(|e| (e, m.id.clone())))
-            .collect();
-        store.kg_add_mentions(&pairs)?;
-        Ok(added)
-    }
-
-    /// Ends a fact's window at `at` (default now; the newest invalidation wins). None
-    /// when there is no such fact; an error when `at` is before the fact starts.
-    pub fn kg_invalidate(&self, id: i64, at: Option<Millis>, reason: Option<&str>) -> Result<Option<Fact>> {
-        let now = now_millis();
-        let at = at.unwrap_or(now);
-        let mut store = lock(&self.writer);
-        let Some(f) = store.kg_fact(id)? else { return Ok(None) };
-        if let Some(from) = f.valid_from
-            && at < from
-        {
-            return Err(Error::Invalid(InvalidInput::BadGraph {
-                reason: format!("fact {id} starts at {from}: it cannot end before that (at = {at})"),
-            }));
-        }
-        Ok(store.kg_invalidate(id, at, reason, now)?)
     }
 
     /// Runs `f` on a read-only connection to the store (for graph reads).
@@ -200,5 +145,67 @@ impl Engine {
                 Ok(seqs)
             }
         }
+    }
+}
+
+impl EngineWriter<'_> {
+    /// Adds entities and facts to a scope's graph (one transaction; see
+    /// [`Store::kg_add`]), then links every memory of the scope that mentions a new
+    /// name: found through the BM25 index (every word of the name) and checked against
+    /// the content, plus the memories not yet indexed.
+    pub fn kg_add(&mut self, scope: &Scope, entities: &[NewEntity], facts: &[NewFact]) -> Result<KgAdded> {
+        let (e, store) = self.parts();
+        let added = store.kg_add(scope, entities, facts, now_millis())?;
+        if added.new_names.is_empty() {
+            return Ok(added);
+        }
+        let mut fresh = NameMatcher::new();
+        {
+            let mut names = write(&e.names);
+            for (entity, scope, norm) in &added.new_names {
+                names.entry(scope.clone()).or_default().add(norm, *entity);
+                fresh.add(norm, *entity);
+            }
+        }
+        let filter = Bm25Filter { scopes: &[scope], since: None, until: None };
+        let mut seqs = HashSet::new();
+        for (_, _, norm) in &added.new_names {
+            seqs.extend(e.bm25.search_all_words(norm, &filter, LINK_CANDIDATES)?.into_iter().map(|x| x.0));
+        }
+        let seqs: Vec<u64> = seqs.into_iter().collect();
+        let mut candidates = store.get_by_seqs(&seqs)?;
+        // Committed but not yet in BM25: looked at directly (a commit holds the write
+        // connection, so nothing can fall between the two).
+        let mark = e.bm25_mark.load(SeqCst);
+        candidates.extend(store.scan(mark, e.committed_through(), LINK_CANDIDATES)?);
+        let pairs: Vec<(i64, MemoryId)> = candidates
+            .iter()
+            .filter(|m| &m.scope == scope && !m.is_forgotten())
+            .flat_map(|m| fresh.find(&m.content).into_iter().map(|e| (e, m.id.clone())))
+            .collect();
+        store.kg_add_mentions(&pairs)?;
+        Ok(added)
+    }
+
+    /// Ends a fact's window at `at` (default now; the newest invalidation wins). None
+    /// when there is no such fact; an error when `at` is before the fact starts.
+    pub fn kg_invalidate(
+        &mut self,
+        id: i64,
+        at: Option<Millis>,
+        reason: Option<&str>,
+    ) -> Result<Option<Fact>> {
+        let now = now_millis();
+        let at = at.unwrap_or(now);
+        let store = self.store();
+        let Some(f) = store.kg_fact(id)? else { return Ok(None) };
+        if let Some(from) = f.valid_from
+            && at < from
+        {
+            return Err(Error::Invalid(InvalidInput::BadGraph {
+                reason: format!("fact {id} starts at {from}: it cannot end before that (at = {at})"),
+            }));
+        }
+        Ok(store.kg_invalidate(id, at, reason, now)?)
     }
 }

@@ -21,7 +21,7 @@ use amber_core::model::ModelConfig;
 use amber_retrieval::VectorIndex;
 
 use super::models::Models;
-use super::{Engine, EngineOptions, SCAN_BATCH, lock, write};
+use super::{Engine, EngineOptions, EngineWriter, SCAN_BATCH, lock, write};
 use crate::Result;
 
 /// Memories re-embedded between progress updates (and checks of `stop`).
@@ -100,7 +100,7 @@ impl Engine {
     /// Phase 2 of a migration, its long part (no lock held, off the writer): the next
     /// model's index built from the cache for every live memory committed so far
     /// (memories filed since phase 1 began are embedded now). The current index starts a
-    /// journal of the memories whose vectors change meanwhile; [`Engine::switch_model`]
+    /// journal of the memories whose vectors change meanwhile; [`EngineWriter::switch_model`]
     /// redoes those.
     /// None when stopped by `progress.stop` (the journal ended; a later migration
     /// resumes from the cache).
@@ -120,7 +120,7 @@ impl Engine {
 
     /// A vector index of `m`'s vectors of every live memory through `through`, from the
     /// cache (or the model), counting in `progress.done`; None when `progress.stop` is
-    /// set. Used by a migration's build and by [`Engine::reindex`] (no progress).
+    /// set. Used by a migration's build and by [`EngineWriter::reindex`] (no progress).
     pub(super) fn build_vectors(
         &self,
         m: &Models,
@@ -146,16 +146,42 @@ impl Engine {
         Ok(Some(index))
     }
 
+    /// Values of the store's metadata in `data_dir` before an engine opens it, one per
+    /// key (all None when there is no store yet), read on one connection.
+    pub fn stored_meta(data_dir: &std::path::Path, keys: &[&str]) -> Result<Vec<Option<String>>> {
+        let db = crate::layout::db_path(data_dir);
+        if !db.is_file() {
+            return Ok(vec![None; keys.len()]);
+        }
+        use amber_store::Backend;
+        let store = amber_store::SqliteBackend::new(db).open_writer()?;
+        Ok(keys.iter().map(|k| store.meta(k)).collect::<std::result::Result<_, _>>()?)
+    }
+
+    /// The model configuration the store's vectors are of, as recorded at open or by the
+    /// last migration (None in a store older than the record).
+    pub fn recorded_model(&self) -> Result<Option<ModelConfig>> {
+        let line = self.read(|s| s.meta(MODEL_CONFIG_META))?;
+        Ok(line.and_then(|l| serde_json::from_str(&l).ok()))
+    }
+}
+
+/// Counts of a migration, for `status`.
+pub fn snapshot(p: &Migration) -> (u64, u64, u64) {
+    (p.phase.load(SeqCst), p.done.load(SeqCst), p.total.load(SeqCst))
+}
+
+impl EngineWriter<'_> {
     /// Phase 2 of a migration, its short part: under the indexing lock, the prepared
     /// index catches up (the memories filed since it was built, and those whose vectors
     /// changed in the current index meanwhile: forgotten, moved, their session context
     /// changed), then the model and the index are swapped at once; the new index is
     /// saved over the old one and the store records the model. A write: the daemon runs
     /// it on its writer.
-    pub fn switch_model(&self, prepared: Prepared, progress: &Migration) -> Result<()> {
+    pub fn switch_model(&mut self, prepared: Prepared, progress: &Migration) -> Result<()> {
         let Prepared { next, index: mut fresh, through: built } = prepared;
         let m = next.models.clone();
-        let _indexing = lock(&self.indexing);
+        let _indexing = lock(&self.engine().indexing);
         let through = self.committed_through();
         // The memories to redo: those the journal names (a forgotten one among them
         // only leaves), and every live one the current index had not indexed when the
@@ -206,7 +232,7 @@ impl Engine {
         self.vector_mark.store(through, SeqCst);
         self.save_vectors()?;
         {
-            let mut store = lock(&self.writer);
+            let store = self.store();
             store.set_meta("embedding_model", &format!("{}:{}", m.id, m.dim))?;
             store.set_meta(MODEL_CONFIG_META, &serde_json::to_string(&next.config).unwrap_or_default())?;
         }
@@ -214,28 +240,4 @@ impl Engine {
         tracing::info!(from = %old.id, to = %m.id, memories = through, redone, "embedding model switched");
         Ok(())
     }
-
-    /// Values of the store's metadata in `data_dir` before an engine opens it, one per
-    /// key (all None when there is no store yet), read on one connection.
-    pub fn stored_meta(data_dir: &std::path::Path, keys: &[&str]) -> Result<Vec<Option<String>>> {
-        let db = crate::layout::db_path(data_dir);
-        if !db.is_file() {
-            return Ok(vec![None; keys.len()]);
-        }
-        use amber_store::Backend;
-        let store = amber_store::SqliteBackend::new(db).open_writer()?;
-        Ok(keys.iter().map(|k| store.meta(k)).collect::<std::result::Result<_, _>>()?)
-    }
-
-    /// The model configuration the store's vectors are of, as recorded at open or by the
-    /// last migration (None in a store older than the record).
-    pub fn recorded_model(&self) -> Result<Option<ModelConfig>> {
-        let line = self.read(|s| s.meta(MODEL_CONFIG_META))?;
-        Ok(line.and_then(|l| serde_json::from_str(&l).ok()))
-    }
-}
-
-/// Counts of a migration, for `status`.
-pub fn snapshot(p: &Migration) -> (u64, u64, u64) {
-    (p.phase.load(SeqCst), p.done.load(SeqCst), p.total.load(SeqCst))
 }

@@ -17,7 +17,8 @@ use amber_store::{Backend, SqliteBackend};
 use super::health::{BM25_ON_DISK, INDEXING, LOW_SPACE_BYTES, VECTOR_FILE, free_bytes};
 use super::models::Models;
 use super::{
-    Docs, Engine, EngineOptions, EngineStats, SharedEmbedder, Status, graph, lock, read, standing, write,
+    Docs, Engine, EngineOptions, EngineStats, EngineWriter, SharedEmbedder, Status, graph, lock, read,
+    standing, write,
 };
 use crate::layout::{bm25_dir, create_private_dir, db_path, index_dir, vectors_path, vectors_state_path};
 use crate::{Error, Result};
@@ -47,7 +48,7 @@ struct VectorState {
     watermark: u64,
     count: usize,
     /// A shared store's change log (forgets and moves by other nodes) is applied
-    /// through this change in the saved indexes ([`Engine::follow`]).
+    /// through this change in the saved indexes ([`EngineWriter::follow`]).
     #[serde(default)]
     changes: u64,
 }
@@ -129,10 +130,11 @@ impl Engine {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
                     create_private_dir(parent).map_err(io)?;
                 }
-                Some(Mutex::new(SqliteBackend::new(path).open_writer()?))
+                Some(SqliteBackend::new(path).open_writer()?)
             }
             None => None,
         };
+        let cache_separate = cache.is_some();
         // What needs no model: the store's tables held in memory, the BM25 index.
         let t0 = Instant::now();
         let committed = store.max_seq()?;
@@ -209,9 +211,10 @@ impl Engine {
             opts,
             models: RwLock::new(models),
             backend,
-            writer: Mutex::new(store),
+            writer: Mutex::new(Some(store)),
             readers: Mutex::new(Vec::new()),
-            cache,
+            cache: Mutex::new(cache),
+            cache_separate,
             bm25,
             vectors: RwLock::new(vectors),
             query_turn: AtomicUsize::new(0),
@@ -268,7 +271,7 @@ impl Engine {
                 saved?;
             }
         }
-        engine.apply_unapplied_supersessions();
+        engine.writer()?.apply_unapplied_supersessions();
         Ok(engine)
     }
 
@@ -361,29 +364,6 @@ impl Engine {
             self.vectors_unsaved.store(true, SeqCst);
         }
         Ok(())
-    }
-
-    /// Rebuilds both indexes from the store (and the filters' view of it). Vectors come
-    /// from the embedding cache; only chunks never embedded with this model go to the
-    /// model. Recall keeps answering from the old indexes meanwhile: BM25 switches at
-    /// its commit, the vector index is built aside and swapped in. Memories committed
-    /// during the rebuild are left to the next [`Engine::index_pending`].
-    pub fn reindex(&self) -> Result<()> {
-        let _indexing = lock(&self.indexing);
-        tracing::info!("rebuilding the bm25 and vector indexes from the store");
-        {
-            // With the write connection held, no commit can fall between the scan and the swap.
-            let store = lock(&self.writer);
-            *write(&self.docs) = Docs::load(store.as_ref())?;
-        }
-        let through = self.committed_through();
-        self.rebuild_bm25(through)?;
-        let Some(fresh) = self.build_vectors(&self.models(), through, None)? else {
-            unreachable!("a build without a progress is never stopped")
-        };
-        *write(&self.vectors) = fresh;
-        self.vector_mark.store(through, SeqCst);
-        self.save_vectors()
     }
 
     /// Writes the vector index and its state file (a failure is noted as degraded). The
@@ -572,4 +552,29 @@ fn open_vectors(
         events.push(msg);
     }
     Ok((VectorIndex::new(wanted.dim)?, None))
+}
+
+impl EngineWriter<'_> {
+    /// Rebuilds both indexes from the store (and the filters' view of it). Vectors come
+    /// from the embedding cache; only chunks never embedded with this model go to the
+    /// model. Recall keeps answering from the old indexes meanwhile: BM25 switches at
+    /// its commit, the vector index is built aside and swapped in. Memories committed
+    /// during the rebuild are left to the next [`Engine::index_pending`].
+    pub fn reindex(&mut self) -> Result<()> {
+        let _indexing = lock(&self.engine().indexing);
+        tracing::info!("rebuilding the bm25 and vector indexes from the store");
+        {
+            // The writer's own work: no commit can fall between the scan and the swap.
+            let docs = Docs::load(self.store())?;
+            *write(&self.docs) = docs;
+        }
+        let through = self.committed_through();
+        self.rebuild_bm25(through)?;
+        let Some(fresh) = self.build_vectors(&self.models(), through, None)? else {
+            unreachable!("a build without a progress is never stopped")
+        };
+        *write(&self.vectors) = fresh;
+        self.vector_mark.store(through, SeqCst);
+        self.save_vectors()
+    }
 }

@@ -6,21 +6,10 @@
 
 use amber_core::{Millis, NewRun, Outcome, Report, ReportKind, Run, RunReward, RunWrite, Scope, now_millis};
 
-use super::{Engine, lock};
+use super::{Engine, EngineWriter};
 use crate::Result;
 
 impl Engine {
-    /// Records runs (ids given, traces already redacted) in one transaction; per run,
-    /// what was done (a session's unrewarded run is rewritten: `Runs::insert_runs`).
-    pub fn record_runs(
-        &self,
-        scope: &Scope,
-        agent: &str,
-        runs: &[(String, NewRun)],
-    ) -> Result<Vec<RunWrite>> {
-        Ok(lock(&self.writer).insert_runs(scope, agent, runs, now_millis())?)
-    }
-
     /// A run by id, with its latest reward.
     pub fn run(&self, id: &str) -> Result<Option<Run>> {
         self.read(|s| s.run(id))
@@ -40,13 +29,26 @@ impl Engine {
     pub fn agent_activity(&self, agent: &str, since: Millis) -> Result<(u64, u64)> {
         self.read(|s| s.agent_activity(agent, since))
     }
+}
+
+impl EngineWriter<'_> {
+    /// Records runs (ids given, traces already redacted) in one transaction; per run,
+    /// what was done (a session's unrewarded run is rewritten: `Runs::insert_runs`).
+    pub fn record_runs(
+        &mut self,
+        scope: &Scope,
+        agent: &str,
+        runs: &[(String, NewRun)],
+    ) -> Result<Vec<RunWrite>> {
+        Ok(self.store().insert_runs(scope, agent, runs, now_millis())?)
+    }
 
     /// Stores rewards (each for a run already checked to exist and to be the rewarding
     /// agent's) in one transaction, then moves the weights of the memories each run used.
     /// Returns how many memory weights moved.
-    pub fn reward_runs(&self, rewards: &[(Run, RunReward)]) -> Result<usize> {
+    pub fn reward_runs(&mut self, rewards: &[(Run, RunReward)]) -> Result<usize> {
         let rows: Vec<(String, RunReward)> = rewards.iter().map(|(r, w)| (r.id.clone(), w.clone())).collect();
-        lock(&self.writer).reward_runs(&rows)?;
+        self.store().reward_runs(&rows)?;
         let mut moved = 0;
         for (run, w) in rewards {
             let result = if w.reward > 0.0 {

@@ -5,7 +5,7 @@ use amber_core::{MemoryId, Scope, now_millis};
 use amber_store::{MoveOne, Moved, PrefixMatch};
 use std::sync::atomic::Ordering::SeqCst;
 
-use super::{Engine, lock, write};
+use super::{Engine, EngineWriter, lock, write};
 use crate::Result;
 
 /// One scope as `amber scopes` lists it.
@@ -36,11 +36,6 @@ impl Engine {
         Ok(out)
     }
 
-    /// Notes the project root a project scope stands for.
-    pub fn note_scope_root(&self, scope: &Scope, root: &std::path::Path) -> Result<()> {
-        Ok(lock(&self.writer).note_scope_root(scope, &root.to_string_lossy(), now_millis())?)
-    }
-
     /// The memory an id prefix names (at least 4 hex digits).
     pub fn lookup_prefix(&self, prefix: &str) -> Result<PrefixMatch> {
         self.read(|s| s.lookup_prefix(prefix))
@@ -51,33 +46,9 @@ impl Engine {
         self.read(|s| s.durable_since(scopes, since))
     }
 
-    /// Where a memory moved by [`Engine::move_scope`] or [`Engine::move_memory`] went.
+    /// Where a memory moved by [`EngineWriter::move_scope`] or [`EngineWriter::move_memory`] went.
     pub fn moved_to(&self, id: &MemoryId) -> Result<Option<MemoryId>> {
         self.read(|s| s.moved_to(id))
-    }
-
-    /// Re-files every live memory of `from` (and the scopes below it) into `to`,
-    /// verbatim: see [`amber_store::Store::move_scope`] for what happens to ids, links,
-    /// mentions and sessions. The indexes follow in the same call ([`Engine::follow_moves`]).
-    pub fn move_scope(&self, from: &Scope, to: &Scope) -> Result<Vec<Moved>> {
-        let _indexing = lock(&self.indexing);
-        let moved = lock(&self.writer).move_scope(from, to, now_millis())?;
-        self.follow_moves(&moved)?;
-        tracing::info!(from = %from, to = %to, moved = moved.len(), "scope moved");
-        Ok(moved)
-    }
-
-    /// Re-files one live memory into `to`, as a scope move re-files each of its memories
-    /// (a new id, the old one forwarded, what names it re-pointed, merged into the same
-    /// content already there); the indexes follow in the same call.
-    pub fn move_memory(&self, id: &MemoryId, to: &Scope) -> Result<MoveOne> {
-        let _indexing = lock(&self.indexing);
-        let out = lock(&self.writer).move_memory(id, to, now_millis())?;
-        if let MoveOne::Moved(m) = &out {
-            self.follow_moves(std::slice::from_ref(&**m))?;
-            tracing::info!(from = %m.old_scope, to = %to, merged = m.merged, "memory moved");
-        }
-        Ok(out)
     }
 
     /// The indexes after a move (the caller holds the indexing lock): a moved memory
@@ -109,5 +80,36 @@ impl Engine {
         }
         self.bm25.commit(mark)?;
         Ok(())
+    }
+}
+
+impl EngineWriter<'_> {
+    /// Re-files one live memory into `to`, as a scope move re-files each of its memories
+    /// (a new id, the old one forwarded, what names it re-pointed, merged into the same
+    /// content already there); the indexes follow in the same call.
+    pub fn move_memory(&mut self, id: &MemoryId, to: &Scope) -> Result<MoveOne> {
+        let _indexing = lock(&self.engine().indexing);
+        let out = self.store().move_memory(id, to, now_millis())?;
+        if let MoveOne::Moved(m) = &out {
+            self.follow_moves(std::slice::from_ref(&**m))?;
+            tracing::info!(from = %m.old_scope, to = %to, merged = m.merged, "memory moved");
+        }
+        Ok(out)
+    }
+
+    /// Re-files every live memory of `from` (and the scopes below it) into `to`,
+    /// verbatim: see [`amber_store::Store::move_scope`] for what happens to ids, links,
+    /// mentions and sessions. The indexes follow in the same call ([`Engine::follow_moves`]).
+    pub fn move_scope(&mut self, from: &Scope, to: &Scope) -> Result<Vec<Moved>> {
+        let _indexing = lock(&self.engine().indexing);
+        let moved = self.store().move_scope(from, to, now_millis())?;
+        self.follow_moves(&moved)?;
+        tracing::info!(from = %from, to = %to, moved = moved.len(), "scope moved");
+        Ok(moved)
+    }
+
+    /// Notes the project root a project scope stands for.
+    pub fn note_scope_root(&mut self, scope: &Scope, root: &std::path::Path) -> Result<()> {
+        Ok(self.store().note_scope_root(scope, &root.to_string_lossy(), now_millis())?)
     }
 }

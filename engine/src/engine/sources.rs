@@ -2,7 +2,7 @@
 
 use amber_core::{Memory, Scope};
 
-use super::Engine;
+use super::{Engine, EngineWriter};
 use crate::Result;
 
 impl Engine {
@@ -17,13 +17,15 @@ impl Engine {
         self.read(|s| s.meta(key))
     }
 
-    /// Stores a setting.
-    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        Ok(super::lock(&self.writer).set_meta(key, value)?)
-    }
-
     /// The files a scope holds document chunks of whose path starts with `prefix`.
     pub fn document_sources(&self, scope: &Scope, prefix: &str) -> Result<Vec<String>> {
         self.read(|s| s.document_sources(scope, prefix))
+    }
+}
+
+impl EngineWriter<'_> {
+    /// Stores a setting.
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        Ok(self.store().set_meta(key, value)?)
     }
 }

@@ -10,7 +10,7 @@ use amber_core::standing::{age_factor, prior};
 use amber_core::{Memory, MemoryId, Millis, Report, ReportKind, Scope, now_millis};
 use amber_store::{MemoryStore, Refusal, StandingRow};
 
-use super::{Engine, lock, read, write};
+use super::{Engine, EngineWriter, read, write};
 use crate::{Error, Result};
 
 /// Standings that differ from a new memory's, by seq.
@@ -60,35 +60,6 @@ impl Engine {
         }
     }
 
-    /// Sets a memory's trust by a person's word (`amber trust`, the web view), or lowers it
-    /// by the daemon's ([`amber_core::origin::SetBy`]): the memory, and whether it
-    /// changed; None when no memory has this id.
-    pub fn set_trust(
-        &self,
-        id: &MemoryId,
-        trust: amber_core::origin::Trust,
-        by: amber_core::origin::SetBy,
-    ) -> Result<Option<(Memory, bool)>> {
-        let out = lock(&self.writer).set_trust(id, trust, by, now_millis())?;
-        // Raised to the person's, it ranks as promoted (lowered, as what it was).
-        if let Some((m, true)) = &out
-            && !m.is_forgotten()
-        {
-            write(&self.docs).set_filing(m.seq, amber_core::Filing::of(m));
-        }
-        Ok(out)
-    }
-
-    /// Logs a word on a memory (an outcome, a manifest line, a run's reward, an
-    /// unarchive) and recomputes its standing. Returns the memory as it stands now, or
-    /// None when no live memory has this id.
-    pub fn report(&self, id: &MemoryId, report: Report) -> Result<Option<Memory>> {
-        let rows = lock(&self.writer).report(id, &report, now_millis())?;
-        let Some(rows) = rows else { return Ok(None) };
-        self.note_standings(rows);
-        self.get(id)
-    }
-
     /// Every word logged on a memory, oldest first.
     pub fn reports(&self, id: &MemoryId) -> Result<Vec<Report>> {
         self.read(|s| s.reports(id))
@@ -97,31 +68,6 @@ impl Engine {
     /// The words logged in a session, oldest first.
     pub fn session_reports(&self, session_id: &str) -> Result<Vec<(MemoryId, Report)>> {
         self.read(|s| s.session_reports(session_id))
-    }
-
-    /// Restores an archived memory: its weight rises to at least 0.30 (one failure does
-    /// not archive it again). A memory an invalidation supersedes cannot be restored so:
-    /// [`Error::Superseded`] names the invalidation (supersede or forget that one).
-    pub fn unarchive(&self, id: &MemoryId, agent: Option<String>) -> Result<Option<Memory>> {
-        match self.get(id)? {
-            None => return Ok(None),
-            Some(m) if m.is_forgotten() => return Ok(None),
-            Some(m) => {
-                if let Some(by) = m.superseded_by {
-                    return Err(Error::Superseded { id: id.clone(), by });
-                }
-            }
-        }
-        let report = Report {
-            kind: ReportKind::Unarchive,
-            result: None,
-            session_id: None,
-            agent,
-            note: None,
-            at: now_millis(),
-            basis: None,
-        };
-        self.report(id, report)
     }
 
     /// Archived live memories within a scope (or all), newest archived first.
@@ -186,19 +132,6 @@ impl Engine {
         Ok(())
     }
 
-    /// At open: supersessions a crash left unrecorded (between an invalidation's commit
-    /// and their recording) are recorded. A failure is logged, not fatal: the next open
-    /// tries again.
-    pub(super) fn apply_unapplied_supersessions(&self) {
-        let done = self.read(|s| s.unapplied_supersessions()).and_then(|pending| {
-            let mut store = lock(&self.writer);
-            self.apply_supersessions(store.as_mut(), &pending)
-        });
-        if let Err(e) = done {
-            tracing::warn!(error = %e, "supersessions not recorded yet; retried at the next open");
-        }
-    }
-
     /// After a memory was forgotten: what it superseded stands again (unless another
     /// invalidation retires it).
     pub(super) fn after_forget(&self, store: &mut dyn MemoryStore, memory: &Memory) -> Result<()> {
@@ -252,6 +185,75 @@ impl Engine {
             archived: row.is_some_and(|r| r.archived_at.is_some()),
             successes: row.map_or(0, |r| r.successes),
             failures: row.map_or(0, |r| r.failures),
+        }
+    }
+}
+
+impl EngineWriter<'_> {
+    /// Sets a memory's trust by a person's word (`amber trust`, the web view), or lowers it
+    /// by the daemon's ([`amber_core::origin::SetBy`]): the memory, and whether it
+    /// changed; None when no memory has this id.
+    pub fn set_trust(
+        &mut self,
+        id: &MemoryId,
+        trust: amber_core::origin::Trust,
+        by: amber_core::origin::SetBy,
+    ) -> Result<Option<(Memory, bool)>> {
+        let out = self.store().set_trust(id, trust, by, now_millis())?;
+        // Raised to the person's, it ranks as promoted (lowered, as what it was).
+        if let Some((m, true)) = &out
+            && !m.is_forgotten()
+        {
+            write(&self.docs).set_filing(m.seq, amber_core::Filing::of(m));
+        }
+        Ok(out)
+    }
+
+    /// Logs a word on a memory (an outcome, a manifest line, a run's reward, an
+    /// unarchive) and recomputes its standing. Returns the memory as it stands now, or
+    /// None when no live memory has this id.
+    pub fn report(&mut self, id: &MemoryId, report: Report) -> Result<Option<Memory>> {
+        let rows = self.store().report(id, &report, now_millis())?;
+        let Some(rows) = rows else { return Ok(None) };
+        self.note_standings(rows);
+        self.get(id)
+    }
+
+    /// Restores an archived memory: its weight rises to at least 0.30 (one failure does
+    /// not archive it again). A memory an invalidation supersedes cannot be restored so:
+    /// [`Error::Superseded`] names the invalidation (supersede or forget that one).
+    pub fn unarchive(&mut self, id: &MemoryId, agent: Option<String>) -> Result<Option<Memory>> {
+        match self.get(id)? {
+            None => return Ok(None),
+            Some(m) if m.is_forgotten() => return Ok(None),
+            Some(m) => {
+                if let Some(by) = m.superseded_by {
+                    return Err(Error::Superseded { id: id.clone(), by });
+                }
+            }
+        }
+        let report = Report {
+            kind: ReportKind::Unarchive,
+            result: None,
+            session_id: None,
+            agent,
+            note: None,
+            at: now_millis(),
+            basis: None,
+        };
+        self.report(id, report)
+    }
+
+    /// At open: supersessions a crash left unrecorded (between an invalidation's commit
+    /// and their recording) are recorded. A failure is logged, not fatal: the next open
+    /// tries again.
+    pub(super) fn apply_unapplied_supersessions(&mut self) {
+        let done = self.read(|s| s.unapplied_supersessions()).and_then(|pending| {
+            let (e, store) = self.parts();
+            e.apply_supersessions(store, &pending)
+        });
+        if let Err(e) = done {
+            tracing::warn!(error = %e, "supersessions not recorded yet; retried at the next open");
         }
     }
 }

@@ -4,7 +4,7 @@
 use amber_core::{Memory, MemoryId, Scope, now_millis};
 use amber_store::{GuardEntry, Hold};
 
-use super::{Engine, lock, read};
+use super::{Engine, EngineWriter, read};
 use crate::Result;
 
 impl Engine {
@@ -12,11 +12,6 @@ impl Engine {
     /// not served, oldest first; archived ones never come.
     pub fn inbox(&self, agent: &str, scopes: &[Scope], limit: usize) -> Result<Vec<Memory>> {
         self.read(|s| s.inbox(agent, scopes, limit))
-    }
-
-    /// Notes what an agent's inbox served (each memory at most once per agent).
-    pub fn mark_inbox_served(&self, agent: &str, seqs: &[u64]) -> Result<()> {
-        Ok(lock(&self.writer).mark_inbox_served(agent, seqs, now_millis())?)
     }
 
     /// A memory's thread: its root first, then every answer, in filing order.
@@ -29,21 +24,6 @@ impl Engine {
         self.read(|s| s.hold_of(thread))
     }
 
-    /// Holds a thread (by its root).
-    pub fn hold(&self, thread: &MemoryId, reason: &str) -> Result<()> {
-        Ok(lock(&self.writer).hold(thread, reason, now_millis())?)
-    }
-
-    /// Lifts a thread's hold; true when there was one.
-    pub fn release(&self, thread: &MemoryId) -> Result<bool> {
-        Ok(lock(&self.writer).release(thread)?)
-    }
-
-    /// Logs a guard decision.
-    pub fn log_guard(&self, e: &GuardEntry) -> Result<()> {
-        Ok(lock(&self.writer).log_guard(e)?)
-    }
-
     /// True when the guard already allowed `agent` to answer `trigger`.
     pub fn guard_allowed(&self, agent: &str, trigger: &MemoryId) -> Result<bool> {
         self.read(|s| s.guard_allowed(agent, trigger))
@@ -52,5 +32,27 @@ impl Engine {
     /// Failures reported for a memory (the latest word per session).
     pub fn failures(&self, seq: u64) -> u32 {
         read(&self.standing).get(&seq).map_or(0, |s| s.failures)
+    }
+}
+
+impl EngineWriter<'_> {
+    /// Holds a thread (by its root).
+    pub fn hold(&mut self, thread: &MemoryId, reason: &str) -> Result<()> {
+        Ok(self.store().hold(thread, reason, now_millis())?)
+    }
+
+    /// Logs a guard decision.
+    pub fn log_guard(&mut self, e: &GuardEntry) -> Result<()> {
+        Ok(self.store().log_guard(e)?)
+    }
+
+    /// Notes what an agent's inbox served (each memory at most once per agent).
+    pub fn mark_inbox_served(&mut self, agent: &str, seqs: &[u64]) -> Result<()> {
+        Ok(self.store().mark_inbox_served(agent, seqs, now_millis())?)
+    }
+
+    /// Lifts a thread's hold; true when there was one.
+    pub fn release(&mut self, thread: &MemoryId) -> Result<bool> {
+        Ok(self.store().release(thread)?)
     }
 }

@@ -116,7 +116,7 @@ pub(crate) fn run(a: BenchArgs) -> anyhow::Result<()> {
                 .iter()
                 .map(|t| NewMemory::new(t.clone()).in_scope(scope.clone()))
                 .collect();
-            new += engine.remember_batch(batch)?.iter().filter(|r| r.created).count();
+            new += engine.writer()?.remember_batch(batch)?.iter().filter(|r| r.created).count();
             pb.set_position(end as u64);
             ingested = end;
         }
@@ -158,7 +158,7 @@ pub(crate) fn run(a: BenchArgs) -> anyhow::Result<()> {
     pb.finish_and_clear();
     let t0 = Instant::now();
     let before = engine.stats();
-    engine.reindex()?;
+    engine.writer()?.reindex()?;
     let rebuild = json!({
         "memories": max,
         "seconds": t0.elapsed().as_secs_f64(),

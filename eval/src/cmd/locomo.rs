@@ -1,7 +1,7 @@
 //! `amber-eval locomo`: LoCoMo retrieval, recall@k of the evidence turns (or of their
 //! sessions). Each conversation is filed into its own scope and each question recalled
 //! against it through `Engine::recall`; with `--expand graph`, the conversation's graph is
-//! built with the no-model co-mention proposer through `Engine::kg_add` first.
+//! built with the no-model co-mention proposer through `EngineWriter::kg_add` first.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -182,9 +182,9 @@ fn build_graph(
     }
     let (entities, facts) = amber_eval::comention::propose(&utterances);
     let mut stored = 0;
-    engine.kg_add(scope, &entities, &[])?;
+    engine.writer()?.kg_add(scope, &entities, &[])?;
     for chunk in facts.chunks(1000) {
-        stored += engine.kg_add(scope, &[], chunk)?.facts.len();
+        stored += engine.writer()?.kg_add(scope, &[], chunk)?.facts.len();
     }
     let n_entities = engine.read_store(|s| s.kg_stats(Some(scope), 0))?.entities as usize;
     Ok((stored, n_entities))

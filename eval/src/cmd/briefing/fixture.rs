@@ -116,7 +116,7 @@ pub(super) fn run(
             m
         })
         .collect();
-    let stored = engine.remember_batch(batch)?;
+    let stored = engine.writer()?.remember_batch(batch)?;
     let ids: Vec<MemoryId> = stored.into_iter().map(|r| r.memory.id).collect();
     let mut mix: BTreeMap<&str, usize> = BTreeMap::new();
     let mut types: BTreeMap<&str, usize> = BTreeMap::new();

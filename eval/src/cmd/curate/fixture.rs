@@ -111,7 +111,7 @@ pub(super) fn file_conversation(
             m
         })
         .collect();
-    let stored = engine.remember_batch(batch)?;
+    let stored = engine.writer()?.remember_batch(batch)?;
     let mut original_id: HashMap<usize, MemoryId> = HashMap::new();
     let mut copy_id: HashMap<usize, MemoryId> = HashMap::new();
     for (&(i, k), r) in order.iter().zip(&stored) {

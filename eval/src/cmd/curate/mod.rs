@@ -9,8 +9,8 @@
 //! session end (`daemon/src/methods/session.rs`, `curate`), through the same calls in the
 //! same order, one session after the other: [`plan_session`] (the session's memories,
 //! `Engine::similar` in the scope as the neighbours, `amber_tiers::curate::plan` with the
-//! default `CurationConfig`), then [`apply_plan`] (`Engine::add_links`, then
-//! `Engine::forget` of each collapsed copy). The threshold sweep re-plans each session from
+//! default `CurationConfig`), then [`apply_plan`] (`EngineWriter::add_links`, then
+//! `EngineWriter::forget` of each collapsed copy). The threshold sweep re-plans each session from
 //! the neighbours its plan saw (recorded before its writes; each session has its own scope,
 //! where alone `similar` looks), without writing.
 //!
@@ -115,12 +115,12 @@ fn plan_session(
     Ok((mine, p))
 }
 
-/// Writes a plan as the daemon does: its links (`Engine::add_links`), then each collapsed
-/// copy forgotten (`Engine::forget`); fills in the report's `links_added` and `collapsed`.
+/// Writes a plan as the daemon does: its links (`EngineWriter::add_links`), then each collapsed
+/// copy forgotten (`EngineWriter::forget`); fills in the report's `links_added` and `collapsed`.
 fn apply_plan(engine: &Engine, p: &mut Plan) -> anyhow::Result<()> {
-    p.report.links_added = engine.add_links(&p.links)?;
+    p.report.links_added = engine.writer()?.add_links(&p.links)?;
     for id in &p.forget {
-        if engine.forget(id)?.is_some() {
+        if engine.writer()?.forget(id)?.is_some() {
             p.report.collapsed += 1;
         }
     }

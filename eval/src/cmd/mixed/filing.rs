@@ -11,7 +11,7 @@
 //!   vendored tree);
 //! - `amber compile` of a skill (type `pattern`, metadata `skill`, trust agent at most).
 //!
-//! A promoted memory is filed as a capture, then raised with `Engine::set_trust` as
+//! A promoted memory is filed as a capture, then raised with `EngineWriter::set_trust` as
 //! `amber trust ID person` does.
 
 use amber_core::document::{self, DocChunk};

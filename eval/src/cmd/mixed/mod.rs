@@ -112,10 +112,11 @@ impl Mix {
 fn file(engine: &Engine, batch: Vec<Planned>, mix: &mut Mix) -> anyhow::Result<()> {
     let (memories, meta): (Vec<_>, Vec<_>) =
         batch.into_iter().map(|p| (p.memory, (p.filing, p.role, p.promote))).unzip();
-    for (r, (want, role, promote)) in engine.remember_batch(memories)?.into_iter().zip(meta) {
+    for (r, (want, role, promote)) in engine.writer()?.remember_batch(memories)?.into_iter().zip(meta) {
         let mut got = Filing::of(&r.memory);
         if promote {
             let (m, _) = engine
+                .writer()?
                 .set_trust(&r.memory.id, Trust::Person, amber_core::origin::SetBy::Person)?
                 .context("a promoted memory is gone")?;
             got = Filing::of(&m);

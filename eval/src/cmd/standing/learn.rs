@@ -6,7 +6,7 @@
 //!
 //! A round: every fed question's top `feed_k` (from the recall measured after the last
 //! round, i.e. the store as it stands when the round begins) is reported through
-//! `Engine::report`, one outcome per hit: success for an evidence turn, failure for any
+//! `EngineWriter::report`, one outcome per hit: success for an evidence turn, failure for any
 //! other, with a share of the labels flipped ([`flipped`], seeded per round, question and
 //! memory, so every strength sees the same coin for the same hit). Each (round, question)
 //! is its own session, so every report counts; each report is dated at the
@@ -387,7 +387,7 @@ pub(super) fn run_strength(
                 } else {
                     bad += 1
                 }
-                engine.report(
+                engine.writer()?.report(
                     &x.memory.id,
                     Report {
                         kind,

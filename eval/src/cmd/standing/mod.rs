@@ -12,7 +12,7 @@
 //!    and after the last round.
 //!
 //! Every figure comes from the engine the daemon serves (`Engine::recall`,
-//! `Engine::report`, `Engine::remember`) and the daemon's interjection function.
+//! `EngineWriter::report`, `EngineWriter::remember`) and the daemon's interjection function.
 
 mod learn;
 mod plot;

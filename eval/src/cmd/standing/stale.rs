@@ -123,7 +123,7 @@ fn file_superseded(
         }
         m.event_time = filed(d).time;
         m.supersedes = older.clone();
-        let r = engine.remember(m)?;
+        let r = engine.writer()?.remember(m)?;
         memories.entry(r.memory.id.clone()).or_default().push(sid.clone());
         older.push(r.memory.id);
     }
