@@ -290,3 +290,43 @@ fn facts_whose_sources_are_all_superseded_are_invalidated_with_the_reason() {
     let f = e.read_store(|s| s.kg_fact(both)).unwrap().unwrap();
     assert!(f.invalidated_at.is_none(), "{f:?}");
 }
+
+/// Two connections write a store: the writer's, and the embedding cache's that indexing
+/// writes. Outcomes (a transaction that reads the log, then writes the standing) are
+/// reported while indexing writes the cache at full speed: none is refused for the
+/// other connection's commits in between (SQLite's `SQLITE_BUSY` on a transaction that
+/// read first), and every one is counted.
+#[test]
+fn outcomes_reported_while_indexing_writes_the_cache_are_never_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = open(dir.path(), 1.0);
+    let target = file(&e, "The staging bastion needs the VPN on first.", MemoryType::Pattern);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let reports = 3_000;
+    /// Stops the indexing loop however the writer's loop ends (a refused outcome panics).
+    struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    std::thread::scope(|t| {
+        let e = &e;
+        let done = &done;
+        t.spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                e.index_pending().unwrap();
+            }
+        });
+        let _stop = Stop(done);
+        let mut w = e.writer().unwrap();
+        for i in 0..reports {
+            // Something new to index (its vectors go to the cache) between two outcomes.
+            let note = format!("Note {i}: build {i} passed on runner {}.", i % 7);
+            w.commit_batch(vec![NewMemory::new(note).in_scope(scope())]).unwrap();
+            let r = outcome(if i % 2 == 0 { Outcome::Success } else { Outcome::Failure }, None, 1_000 + i);
+            w.report(&target, r).unwrap_or_else(|err| panic!("outcome {i} refused: {err}"));
+        }
+    });
+    assert_eq!(e.reports(&target).unwrap().len(), reports as usize);
+}
