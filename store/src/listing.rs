@@ -41,6 +41,8 @@ pub struct DocFile {
 
 /// The SQL dialect of a backend: how it reads a JSON field of the `metadata` column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Without the team feature only SQLite is built (`cargo clippy -p amber-store` alone).
+#[cfg_attr(not(feature = "team"), allow(dead_code))]
 pub(crate) enum Dialect {
     /// SQLite's JSON functions over the text column.
     Sqlite,
@@ -78,6 +80,7 @@ impl Dialect {
     }
 
     /// The rows a listing reads: `memories`, and on PostgreSQL the metadata as jsonb.
+    #[cfg_attr(not(feature = "team"), allow(dead_code))]
     pub(crate) fn from(self) -> &'static str {
         match self {
             Dialect::Sqlite => "memories",
