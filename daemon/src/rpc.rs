@@ -124,6 +124,18 @@ pub(crate) async fn read_on<T: Send + 'static>(
     }
 }
 
+/// Runs blocking work that is not a read of the store on the blocking pool: model calls
+/// (advice passes, which read through an engine of their own and write through
+/// [`BlockingWriter`]), identity files. Reads of the store go through [`read`].
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ErrorObject> + Send + 'static,
+) -> Result<T, ErrorObject> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        tracing::error!(cause = %e, "a blocking task failed");
+        Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"))
+    })
+}
+
 /// Runs a write on the local writer once the daemon is stopping (the last session
 /// records, `session::save_all`), when [`write_with`] refuses new writes: the writer
 /// drains its queue until the daemon drops it, so these still go through it (waiting for

@@ -121,6 +121,6 @@ pub(crate) async fn identity(shared: &Arc<Shared>, p: IdentityParams) -> Result<
     if let Some(b) = p.budget_tokens {
         cfg.budget_tokens = b;
     }
-    let id = read(shared, move |_| Ok(amber_tiers::identity::assemble(&p.cwd, &cfg))).await?;
+    let id = crate::rpc::blocking(move || Ok(amber_tiers::identity::assemble(&p.cwd, &cfg))).await?;
     to_value(&id)
 }

@@ -12,7 +12,7 @@ use amber_ipc::protocol::{
 };
 use serde_json::Value;
 
-use super::model_work::blocking;
+use crate::rpc::blocking;
 use crate::rpc::{read, to_value};
 use crate::state::Shared;
 

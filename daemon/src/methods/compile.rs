@@ -32,8 +32,9 @@ use amber_tiers::advice::compile::{Limits, Source, compile, sources_to_recompile
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::model_work::{blocking, learner, model_failed};
+use super::model_work::{learner, model_failed};
 use crate::peer::Peer;
+use crate::rpc::blocking;
 use crate::rpc::{engine_error, invalid, to_value};
 use crate::state::Shared;
 

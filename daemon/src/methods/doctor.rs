@@ -12,7 +12,7 @@ use amber_ipc::protocol::ErrorObject;
 use amber_ipc::protocol::{Check, DoctorParams, DoctorResult, Health, LiftParams, LiftResult};
 use serde_json::{Value, json};
 
-use super::model_work::blocking;
+use crate::rpc::blocking;
 use crate::rpc::{engine_error, to_value};
 use crate::state::Shared;
 

@@ -23,7 +23,8 @@ use amber_tiers::session_run::AdviceGiven;
 use serde_json::Value;
 
 use super::compile::SKILL_PREFIX;
-use super::model_work::{blocking, learner, model_failed};
+use super::model_work::{learner, model_failed};
+use crate::rpc::blocking;
 use crate::rpc::{agent_name, engine_error, invalid, read, to_value};
 use crate::state::Shared;
 

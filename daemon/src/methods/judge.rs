@@ -21,8 +21,9 @@ use amber_tiers::session::Session;
 use serde_json::Value;
 
 use super::learn::{MAX_RUNS, Pass};
-use super::model_work::{blocking, learner, model_failed};
+use super::model_work::{learner, model_failed};
 use super::note_words::DayCap;
+use crate::rpc::blocking;
 use crate::rpc::{engine_error, invalid, read, to_value};
 use crate::state::Shared;
 

@@ -18,7 +18,8 @@ use amber_tiers::advice::write::write_note;
 use amber_tiers::advice::{LearnConfig, Learner, ModelError};
 use serde_json::Value;
 
-use super::model_work::{blocking, learner, model_failed};
+use super::model_work::{learner, model_failed};
+use crate::rpc::blocking;
 use crate::rpc::{engine_error, to_value};
 use crate::state::Shared;
 

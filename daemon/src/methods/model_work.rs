@@ -1,5 +1,5 @@
 //! What every advice method shares: the configured learner (`no_model` when `[learn]`
-//! names none), a model failure on the wire, and blocking work on the blocking pool.
+//! names none) and a model failure on the wire. Their passes run on `rpc::blocking`.
 
 use amber_ipc::protocol::{ErrorKind, ErrorObject};
 use amber_tiers::advice::{Learner, ModelError};
@@ -21,14 +21,4 @@ pub(crate) fn learner(shared: &Shared, cache: bool) -> Result<Learner, ErrorObje
 pub(crate) fn model_failed(e: ModelError) -> ErrorObject {
     tracing::warn!(cause = %e, "a model call failed");
     ErrorObject::new(ErrorKind::ModelFailed, e.to_string())
-}
-
-/// Runs blocking work that may fail either way on the blocking pool.
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ErrorObject> + Send + 'static,
-) -> Result<T, ErrorObject> {
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
-        tracing::error!(cause = %e, "an advice task failed");
-        Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)"))
-    })
 }

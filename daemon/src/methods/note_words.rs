@@ -17,8 +17,9 @@ use amber_tiers::advice::{Learner, ModelError};
 use amber_tiers::session::Session;
 use serde_json::Value;
 
-use super::model_work::{blocking, model_failed};
+use super::model_work::model_failed;
 use crate::peer::Peer;
+use crate::rpc::blocking;
 use crate::rpc::{BlockingWriter, engine_error, invalid, to_value};
 use crate::state::Shared;
 

@@ -97,7 +97,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
                 Some(root) => {
                     let cwd = cwd.unwrap_or_else(|| root.clone());
                     Ok::<_, ErrorObject>(Some(
-                        read(shared, move |_| Ok(amber_tiers::identity::assemble(&cwd, &cfg))).await?,
+                        crate::rpc::blocking(move || Ok(amber_tiers::identity::assemble(&cwd, &cfg))).await?,
                     ))
                 }
                 None => Ok(None),
