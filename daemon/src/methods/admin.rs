@@ -6,15 +6,14 @@ use std::sync::atomic::Ordering;
 
 use amber_ipc::protocol::{
     ErrorKind, ErrorKindEntry, ErrorObject, HelloParams, HelloResult, IdentityParams, METHODS, Method,
-    NoParams, OkResult, PROTOCOL_VERSION, StatusResult, TeamStatus, UiStartParams,
+    NoParams, OkResult, PROTOCOL_VERSION, StatusResult, TeamStatus, UiStartParams, UiStartResult,
 };
-use serde_json::Value;
 
 use crate::rpc::{invalid, read, read_on, to_value, write};
 use crate::state::Shared;
 use crate::writer::WriteOp;
 
-pub(crate) async fn hello(shared: &Arc<Shared>, p: HelloParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn hello(shared: &Arc<Shared>, p: HelloParams) -> Result<HelloResult, ErrorObject> {
     if let Some(v) = p.protocol_version
         && v != PROTOCOL_VERSION
     {
@@ -24,7 +23,7 @@ pub(crate) async fn hello(shared: &Arc<Shared>, p: HelloParams) -> Result<Value,
         ));
     }
     tracing::debug!(client = p.client.as_deref().unwrap_or("?"), "hello");
-    to_value(&HelloResult {
+    Ok(HelloResult {
         server: "amberd".into(),
         version: env!("CARGO_PKG_VERSION").into(),
         protocol_version: PROTOCOL_VERSION,
@@ -41,9 +40,9 @@ pub(crate) async fn hello(shared: &Arc<Shared>, p: HelloParams) -> Result<Value,
     })
 }
 
-pub(crate) async fn status(shared: &Arc<Shared>, _: NoParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn status(shared: &Arc<Shared>, _: NoParams) -> Result<StatusResult, ErrorObject> {
     let engine = read(shared, |e| e.status()).await?;
-    to_value(&StatusResult {
+    Ok(StatusResult {
         protocol_version: PROTOCOL_VERSION,
         version: env!("CARGO_PKG_VERSION").into(),
         pid: std::process::id(),
@@ -81,9 +80,9 @@ async fn team_status(shared: &Arc<Shared>) -> Result<Option<TeamStatus>, ErrorOb
     }))
 }
 
-pub(crate) async fn reindex(shared: &Arc<Shared>, _: NoParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn reindex(shared: &Arc<Shared>, _: NoParams) -> Result<OkResult, ErrorObject> {
     write(shared, WriteOp::Reindex).await?;
-    to_value(&OkResult { ok: true })
+    Ok(OkResult { ok: true })
 }
 
 /// `ui_start`: the person's web view (a person's call), started once and then found. The
@@ -93,7 +92,7 @@ pub(crate) async fn ui_start(
     shared: &Arc<Shared>,
     peer: crate::peer::Peer,
     p: UiStartParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<UiStartResult, ErrorObject> {
     crate::person_log::person_only(
         shared,
         peer,
@@ -104,16 +103,19 @@ pub(crate) async fn ui_start(
         Some(cwd) => Some(super::scope::resolve(shared, cwd).await?),
         None => None,
     };
-    to_value(&(shared.ui_start)(shared.clone(), here).await?)
+    (shared.ui_start)(shared.clone(), here).await
 }
 
 /// Answers; the connection loop stops the daemon once the answer is sent.
-pub(crate) async fn shutdown(_: NoParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn shutdown(_: NoParams) -> Result<OkResult, ErrorObject> {
     tracing::info!("shutdown asked by a client");
-    to_value(&OkResult { ok: true })
+    Ok(OkResult { ok: true })
 }
 
-pub(crate) async fn identity(shared: &Arc<Shared>, p: IdentityParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn identity(
+    shared: &Arc<Shared>,
+    p: IdentityParams,
+) -> Result<amber_tiers::identity::Identity, ErrorObject> {
     if !p.cwd.is_absolute() || !p.cwd.is_dir() {
         return Err(invalid(format!("cwd must be an existing absolute directory: {}", p.cwd.display())));
     }
@@ -122,5 +124,5 @@ pub(crate) async fn identity(shared: &Arc<Shared>, p: IdentityParams) -> Result<
         cfg.budget_tokens = b;
     }
     let id = crate::rpc::blocking(move || Ok(amber_tiers::identity::assemble(&p.cwd, &cfg))).await?;
-    to_value(&id)
+    Ok(id)
 }

@@ -10,10 +10,9 @@ use amber_ipc::protocol::{
     AdviceListParams, AdviceListResult, AdviceShowParams, AdviceShowResult, ErrorKind, ErrorObject,
     SituationListed,
 };
-use serde_json::Value;
 
 use crate::rpc::blocking;
-use crate::rpc::{read, to_value};
+use crate::rpc::read;
 use crate::state::Shared;
 
 /// The tallies of the notes of one scope (not those below it).
@@ -27,7 +26,7 @@ fn not_found(scope: &Scope, situation: &str) -> ErrorObject {
     ErrorObject::new(ErrorKind::NotFound, format!("no situation {situation:?} in {scope}"))
 }
 
-pub(crate) async fn show(shared: &Arc<Shared>, p: AdviceShowParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn show(shared: &Arc<Shared>, p: AdviceShowParams) -> Result<AdviceShowResult, ErrorObject> {
     let scope = p.scope.clone();
     let situations = read(shared, move |e| e.situations(&scope)).await?;
     let wanted = p.situation.trim();
@@ -39,10 +38,10 @@ pub(crate) async fn show(shared: &Arc<Shared>, p: AdviceShowParams) -> Result<Va
     let notes = read(shared, move |e| e.notes(&scope, Some(&key), true)).await?;
     let tallies =
         of_scope(shared, &p.scope).await?.into_iter().filter(|t| t.situation == situation.key).collect();
-    to_value(&AdviceShowResult { situation, notes, tallies })
+    Ok(AdviceShowResult { situation, notes, tallies })
 }
 
-pub(crate) async fn list(shared: &Arc<Shared>, p: AdviceListParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn list(shared: &Arc<Shared>, p: AdviceListParams) -> Result<AdviceListResult, ErrorObject> {
     let scope = p.scope.clone();
     let (situations, sorted, notes) = read(shared, move |e| {
         Ok((e.situations(&scope)?, e.sorted_runs(&scope)?, e.notes(&scope, None, false)?))
@@ -62,5 +61,5 @@ pub(crate) async fn list(shared: &Arc<Shared>, p: AdviceListParams) -> Result<Va
             situation,
         })
         .collect();
-    to_value(&AdviceListResult { scope: p.scope, situations })
+    Ok(AdviceListResult { scope: p.scope, situations })
 }

@@ -15,12 +15,12 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use amber_ipc::protocol::{AgentRegisterParams, AgentRegisterResult, ErrorKind, ErrorObject};
-use serde_json::Value;
+use amber_ipc::protocol::{
+    AgentRegisterParams, AgentRegisterResult, AgentRestoreResult, ErrorKind, ErrorObject,
+};
 use sha2::Digest;
 
 use crate::peer::Peer;
-use crate::rpc::to_value;
 use crate::state::Shared;
 
 fn path(shared: &Shared) -> PathBuf {
@@ -58,7 +58,7 @@ pub(crate) async fn register(
     shared: &Arc<Shared>,
     peer: Peer,
     p: AgentRegisterParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<AgentRegisterResult, ErrorObject> {
     crate::person_log::person_only(
         shared,
         peer,
@@ -87,7 +87,7 @@ pub(crate) async fn register(
     .await
     .map_err(|e| internal("agent_register", e))??;
     tracing::info!(agent = %name, "agent name registered");
-    to_value(&AgentRegisterResult { name, token })
+    Ok(AgentRegisterResult { name, token })
 }
 
 /// A token a registration replaced: its hash, and when.
@@ -122,7 +122,7 @@ pub(crate) async fn restore(
     shared: &Arc<Shared>,
     peer: Peer,
     p: AgentRegisterParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<AgentRestoreResult, ErrorObject> {
     crate::person_log::person_only(
         shared,
         peer,
@@ -154,7 +154,7 @@ pub(crate) async fn restore(
     .await
     .map_err(|e| internal("agent_restore", e))??;
     tracing::info!(agent = %name, "agent token restored");
-    to_value(&amber_ipc::protocol::AgentRestoreResult { name, retired_at })
+    Ok(amber_ipc::protocol::AgentRestoreResult { name, retired_at })
 }
 
 /// One registration at a time.

@@ -7,12 +7,12 @@ use std::sync::{Arc, Weak};
 use amber_core::{MemoryId, NewMemory, Scope};
 use amber_ipc::protocol::{CaptureParams, CaptureResult, ErrorObject};
 use amber_tiers::capture::Captured;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use amber_core::origin::{Door, Origin, Trust};
 
 use crate::peer::Peer;
-use crate::rpc::{remembered, to_value, validate_all, write};
+use crate::rpc::{remembered, validate_all, write};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
@@ -20,11 +20,11 @@ pub(crate) async fn capture(
     shared: &Arc<Shared>,
     peer: Peer,
     p: CaptureParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<CaptureResult, ErrorObject> {
     let kind = p.kind.unwrap_or(amber_core::MemoryType::Event);
     let from = CapturedFrom { door: peer.door, source: p.source, session_id: p.session_id, author: p.author };
     let r = capture_text(shared, &p.content, p.scope, kind, from).await?;
-    to_value(&r)
+    Ok(r)
 }
 
 /// Where a captured text came from: the door it came through, its source (the tool),

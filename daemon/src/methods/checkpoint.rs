@@ -6,13 +6,11 @@ use std::sync::Arc;
 
 use amber_core::now_millis;
 use amber_ipc::protocol::{ErrorObject, SessionCheckpointParams, SessionCheckpointResult};
-use serde_json::Value;
 
 use crate::live::not_found;
 use crate::methods::session::persist;
 use crate::methods::transcript::Part;
 use crate::peer::Peer;
-use crate::rpc::to_value;
 use crate::state::Shared;
 
 /// Served memories the checkpoint lists by id, at most.
@@ -66,7 +64,7 @@ pub(crate) async fn checkpoint(
     shared: &Arc<Shared>,
     peer: Peer,
     p: SessionCheckpointParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<SessionCheckpointResult, ErrorObject> {
     let snapshot = shared.sessions.get(&p.session_id).ok_or_else(|| not_found(&p.session_id))?;
     // The transcript so far: what is new since the last filing, so a session that never
     // ends (its agent killed) has lost at most its last turn.
@@ -133,7 +131,7 @@ pub(crate) async fn checkpoint(
         persist(shared, &s).await?;
     }
     tracing::info!(session = %p.session_id, block, outcome = ?cp.outcome, durable, "checkpoint");
-    to_value(&SessionCheckpointResult {
+    Ok(SessionCheckpointResult {
         block,
         reason: block.then(|| {
             let mut served: Vec<amber_core::MemoryId> = Vec::new();

@@ -30,12 +30,12 @@ use amber_ipc::protocol::{CompileParams, CompileResult, ErrorObject, SkillWritte
 use amber_tiers::advice::Learner;
 use amber_tiers::advice::compile::{Limits, Source, compile, sources_to_recompile, stale};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::model_work::{learner, model_failed};
 use crate::peer::Peer;
 use crate::rpc::blocking;
-use crate::rpc::{engine_error, invalid, to_value};
+use crate::rpc::{engine_error, invalid};
 use crate::state::Shared;
 
 /// The `source` of every skill memory of a scope.
@@ -82,7 +82,11 @@ fn save(e: &mut EngineWriter<'_>, scope: &Scope, s: &Settings) -> amber_engine::
     e.set_meta(&key(scope), &serde_json::to_string(s).unwrap_or_default())
 }
 
-pub(crate) async fn method(shared: &Arc<Shared>, peer: Peer, p: CompileParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn method(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: CompileParams,
+) -> Result<CompileResult, ErrorObject> {
     let learner = learner(shared, p.cache.unwrap_or(shared.config.learn.cache))?;
     let cwd = match &p.cwd {
         Some(c) if c.is_absolute() && c.is_dir() => c.clone(),
@@ -152,7 +156,7 @@ pub(crate) async fn method(shared: &Arc<Shared>, peer: Peer, p: CompileParams) -
         .await?;
     }
     let result = pass(shared, &learner, &scope, p.full).await?;
-    to_value(&result)
+    Ok(result)
 }
 
 /// After an ingest that changed documents of `scope`: a compile pass in the background

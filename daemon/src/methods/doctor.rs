@@ -9,11 +9,11 @@ use std::time::Duration;
 use amber_core::advice::Standing;
 use amber_core::now_millis;
 use amber_ipc::protocol::ErrorObject;
-use amber_ipc::protocol::{Check, DoctorParams, DoctorResult, Health, LiftParams, LiftResult};
+use amber_ipc::protocol::{Check, DoctorParams, DoctorResult, Health, LiftParams};
 use serde_json::{Value, json};
 
 use crate::rpc::blocking;
-use crate::rpc::{engine_error, to_value};
+use crate::rpc::engine_error;
 use crate::state::Shared;
 
 const WEEK_MS: i64 = 7 * 24 * 3_600_000;
@@ -28,7 +28,7 @@ fn check(name: &str, health: Health, found: String, fix: Option<&str>, figures: 
     Check { name: name.into(), health, found, fix: fix.map(str::to_string), figures }
 }
 
-pub(crate) async fn doctor(shared: &Arc<Shared>, p: DoctorParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn doctor(shared: &Arc<Shared>, p: DoctorParams) -> Result<DoctorResult, ErrorObject> {
     let mut checks = Vec::new();
     let learner = shared.learner.clone();
     let (engine, cfg, scope) = (shared.engine.clone(), shared.config.learn.clone(), p.scope.clone());
@@ -176,8 +176,6 @@ pub(crate) async fn doctor(shared: &Arc<Shared>, p: DoctorParams) -> Result<Valu
     checks.extend(more);
     // The holdout's lift.
     let lift = super::lift::lift(shared, LiftParams { scope: p.scope.clone(), ..Default::default() }).await?;
-    let lift: LiftResult = serde_json::from_value(lift)
-        .map_err(|e| ErrorObject::new(amber_ipc::protocol::ErrorKind::Internal, format!("lift: {e}")))?;
     let l = &lift.lift;
     let found = match (l.difference, l.p) {
         (Some(d), Some(p)) => format!(
@@ -207,5 +205,5 @@ pub(crate) async fn doctor(shared: &Arc<Shared>, p: DoctorParams) -> Result<Valu
         fix,
         json!({ "difference": l.difference, "p": l.p, "served": l.served.n, "withheld": l.withheld.n }),
     ));
-    to_value(&DoctorResult { scope: p.scope, checks })
+    Ok(DoctorResult { scope: p.scope, checks })
 }

@@ -10,11 +10,10 @@ use amber_ipc::protocol::{
     DEFAULT_FILES, DocumentFile, DocumentParams, DocumentResult, DocumentSection, DocumentsParams,
     DocumentsResult, ErrorKind, ErrorObject, MAX_FILES, MAX_SECTIONS, SECTION_OPENING_CHARS,
 };
-use serde_json::Value;
 
 use crate::peer::Peer;
 use crate::person_log::{Undo, person_only};
-use crate::rpc::{invalid, read_on, to_value};
+use crate::rpc::{invalid, read_on};
 use crate::state::Shared;
 
 /// `documents`: a page of a scope's ingested files, by path, with the total.
@@ -22,7 +21,7 @@ pub(crate) async fn files(
     shared: &Arc<Shared>,
     peer: Peer,
     p: DocumentsParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<DocumentsResult, ErrorObject> {
     person_only(shared, peer, "listing a scope's documents", Undo::Irreversible)?;
     let limit = p.limit.unwrap_or(DEFAULT_FILES);
     if limit == 0 || limit > MAX_FILES {
@@ -36,7 +35,7 @@ pub(crate) async fn files(
         .into_iter()
         .map(|f| DocumentFile { path: f.path, label: f.label, sections: f.sections, filed: f.filed })
         .collect();
-    to_value(&DocumentsResult { files, total })
+    Ok(DocumentsResult { files, total })
 }
 
 /// `document`: one file's live sections, in their order in the file now (read from disk;
@@ -45,7 +44,7 @@ pub(crate) async fn sections(
     shared: &Arc<Shared>,
     peer: Peer,
     p: DocumentParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<DocumentResult, ErrorObject> {
     person_only(shared, peer, "reading a document's sections", Undo::Irreversible)?;
     let side = shared.side_for(&p.scope)?;
     let (scope, path) = (p.scope.clone(), p.path.clone());
@@ -88,7 +87,7 @@ pub(crate) async fn sections(
         PlaceState::Changed | PlaceState::Missing => s.doc.lines,
     });
     let label = sections[0].doc.label.clone();
-    to_value(&DocumentResult { path: p.path, label, sections, truncated })
+    Ok(DocumentResult { path: p.path, label, sections, truncated })
 }
 
 /// A section's opening: its text from the file, cut to [`SECTION_OPENING_CHARS`].

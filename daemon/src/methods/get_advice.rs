@@ -20,12 +20,11 @@ use amber_tiers::advice::route::{MAX_LINES, route};
 use amber_tiers::advice::write::{reread_sections, section};
 use amber_tiers::session::Session;
 use amber_tiers::session_run::AdviceGiven;
-use serde_json::Value;
 
 use super::compile::SKILL_PREFIX;
 use super::model_work::{learner, model_failed};
 use crate::rpc::blocking;
-use crate::rpc::{agent_name, engine_error, invalid, read, to_value};
+use crate::rpc::{agent_name, engine_error, invalid, read};
 use crate::state::Shared;
 
 /// A skill as the note it is served as: its text, its version; counted once per session
@@ -74,7 +73,7 @@ fn note_for<'a>(notes: &'a [Note], situation: &str, agent: Option<&str>) -> Opti
     agent.and_then(|a| of(Some(a))).or_else(|| of(None))
 }
 
-pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<GetAdviceResult, ErrorObject> {
     let task = p.task.trim().to_string();
     if task.is_empty() || task.chars().count() > 2_000 {
         return Err(invalid("task must be 1 to 2,000 characters"));
@@ -120,12 +119,12 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
     if session.withheld {
         out.withheld = true;
         out.message = "this session is in the holdout arm: it is given no advice".into();
-        return to_value(&out);
+        return Ok(out);
     }
     if shared.config.learn.judge_only {
         out.message =
             "the judge alone runs here ([learn] judge_only): sessions are judged, no advice is served".into();
-        return to_value(&out);
+        return Ok(out);
     }
     if let Some(parts) = reread_sections(&moment) {
         return reread(shared, &session, &moment, parts, shape, out).await;
@@ -300,7 +299,7 @@ pub(crate) async fn get(shared: &Arc<Shared>, p: GetAdviceParams) -> Result<Valu
     if let Some(g) = given {
         note_given(shared, &session.id, |s| s.run.advice.push(g)).await?;
     }
-    to_value(&with_text(result, shape))
+    Ok(with_text(result, shape))
 }
 
 /// The answer with its text for the agent: where the note came from, then the note
@@ -361,11 +360,11 @@ async fn reread(
     parts: &'static [&'static str],
     shape: Shape,
     mut out: GetAdviceResult,
-) -> Result<Value, ErrorObject> {
+) -> Result<GetAdviceResult, ErrorObject> {
     let Some(given) = session.run.advice.last().cloned() else {
         out.part = Some(parts.join(" and "));
         out.message = format!("no advice was given in this session: {moment} re-reads only what was given");
-        return to_value(&out);
+        return Ok(out);
     };
     // A skill's edge cases are its `If` lines.
     let skill = given.situation.starts_with(SKILL_PREFIX);
@@ -384,7 +383,7 @@ async fn reread(
             parts.join(" and "),
             given.situation
         );
-        return to_value(&out);
+        return Ok(out);
     }
     let (scope, key, version) = (given.scope.clone(), given.situation.clone(), given.version);
     let whole = match key.strip_prefix(SKILL_PREFIX).map(str::to_string) {
@@ -414,7 +413,7 @@ async fn reread(
     let text = match found.as_slice() {
         [] => {
             out.message = format!("the advice for {} has no {} section", given.situation, left.join(" or "));
-            return to_value(&out);
+            return Ok(out);
         }
         [(_, one)] => one.clone(),
         many => many.iter().map(|(p, t)| format!("## {p}\n{t}")).collect::<Vec<_>>().join("\n"),
@@ -435,7 +434,7 @@ async fn reread(
         }
     })
     .await?;
-    to_value(&out)
+    Ok(out)
 }
 
 /// Changes a live session's record and stores it (a session no longer live keeps its

@@ -13,9 +13,8 @@ use amber_ipc::protocol::{
 };
 use amber_store::MemoryStore;
 use amber_tiers::graph::{DEFAULT_HOPS, DEFAULT_PATHS, GraphRead, MAX_HOPS, TraverseOptions};
-use serde_json::Value;
 
-use crate::rpc::{invalid, read_on, to_value, write_on};
+use crate::rpc::{invalid, read_on, write_on};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
@@ -23,7 +22,7 @@ use crate::writer::{WriteDone, WriteOp};
 const DEFAULT_MEMORIES_PER_NODE: usize = 3;
 const MAX_MEMORIES_PER_NODE: usize = 20;
 
-pub(crate) async fn add(shared: &Arc<Shared>, p: KgAddParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn add(shared: &Arc<Shared>, p: KgAddParams) -> Result<KgAddResult, ErrorObject> {
     let n = p.entities.len() + p.facts.len();
     if n == 0 {
         return Err(invalid("kg_add needs at least one entity or fact"));
@@ -41,17 +40,20 @@ pub(crate) async fn add(shared: &Arc<Shared>, p: KgAddParams) -> Result<Value, E
     let side = shared.side_for(&scope)?;
     match write_on(shared, &side, WriteOp::KgAdd(scope, p.entities, p.facts)).await? {
         WriteDone::KgAdded(a) => {
-            to_value(&KgAddResult { entities: a.entities, facts: a.facts, superseded: a.superseded })
+            Ok(KgAddResult { entities: a.entities, facts: a.facts, superseded: a.superseded })
         }
         _ => Err(ErrorObject::new(ErrorKind::Internal, "internal error (see the daemon log)")),
     }
 }
 
-pub(crate) async fn invalidate(shared: &Arc<Shared>, p: KgInvalidateParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn invalidate(
+    shared: &Arc<Shared>,
+    p: KgInvalidateParams,
+) -> Result<KgFactResult, ErrorObject> {
     let id = p.fact;
     let side = shared.side_of(p.scope.as_ref())?;
     match write_on(shared, &side, WriteOp::KgInvalidate { fact: p.fact, at: p.at, reason: p.reason }).await? {
-        WriteDone::KgInvalidated(Some(fact)) => to_value(&KgFactResult { fact: *fact }),
+        WriteDone::KgInvalidated(Some(fact)) => Ok(KgFactResult { fact: *fact }),
         _ => Err(ErrorObject::new(ErrorKind::FactNotFound, format!("no fact with id {id}"))),
     }
 }
@@ -61,7 +63,7 @@ pub(crate) async fn query(
     shared: &Arc<Shared>,
     p: KgEntityParams,
     timeline: bool,
-) -> Result<Value, ErrorObject> {
+) -> Result<KgFactsResult, ErrorObject> {
     if timeline && p.as_of.is_some() {
         return Err(invalid("kg_timeline lists every fact: it takes no as_of (kg_query does)"));
     }
@@ -78,7 +80,7 @@ pub(crate) async fn query(
         })
     })
     .await?;
-    to_value(&r)
+    Ok(r)
 }
 
 /// The traversal's view of the store.
@@ -98,7 +100,10 @@ impl GraphRead for StoreGraph<'_> {
     }
 }
 
-pub(crate) async fn traverse(shared: &Arc<Shared>, p: KgTraverseParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn traverse(
+    shared: &Arc<Shared>,
+    p: KgTraverseParams,
+) -> Result<KgTraverseResult, ErrorObject> {
     let scope: Scope = p.scope.unwrap_or_default();
     let as_of = p.as_of.unwrap_or_else(now_millis);
     let max_hops = p.max_hops.unwrap_or(DEFAULT_HOPS).min(MAX_HOPS);
@@ -158,10 +163,10 @@ pub(crate) async fn traverse(shared: &Arc<Shared>, p: KgTraverseParams) -> Resul
         })
     })
     .await?;
-    to_value(&r)
+    Ok(r)
 }
 
-pub(crate) async fn stats(shared: &Arc<Shared>, p: KgStatsParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn stats(shared: &Arc<Shared>, p: KgStatsParams) -> Result<KgStatsResult, ErrorObject> {
     let scope = p.scope;
     let side = shared.side_of(scope.as_ref())?;
     let r = read_on(shared, &side, move |e| {
@@ -169,7 +174,7 @@ pub(crate) async fn stats(shared: &Arc<Shared>, p: KgStatsParams) -> Result<Valu
         Ok(KgStatsResult { scope, stats })
     })
     .await?;
-    to_value(&r)
+    Ok(r)
 }
 
 /// Entities in a `kg_entities` answer when the params give no `limit`, and the most.
@@ -178,7 +183,10 @@ const MAX_ENTITIES: usize = 500;
 
 /// `kg_entities`: a graph's entities, most facts valid now first (one scope's, or every
 /// local scope's: the team's graph is asked by naming a team scope).
-pub(crate) async fn entities(shared: &Arc<Shared>, p: KgEntitiesParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn entities(
+    shared: &Arc<Shared>,
+    p: KgEntitiesParams,
+) -> Result<KgEntitiesResult, ErrorObject> {
     let limit = p.limit.unwrap_or(DEFAULT_ENTITIES);
     if limit == 0 || limit > MAX_ENTITIES {
         return Err(invalid(format!("limit must be 1 to {MAX_ENTITIES}, got {limit}")));
@@ -189,5 +197,5 @@ pub(crate) async fn entities(shared: &Arc<Shared>, p: KgEntitiesParams) -> Resul
         read_on(shared, &side, move |e| e.read_store(|s| s.kg_entities(scope.as_ref(), now_millis(), limit)))
             .await?;
     let entities = entities.into_iter().map(|(entity, facts)| KgEntityCount { entity, facts }).collect();
-    to_value(&KgEntitiesResult { entities })
+    Ok(KgEntitiesResult { entities })
 }

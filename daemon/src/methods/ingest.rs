@@ -29,18 +29,22 @@ use amber_ipc::protocol::{
     IngestedFile, MAX_INDEXED_RANGES, MAX_INGEST_FILES,
 };
 use amber_tiers::document::{Unread, bounded, read as read_document};
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::peer::Peer;
-use crate::rpc::{invalid, to_value};
+use crate::rpc::invalid;
 use crate::state::Shared;
 
 /// A chunk's lines may be at most this long, so that with its locator it fits in a
 /// memory.
 const MAX_BODY_BYTES: usize = amber_core::MAX_CONTENT_BYTES - 4096;
 
-pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn ingest(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: IngestParams,
+) -> Result<IngestResult, ErrorObject> {
     // An importer names itself; nothing else replaces the daemon's `ingest`.
     let tool = match &p.tool {
         None => "ingest".to_string(),
@@ -68,7 +72,7 @@ pub(crate) async fn ingest(shared: &Arc<Shared>, peer: Peer, p: IngestParams) ->
         )?;
     }
     let person = peer.writer_trust() == Trust::Person && !p.external;
-    to_value(&run(shared, p, person, origin).await?)
+    run(shared, p, person, origin).await
 }
 
 /// A folder of the config's `[sources]`, which the person chose: trusted as theirs,
@@ -175,7 +179,7 @@ async fn run(
 
 /// `indexed`: how many of the seqs a client filed (as `ingest` returned them) are not
 /// indexed yet, those queued to be indexed before the rest of any backlog.
-pub(crate) async fn indexed(shared: &Arc<Shared>, p: IndexedParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn indexed(shared: &Arc<Shared>, p: IndexedParams) -> Result<IndexedResult, ErrorObject> {
     if p.seqs.len() > MAX_INDEXED_RANGES {
         return Err(invalid(format!(
             "indexed takes at most {MAX_INDEXED_RANGES} ranges a call, got {}",
@@ -193,11 +197,7 @@ pub(crate) async fn indexed(shared: &Arc<Shared>, p: IndexedParams) -> Result<Va
     // to retry a failure): it looks at the queue between slices.
     let e = &side.engine;
     let left = e.unindexed(&p.seqs);
-    to_value(&IndexedResult {
-        left,
-        indexed_through: e.indexed_through(),
-        committed_through: e.committed_through(),
-    })
+    Ok(IndexedResult { left, indexed_through: e.indexed_through(), committed_through: e.committed_through() })
 }
 
 /// What every file of one call shares.

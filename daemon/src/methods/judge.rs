@@ -18,16 +18,15 @@ use amber_ipc::protocol::{
 use amber_tiers::advice::judge::judge_run;
 use amber_tiers::advice::{Learner, ModelError};
 use amber_tiers::session::Session;
-use serde_json::Value;
 
 use super::learn::{MAX_RUNS, Pass};
 use super::model_work::{learner, model_failed};
 use super::note_words::DayCap;
 use crate::rpc::blocking;
-use crate::rpc::{engine_error, invalid, read, to_value};
+use crate::rpc::{engine_error, invalid, read};
 use crate::state::Shared;
 
-pub(crate) async fn judge(shared: &Arc<Shared>, p: JudgeRunsParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn judge(shared: &Arc<Shared>, p: JudgeRunsParams) -> Result<JudgeRunsResult, ErrorObject> {
     let learner = learner(shared, shared.config.learn.cache)?;
     let limit = p.limit.unwrap_or(50);
     if limit == 0 || limit > 1000 {
@@ -40,7 +39,7 @@ pub(crate) async fn judge(shared: &Arc<Shared>, p: JudgeRunsParams) -> Result<Va
     let result =
         blocking(move || judge_pass(&engine, &learner, &writer, Some(&p.scope), delay_ms, per_day, limit))
             .await?;
-    to_value(&result)
+    Ok(result)
 }
 
 /// The runs and ended sessions due for judging: nobody rewarded them, they are at least
@@ -171,7 +170,10 @@ pub(crate) async fn timer(shared: Arc<Shared>) {
     }
 }
 
-pub(crate) async fn judgements(shared: &Arc<Shared>, p: JudgementsParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn judgements(
+    shared: &Arc<Shared>,
+    p: JudgementsParams,
+) -> Result<JudgementsResult, ErrorObject> {
     let limit = p.limit.unwrap_or(50);
     if limit == 0 || limit > 1000 {
         return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
@@ -183,5 +185,5 @@ pub(crate) async fn judgements(shared: &Arc<Shared>, p: JudgementsParams) -> Res
             .collect::<amber_engine::Result<Vec<_>>>()
     })
     .await?;
-    to_value(&JudgementsResult { judgements })
+    Ok(JudgementsResult { judgements })
 }

@@ -16,17 +16,19 @@ use amber_tiers::advice::plan::{Rewarded, Rules, Skip, plan};
 use amber_tiers::advice::sort::{BATCH, sort_tasks};
 use amber_tiers::advice::write::write_note;
 use amber_tiers::advice::{LearnConfig, Learner, ModelError};
-use serde_json::Value;
 
 use super::model_work::{learner, model_failed};
 use crate::rpc::blocking;
-use crate::rpc::{engine_error, to_value};
+use crate::rpc::engine_error;
 use crate::state::Shared;
 
 /// The most runs of a scope read for one pass.
 pub(crate) const MAX_RUNS: usize = 100_000;
 
-pub(crate) async fn learn(shared: &Arc<Shared>, p: AdviceLearnParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn learn(
+    shared: &Arc<Shared>,
+    p: AdviceLearnParams,
+) -> Result<AdviceLearnResult, ErrorObject> {
     let learner = learner(shared, p.cache.unwrap_or(shared.config.learn.cache))?;
     let (engine, cfg) = (shared.engine.clone(), shared.config.learn.clone());
     let writer = crate::rpc::BlockingWriter::new(shared);
@@ -34,7 +36,7 @@ pub(crate) async fn learn(shared: &Arc<Shared>, p: AdviceLearnParams) -> Result<
         Pass { engine: &engine, learner: &learner, writer: &writer, cfg: &cfg, scope: &p.scope }.run()
     })
     .await?;
-    to_value(&result)
+    Ok(result)
 }
 
 /// A scope's runs, the reward that counts for each rewarded one, and how many of those

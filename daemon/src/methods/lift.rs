@@ -2,14 +2,14 @@
 //! the holdout arm (the arm is drawn in `session_start`; the test is
 //! `amber_tiers::lift`).
 
+use amber_ipc::protocol::LiftResult;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use amber_ipc::protocol::ErrorObject;
 use amber_tiers::session::Session;
-use serde_json::Value;
 
-use crate::rpc::{invalid, read, to_value};
+use crate::rpc::{invalid, read};
 use crate::state::Shared;
 
 /// `lift`: rewarded sessions served memory against those of the holdout arm. A session's
@@ -21,7 +21,7 @@ use crate::state::Shared;
 pub(crate) async fn lift(
     shared: &Arc<Shared>,
     p: amber_ipc::protocol::LiftParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<LiftResult, ErrorObject> {
     let n = p.sessions.unwrap_or(10_000);
     if n == 0 || n > 100_000 {
         return Err(invalid(format!("sessions must be 1 to 100000, got {n}")));
@@ -82,7 +82,7 @@ pub(crate) async fn lift(
     let arm =
         |held: bool| rewards.iter().filter(|(w, _, _)| *w == held).map(|(_, r, _)| *r).collect::<Vec<_>>();
     let count = |g: Given| rewards.iter().filter(|(_, _, x)| *x == g).count();
-    to_value(&amber_ipc::protocol::LiftResult {
+    Ok(amber_ipc::protocol::LiftResult {
         sessions: read_n,
         rewarded: rewards.len(),
         by_run: count(Given::Run),

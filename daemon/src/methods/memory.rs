@@ -8,16 +8,15 @@ use std::sync::Arc;
 use amber_core::NewMemory;
 use amber_ipc::protocol::{
     ErrorKind, ErrorObject, IdParams, LinksResult, MAX_BATCH, MemoryResult, PurgeParams, PurgeResult,
-    RecallParams, RecallResult, RememberBatchParams, RememberParams,
+    RecallParams, RecallResult, RememberBatchParams, RememberBatchResult, RememberParams, RememberResult,
 };
-use serde_json::{Value, json};
 
 use amber_core::origin::{Origin, Trust};
 
 use crate::live::not_found;
 use crate::methods::reader::Reader;
 use crate::peer::Peer;
-use crate::rpc::{invalid, read, read_on, remembered, to_value, validate_all, write_on};
+use crate::rpc::{invalid, read, read_on, remembered, validate_all, write_on};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
@@ -93,7 +92,7 @@ pub(crate) async fn remember(
     shared: &Arc<Shared>,
     peer: Peer,
     p: RememberParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<RememberResult, ErrorObject> {
     let RememberParams { memory, allow_secrets } = p;
     if allow_secrets {
         crate::person_log::person_only(shared, peer, "allow_secrets", crate::person_log::Undo::Reversible)?;
@@ -112,7 +111,7 @@ pub(crate) async fn remember(
     if let Some(sid) = session {
         note_filed(shared, &sid, &r, kind).await;
     }
-    to_value(&r)
+    Ok(r)
 }
 
 /// Notes in a live session's record a memory it filed on purpose (new or already there),
@@ -186,7 +185,7 @@ pub(crate) async fn remember_batch(
     shared: &Arc<Shared>,
     peer: Peer,
     p: RememberBatchParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<RememberBatchResult, ErrorObject> {
     if p.memories.is_empty() || p.memories.len() > MAX_BATCH {
         return Err(invalid(format!(
             "remember_batch takes 1 to {MAX_BATCH} memories, got {}",
@@ -221,10 +220,14 @@ pub(crate) async fn remember_batch(
     for (r, n) in results.iter_mut().zip(counts) {
         r.redacted = n;
     }
-    Ok(json!({ "results": to_value(&results)? }))
+    Ok(amber_ipc::protocol::RememberBatchResult { results })
 }
 
-pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn recall(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: RecallParams,
+) -> Result<RecallResult, ErrorObject> {
     let mut q = p.query();
     q.validate().map_err(|e| invalid(e.to_string()))?;
     let unscoped = q.clone();
@@ -262,16 +265,7 @@ pub(crate) async fn recall(shared: &Arc<Shared>, peer: Peer, p: RecallParams) ->
         true => elsewhere(shared, &reader, unscoped).await?,
         false => Vec::new(),
     };
-    to_value(&RecallResult {
-        hits,
-        fresh,
-        given_earlier,
-        leads,
-        team_unavailable,
-        degraded,
-        disputed,
-        elsewhere,
-    })
+    Ok(RecallResult { hits, fresh, given_earlier, leads, team_unavailable, degraded, disputed, elsewhere })
 }
 
 /// The scopes outside a query's own that hold good matches (above the relevance floor)
@@ -363,7 +357,11 @@ pub(crate) async fn recall_routed(
     Ok(Routed { hits: crate::route::merge_hits(local_hits, team_hits, k), fresh, team_unavailable, degraded })
 }
 
-pub(crate) async fn forget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn forget(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: IdParams,
+) -> Result<MemoryResult, ErrorObject> {
     let (sides, away) = shared.id_sides();
     // What this caller may not read (another agent's mail or diary) it cannot forget.
     let reader = Reader::new(peer, None);
@@ -377,7 +375,7 @@ pub(crate) async fn forget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Res
         if let WriteDone::Forgot(Some(memory)) =
             write_on(shared, &side, WriteOp::Forget(p.id.clone())).await?
         {
-            return to_value(&MemoryResult { memory: *memory });
+            return Ok(MemoryResult { memory: *memory });
         }
     }
     Err(away.unwrap_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))))
@@ -386,7 +384,11 @@ pub(crate) async fn forget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Res
 /// `purge`: a forgotten memory's content deleted for good. While an agent session is
 /// live it is deferred (`crate::purge_due`: `unforget` still undoes it for a day), unless
 /// `now` comes from a caller at a terminal in its own lineage.
-pub(crate) async fn purge(shared: &Arc<Shared>, peer: Peer, p: PurgeParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn purge(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: PurgeParams,
+) -> Result<PurgeResult, ErrorObject> {
     let live = crate::person_log::person_only(shared, peer, "purge", crate::person_log::Undo::Irreversible)?;
     if live && p.now && (!peer.tty || peer.detached) {
         return Err(ErrorObject::new(
@@ -408,12 +410,12 @@ pub(crate) async fn purge(shared: &Arc<Shared>, peer: Peer, p: PurgeParams) -> R
         let due = crate::purge_due::defer(&shared.config.data_dir, &m.id).map_err(|e| {
             ErrorObject::new(ErrorKind::Internal, format!("cannot note the deferred purge: {e}"))
         })?;
-        return to_value(&PurgeResult { id: m.id, purged: false, due_at: Some(due) });
+        return Ok(PurgeResult { id: m.id, purged: false, due_at: Some(due) });
     }
     let (sides, away) = shared.id_sides();
     for side in sides {
         if let WriteDone::Purged(true) = write_on(shared, &side, WriteOp::Purge(p.id.clone())).await? {
-            return to_value(&PurgeResult { id: p.id, purged: true, due_at: None });
+            return Ok(PurgeResult { id: p.id, purged: true, due_at: None });
         }
     }
     Err(away.unwrap_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id))))
@@ -423,7 +425,11 @@ pub(crate) async fn purge(shared: &Arc<Shared>, peer: Peer, p: PurgeParams) -> R
 /// session, addressing, metadata with its origin and trust; its time kept as its event
 /// time), filed anew (a new seq; its outcome log starts over). Only a person undoes a
 /// forget, so an agent cannot bring back what a person forgot.
-pub(crate) async fn unforget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn unforget(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: IdParams,
+) -> Result<MemoryResult, ErrorObject> {
     crate::person_log::person_only(shared, peer, "unforget", crate::person_log::Undo::Reversible)?;
     let (side, id) = super::scope::resolve_id(shared, p.id.as_str()).await?;
     let m = crate::rpc::read_on(shared, &side, move |e| e.get(&id))
@@ -450,11 +456,11 @@ pub(crate) async fn unforget(shared: &Arc<Shared>, peer: Peer, p: IdParams) -> R
     let memory = crate::rpc::read_on(shared, &side, move |e| e.get(&id)).await?.ok_or_else(|| {
         ErrorObject::new(ErrorKind::Internal, format!("memory {} not found after unforget", m.id))
     })?;
-    to_value(&MemoryResult { memory })
+    Ok(MemoryResult { memory })
 }
 
-pub(crate) async fn links(shared: &Arc<Shared>, p: IdParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn links(shared: &Arc<Shared>, p: IdParams) -> Result<LinksResult, ErrorObject> {
     let id = p.id.clone();
     let links = read(shared, move |e| e.links_of(&id)).await?;
-    to_value(&LinksResult { links })
+    Ok(LinksResult { links })
 }

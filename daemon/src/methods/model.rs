@@ -4,10 +4,9 @@
 use std::sync::Arc;
 
 use amber_ipc::protocol::{ErrorObject, ModelUseParams, ModelUseResult};
-use serde_json::Value;
 
 use crate::model::{WANTED_META, named};
-use crate::rpc::{invalid, to_value};
+use crate::rpc::invalid;
 use crate::state::Shared;
 
 /// `model_use` (a person's): records the choice and migrates to it in the background.
@@ -15,7 +14,7 @@ pub(crate) async fn model_use(
     shared: &Arc<Shared>,
     peer: crate::peer::Peer,
     p: ModelUseParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<ModelUseResult, ErrorObject> {
     crate::person_log::person_only(
         shared,
         peer,
@@ -34,7 +33,7 @@ pub(crate) async fn model_use(
     let active = crate::rpc::read(shared, |e| e.recorded_model()).await?;
     if active.as_ref() == Some(&model) {
         shared.migrations.stop();
-        return to_value(&ModelUseResult { name, state: "in_force".into() });
+        return Ok(ModelUseResult { name, state: "in_force".into() });
     }
     let mut opts = engine.options().clone();
     opts.model = model.clone();
@@ -46,5 +45,5 @@ pub(crate) async fn model_use(
              does not serve team scopes (docs/TEAM.md)"
         );
     }
-    to_value(&ModelUseResult { name, state: "started".into() })
+    Ok(ModelUseResult { name, state: "started".into() })
 }

@@ -15,12 +15,11 @@ use amber_tiers::advice::judge::judge_notes;
 use amber_tiers::advice::tally::tally;
 use amber_tiers::advice::{Learner, ModelError};
 use amber_tiers::session::Session;
-use serde_json::Value;
 
 use super::model_work::model_failed;
 use crate::peer::Peer;
 use crate::rpc::blocking;
-use crate::rpc::{BlockingWriter, engine_error, invalid, to_value};
+use crate::rpc::{BlockingWriter, engine_error, invalid};
 use crate::state::Shared;
 
 /// The most characters of a session's captures shown to the judge.
@@ -274,7 +273,7 @@ pub(crate) async fn note_verdict(
     shared: &Arc<Shared>,
     peer: Peer,
     p: NoteVerdictParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<NoteVerdictResult, ErrorObject> {
     crate::person_log::person_only(
         shared,
         peer,
@@ -332,5 +331,5 @@ pub(crate) async fn note_verdict(
         Ok(NoteVerdictResult { verdict, tally })
     })
     .await?;
-    to_value(&result)
+    Ok(result)
 }

@@ -13,11 +13,10 @@ use amber_ipc::protocol::{
     StandingResult, UnbackedClaim, Unreported,
 };
 use amber_tiers::session::Session;
-use serde_json::Value;
 
 use super::scope::resolve_id;
 use crate::peer::Peer;
-use crate::rpc::{invalid, read, read_on, to_value};
+use crate::rpc::{invalid, read, read_on};
 use crate::state::Shared;
 use crate::team::Side;
 
@@ -47,7 +46,7 @@ pub(crate) async fn outcome(
     shared: &Arc<Shared>,
     peer: Peer,
     p: OutcomeParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<MemoryResult, ErrorObject> {
     let id = resolve_id(shared, &p.memory_id).await?;
     // What this caller may not read (another agent's mail or diary) it cannot report on.
     let reader = super::reader::Reader::of(shared, peer, p.session_id.as_deref()).await?;
@@ -82,7 +81,7 @@ pub(crate) async fn outcome(
         basis: Some(basis),
     };
     let memory = report(shared, id, r).await?;
-    to_value(&MemoryResult { memory })
+    Ok(MemoryResult { memory })
 }
 
 /// The basis of a word from a session that was served the memory: a registered agent's
@@ -160,16 +159,20 @@ pub(crate) async fn outcomes(
     shared: &Arc<Shared>,
     peer: Peer,
     p: OutcomesParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<OutcomesResult, ErrorObject> {
     let reader = super::reader::Reader::of(shared, peer, p.session_id.as_deref()).await?;
     let (side, id) = resolve_id(shared, &p.memory_id).await?;
     let key = id.clone();
     let (memory, reports) = read_on(shared, &side, move |e| Ok((e.get(&key)?, e.reports(&key)?))).await?;
     let memory = memory.filter(|m| reader.may_read(m)).ok_or_else(|| not_a_memory(&id))?;
-    to_value(&OutcomesResult { memory, reports })
+    Ok(OutcomesResult { memory, reports })
 }
 
-pub(crate) async fn unarchive(shared: &Arc<Shared>, peer: Peer, p: GetParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn unarchive(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: GetParams,
+) -> Result<MemoryResult, ErrorObject> {
     let reader = super::reader::Reader::of(shared, peer, p.session_id.as_deref()).await?;
     let (side, id) = resolve_id(shared, &p.id).await?;
     let key = id.clone();
@@ -178,7 +181,7 @@ pub(crate) async fn unarchive(shared: &Arc<Shared>, peer: Peer, p: GetParams) ->
     }
     let key = id.clone();
     let memory = crate::rpc::write_with_on(shared, &side, move |e| e.unarchive(&key, None)).await?;
-    to_value(&MemoryResult { memory: memory.ok_or_else(|| not_a_memory(&id))? })
+    Ok(MemoryResult { memory: memory.ok_or_else(|| not_a_memory(&id))? })
 }
 
 /// `set_trust`: a person promotes a memory (a capture they have read) or demotes one.
@@ -186,7 +189,7 @@ pub(crate) async fn set_trust(
     shared: &Arc<Shared>,
     peer: crate::peer::Peer,
     p: amber_ipc::protocol::SetTrustParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<MemoryResult, ErrorObject> {
     crate::person_log::person_only(
         shared,
         peer,
@@ -203,14 +206,14 @@ pub(crate) async fn set_trust(
     if changed {
         tracing::info!(memory = %memory.id, trust = trust.as_str(), door = peer.door.as_str(), "trust set by a person");
     }
-    to_value(&MemoryResult { memory })
+    Ok(MemoryResult { memory })
 }
 
 pub(crate) async fn archived(
     shared: &Arc<Shared>,
     peer: Peer,
     p: ArchivedParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<ArchivedResult, ErrorObject> {
     let reader = super::reader::Reader::new(peer, None);
     let limit = p.limit.unwrap_or(50);
     if limit == 0 || limit > 1000 {
@@ -219,13 +222,17 @@ pub(crate) async fn archived(
     let mut memories = read(shared, move |e| e.archived(p.scope.as_ref(), limit)).await?;
     // Another agent's mail and diary stay theirs.
     memories.retain(|m| reader.may_read(m));
-    to_value(&ArchivedResult { memories })
+    Ok(ArchivedResult { memories })
 }
 
 /// `audit`: over the most recent sessions, successes claimed for memories the session
 /// was never served, and memories served in an ended session that it never reported on
 /// (by an outcome or a manifest line).
-pub(crate) async fn audit(shared: &Arc<Shared>, peer: Peer, p: AuditParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn audit(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: AuditParams,
+) -> Result<AuditResult, ErrorObject> {
     let n = p.sessions.unwrap_or(200);
     if n == 0 || n > MAX_AUDIT_SESSIONS {
         return Err(invalid(format!("sessions must be 1 to {MAX_AUDIT_SESSIONS}, got {n}")));
@@ -274,5 +281,5 @@ pub(crate) async fn audit(shared: &Arc<Shared>, peer: Peer, p: AuditParams) -> R
             }
         }
     }
-    to_value(&out)
+    Ok(out)
 }

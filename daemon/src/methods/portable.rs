@@ -6,18 +6,25 @@
 use std::sync::Arc;
 
 use amber_core::portable::ExportFilter;
-use amber_ipc::protocol::{BackupParams, ErrorObject, ExportParams, ImportParams, MAX_PORTABLE_RECORDS};
+use amber_ipc::protocol::{
+    BackupParams, BackupStats, ErrorObject, ExportPage, ExportParams, ImportParams, ImportTally,
+    MAX_PORTABLE_RECORDS,
+};
 use serde_json::Value;
 
 use crate::peer::Peer;
-use crate::rpc::{invalid, read_on, to_value, write_with};
+use crate::rpc::{invalid, read_on, write_with};
 use crate::state::Shared;
 
 /// Records per export page when the caller names no limit.
 const DEFAULT_PAGE: usize = 500;
 
 /// `export`: one page of records; `next` names the page after it.
-pub(crate) async fn export(shared: &Arc<Shared>, peer: Peer, p: ExportParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn export(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: ExportParams,
+) -> Result<ExportPage, ErrorObject> {
     crate::person_log::person_only(shared, peer, "export", crate::person_log::Undo::Irreversible)?;
     let limit = p.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PORTABLE_RECORDS {
@@ -33,11 +40,15 @@ pub(crate) async fn export(shared: &Arc<Shared>, peer: Peer, p: ExportParams) ->
     let page =
         read_on(shared, &side, move |e| e.export_page(&filter, p.embeddings, p.cursor.as_deref(), limit))
             .await?;
-    to_value(&page)
+    Ok(page)
 }
 
 /// `import`: records of an export into the local store, through the writer.
-pub(crate) async fn import(shared: &Arc<Shared>, peer: Peer, p: ImportParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn import(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: ImportParams,
+) -> Result<ImportTally, ErrorObject> {
     crate::person_log::person_only(shared, peer, "import", crate::person_log::Undo::Reversible)?;
     if p.records.len() > MAX_PORTABLE_RECORDS {
         return Err(invalid(format!(
@@ -68,16 +79,20 @@ pub(crate) async fn import(shared: &Arc<Shared>, peer: Peer, p: ImportParams) ->
         let scope = r.get("scope").and_then(Value::as_str).unwrap_or("?");
         tally.skip(kind, scope, "a team scope: it is kept in the team's database (docs/TEAM.md)");
     }
-    to_value(&tally)
+    Ok(tally)
 }
 
 /// `backup`: SQLite's online backup of the local store into a new file.
-pub(crate) async fn backup(shared: &Arc<Shared>, peer: Peer, p: BackupParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn backup(
+    shared: &Arc<Shared>,
+    peer: Peer,
+    p: BackupParams,
+) -> Result<BackupStats, ErrorObject> {
     crate::person_log::person_only(shared, peer, "backup", crate::person_log::Undo::Irreversible)?;
     if !p.path.is_absolute() {
         return Err(invalid(format!("the backup's path must be absolute, got {}", p.path.display())));
     }
     let path = p.path;
     let stats = read_on(shared, &shared.local(), move |e| e.backup(&path)).await?;
-    to_value(&stats)
+    Ok(stats)
 }

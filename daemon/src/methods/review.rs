@@ -9,9 +9,8 @@ use std::sync::Arc;
 use amber_core::{Query, SearchMode};
 use amber_ipc::protocol::{ErrorObject, ReviewMemory, ReviewParams, ReviewResult, ReviewRun};
 use amber_tiers::review::{files_in, normalize, same_file, score};
-use serde_json::Value;
 
-use crate::rpc::{invalid, read, to_value, wait_indexed};
+use crate::rpc::{invalid, read, wait_indexed};
 use crate::state::Shared;
 
 /// Candidates read per file from BM25 (also the cap on a file's counted df).
@@ -23,7 +22,7 @@ pub(crate) async fn review(
     shared: &Arc<Shared>,
     peer: crate::peer::Peer,
     p: ReviewParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<ReviewResult, ErrorObject> {
     // Another agent's mail and diary stay theirs (an agent reads as in no session here).
     let reader = super::reader::Reader::new(peer, None);
     if p.files.is_empty() || p.files.len() > 100 {
@@ -92,5 +91,5 @@ pub(crate) async fn review(
         .collect();
     rs.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.run.created_at.cmp(&a.run.created_at)));
     rs.truncate(k);
-    to_value(&ReviewResult { memories: ms, runs: rs, df })
+    Ok(ReviewResult { memories: ms, runs: rs, df })
 }

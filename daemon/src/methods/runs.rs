@@ -12,10 +12,9 @@ use amber_ipc::protocol::{
     RunRecordResult, RunRecorded, RunRewardParams, RunRewardResult, RunShowParams, RunShowResult, RunsParams,
     RunsResult,
 };
-use serde_json::Value;
 
 use crate::peer::Peer;
-use crate::rpc::{agent_name, invalid, read_on, to_value};
+use crate::rpc::{agent_name, invalid, read_on};
 use crate::state::Shared;
 use crate::team::Side;
 
@@ -53,7 +52,7 @@ async fn within_limit(
     Ok(())
 }
 
-pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<RunRecordResult, ErrorObject> {
     let agent = agent_name(&p.agent)?;
     let scope = p.scope.clone().unwrap_or_default();
     let (runs, batch) = match (p.runs, p.task) {
@@ -111,7 +110,7 @@ pub(crate) async fn record(shared: &Arc<Shared>, p: RunRecordParams) -> Result<V
         Box::pin(reward(shared, Peer::UNKNOWN, p)).await?;
     }
     let results = ids.into_iter().zip(created).map(|(id, created)| RunRecorded { id, created }).collect();
-    to_value(&RunRecordResult { scope, results, rewarded })
+    Ok(RunRecordResult { scope, results, rewarded })
 }
 
 /// Stores checked runs of `agent` in `scope` (the team database keeps a team scope's),
@@ -149,7 +148,7 @@ pub(crate) async fn reward(
     shared: &Arc<Shared>,
     peer: Peer,
     p: RunRewardParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<RunRewardResult, ErrorObject> {
     let agent = agent_name(&p.agent)?;
     let (entries, batch) = match (p.rewards, p.run_id) {
         (Some(_), Some(_)) => {
@@ -207,7 +206,7 @@ pub(crate) async fn reward(
         within_limit(shared, &side, &agent, 0, here.len() as u64).await?;
         moved += crate::rpc::write_with_on(shared, &side, move |e| e.reward_runs(&here)).await?;
     }
-    to_value(&RunRewardResult { rewarded: n, weights_moved: moved })
+    Ok(RunRewardResult { rewarded: n, weights_moved: moved })
 }
 
 /// A run and the side that keeps it: the local store first, then the team database.
@@ -221,7 +220,7 @@ async fn find_run(shared: &Arc<Shared>, id: &str) -> Result<Option<(Side, amber_
     Ok(None)
 }
 
-pub(crate) async fn list(shared: &Arc<Shared>, p: RunsParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn list(shared: &Arc<Shared>, p: RunsParams) -> Result<RunsResult, ErrorObject> {
     let limit = p.limit.unwrap_or(50);
     if limit == 0 || limit > 1000 {
         return Err(invalid(format!("limit must be 1 to 1000, got {limit}")));
@@ -230,15 +229,15 @@ pub(crate) async fn list(shared: &Arc<Shared>, p: RunsParams) -> Result<Value, E
     // A team scope's runs are in the team database; no scope lists this machine's.
     let side = shared.side_of(scope.as_ref())?;
     let runs = read_on(shared, &side, move |e| e.runs(scope.as_ref(), p.agent.as_deref(), limit)).await?;
-    to_value(&RunsResult { runs })
+    Ok(RunsResult { runs })
 }
 
-pub(crate) async fn show(shared: &Arc<Shared>, p: RunShowParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn show(shared: &Arc<Shared>, p: RunShowParams) -> Result<RunShowResult, ErrorObject> {
     let id = p.id.trim().to_string();
     let (side, run) = find_run(shared, &id)
         .await?
         .ok_or_else(|| ErrorObject::new(ErrorKind::NotFound, format!("no run with id {id}")))?;
     let key = id.clone();
     let rewards = read_on(shared, &side, move |e| e.run_rewards(&key)).await?;
-    to_value(&RunShowResult { run, rewards })
+    Ok(RunShowResult { run, rewards })
 }

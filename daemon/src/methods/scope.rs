@@ -12,11 +12,10 @@ use amber_ipc::protocol::{
 };
 use amber_store::ListFilter;
 use amber_tiers::scope::Resolved;
-use serde_json::Value;
 
 use crate::methods::reader::Reader;
 use crate::peer::Peer;
-use crate::rpc::{invalid, read, read_on, to_value, write_on};
+use crate::rpc::{invalid, read, read_on, write_on};
 use crate::state::Shared;
 use crate::team::Side;
 use crate::writer::{WriteDone, WriteOp};
@@ -42,14 +41,14 @@ pub(crate) async fn resolve(shared: &Arc<Shared>, cwd: &std::path::Path) -> Resu
 pub(crate) async fn resolve_method(
     shared: &Arc<Shared>,
     p: ResolveScopeParams,
-) -> Result<Value, ErrorObject> {
-    to_value(&resolve(shared, &p.cwd).await?)
+) -> Result<amber_tiers::scope::Resolved, ErrorObject> {
+    resolve(shared, &p.cwd).await
 }
 
 pub(crate) async fn list(
     shared: &Arc<Shared>,
     _: amber_ipc::protocol::NoParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<ScopesResult, ErrorObject> {
     let mut scopes = read(shared, |e| e.scopes()).await?;
     // The team's scopes too, when its database answers.
     if let Some(side) = shared.team.as_ref().and_then(|t| t.side_if_open())
@@ -61,14 +60,14 @@ pub(crate) async fn list(
         .into_iter()
         .map(|s| ScopeEntry { scope: s.scope, memories: s.memories, root: s.root })
         .collect();
-    to_value(&ScopesResult { scopes })
+    Ok(ScopesResult { scopes })
 }
 
 pub(crate) async fn move_method(
     shared: &Arc<Shared>,
     peer: crate::peer::Peer,
     p: ScopeMoveParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<ScopeMoveResult, ErrorObject> {
     crate::person_log::person_only(shared, peer, "scope_move", crate::person_log::Undo::Reversible)?;
     one_side(shared, &p.from, &p.to)?;
     if p.from == p.to || p.to.is_within(&p.from) || p.from.is_within(&p.to) {
@@ -90,7 +89,7 @@ pub(crate) async fn move_method(
         })
         .collect();
     let merged = memories.iter().filter(|m| m.merged).count();
-    to_value(&ScopeMoveResult { moved: memories.len(), merged, memories })
+    Ok(ScopeMoveResult { moved: memories.len(), merged, memories })
 }
 
 /// Refuses a move between the local store and the team database.
@@ -110,7 +109,7 @@ pub(crate) async fn move_memory(
     shared: &Arc<Shared>,
     peer: Peer,
     p: MemoryMoveParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<MovedEntry, ErrorObject> {
     crate::person_log::person_only(
         shared,
         peer,
@@ -142,7 +141,7 @@ pub(crate) async fn move_memory(
         MoveOne::AlreadyThere => return Err(already()),
     };
     tracing::info!(memory = %moved.old_id, to = %moved.memory.id, door = peer.door.as_str(), "memory moved by a person");
-    to_value(&MovedEntry {
+    Ok(MovedEntry {
         old_id: moved.old_id,
         new_id: moved.memory.id,
         scope: moved.memory.scope,
@@ -158,7 +157,7 @@ pub(crate) async fn memories(
     shared: &Arc<Shared>,
     peer: Peer,
     p: MemoriesParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<MemoriesResult, ErrorObject> {
     crate::person_log::person_only(
         shared,
         peer,
@@ -197,17 +196,17 @@ pub(crate) async fn memories(
         .as_ref()
         .map(|t| t.iter().filter(|(f, _)| wanted.is_empty() || wanted.contains(f)).map(|(_, n)| n).sum());
     let by_filing = tally.map(|t| t.into_iter().collect());
-    to_value(&MemoriesResult { memories, next: next.flatten(), total, by_filing })
+    Ok(MemoriesResult { memories, next: next.flatten(), total, by_filing })
 }
 
 /// `get`: a whole id (a moved one says where it went), or a prefix naming one memory.
 /// `get`: a memory by id or prefix, if its reader may read it (another agent's mail or
 /// diary is `not_found` to an agent, as if it did not exist).
-pub(crate) async fn get(shared: &Arc<Shared>, peer: Peer, p: GetParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn get(shared: &Arc<Shared>, peer: Peer, p: GetParams) -> Result<MemoryResult, ErrorObject> {
     let reader = Reader::of(shared, peer, p.session_id.as_deref()).await?;
     let (side, id) = resolve_id(shared, &p.id).await?;
     match read_on(shared, &side, move |e| e.get(&id)).await? {
-        Some(memory) if reader.may_read(&memory) => to_value(&MemoryResult { memory }),
+        Some(memory) if reader.may_read(&memory) => Ok(MemoryResult { memory }),
         _ => Err(ErrorObject::new(ErrorKind::NotFound, format!("no memory with id {}", p.id.trim()))),
     }
 }

@@ -16,7 +16,6 @@ use amber_tiers::interject::{Decision, EventKind, Reason, decide, precheck};
 use amber_tiers::redact::redact;
 use amber_tiers::scope::project_scope;
 use amber_tiers::session::Session;
-use serde_json::Value;
 
 use crate::live::{Ending, not_found};
 use crate::methods::capture::{CapturedFrom, capture_text, note_capture};
@@ -24,7 +23,7 @@ pub(crate) use crate::methods::records::persist;
 use crate::methods::serve::{MAX_QUERY_CHARS, briefing, candidates, inbox};
 use crate::methods::transcript::strip_served;
 use crate::peer::Peer;
-use crate::rpc::{invalid, read, to_value, wait_indexed, write};
+use crate::rpc::{invalid, read, wait_indexed, write};
 use crate::state::Shared;
 use crate::writer::{WriteDone, WriteOp};
 
@@ -58,7 +57,10 @@ async fn stored(shared: &Arc<Shared>, id: &str) -> Result<Option<Session>, Error
     Ok(row.and_then(|r| serde_json::from_str::<Session>(&r.record).ok()))
 }
 
-pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn start(
+    shared: &Arc<Shared>,
+    p: SessionStartParams,
+) -> Result<SessionStartResult, ErrorObject> {
     let agent = p.agent.trim().to_string();
     if agent.is_empty() || agent.chars().count() > 64 {
         return Err(invalid("agent must be 1 to 64 characters"));
@@ -164,7 +166,7 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
                 search: session.scopes(),
             };
             shared.sessions.lock().insert(session.id.clone(), session);
-            return to_value(&result);
+            return Ok(result);
         }
     }
 
@@ -198,14 +200,14 @@ pub(crate) async fn start(shared: &Arc<Shared>, p: SessionStartParams) -> Result
         search: session.scopes(),
     };
     shared.sessions.lock().insert(session.id.clone(), session);
-    to_value(&result)
+    Ok(result)
 }
 
 pub(crate) async fn event(
     shared: &Arc<Shared>,
     peer: Peer,
     p: SessionEventParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<SessionEventResult, ErrorObject> {
     // Number the event and note the activity at once, so concurrent events differ.
     let (snapshot, arrival) = {
         let mut live = shared.sessions.lock();
@@ -306,7 +308,7 @@ pub(crate) async fn event(
             .await?
         }
     };
-    to_value(&SessionEventResult {
+    Ok(SessionEventResult {
         event: n,
         decision,
         captured: captured.map(|c| c.0),
@@ -404,7 +406,7 @@ pub(crate) async fn end_method(
     shared: &Arc<Shared>,
     peer: Peer,
     p: SessionEndParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<SessionResult, ErrorObject> {
     let outcome = p.outcome.as_ref().map(|o| o.parse()).transpose().map_err(invalid)?;
     if let Some((reward, label)) = &outcome {
         let mut live = shared.sessions.lock();
@@ -429,14 +431,14 @@ pub(crate) async fn end_method(
         door: peer.door,
     });
     let s = end(shared, &p.session_id, transcript, "ended").await?;
-    to_value(&SessionResult { session: s, live: false, manifest })
+    Ok(SessionResult { session: s, live: false, manifest })
 }
 
-pub(crate) async fn show(shared: &Arc<Shared>, p: SessionShowParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn show(shared: &Arc<Shared>, p: SessionShowParams) -> Result<SessionResult, ErrorObject> {
     let (session, live) = super::records::find(shared, &p.session_id).await?.ok_or_else(|| {
         ErrorObject::new(ErrorKind::SessionNotFound, format!("no session with id {:?}", p.session_id))
     })?;
-    to_value(&SessionResult { session, live, manifest: None })
+    Ok(SessionResult { session, live, manifest: None })
 }
 
 /// Ends sessions idle past the timeout, until shutdown.

@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use amber_ipc::protocol::{ErrorObject, SessionSummary, SessionsParams, SessionsResult};
 use amber_tiers::session::Session;
-use serde_json::Value;
 
-use crate::rpc::{invalid, read, to_value};
+use crate::rpc::{invalid, read};
 use crate::state::Shared;
 
 /// Most sessions one `sessions` call lists.
@@ -36,7 +35,7 @@ fn summary(s: &Session, servings: Vec<amber_tiers::session::Served>) -> SessionS
 
 /// `sessions`: live sessions first, then stored records, newest first; with `served`,
 /// only the sessions that were served that memory (among the last 2,000 stored).
-pub(crate) async fn list(shared: &Arc<Shared>, p: SessionsParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn list(shared: &Arc<Shared>, p: SessionsParams) -> Result<SessionsResult, ErrorObject> {
     let limit = p.limit.unwrap_or(50);
     if limit == 0 || limit > MAX_SESSIONS_LISTED {
         return Err(invalid(format!("limit must be 1 to {MAX_SESSIONS_LISTED}, got {limit}")));
@@ -70,5 +69,5 @@ pub(crate) async fn list(shared: &Arc<Shared>, p: SessionsParams) -> Result<Valu
         }
         out.push(summary(&s, servings));
     }
-    to_value(&SessionsResult { sessions: out })
+    Ok(SessionsResult { sessions: out })
 }

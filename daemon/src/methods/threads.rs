@@ -11,10 +11,9 @@ use amber_ipc::protocol::{
     ThreadResult,
 };
 use amber_tiers::guard::{Message, Verdict, decide};
-use serde_json::Value;
 
 use super::scope::resolve_id;
-use crate::rpc::{agent_name, read_on, to_value};
+use crate::rpc::{agent_name, read_on};
 use crate::state::Shared;
 use crate::team::Side;
 
@@ -40,7 +39,7 @@ pub(crate) async fn thread(
     shared: &Arc<Shared>,
     peer: crate::peer::Peer,
     p: ThreadParams,
-) -> Result<Value, ErrorObject> {
+) -> Result<ThreadResult, ErrorObject> {
     let reader = super::reader::Reader::of(shared, peer, p.session_id.as_deref()).await?;
     let resolved = resolve_id(shared, &p.id).await?;
     let asked = resolved.1.clone();
@@ -51,10 +50,10 @@ pub(crate) async fn thread(
     memories.retain(|m| reader.may_read(m));
     let key = root.clone();
     let held = read_on(shared, &side, move |e| e.hold_of(&key)).await?.map(|h| h.reason);
-    to_value(&ThreadResult { thread: root, memories, held })
+    Ok(ThreadResult { thread: root, memories, held })
 }
 
-pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<GuardResult, ErrorObject> {
     let agent = agent_name(&p.agent)?;
     let resolved = resolve_id(shared, &p.memory_id).await?;
     let trigger_id = resolved.1.clone();
@@ -93,12 +92,12 @@ pub(crate) async fn guard(shared: &Arc<Shared>, p: GuardParams) -> Result<Value,
     })
     .await?;
     tracing::debug!(%agent, trigger = %trigger_id, decision = verdict, rule = %d.rule, "guard");
-    to_value(&GuardResult { decision: d, memory_id: trigger_id, thread: root })
+    Ok(GuardResult { decision: d, memory_id: trigger_id, thread: root })
 }
 
-pub(crate) async fn release(shared: &Arc<Shared>, p: ReleaseParams) -> Result<Value, ErrorObject> {
+pub(crate) async fn release(shared: &Arc<Shared>, p: ReleaseParams) -> Result<ReleaseResult, ErrorObject> {
     let (side, root, _) = thread_of(shared, resolve_id(shared, &p.thread).await?).await?;
     let key = root.clone();
     let released = crate::rpc::write_with_on(shared, &side, move |e| e.release(&key)).await?;
-    to_value(&ReleaseResult { thread: root, released })
+    Ok(ReleaseResult { thread: root, released })
 }
