@@ -74,7 +74,35 @@ impl Env {
 impl Drop for Env {
     fn drop(&mut self) {
         let _ = self.amber(&["daemon", "stop"]);
+        // A daemon a hook started in the background may still be loading when the stop
+        // is asked (nothing answers it): stopped again once it is up, killed if it stays,
+        // so that no test leaves a daemon running.
+        let data = self.root.path().join("data");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while let Some(pid) = daemon_of(&data) {
+            if Instant::now() >= deadline {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+            let _ = self.amber(&["daemon", "stop"]);
+        }
     }
+}
+
+/// The pid of an `amberd` serving this data directory, if one runs (Linux's /proc).
+fn daemon_of(data: &std::path::Path) -> Option<u32> {
+    use std::os::unix::ffi::OsStrExt;
+    let want = data.as_os_str().as_bytes();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let mut args = cmdline.split(|b| *b == 0);
+        if args.next().is_some_and(|a| a.ends_with(b"amberd")) && args.any(|a| a == want) {
+            return Some(pid);
+        }
+    }
+    None
 }
 
 pub fn text(b: &[u8]) -> String {
