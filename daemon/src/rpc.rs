@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use amber_core::NewMemory;
 use amber_engine::{Engine, EngineWriter};
-use amber_ipc::protocol::{ErrorKind, ErrorObject, RememberResult};
+use amber_ipc::protocol::{Access, ErrorKind, ErrorObject, RememberResult};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -255,13 +255,34 @@ pub(crate) async fn write_on(
     write_in_lane(shared, side, op, lane).await
 }
 
-/// [`write_on`] in a given lane.
+tokio::task_local! {
+    /// Whether the method being answered on this task is declared a read or a write
+    /// (`Method::access`); set by the dispatch.
+    pub(crate) static DECLARED: Access;
+}
+
+/// True on the task of a method declared a read (not on tasks it spawned: their writes
+/// are background work, as an idle pass's).
+fn declared_read() -> bool {
+    DECLARED.try_with(|a| *a == Access::Read).unwrap_or(false)
+}
+
+/// [`write_on`] in a given lane. Refused (an internal error, logged) on the task of a
+/// method the registry declares a read: what it declares is what it does, and MCP
+/// clients take a read-only tool's call as safe to make unasked.
 pub(crate) async fn write_in_lane(
     shared: &Arc<Shared>,
     side: &Side,
     op: WriteOp,
     lane: Lane,
 ) -> Result<WriteDone, ErrorObject> {
+    if declared_read() {
+        tracing::error!(?op, "a method declared a read asked for a write: refused");
+        return Err(ErrorObject::new(
+            ErrorKind::Internal,
+            "internal error: a method declared a read asked for a write (see the daemon log)",
+        ));
+    }
     if *shared.shutdown.borrow() {
         return Err(ErrorObject::new(ErrorKind::ShuttingDown, "the daemon is shutting down"));
     }
@@ -485,5 +506,21 @@ async fn wait_indexed_for(shared: &Arc<Shared>, side: &Side, bound: Duration) ->
             tracing::warn!(target, "recall waited {timeout:?} for indexing; answering from what is indexed");
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the dispatch declares holds on the handler's task, and only there.
+    #[tokio::test]
+    async fn a_write_is_refused_on_the_task_of_a_method_declared_a_read() {
+        assert!(!declared_read(), "outside any method (an idle pass): writes go");
+        assert!(DECLARED.scope(Access::Read, async { declared_read() }).await);
+        assert!(!DECLARED.scope(Access::Write, async { declared_read() }).await);
+        let spawned =
+            DECLARED.scope(Access::Read, async { tokio::spawn(async { declared_read() }).await }).await;
+        assert!(!spawned.unwrap(), "background work a read starts is not the read");
     }
 }

@@ -220,6 +220,9 @@ pub struct EngineStats {
     /// Memories indexed ahead of a backlog because someone waited for them (the
     /// person's and the hooks' writes, a client's own files).
     pub indexed_first: u64,
+    /// Embedding-cache writes given up because the store's write lock stayed taken past
+    /// the busy timeout (the vectors were indexed, not cached).
+    pub cache_writes_skipped: u64,
     /// Seconds spent in the model.
     pub embed_seconds: f64,
 }

@@ -122,6 +122,15 @@ impl Error {
         matches!(self, Error::Unavailable { .. })
     }
 
+    /// True when another connection held SQLite's write lock past the busy timeout.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self,
+            Error::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. }
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+
     /// True when the disk (or its quota) is full.
     pub fn is_disk_full(&self) -> bool {
         matches!(

@@ -420,7 +420,17 @@ impl Engine {
                 .filter(|k| hashes.contains(&k.hash))
                 .map(|k| (*k, embedded[&k.hash].as_slice()))
                 .collect();
-            self.cache_write(|s| s.put_vectors(&m.id, &rows))?;
+            // The cache is a saving, not the truth: while the writer's commits keep the
+            // store's write lock past the busy timeout (a burst of them back to back),
+            // these vectors go to the index uncached (embedded again if ever rebuilt)
+            // rather than failing the pass.
+            match self.cache_write(|s| s.put_vectors(&m.id, &rows)) {
+                Err(crate::Error::Store(e)) if e.is_busy() => {
+                    lock(&self.stats).cache_writes_skipped += 1;
+                    tracing::debug!(cause = %e, chunks = rows.len(), "vectors not cached: the store was busy");
+                }
+                other => other?,
+            }
         }
         Ok(chunks.iter().zip(found).map(|(c, v)| v.unwrap_or_else(|| embedded[&c.hash].clone())).collect())
     }

@@ -27,8 +27,9 @@ use super::*;
 
 /// Whether a method changes state. A write goes through the daemon's writer (or its
 /// `BlockingWriter` for the model passes); a read runs on a read connection and changes
-/// nothing stored (the live session's served list aside). The MCP tools' read-only hint
-/// says the same.
+/// nothing stored (the live session's served list aside): the daemon refuses a write
+/// asked on the task of a method declared a read. The MCP tools' read-only hint says the
+/// same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Access {
@@ -232,8 +233,8 @@ registry! {
     KgStats "kg_stats" (KgStatsParams => KgStatsResult) Read, mcp All, cli None, python true;
     /// A graph's entities, most connected first.
     KgEntities "kg_entities" (KgEntitiesParams => KgEntitiesResult) Read, mcp None, cli None, python false;
-    /// The scope a directory files into.
-    ResolveScope "resolve_scope" (ResolveScopeParams => ResolveScopeResult) Read, mcp None, cli Some("scope here"), python true;
+    /// The scope a directory files into (a write: it notes the project's root for the scope).
+    ResolveScope "resolve_scope" (ResolveScopeParams => ResolveScopeResult) Write, mcp None, cli Some("scope here"), python true;
     /// The scopes with their counts.
     Scopes "scopes" (NoParams => ScopesResult) Read, mcp None, cli Some("scopes"), python true;
     /// Re-file a scope's memories into another.
