@@ -1,8 +1,8 @@
 //! Amber's engine: the store and the derived indexes behind one API.
 //!
 //! # Brief overview
-//! The CLI, the daemon, the tiers and the eval harness all remember and recall through
-//! [`Engine`], so there is one code path for everything Amber serves.
+//! The daemon and the eval harness remember and recall through [`Engine`] (the CLI and
+//! the tiers never open the store), so there is one code path for everything Amber serves.
 //!
 //! - A write commits to SQLite first (the source of truth), then indexes: BM25 (tantivy)
 //!   and chunk vectors (usearch), with vectors taken from the embedding cache in the
