@@ -277,7 +277,8 @@ pub(crate) async fn write_in_lane(
     lane: Lane,
 ) -> Result<WriteDone, ErrorObject> {
     if declared_read() {
-        tracing::error!(?op, "a method declared a read asked for a write: refused");
+        // Not the operation itself: a memory's content does not go to the log.
+        tracing::error!("a method declared a read asked for a write: refused");
         return Err(ErrorObject::new(
             ErrorKind::Internal,
             "internal error: a method declared a read asked for a write (see the daemon log)",

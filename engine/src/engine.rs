@@ -401,7 +401,7 @@ impl Engine {
     /// Reads the embedding cache.
     fn cache_read<R>(&self, f: impl FnOnce(&dyn MemoryStore) -> amber_store::Result<R>) -> Result<R> {
         if !self.cache_separate {
-            return self.read(|s| f(s));
+            return self.read(f);
         }
         self.cache_write(|s| f(s))
     }

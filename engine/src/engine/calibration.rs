@@ -49,11 +49,10 @@ impl Engine {
             _ => {
                 let c = measure(self, &m)?;
                 tracing::info!(model = %c.model, mean = c.unrelated_mean, sd = c.unrelated_sd, "calibrated");
-                // Kept for the next start; a store that cannot be written now (a full
+                // Kept for the next start; a cache that cannot be written now (a full
                 // disk) keeps it in memory and measures again next time.
-                let kept = serde_json::to_string(&c).unwrap_or_default();
-                if let Err(e) = self.cache_write(|s| s.set_meta(&key, &kept)) {
-                    tracing::warn!(cause = %e, "could not keep the calibration in the store");
+                if let Err(e) = self.keep_calibration(&c) {
+                    tracing::warn!(cause = %e, "could not keep the calibration in the embedding cache");
                 }
                 c
             }
@@ -65,11 +64,16 @@ impl Engine {
     pub fn recalibrate(&self) -> Result<Arc<Calibration>> {
         let m = self.models();
         let c = measure(self, &m)?;
-        let kept = serde_json::to_string(&c).unwrap_or_default();
-        self.cache_write(|s| s.set_meta(&meta_key(&m.id), &kept))?;
+        self.keep_calibration(&c)?;
         let c = Arc::new(c);
         // A model set just switched to has none yet; one that has keeps it until the next.
         let _ = m.calibration.set(c.clone());
         Ok(c)
+    }
+
+    /// Keeps a calibration with the embedding cache, under its model's id.
+    fn keep_calibration(&self, c: &Calibration) -> Result<()> {
+        let kept = serde_json::to_string(c).unwrap_or_default();
+        self.cache_write(|s| s.set_meta(&meta_key(&c.model), &kept))
     }
 }
