@@ -412,6 +412,12 @@ impl Rng {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// Standard normal (Box-Muller).
+    pub(crate) fn gauss(&mut self) -> f64 {
+        let u = 1.0 - self.unit();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()
+    }
+
     /// One element, uniformly; `None` for none.
     pub(crate) fn pick<'a, T>(&mut self, xs: &'a [T]) -> Option<&'a T> {
         (!xs.is_empty()).then(|| &xs[self.below(xs.len())])

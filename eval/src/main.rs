@@ -96,6 +96,10 @@ enum Command {
     /// (with the `team` feature, on by default).
     #[cfg(feature = "team")]
     TeamBench(cmd::team_bench::TeamBenchArgs),
+    /// A million memories on one machine (issue 48): a store grown through the engine
+    /// with real-model vectors varied, its fill rate, resident memory and disk, the HNSW
+    /// index's recall against exact search, and a rebuild from the cache.
+    Scale(cmd::scale::ScaleArgs),
 }
 
 fn main() -> ExitCode {
@@ -129,6 +133,7 @@ fn main() -> ExitCode {
         Command::BackupBench(a) => cmd::backup_bench::run(a),
         Command::MigrateBench(a) => cmd::migrate_bench::run(a),
         Command::Leads(a) => cmd::leads::run(a),
+        Command::Scale(a) => cmd::scale::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

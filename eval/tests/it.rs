@@ -5,3 +5,4 @@ mod crosslingual;
 mod curate;
 mod harness;
 mod interject_locomo;
+mod scale;

@@ -7,6 +7,9 @@
 //! 3. once indexing has caught up, a second backup of the quiet store;
 //! 4. `amber restore` of that backup into an empty data directory: the wall time until a
 //!    daemon serves it with its indexes rebuilt, and what it embedded (0 is the claim).
+//!
+//! With `--store DIR` (a store `amber-eval scale` grew, say) the daemon serves a copy of
+//! that store instead of filing paragraphs.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,6 +21,7 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
 
+use crate::cmd::cold_start::copy_dir;
 use crate::cmd::node::{
     Binaries, Node, Timed, amber, dir_bytes, engine, fill, load_corpus, mib, rss_of, wait_indexed, writer,
 };
@@ -27,8 +31,12 @@ use crate::common::{percentile, write_report};
 #[derive(Args, Debug)]
 pub(crate) struct BackupBenchArgs {
     /// A LongMemEval file: its turns' paragraphs become the memories.
-    #[arg(long)]
-    data: PathBuf,
+    #[arg(long, required_unless_present = "store")]
+    data: Option<PathBuf>,
+    /// Serve a copy of this store instead of filling one (`--data` and `--memories`
+    /// unused).
+    #[arg(long, value_name = "DIR", conflicts_with = "data")]
+    store: Option<PathBuf>,
     /// Memories in the store backed up.
     #[arg(long, default_value_t = 100_000)]
     memories: usize,
@@ -67,14 +75,28 @@ fn bench(a: &BackupBenchArgs) -> anyhow::Result<Value> {
     let started_at = chrono::Utc::now().to_rfc3339();
     let amberd = a.bins.amberd()?;
     let amber_exe = a.bins.amber()?;
-    let (corpus, _) = load_corpus(&a.data, a.memories)?;
     let tmp = tempfile::tempdir()?;
-    eprintln!("backup-bench: {} memories under {}", a.memories, tmp.path().display());
-
-    // The store: filled and indexed.
-    let mut node = Node::new("S", &amberd, &tmp.path().join("s"), None)?;
-    let mut c = node.client()?;
-    let (filled, fill_seconds) = fill(&mut c, &corpus, "backup-bench")?;
+    // The store: filled and indexed, or a copy of one.
+    let (mut node, mut c, filled, fill_seconds) = match (&a.store, &a.data) {
+        (Some(store), _) => {
+            eprintln!("backup-bench: a copy of {} under {}", store.display(), tmp.path().display());
+            copy_dir(store, &tmp.path().join("s").join("data"))?;
+            let node = Node::new("S", &amberd, &tmp.path().join("s"), None)?;
+            let mut c = node.client()?;
+            let t = Instant::now();
+            let filled = wait_indexed(&mut c)?;
+            (node, c, filled, t.elapsed().as_secs_f64())
+        }
+        (None, Some(data)) => {
+            let (corpus, _) = load_corpus(data, a.memories)?;
+            eprintln!("backup-bench: {} memories under {}", a.memories, tmp.path().display());
+            let node = Node::new("S", &amberd, &tmp.path().join("s"), None)?;
+            let mut c = node.client()?;
+            let (filled, fill_seconds) = fill(&mut c, &corpus, "backup-bench")?;
+            (node, c, filled, fill_seconds)
+        }
+        (None, None) => anyhow::bail!("--data or --store is needed"),
+    };
 
     // Idle writes, then writes during a backup.
     let stop = Arc::new(AtomicBool::new(false));
@@ -127,7 +149,8 @@ fn bench(a: &BackupBenchArgs) -> anyhow::Result<Value> {
         "started_at": started_at,
         "finished_at": chrono::Utc::now().to_rfc3339(),
         "data_file": a.data,
-        "memories": a.memories,
+        "store": a.store,
+        "memories": filled["memories"],
         "threads": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "fill": { "seconds": fill_seconds, "memories": filled["memories"], "vectors": filled["vectors"],
                   "chunks_embedded": filled["stats"]["chunks_embedded"] },

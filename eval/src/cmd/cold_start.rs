@@ -52,7 +52,8 @@ const PROMPTS: &[&str] = &[
 /// How long a start may take before the run is counted failed.
 const GIVE_UP: Duration = Duration::from_secs(60);
 
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+/// Copies a directory tree (a store) file by file.
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(to)?;
     for e in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
         let e = e?;

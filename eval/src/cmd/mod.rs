@@ -24,6 +24,7 @@ pub(crate) mod migrate_bench;
 pub(crate) mod mixed;
 pub(crate) mod node;
 pub(crate) mod plot;
+pub(crate) mod scale;
 pub(crate) mod standing;
 #[cfg(feature = "team")]
 pub(crate) mod team_bench;
