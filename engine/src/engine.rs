@@ -34,6 +34,7 @@ use amber_store::{Backend, MemoryStore};
 
 mod advice;
 mod ahead;
+mod allowed;
 mod calibration;
 mod curation;
 mod degraded;

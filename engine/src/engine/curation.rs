@@ -50,7 +50,7 @@ impl Engine {
         let allowed = within.and_then(|s| self.allowed(&Query::new("similar").in_scope(s.clone())));
         let mut candidates = HashSet::new();
         for v in &mine {
-            for (seq, _, _) in self.vector_ranking(v, allowed.as_deref(), CANDIDATES_PER_CHUNK.max(k))? {
+            for (seq, _, _) in self.vector_ranking(v, allowed.as_ref(), CANDIDATES_PER_CHUNK.max(k))? {
                 if seq != me.seq {
                     candidates.insert(seq);
                 }

@@ -3,7 +3,7 @@
 //! filters, the time ranking, the session prior, session neighbours and session context
 //! read it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use amber_core::{Filing, MemoryType, Millis, Scope};
 use amber_store::{Key, MemoryStore};
@@ -29,6 +29,9 @@ pub(super) struct Docs {
     /// seq -> how it was filed, for memories not filed by the person (the ranking's
     /// filing prior; absent: `person`).
     pub(super) filing: HashMap<u64, Filing>,
+    /// The lifefacts' seqs (the briefing's standing preferences are read from these,
+    /// not from a scan of every memory).
+    pub(super) lifefacts: BTreeSet<u64>,
 }
 
 impl Docs {
@@ -51,6 +54,11 @@ impl Docs {
     pub(super) fn add(&mut self, key: Key) {
         let Key { seq, scope, time, session_id, kind, filing } = key;
         self.kind.insert(seq, kind);
+        if kind == MemoryType::Lifefact {
+            self.lifefacts.insert(seq);
+        } else {
+            self.lifefacts.remove(&seq);
+        }
         self.set_filing(seq, filing);
         if let Some(session) = session_id {
             let next = u32::try_from(self.session_seqs.len()).unwrap_or(u32::MAX);
@@ -84,6 +92,7 @@ impl Docs {
     pub(super) fn remove(&mut self, seq: u64, scope: &Scope) {
         self.time.remove(&seq);
         self.kind.remove(&seq);
+        self.lifefacts.remove(&seq);
         self.filing.remove(&seq);
         if let Some(seqs) = self.scopes.get_mut(scope) {
             seqs.retain(|s| *s != seq);

@@ -10,6 +10,7 @@ use amber_core::{InvalidInput, Memory, MemoryId, Millis, Query, Scope, now_milli
 use amber_retrieval::{Bm25Filter, NameMatcher, cosine};
 use amber_store::{KgAdded, MemoryStore};
 
+use super::allowed::Allowed;
 use super::{Engine, EngineWriter, read, write};
 use crate::{Error, Result};
 
@@ -82,7 +83,7 @@ impl Engine {
         &self,
         q: &Query,
         qv: Option<&[f32]>,
-        allowed: Option<&[u64]>,
+        allowed: Option<&Allowed>,
     ) -> Result<Vec<u64>> {
         let named = self.entities_named(&q.text, q.scope.as_ref());
         if named.is_empty() {
@@ -120,10 +121,9 @@ impl Engine {
             let next = kept;
             s.kg_mention_seqs(&next, EXPAND_PER_ENTITY)
         })?;
-        let allowed: Option<HashSet<u64>> = allowed.map(|a| a.iter().copied().collect());
         let mut seqs: Vec<u64> = Vec::new();
         for (_, seq) in mentions {
-            if allowed.as_ref().is_none_or(|a| a.contains(&seq)) && !seqs.contains(&seq) {
+            if allowed.is_none_or(|a| a.contains(seq)) && !seqs.contains(&seq) {
                 seqs.push(seq);
             }
         }

@@ -2,7 +2,7 @@
 //! session's scopes, which a briefing keeps whatever else the store holds (issue 45: at
 //! 2,025 memories a briefing had lost the person's own preference to volume).
 
-use amber_core::{Filing, Memory, MemoryType, Query, Scope};
+use amber_core::{Filing, Memory, Query, Scope};
 
 use super::{Engine, read};
 use crate::Result;
@@ -15,18 +15,22 @@ impl Engine {
         let Some((first, rest)) = scopes.split_first() else { return Ok(Vec::new()) };
         let q =
             rest.iter().fold(Query::new("preferences").in_scope(first.clone()), |q, s| q.also_in(s.clone()));
-        let Some(mut seqs) = self.allowed(&q) else { return Ok(Vec::new()) };
-        {
+        let Some(allowed) = self.allowed(&q) else { return Ok(Vec::new()) };
+        let seqs: Vec<u64> = {
             let docs = read(&self.docs);
             let standing = read(&self.standing);
-            seqs.retain(|seq| {
-                docs.kind.get(seq) == Some(&MemoryType::Lifefact)
-                    && matches!(docs.filing_of(*seq), Filing::Person | Filing::Promoted)
-                    && standing.get(seq).is_none_or(|r| r.archived_at.is_none())
-            });
-        }
-        seqs.sort_unstable_by(|a, b| b.cmp(a));
-        seqs.truncate(limit);
+            docs.lifefacts
+                .iter()
+                .rev()
+                .copied()
+                .filter(|&seq| {
+                    allowed.contains(seq)
+                        && matches!(docs.filing_of(seq), Filing::Person | Filing::Promoted)
+                        && standing.get(&seq).is_none_or(|r| r.archived_at.is_none())
+                })
+                .take(limit)
+                .collect()
+        };
         let mut out = self.read(|s| s.get_by_seqs(&seqs))?;
         out.sort_by_key(|m| std::cmp::Reverse(m.seq));
         Ok(out)

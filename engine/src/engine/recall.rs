@@ -4,10 +4,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use amber_core::{Evidence, Expand, Hit, Memory, Query, Scope, SearchMode, now_millis};
+use amber_core::{Evidence, Expand, Hit, Memory, Query, SearchMode, now_millis};
 use amber_retrieval::fusion::reciprocal_rank_fusion;
 use amber_retrieval::{Bm25Filter, CONTEXT_CHUNK, chunk_key, split_key, time_window};
 
+use super::allowed::Allowed;
 use super::{Engine, read};
 use crate::Result;
 
@@ -50,7 +51,7 @@ impl Engine {
             },
         };
         let mut vector: Vec<(u64, f32, usize)> = match &qv {
-            Some(qv) => self.vector_ranking(qv, allowed.as_deref(), want)?,
+            Some(qv) => self.vector_ranking(qv, allowed.as_ref(), want)?,
             None => Vec::new(),
         };
         // A migration switched the model while this query was embedded: its vector is
@@ -60,7 +61,7 @@ impl Engine {
             vector.clear();
         }
         let graph_candidates: Vec<u64> = if q.expand == Expand::Graph {
-            self.graph_ranking(q, qv.as_deref(), allowed.as_deref())?
+            self.graph_ranking(q, qv.as_deref(), allowed.as_ref())?
         } else {
             Vec::new()
         };
@@ -114,7 +115,7 @@ impl Engine {
             lists.len() - 1
         });
         let session = self.session_bonus(&mut fused, want);
-        let bonus = self.neighbour_bonus(&mut fused, allowed.as_deref(), want, lists.len());
+        let bonus = self.neighbour_bonus(&mut fused, allowed.as_ref(), want, lists.len());
         {
             let demoted = read(&self.demoted);
             if !demoted.is_empty() && fused.iter().any(|f| demoted.contains(&f.key)) {
@@ -194,48 +195,11 @@ impl Engine {
         out
     }
 
-    /// Seqs that pass the query's filters, or None when it has none.
-    pub(super) fn allowed(&self, q: &Query) -> Option<Vec<u64>> {
-        let scopes = q.scopes();
-        if scopes.is_empty() && q.since.is_none() && q.until.is_none() {
-            return None;
-        }
-        let docs = read(&self.docs);
-        let in_time = |seq: &u64| {
-            let t = docs.time.get(seq).copied().unwrap_or(0);
-            q.since.is_none_or(|s| t >= s) && q.until.is_none_or(|u| t <= u)
-        };
-        let mut out: Vec<u64> = if scopes.is_empty() {
-            docs.time.keys().copied().filter(in_time).collect()
-        } else {
-            // A scope within another one listed is already covered by it.
-            let mut roots: Vec<&Scope> = Vec::new();
-            for s in &scopes {
-                if !scopes.iter().any(|o| o != s && s.is_within(o)) && !roots.contains(s) {
-                    roots.push(s);
-                }
-            }
-            roots
-                .into_iter()
-                .flat_map(|scope| {
-                    docs.scopes
-                        .range(scope.clone()..)
-                        .take_while(|(s, _)| s.as_str().starts_with(scope.as_str()))
-                        .filter(|(s, _)| s.is_within(scope))
-                        .flat_map(|(_, seqs)| seqs.iter().copied())
-                })
-                .filter(in_time)
-                .collect()
-        };
-        out.sort_unstable();
-        Some(out)
-    }
-
     /// Ranks memories by their best chunk's cosine to `qv`: (seq, cosine, chunk), best first.
     pub(super) fn vector_ranking(
         &self,
         qv: &[f32],
-        allowed: Option<&[u64]>,
+        allowed: Option<&Allowed>,
         want: usize,
     ) -> Result<Vec<(u64, f32, usize)>> {
         let vectors = read(&self.vectors);
@@ -252,7 +216,7 @@ impl Engine {
         };
         match allowed {
             Some(seqs) if seqs.len() <= EXACT_SCAN_MAX_MEMORIES => {
-                for &seq in seqs {
+                for seq in seqs.iter() {
                     for i in 0..amber_retrieval::MAX_CHUNKS_PER_MEMORY {
                         let Some(v) = vectors.get(chunk_key(seq, i)) else { break };
                         note(seq, i, amber_retrieval::cosine(qv, &v));
@@ -263,9 +227,8 @@ impl Engine {
                 }
             }
             _ => {
-                let set: Option<HashSet<u64>> = allowed.map(|seqs| seqs.iter().copied().collect());
-                let in_set = |key: u64| set.as_ref().is_none_or(|s| s.contains(&split_key(key).0));
-                let filter: Option<&dyn Fn(u64) -> bool> = set.is_some().then_some(&in_set);
+                let in_set = |key: u64| allowed.is_none_or(|a| a.contains(split_key(key).0));
+                let filter: Option<&dyn Fn(u64) -> bool> = allowed.is_some().then_some(&in_set);
                 for (key, cos) in vectors.search(qv, want * HNSW_CHUNKS_PER_MEMORY, filter)? {
                     let (seq, i) = split_key(key);
                     note(seq, i, cos);
@@ -321,7 +284,7 @@ impl Engine {
     fn neighbour_bonus(
         &self,
         fused: &mut Vec<amber_retrieval::fusion::Fused<u64>>,
-        allowed: Option<&[u64]>,
+        allowed: Option<&Allowed>,
         want: usize,
         n_lists: usize,
     ) -> HashMap<u64, f32> {
@@ -333,7 +296,7 @@ impl Engine {
             let docs = read(&self.docs);
             for f in fused.iter().take(want) {
                 for n in docs.neighbours(f.key).into_iter().flatten() {
-                    if allowed.is_none_or(|a| a.binary_search(&n).is_ok()) {
+                    if allowed.is_none_or(|a| a.contains(n)) {
                         let b = bonus.entry(n).or_insert(0.0);
                         *b = b.max(self.opts.neighbour_weight * f.score);
                     }
