@@ -109,10 +109,7 @@ impl Engine {
         if vectors.is_empty() {
             return Ok(());
         }
-        let mut index = write(&self.vectors);
-        for (key, v) in vectors {
-            index.add(*key, v)?;
-        }
+        write(&self.vectors).add_many(vectors)?;
         self.vectors_unsaved.store(true, SeqCst);
         Ok(())
     }

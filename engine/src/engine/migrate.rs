@@ -136,9 +136,7 @@ impl Engine {
             let batch = self.read(|s| s.scan(cursor, through, SCAN_BATCH))?;
             let Some(last) = batch.last() else { break };
             cursor = last.seq;
-            for (key, v) in self.embed_memories_with(m, &batch)? {
-                index.add(key, &v)?;
-            }
+            index.add_many(&self.embed_memories_with(m, &batch)?)?;
             if let Some(p) = progress {
                 p.done.fetch_add(batch.len() as u64, SeqCst);
             }

@@ -36,8 +36,9 @@ fn model_line_is_ours(id: &str, config: &amber_core::model::ModelConfig) -> bool
 /// clock of the last read they share.
 type Instances = (SharedEmbedder, Vec<SharedEmbedder>, Arc<AtomicU64>);
 
-/// Bumped when the vector index layout changes.
-const VECTOR_FORMAT: u32 = 1;
+/// Bumped when the vector index layout changes (2: vectors stored as 8-bit integers, no
+/// longer f16; an index of format 1 is rebuilt from the embedding cache at start).
+const VECTOR_FORMAT: u32 = 2;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
 struct VectorState {
@@ -536,8 +537,15 @@ fn open_vectors(
         Ok(bytes) => match serde_json::from_slice::<VectorState>(&bytes) {
             Err(e) => Some(format!("its state file is corrupt ({e})")),
             Ok(s) if !want(&s) => Some(format!(
-                "it was built with {} {}d {} (format {}), now {} {}d {}",
-                s.model, s.dim, s.chunking, s.format, wanted.model, wanted.dim, wanted.chunking
+                "it was built with {} {}d {} (format {}), now {} {}d {} (format {})",
+                s.model,
+                s.dim,
+                s.chunking,
+                s.format,
+                wanted.model,
+                wanted.dim,
+                wanted.chunking,
+                wanted.format
             )),
             Ok(s) => match VectorIndex::load(&path, wanted.dim) {
                 Ok(ix) if ix.len() == s.count => return Ok((ix, Some(s))),

@@ -59,6 +59,9 @@ pub(crate) struct ScaleArgs {
     /// stored vectors with noise (0 skips the check).
     #[arg(long, default_value_t = 200)]
     samples: usize,
+    /// The HNSW search depths (usearch's `expansion_search`) the check measures.
+    #[arg(long, value_delimiter = ',', default_value = "128,256,512")]
+    ef: Vec<usize>,
     /// Also time rebuilding both indexes from the embedding cache.
     #[arg(long)]
     rebuild: bool,
