@@ -42,7 +42,7 @@ pub(crate) struct BenchArgs {
 }
 
 /// Resident memory now and at peak, in MiB, from /proc (Linux).
-fn rss_mib() -> (Option<f64>, Option<f64>) {
+pub(crate) fn rss_mib() -> (Option<f64>, Option<f64>) {
     proc_rss_mib("self")
 }
 

@@ -29,7 +29,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::json;
 
-use crate::cmd::bench::bench_corpus;
+use crate::cmd::bench::{bench_corpus, rss_mib};
 use crate::common::write_report;
 
 /// Arguments of `amber-eval scale`.
@@ -84,20 +84,6 @@ fn disk_bytes(dir: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
-}
-
-/// Resident memory of this process now and at peak, in MiB.
-fn rss_mib() -> (Option<f64>, Option<f64>) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<f64>().ok())
-            .map(|kb| kb / 1024.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
 }
 
 /// Runs `amber-eval scale`.
