@@ -31,10 +31,15 @@ fn scale_grows_a_store_from_cached_variants_and_checks_hnsw_against_exact() {
     assert_eq!(fill["variants_filed"], 193);
     let check = &r["hnsw_vs_exact"];
     assert_eq!(check["vectors_compared"], 200);
-    assert_eq!(check["all"]["queries"], 6);
-    assert_eq!(check["questions"]["queries"], 3);
-    let recall = check["all"]["recall_at_10"].as_f64().unwrap();
-    assert!(recall > 0.9, "HNSW at 200 vectors finds the exact top 10: {recall}");
+    let depths = check["by_ef"].as_array().unwrap();
+    assert_eq!(depths.len(), 3, "the default depths 128, 256, 512: {check}");
+    for d in depths {
+        assert_eq!(d["all"]["queries"], 6);
+        assert_eq!(d["questions"]["queries"], 3);
+        let recall = d["all"]["recall_at_10"].as_f64().unwrap();
+        assert!(recall > 0.9, "HNSW at 200 vectors finds the exact top 10: {d}");
+        assert!(d["all"]["recall_at_10_ties_1e-3"].as_f64().unwrap() >= recall);
+    }
 
     // A rerun grows the same store; nothing is embedded again.
     let r = scale(&store, 250);
