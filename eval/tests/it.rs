@@ -5,4 +5,5 @@ mod crosslingual;
 mod curate;
 mod harness;
 mod interject_locomo;
+mod mixed;
 mod scale;

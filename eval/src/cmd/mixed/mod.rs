@@ -112,7 +112,10 @@ impl Mix {
 fn file(engine: &Engine, batch: Vec<Planned>, mix: &mut Mix) -> anyhow::Result<()> {
     let (memories, meta): (Vec<_>, Vec<_>) =
         batch.into_iter().map(|p| (p.memory, (p.filing, p.role, p.promote))).unzip();
-    for (r, (want, role, promote)) in engine.writer()?.remember_batch(memories)?.into_iter().zip(meta) {
+    // Bound first: a temporary in a `for` head lives through the loop, and the writer is
+    // taken again inside it (set_trust).
+    let filed = engine.writer()?.remember_batch(memories)?;
+    for (r, (want, role, promote)) in filed.into_iter().zip(meta) {
         let mut got = Filing::of(&r.memory);
         if promote {
             let (m, _) = engine
