@@ -211,25 +211,10 @@ impl VectorIndex {
         if vector.len() != self.dim {
             return Err(Error::Dimension { got: vector.len(), want: self.dim });
         }
-        self.note(key);
-        if self.index.contains(key) {
-            self.index.remove(key).map_err(|e| self.err(e))?;
-        }
-        if self.index.size() + 1 > self.index.capacity() {
-            let want = (self.index.capacity() * 2).max(1024);
-            self.index.reserve_capacity_and_threads(want, SEARCH_THREADS).map_err(|e| self.err(e))?;
-        }
-        self.index.add(key, vector).map_err(|e| self.err(e))?;
+        self.make_room(&[key])?;
+        let added = self.index.add(key, vector).map_err(|e| self.err(e));
         self.retune();
-        Ok(())
-    }
-
-    /// Sets the search depth for the index's size, when the size moved it.
-    fn retune(&mut self) {
-        let ef = expansion_for(self.index.size());
-        if ef != self.index.expansion_search() {
-            self.index.change_expansion_search(ef);
-        }
+        added
     }
 
     /// Adds (or replaces) many vectors (a key given twice keeps its last), on as many
@@ -244,44 +229,51 @@ impl VectorIndex {
             items.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
         let items: Vec<&(u64, Vec<f32>)> =
             items.iter().enumerate().filter(|(i, (k, _))| last[k] == *i).map(|(_, x)| x).collect();
-        for (key, _) in &items {
-            self.note(*key);
-            if self.index.contains(*key) {
-                self.index.remove(*key).map_err(|e| self.err(e))?;
+        self.make_room(&items.iter().map(|(k, _)| *k).collect::<Vec<u64>>())?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ADD_THREADS);
+        let add = |chunk: &[&(u64, Vec<f32>)]| -> std::result::Result<(), String> {
+            chunk.iter().try_for_each(|(key, v)| self.index.add(*key, v).map_err(|e| e.to_string()))
+        };
+        let failed = if threads == 1 || items.len() < PARALLEL_ADD_MIN {
+            add(&items).err()
+        } else {
+            std::thread::scope(|s| {
+                let workers: Vec<_> = items
+                    .chunks(items.len().div_ceil(threads))
+                    .map(|chunk| s.spawn(move || add(chunk)))
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().unwrap_or_else(|_| Err("a thread adding vectors panicked".to_string())))
+                    .find_map(|r| r.err())
+            })
+        };
+        self.retune();
+        failed.map_or(Ok(()), |e| Err(self.err(e)))
+    }
+
+    /// Before `keys` are added: notes them in the journal, removes their old vectors and
+    /// grows the capacity to hold them all (usearch's graph cannot grow while inserting).
+    fn make_room(&mut self, keys: &[u64]) -> Result<()> {
+        for &key in keys {
+            self.note(key);
+            if self.index.contains(key) {
+                self.index.remove(key).map_err(|e| self.err(e))?;
             }
         }
-        let need = self.index.size() + items.len();
+        let need = self.index.size() + keys.len();
         if need > self.index.capacity() {
             let want = need.max(self.index.capacity() * 2).max(1024);
             self.index.reserve_capacity_and_threads(want, SEARCH_THREADS).map_err(|e| self.err(e))?;
         }
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ADD_THREADS);
-        if threads == 1 || items.len() < PARALLEL_ADD_MIN {
-            for (key, v) in &items {
-                self.index.add(*key, v).map_err(|e| self.err(e))?;
-            }
-            self.retune();
-            return Ok(());
-        }
-        let index = &self.index;
-        let failed: Option<String> = std::thread::scope(|s| {
-            let workers: Vec<_> = items
-                .chunks(items.len().div_ceil(threads))
-                .map(|chunk| {
-                    s.spawn(move || {
-                        chunk.iter().try_for_each(|(key, v)| index.add(*key, v).map_err(|e| e.to_string()))
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().unwrap_or_else(|_| Err("a thread adding vectors panicked".to_string())))
-                .find_map(|r| r.err())
-        });
-        self.retune();
-        match failed {
-            Some(e) => Err(self.err(e)),
-            None => Ok(()),
+        Ok(())
+    }
+
+    /// Sets the search depth for the index's size, when the size moved it.
+    fn retune(&mut self) {
+        let ef = expansion_for(self.index.size());
+        if ef != self.index.expansion_search() {
+            self.index.change_expansion_search(ef);
         }
     }
 
