@@ -4,6 +4,7 @@
 
 use amber_core::{Filing, Memory, Query, Scope};
 
+use super::allowed::Allowed;
 use super::{Engine, read};
 use crate::Result;
 
@@ -15,9 +16,9 @@ impl Engine {
         let Some((first, rest)) = scopes.split_first() else { return Ok(Vec::new()) };
         let q =
             rest.iter().fold(Query::new("preferences").in_scope(first.clone()), |q, s| q.also_in(s.clone()));
-        let Some(allowed) = self.allowed(&q) else { return Ok(Vec::new()) };
         let seqs: Vec<u64> = {
             let docs = read(&self.docs);
+            let Some(allowed) = Allowed::of(&docs, &q) else { return Ok(Vec::new()) };
             let standing = read(&self.standing);
             docs.lifefacts
                 .iter()
