@@ -104,13 +104,7 @@ pub(crate) fn writer(
 /// The team scope prefix the team nodes keep in PostgreSQL.
 pub(crate) const TEAM_SCOPE: &str = "team/acme";
 
-/// Resident memory of a process, in MiB (Linux).
-pub(crate) fn rss_of(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb: f64 =
-        status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
-}
+pub(crate) use crate::cmd::load::rss_of;
 
 /// Bytes under a directory (0 when it does not exist).
 pub(crate) fn dir_bytes(p: &Path) -> u64 {

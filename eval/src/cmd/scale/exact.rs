@@ -1,7 +1,7 @@
 //! The HNSW index's recall against exact search: every live memory's vector read back
 //! from the embedding cache (the vectors the index was built from, in f32), the exact
-//! top 10 and top 100 by cosine, against what the saved index (f16, as the daemon loads
-//! it) answers.
+//! top 10 by cosine, against what the saved index (as the daemon loads it) answers at
+//! each search depth asked.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -12,9 +12,8 @@ use amber_store::prelude::*;
 use amber_store::{ChunkKey, Store};
 use anyhow::Context;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
-use super::ScaleArgs;
+use super::{ScaleArgs, normalize, sha256};
 use crate::common::{Rng, percentile, progress};
 
 /// The engine's candidate depth for the vector ranking (`EngineOptions::candidates`).
@@ -28,8 +27,7 @@ fn stored_vectors(reader: &Store, model: &str) -> anyhow::Result<(Vec<u64>, Vec<
         let page = reader.scan(after, u64::MAX, 10_000)?;
         let Some(last) = page.last() else { break };
         after = last.seq;
-        let hashes: Vec<[u8; 32]> =
-            page.iter().map(|m| Sha256::digest(m.content.as_bytes()).into()).collect();
+        let hashes: Vec<[u8; 32]> = page.iter().map(|m| sha256(&m.content)).collect();
         let keys: Vec<ChunkKey<'_>> =
             page.iter().zip(&hashes).map(|(m, h)| ChunkKey { scope: &m.scope, hash: *h }).collect();
         for (m, v) in page.iter().zip(reader.cached_vectors(model, &keys)?) {
@@ -48,11 +46,8 @@ fn stored_vectors(reader: &Store, model: &str) -> anyhow::Result<(Vec<u64>, Vec<
 
 /// The `k` best (index, cosine) of unit `q` among the unit vectors in `flat`.
 fn exact_top(flat: &[f32], dim: usize, q: &[f32], k: usize) -> Vec<usize> {
-    let mut scored: Vec<(f32, usize)> = flat
-        .chunks_exact(dim)
-        .enumerate()
-        .map(|(i, v)| (v.iter().zip(q).map(|(a, b)| a * b).sum::<f32>(), i))
-        .collect();
+    let mut scored: Vec<(f32, usize)> =
+        flat.chunks_exact(dim).enumerate().map(|(i, v)| (dot(v, q), i)).collect();
     let k = k.min(scored.len());
     if k == 0 {
         return Vec::new();
@@ -119,7 +114,6 @@ pub(super) fn check(
     let index =
         VectorIndex::load(&index_path, dim).with_context(|| format!("loading {}", index_path.display()))?;
     let load_secs = t.elapsed().as_secs_f64();
-    let compared: HashSet<u64> = seqs.iter().copied().collect();
     let mut rng = Rng::new(a.seed ^ 0x5CA1E);
     let mut questions: Vec<&String> = asked.iter().collect();
     rng.shuffle(&mut questions);
@@ -133,8 +127,7 @@ pub(super) fn check(
         let i = rng.below(seqs.len());
         let mut v: Vec<f32> =
             flat[i * dim..(i + 1) * dim].iter().map(|x| x + sigma * rng.gauss() as f32).collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
-        v.iter_mut().for_each(|x| *x /= norm);
+        normalize(&mut v);
         queries.push(("near_stored", v));
     }
     let pb = progress(queries.len(), "exact search");
@@ -160,7 +153,7 @@ pub(super) fn check(
             let found: Vec<u64> = hits
                 .into_iter()
                 .map(|(k, _)| split_key(k).0)
-                .filter(|s| compared.contains(s))
+                .filter(|s| position.contains_key(s))
                 .take(DEPTH)
                 .collect();
             let top10 = &found[..found.len().min(10)];
@@ -182,7 +175,6 @@ pub(super) fn check(
             "near_stored": summary(&rows, Some("near_stored")),
         }));
     }
-    index.set_expansion_search(a.ef.first().copied().unwrap_or(128));
     Ok(json!({
         "vectors_compared": seqs.len(),
         "memories_of_more_than_one_chunk_left_out": without,

@@ -11,9 +11,8 @@ use amber_store::prelude::*;
 use amber_store::{ChunkKey, Store};
 use anyhow::Context;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
-use super::{SCOPE, ScaleArgs};
+use super::{SCOPE, ScaleArgs, normalize, sha256};
 use crate::common::{Rng, progress};
 
 /// Memories per `remember_batch` (one commit, then an indexing pass).
@@ -23,10 +22,6 @@ const BATCH: usize = 500;
 pub(super) struct Base {
     text: String,
     vector: Vec<f32>,
-}
-
-fn sha256(text: &str) -> [u8; 32] {
-    Sha256::digest(text.as_bytes()).into()
 }
 
 /// A sentence of a paragraph of at least 30 bytes, picked at random, at most `max`
@@ -64,8 +59,7 @@ pub(super) fn variant(seed: u64, n: u64, bases: &[Base], noise: f32) -> (String,
                 + sigma * rng.gauss() as f32
         })
         .collect();
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
-    v.iter_mut().for_each(|x| *x /= norm);
+    normalize(&mut v);
     (text, v)
 }
 

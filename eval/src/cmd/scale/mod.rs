@@ -19,7 +19,7 @@
 mod exact;
 mod fill;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use amber_engine::{Engine, EngineOptions, default_amber_home};
@@ -30,6 +30,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::cmd::bench::{bench_corpus, rss_mib};
+use crate::cmd::node::dir_bytes;
 use crate::common::write_report;
 
 /// Arguments of `amber-eval scale`.
@@ -73,17 +74,16 @@ pub(crate) struct ScaleArgs {
 /// The scope every memory of the store is filed in (`amber-eval cold-start`'s default).
 pub(crate) const SCOPE: &str = "bench";
 
-/// Bytes on disk under a directory.
-fn disk_bytes(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => disk_bytes(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
+/// SHA-256 of a text: the embedding cache's key of a one-chunk memory.
+fn sha256(text: &str) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// `v` scaled to unit length.
+fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
+    v.iter_mut().for_each(|x| *x /= norm);
 }
 
 /// Runs `amber-eval scale`.
@@ -115,7 +115,8 @@ pub(crate) fn run(a: ScaleArgs) -> anyhow::Result<()> {
     let fill_secs = t0.elapsed().as_secs_f64();
     let status = engine.status()?;
     let (rss, peak) = rss_mib();
-    let disk = disk_bytes(&a.store);
+    let disk = dir_bytes(&a.store);
+    let index_disk = dir_bytes(&a.store.join("index"));
     let mut report = json!({
         "benchmark": "amber-eval scale: a store grown to --memories through the engine",
         "store": a.store,
@@ -133,8 +134,8 @@ pub(crate) fn run(a: ScaleArgs) -> anyhow::Result<()> {
         "disk_bytes": disk,
         "disk_bytes_per_memory": disk as f64 / status.memories.max(1) as f64,
         "disk_by_part": {
-            "sqlite": disk_bytes(&a.store) - disk_bytes(&a.store.join("index")),
-            "bm25": disk_bytes(&a.store.join("index").join("bm25")),
+            "sqlite": disk - index_disk,
+            "bm25": dir_bytes(&a.store.join("index").join("bm25")),
             "vectors": std::fs::metadata(a.store.join("index").join("vectors.usearch")).map(|m| m.len()).ok(),
         },
     });
