@@ -50,12 +50,22 @@ impl Key {
 
 /// The columns SQLite's key queries read: seq, scope, time, session id, type, then the
 /// metadata's `trust`, `captured`, whether `doc` and `skill` are objects, and
-/// `trust_set.by`.
-pub(crate) const SQLITE_KEY_COLUMNS: &str = "seq, scope, COALESCE(event_time, created_at), session_id, kind,
+/// `trust_set.by`. A macro, so that the index that holds them (schema migration 12, for
+/// a cold start that reads no row and parses no JSON) names the very same expressions:
+/// SQLite reads an indexed expression from the index only when the query's is identical.
+macro_rules! sqlite_key_columns {
+    () => {
+        "seq, scope, COALESCE(event_time, created_at), session_id, kind,
     json_extract(metadata, '$.trust'), IFNULL(json_extract(metadata, '$.captured') = 1, 0),
     IFNULL(json_type(metadata, '$.doc') = 'object', 0),
     IFNULL(json_type(metadata, '$.skill') = 'object' OR json_type(metadata, '$.skill_revision') = 'object', 0),
-    json_extract(metadata, '$.trust_set.by')";
+    json_extract(metadata, '$.trust_set.by')"
+    };
+}
+pub(crate) use sqlite_key_columns;
+
+/// [`sqlite_key_columns`] as a constant.
+pub(crate) const SQLITE_KEY_COLUMNS: &str = sqlite_key_columns!();
 
 /// The same columns on PostgreSQL.
 #[cfg(feature = "team")]

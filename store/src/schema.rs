@@ -2,7 +2,7 @@
 //! in the same transaction as the `user_version` bump.
 
 /// The newest schema version this binary knows.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -310,4 +310,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX note_verdicts_note ON note_verdicts(scope, situation);
     "#,
+    // 12 -> 13: the live memories' keys (what the engine holds in memory of each: scope,
+    // time, session, type and filing marks) in one index, so loading them at start reads
+    // neither the rows (their content) nor parses their metadata.
+    concat!(
+        "CREATE INDEX memories_keys ON memories(",
+        crate::keys::sqlite_key_columns!(),
+        ") WHERE forgotten_at IS NULL;"
+    ),
 ];

@@ -97,12 +97,14 @@ impl Sessions for Store {
         Ok(out)
     }
 
-    /// The seqs of live memories that are the newer side of a duplicate link.
+    /// The seqs of live memories that are the newer side of a duplicate link. The links
+    /// drive the join (`CROSS JOIN` keeps SQLite from scanning every memory to probe the
+    /// links: a tenth of a cold start at 100k memories and no links).
     fn duplicate_seqs(&self) -> Result<Vec<u64>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT DISTINCT m.seq FROM links l JOIN memories m ON m.id = l.from_id
+                "SELECT DISTINCT m.seq FROM links l CROSS JOIN memories m ON m.id = l.from_id
                  WHERE l.kind IN ('near_duplicate', 'exact_duplicate') AND m.forgotten_at IS NULL
                  ORDER BY m.seq",
             )

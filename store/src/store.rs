@@ -150,39 +150,38 @@ impl Store {
         Ok(out.remove(0))
     }
 
-    /// Runs a query whose columns are [`crate::keys::SQLITE_KEY_COLUMNS`].
+    /// Runs a query whose columns are [`crate::keys::SQLITE_KEY_COLUMNS`]. The text
+    /// columns are read in place (no copy but the scope and session a key keeps), and a
+    /// scope equal to the last row's is not parsed again: a start reads every live key.
     fn keys(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<Key>> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(self.sql())?;
-        let rows = stmt
-            .query_map(args, |r| {
-                let marks = amber_core::filing::Marks::from_fields(
-                    r.get::<_, Option<String>>(5)?.as_deref(),
-                    r.get::<_, bool>(6)?,
-                    r.get::<_, bool>(7)?,
-                    r.get::<_, bool>(8)?,
-                    r.get::<_, Option<String>>(9)?.as_deref(),
-                );
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, String>(4)?,
-                    marks,
-                ))
-            })
-            .map_err(self.sql())?;
-        rows.map(|r| {
-            let (seq, scope, time, session_id, kind, marks) = r.map_err(self.sql())?;
+        let mut rows = stmt.query(args).map_err(self.sql())?;
+        let mut out: Vec<Key> = Vec::new();
+        while let Some(r) = rows.next().map_err(self.sql())? {
+            let text = |i: usize| r.get_ref(i).and_then(|v| Ok(v.as_str_or_null()?));
+            let seq = r.get::<_, i64>(0).map_err(self.sql())?;
             let corrupt = |e: amber_core::InvalidInput| Error::Corrupt {
                 path: self.path.clone(),
                 detail: format!("seq {seq}: {e}"),
             };
-            let scope = scope.parse().map_err(corrupt)?;
-            let kind = kind.parse().map_err(corrupt)?;
-            Ok(Key::new(seq as u64, scope, time, session_id, kind, marks))
-        })
-        .collect()
+            let scope_text = text(1).map_err(self.sql())?.unwrap_or_default();
+            let scope = match out.last() {
+                Some(k) if k.scope.as_str() == scope_text => k.scope.clone(),
+                _ => scope_text.parse::<Scope>().map_err(corrupt)?,
+            };
+            let kind = text(4).map_err(self.sql())?.unwrap_or_default().parse().map_err(corrupt)?;
+            let marks = amber_core::filing::Marks::from_fields(
+                text(5).map_err(self.sql())?,
+                r.get::<_, bool>(6).map_err(self.sql())?,
+                r.get::<_, bool>(7).map_err(self.sql())?,
+                r.get::<_, bool>(8).map_err(self.sql())?,
+                text(9).map_err(self.sql())?,
+            );
+            let time = r.get::<_, i64>(2).map_err(self.sql())?;
+            let session_id = text(3).map_err(self.sql())?.map(str::to_string);
+            out.push(Key::new(seq as u64, scope, time, session_id, kind, marks));
+        }
+        Ok(out)
     }
 }
 

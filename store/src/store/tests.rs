@@ -173,3 +173,24 @@ fn reopen_keeps_data_and_passes_integrity_check() {
     assert_eq!(s.get(&id).unwrap().unwrap().content, "kept");
     assert!(s.integrity_check().unwrap());
 }
+
+#[test]
+fn live_keys_are_read_from_their_index_alone() {
+    // The engine loads every live memory's key at start: the query walks the index of
+    // migration 12, whose expressions (the same macro) SQLite reads instead of parsing
+    // each memory's metadata again.
+    let s = Store::open_in_memory().unwrap();
+    let sql = format!(
+        "EXPLAIN QUERY PLAN SELECT {SQLITE_KEY_COLUMNS} FROM memories
+         WHERE seq > 0 AND forgotten_at IS NULL ORDER BY seq LIMIT 10"
+    );
+    let plan: Vec<String> = s
+        .conn
+        .prepare(&sql)
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<std::result::Result<_, _>>()
+        .unwrap();
+    assert!(plan.len() == 1 && plan[0].contains("INDEX memories_keys"), "{plan:?}");
+}
