@@ -18,8 +18,9 @@ pub(super) struct Docs {
     pub(super) time: HashMap<u64, Millis>,
     /// scope -> seqs filed in it (not in its sub-scopes).
     pub(super) scopes: BTreeMap<Scope, Vec<u64>>,
-    /// (scope, session id) -> its index in `session_seqs`.
-    session_ids: HashMap<(Scope, String), u32>,
+    /// scope -> session id -> its index in `session_seqs` (by scope first, so that a
+    /// lookup borrows both).
+    session_ids: HashMap<Scope, HashMap<String, u32>>,
     /// Per session: the seqs filed in it, in filing order.
     session_seqs: Vec<Vec<u64>>,
     /// seq -> its session's index, for memories filed in a session.
@@ -62,7 +63,11 @@ impl Docs {
         self.set_filing(seq, filing);
         if let Some(session) = session_id {
             let next = u32::try_from(self.session_seqs.len()).unwrap_or(u32::MAX);
-            let i = *self.session_ids.entry((scope.clone(), session)).or_insert(next);
+            let sessions = match self.session_ids.get_mut(&scope) {
+                Some(sessions) => sessions,
+                None => self.session_ids.entry(scope.clone()).or_default(),
+            };
+            let i = *sessions.entry(session).or_insert(next);
             if i == next {
                 self.session_seqs.push(Vec::new());
             }
@@ -110,14 +115,14 @@ impl Docs {
 
     /// The first live memory filed after `seq` in this session of this scope.
     pub(super) fn next_in_session(&self, scope: &Scope, session: &str, seq: u64) -> Option<u64> {
-        let i = *self.session_ids.get(&(scope.clone(), session.to_string()))?;
+        let i = *self.session_ids.get(scope)?.get(session)?;
         let seqs = self.session_seqs.get(i as usize)?;
         seqs.get(seqs.partition_point(|s| *s <= seq)).copied()
     }
 
     /// The last live memory filed in this session of this scope.
     pub(super) fn last_in_session(&self, scope: &Scope, session: &str) -> Option<u64> {
-        let i = *self.session_ids.get(&(scope.clone(), session.to_string()))?;
+        let i = *self.session_ids.get(scope)?.get(session)?;
         self.session_seqs.get(i as usize)?.last().copied()
     }
 
