@@ -45,6 +45,7 @@ mod graph;
 mod health;
 mod indexer;
 mod instances;
+mod loading;
 mod migrate;
 mod models;
 mod open;

@@ -7,6 +7,7 @@ use amber_core::model::ModelKind;
 use amber_retrieval::{Embedder, EndpointEmbedder, FastEmbedder, ModelPaths};
 use amber_store::{Backend, SqliteBackend};
 
+use super::loading::Loading;
 use super::{EngineOptions, SharedEmbedder};
 use crate::Result;
 use crate::layout::db_path;
@@ -79,18 +80,26 @@ pub(crate) fn load_models(
     }
     // Two instances may run at once: neither spins while idle. The indexing instance
     // is loaded on a thread of low priority, so its intra-op threads (started now,
-    // inheriting it) yield the CPU to queries (crate::priority). The two load at once
-    // (each load is mostly one thread's work): a cold start waits for the slower one.
-    let (indexer, querier) = std::thread::scope(|s| {
-        let indexer = s.spawn(|| {
-            crate::priority::lower_this_thread(opts.background_nice);
-            FastEmbedder::load_tuned(&paths, opts.chunking, opts.threads, false)
-        });
-        let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false);
-        (indexer.join(), querier)
-    });
-    let indexer = indexer.map_err(|_| load_panicked())??;
-    let querier = querier?;
+    // inheriting it) yield the CPU to queries (crate::priority). The engine waits for the
+    // query instance alone: the indexing one starts loading once that one is in (not to
+    // take the CPU the store's reading and the query instance need) and is still loading
+    // while the first briefing is served; its first use waits for it ([`Loading`]).
+    let querier = FastEmbedder::load_tuned(&paths, opts.chunking, Some(QUERY_THREADS), false)?;
+    let indexer = {
+        let (paths, chunking, threads, nice) =
+            (paths.clone(), opts.chunking, opts.threads, opts.background_nice);
+        std::thread::Builder::new()
+            .name("amberd-model".into())
+            .spawn(move || {
+                crate::priority::lower_this_thread(nice);
+                FastEmbedder::load_tuned(&paths, chunking, threads, false)
+                    .map(|e| Box::new(e) as Box<dyn Embedder>)
+            })
+            .map_err(|e| {
+                crate::Error::Retrieval(amber_retrieval::Error::Model(format!("cannot start a thread: {e}")))
+            })?
+    };
+    let indexer = Loading::new(&querier, indexer);
     let indexer: SharedEmbedder = Arc::new(Mutex::new(Box::new(indexer)));
     // A query runs on the query model, or on the indexing model when that one is
     // idle: two queries at once use both cores.
