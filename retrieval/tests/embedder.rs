@@ -50,3 +50,29 @@ fn a_texts_vector_does_not_depend_on_threads_or_spinning() {
         }
     }
 }
+
+/// The chunker's tokenizer is a copy of the model's (fastembed's, truncation and padding
+/// turned off), not a second parse of tokenizer.json: its spans must be the ones a fresh
+/// parse gives, special tokens, long text and all.
+#[test]
+fn chunk_spans_are_those_of_the_tokenizer_file() {
+    let e = embedder();
+    let home = amber_core::paths::default_amber_home();
+    let file = ModelPaths::under(&home).model_dir.join("tokenizer.json");
+    let mut fresh = tokenizers::Tokenizer::from_file(&file).unwrap();
+    fresh.with_truncation(None).unwrap();
+    fresh.with_padding(None);
+    let long = "The ledger tests fail when the clock crosses midnight in UTC; pin TZ. ".repeat(60);
+    let texts = [
+        "short",
+        "[CLS] a text with [SEP] and [MASK] and [PAD] and [UNK] written in it",
+        "Ünïcödé: naïve café, 東京タワー, emoji 🦀 and tabs\tand\nnewlines",
+        "",
+        long.as_str(),
+    ];
+    for text in texts {
+        let want = amber_retrieval::chunk_spans(&fresh, text, &e.chunk_config());
+        assert_eq!(e.chunk(text), want, "{} bytes", text.len());
+    }
+    assert!(e.chunk(&long).len() > 1, "the long text is cut");
+}
