@@ -136,10 +136,21 @@ impl Engine {
             None => None,
         };
         let cache_separate = cache.is_some();
+        // The vector index as it was saved, read on a thread of its own while the store's
+        // tables are read here and the model loads: once the model is in it is kept if it
+        // was built with it, else dropped (and the usual way below says why and rebuilds).
+        let preloading = {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                let t0 = Instant::now();
+                (preload_vectors(&dir), t0.elapsed().as_secs_f64())
+            })
+        };
         // What needs no model: the store's tables held in memory, the BM25 index.
         let t0 = Instant::now();
         let committed = store.max_seq()?;
         let docs = Docs::load(store.as_ref())?;
+        let docs_secs = t0.elapsed().as_secs_f64();
         let demoted = store.duplicate_seqs()?.into_iter().collect();
         let standing = standing::load(store.as_ref())?;
         let names = graph::load_names(store.as_ref())?;
@@ -149,12 +160,9 @@ impl Engine {
         let (bm25, bm25_fresh, bm25_in_ram) = open_bm25(&dir, &mut events)?;
         let bm25_secs = t0.elapsed().as_secs_f64();
 
-        // The vector index as it was saved, read while the model loads: once the model
-        // is in it is kept if it was built with it, else dropped (and the usual way below
-        // says why and rebuilds).
         let t0 = Instant::now();
-        let preloaded = preload_vectors(&dir);
-        let preload_secs = t0.elapsed().as_secs_f64();
+        let (preloaded, preload_secs) = preloading.join().unwrap_or((None, 0.0));
+        let preload_wait_secs = t0.elapsed().as_secs_f64();
 
         let t0 = Instant::now();
         let (index_embedder, query_embedders, last_read) = instances()?;
@@ -202,8 +210,10 @@ impl Engine {
         let vectors_secs = t0.elapsed().as_secs_f64();
         tracing::info!(
             store_secs,
+            docs_secs,
             bm25_secs,
             preload_secs,
+            preload_wait_secs,
             model_wait_secs,
             vectors_secs,
             "store and indexes opened"
