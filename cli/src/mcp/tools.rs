@@ -438,3 +438,7 @@ impl AmberMcp {
         self.kg("kg_stats", params(&a)).await
     }
 }
+
+#[cfg(all(test, unix))]
+#[path = "wire_tests.rs"]
+mod wire_tests;

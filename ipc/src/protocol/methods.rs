@@ -10,7 +10,9 @@
 //! - the typed clients: `Client::send::<method::Recall>(&params)` takes and returns the
 //!   declared types, and the named wrappers (`Client::recall`) are built on it;
 //! - the MCP tools and their two sets (`cli/src/mcp/tests.rs`: names, sets and
-//!   read-only hints against [`Method::mcp`] and [`Method::access`]);
+//!   read-only hints against [`Method::mcp`] and [`Method::access`]), and what each tool
+//!   sends, every argument given, against the declared params (`cli/src/mcp/wire_tests.rs`,
+//!   [`Method::check_params`]);
 //! - the CLI (`cli`'s tests: each declared command exists);
 //! - the Python client (its tests: its methods equal `hello`'s `method_doors` with
 //!   `python`);
@@ -157,6 +159,17 @@ macro_rules! registry {
             pub const fn python(self) -> bool {
                 match self {
                     $(Method::$variant => $py,)*
+                }
+            }
+
+            /// Whether `params` are this method's declared params (as the daemon's
+            /// dispatch reads them), else why not: for a door that builds them by hand
+            /// (the MCP tools) to be checked against the declaration.
+            pub fn check_params(self, params: Value) -> Result<(), String> {
+                match self {
+                    $(Method::$variant => serde_json::from_value::<$params>(params)
+                        .map(|_| ())
+                        .map_err(|e| format!("{}: {e}", $name)),)*
                 }
             }
         }
