@@ -203,22 +203,25 @@ fn times_are_millis_rfc3339_or_dates() {
     assert!(TimeArg::Text("last week".into()).millis("since").unwrap_err().contains("since"));
 }
 
-/// A stand-in daemon on a Unix socket: answers `hello` and any other method (`slow`
-/// after 1.5 s), and counts the connections opened and closed by the client.
+/// A stand-in daemon on a Unix socket: answers `hello` itself and any other method with
+/// what `answer` gives for its (method, params), and counts the connections opened and
+/// closed by the client.
 #[cfg(unix)]
-fn fake_daemon(
+pub(super) fn stand_in(
     socket: &std::path::Path,
+    answer: impl Fn(&str, &Value) -> Value + Send + Sync + 'static,
 ) -> (Arc<std::sync::atomic::AtomicUsize>, Arc<std::sync::atomic::AtomicUsize>) {
     use std::io::{BufRead, BufReader, Write};
     use std::sync::atomic::{AtomicUsize, Ordering};
     let listener = std::os::unix::net::UnixListener::bind(socket).unwrap();
     let (opened, closed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let (o, c) = (opened.clone(), closed.clone());
+    let answer = Arc::new(answer);
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(conn) = conn else { return };
             o.fetch_add(1, Ordering::SeqCst);
-            let c = c.clone();
+            let (c, answer) = (c.clone(), answer.clone());
             std::thread::spawn(move || {
                 let mut w = conn.try_clone().unwrap();
                 for line in BufReader::new(conn).lines() {
@@ -229,11 +232,7 @@ fn fake_daemon(
                             json!({"server": "amberd", "version": "0", "protocol_version": 1,
                                                 "methods": [], "model": "m"})
                         }
-                        Some("slow") => {
-                            std::thread::sleep(Duration::from_millis(1500));
-                            json!({"ok": "slow"})
-                        }
-                        _ => json!({"ok": true}),
+                        method => answer(method.unwrap_or_default(), &req["params"]),
                     };
                     let resp = json!({"jsonrpc": "2.0", "id": req["id"], "result": result});
                     writeln!(w, "{resp}").unwrap();
@@ -243,6 +242,21 @@ fn fake_daemon(
         }
     });
     (opened, closed)
+}
+
+/// [`stand_in`] answering `{"ok": true}`, and `slow` after 1.5 s.
+#[cfg(unix)]
+fn fake_daemon(
+    socket: &std::path::Path,
+) -> (Arc<std::sync::atomic::AtomicUsize>, Arc<std::sync::atomic::AtomicUsize>) {
+    stand_in(socket, |method, _| {
+        if method == "slow" {
+            std::thread::sleep(Duration::from_millis(1500));
+            json!({"ok": "slow"})
+        } else {
+            json!({"ok": true})
+        }
+    })
 }
 
 #[cfg(unix)]

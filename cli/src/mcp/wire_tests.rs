@@ -50,30 +50,11 @@ fn sample(schema: &Value, root: &Value) -> Value {
 
 /// A stand-in daemon that answers every method `{}` and records (method, params).
 fn recording_daemon(socket: &std::path::Path) -> Arc<StdMutex<Vec<(String, Value)>>> {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::os::unix::net::UnixListener::bind(socket).unwrap();
     let seen = Arc::new(StdMutex::new(Vec::new()));
     let log = seen.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { return };
-            let log = log.clone();
-            std::thread::spawn(move || {
-                let mut w = conn.try_clone().unwrap();
-                for line in BufReader::new(conn).lines() {
-                    let Ok(line) = line else { break };
-                    let req: Value = serde_json::from_str(&line).unwrap();
-                    let method = req["method"].as_str().unwrap_or_default().to_string();
-                    let result = if method == "hello" {
-                        json!({"server": "amberd", "version": "0", "protocol_version": 1, "methods": [], "model": "m"})
-                    } else {
-                        log.lock().unwrap().push((method, req["params"].clone()));
-                        json!({})
-                    };
-                    writeln!(w, "{}", json!({"jsonrpc": "2.0", "id": req["id"], "result": result})).unwrap();
-                }
-            });
-        }
+    super::super::tests::stand_in(socket, move |method, params| {
+        log.lock().unwrap().push((method.to_string(), params.clone()));
+        json!({})
     });
     seen
 }
